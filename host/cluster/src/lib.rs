@@ -1,0 +1,1 @@
+//! The cluster model and the readers of sluice and Slurm configuration files

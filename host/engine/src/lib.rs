@@ -1,0 +1,1 @@
+//! The scheduling engine: job lifecycle, queue order, main loop and backfill on a given clock

@@ -1,0 +1,1 @@
+//! Slurm hostlist expressions: expand, compress and sort node names

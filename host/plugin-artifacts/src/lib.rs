@@ -1,0 +1,1 @@
+//! Builds the plugin components and native libraries for tests, benches and the demo

@@ -1,0 +1,1 @@
+//! Workload replay: trace readers, virtual-clock simulation, metrics and reports

@@ -1,0 +1,1 @@
+//! The policy contract as plain Rust: data tables, answers and one trait per plugin kind
