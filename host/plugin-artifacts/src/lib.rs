@@ -1,1 +1,22 @@
-//! Builds the plugin components and native libraries for tests, benches and the demo
+//! Paths of the plugin components and native libraries that `build.rs` compiled from this
+//! repository, for tests, benchmarks and the demo.
+
+include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
+
+/// Path of the component built from package `name`.
+pub fn component(name: &str) -> &'static str {
+    lookup(COMPONENTS, name)
+}
+
+/// Path of the native library built from package `name`.
+pub fn native_library(name: &str) -> &'static str {
+    lookup(NATIVE_LIBRARIES, name)
+}
+
+fn lookup(table: &[(&'static str, &'static str)], name: &str) -> &'static str {
+    table
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, p)| *p)
+        .unwrap_or_else(|| panic!("no plugin artifact named {name}"))
+}

@@ -1,1 +1,90 @@
-//! The policy contract as plain Rust: data tables, answers and one trait per plugin kind
+//! The policy contract as plain Rust: data tables, answers and one trait per plugin kind.
+//!
+//! This crate is the Rust face of `wit/v0.1.0`. The engine schedules against these traits; the
+//! runtime implements them with WebAssembly components, native libraries or built-in policies;
+//! plugin authors implement them through `sluice-sdk`. It depends on neither wasmtime nor
+//! wit-bindgen, so everything that only needs the contract builds in seconds.
+
+pub mod bitmap;
+pub mod conformance;
+pub mod contract;
+pub mod fixtures;
+pub mod gres;
+pub mod hres;
+pub mod native;
+pub mod priority;
+pub mod selection;
+pub mod settings;
+
+pub use bitmap::NodeBitmap;
+pub use contract::ContractError;
+pub use gres::{Device, GresNodeConfig, GresPolicy, NodeDevices, PickRequest};
+pub use hres::{Charge, Demand, HresLayer, HresMode, HresPolicy, HresResource};
+pub use priority::{
+    Association, Factor, JobTable, Partition, Priorities, PriorityContext, PriorityPolicy, Qos,
+    Share,
+};
+pub use selection::{JobRequest, NodeTable, PlaceMode, Placement, Power, SelectionPolicy};
+pub use settings::{Setting, SettingValue, Settings};
+
+/// The four kinds of plugin, one WIT world each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginKind {
+    /// Job priority (`priority-policy` world).
+    Priority,
+    /// Node selection (`selection-policy` world).
+    Selection,
+    /// Device logic for one GRES name (`gres-policy` world).
+    Gres,
+    /// Hierarchical resource modes (`hres-policy` world).
+    Hres,
+}
+
+impl PluginKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [PluginKind; 4] = [Self::Priority, Self::Selection, Self::Gres, Self::Hres];
+
+    /// The kind's name as used in config and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Priority => "priority",
+            Self::Selection => "selection",
+            Self::Gres => "gres",
+            Self::Hres => "hres",
+        }
+    }
+
+    /// The WIT world a component of this kind must target.
+    pub fn world(self) -> &'static str {
+        match self {
+            Self::Priority => "priority-policy",
+            Self::Selection => "selection-policy",
+            Self::Gres => "gres-policy",
+            Self::Hres => "hres-policy",
+        }
+    }
+
+    /// Parses a kind name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The WIT package version this crate mirrors.
+pub const WIT_VERSION: &str = "0.1.0";
+
+/// The WIT package name, including version, that components must import and export.
+pub const WIT_PACKAGE: &str = "sluice:policy@0.1.0";
+
+/// How a plugin is built from its settings, once per plugin generation.
+pub trait FromSettings: Sized {
+    /// Builds the policy; called before its first answer.
+    fn from_settings(settings: &Settings) -> Self;
+}

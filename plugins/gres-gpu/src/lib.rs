@@ -1,0 +1,1 @@
+//! gres/gpu: GPU device validation, picking and environment

@@ -1,0 +1,1 @@
+//! priority/multifactor: Slurm's multifactor priority with Fair Tree fairshare

@@ -1,0 +1,1 @@
+//! select/linear: whole nodes only

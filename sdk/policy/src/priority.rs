@@ -1,0 +1,189 @@
+//! Job priority: the pending queue as columns in, one priority per job out.
+
+use serde::{Deserialize, Serialize};
+
+use crate::contract::ContractError;
+
+/// A node of the association tree with its share and decayed usage (host-owned).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Association {
+    /// Account name, or user name for a user leaf.
+    pub name: String,
+    /// Parent association; `None` only for root.
+    pub parent: Option<u32>,
+    /// True for a user leaf.
+    pub is_user: bool,
+    /// RawShares as configured.
+    pub raw_shares: u32,
+    /// Decayed usage in CPU-seconds, including every descendant.
+    pub raw_usage: f64,
+}
+
+/// A partition as the priority factors see it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partition {
+    /// Partition name.
+    pub name: String,
+    /// PriorityJobFactor.
+    pub priority_job_factor: u32,
+    /// PriorityTier.
+    pub priority_tier: u32,
+}
+
+/// A QOS as the priority factors see it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Qos {
+    /// QOS name.
+    pub name: String,
+    /// QOS priority.
+    pub priority: u32,
+    /// UsageFactor.
+    pub usage_factor: f64,
+}
+
+/// What one priority pass shares between jobs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PriorityContext {
+    /// Current time on the engine's clock, Unix seconds.
+    pub now: i64,
+    /// Nodes in the cluster.
+    pub cluster_nodes: u32,
+    /// CPUs in the cluster.
+    pub cluster_cpus: u32,
+    /// Partitions jobs point into.
+    pub partitions: Vec<Partition>,
+    /// QOS jobs point into.
+    pub qos: Vec<Qos>,
+    /// The association tree jobs point into.
+    pub associations: Vec<Association>,
+}
+
+/// The pending jobs as columns; row `i` of every column is the same job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobTable {
+    /// Job ids.
+    pub job_id: Vec<u32>,
+    /// Submit times, Unix seconds.
+    pub submit_time: Vec<i64>,
+    /// Times the jobs became eligible; age counts from here.
+    pub eligible_time: Vec<i64>,
+    /// User association index of each job.
+    pub association: Vec<u32>,
+    /// Partition index of each row.
+    pub partition: Vec<u32>,
+    /// QOS index of each job.
+    pub qos: Vec<u32>,
+    /// Requested nodes (minimum).
+    pub nodes: Vec<u32>,
+    /// Requested CPUs in total.
+    pub cpus: Vec<u32>,
+    /// Requested memory in MB in total.
+    pub memory_mb: Vec<u64>,
+    /// Requested GPUs in total.
+    pub gpus: Vec<u32>,
+    /// Time limits in seconds.
+    pub time_limit: Vec<u32>,
+    /// Nice values.
+    pub nice: Vec<i32>,
+    /// Admin-set site factors.
+    pub site_factor: Vec<i64>,
+}
+
+impl JobTable {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.job_id.len()
+    }
+
+    /// Whether the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.job_id.is_empty()
+    }
+
+    /// Checks that every column has the same length and every index points into `ctx`.
+    pub fn check(&self, ctx: &PriorityContext) -> Result<(), ContractError> {
+        let n = self.len();
+        let lens = [
+            self.submit_time.len(),
+            self.eligible_time.len(),
+            self.association.len(),
+            self.partition.len(),
+            self.qos.len(),
+            self.nodes.len(),
+            self.cpus.len(),
+            self.memory_mb.len(),
+            self.gpus.len(),
+            self.time_limit.len(),
+            self.nice.len(),
+            self.site_factor.len(),
+        ];
+        if let Some(bad) = lens.iter().find(|l| **l != n) {
+            return Err(ContractError::Length { what: "job table column", expected: n, found: *bad });
+        }
+        let in_range = |col: &[u32], len: usize| col.iter().all(|i| (*i as usize) < len);
+        if !in_range(&self.association, ctx.associations.len())
+            || !in_range(&self.partition, ctx.partitions.len())
+            || !in_range(&self.qos, ctx.qos.len())
+        {
+            return Err(ContractError::Invalid("job table index out of range of the context".into()));
+        }
+        Ok(())
+    }
+}
+
+/// One factor's weighted contribution for every job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Factor {
+    /// Factor name, as `sprio` heads its column (AGE, FAIRSHARE, JOBSIZE, …).
+    pub name: String,
+    /// Weighted value per job, in job-table order.
+    pub values: Vec<f64>,
+}
+
+/// A priority pass's answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Priorities {
+    /// One priority per job, in job-table order.
+    pub priority: Vec<u32>,
+    /// Optional per-factor breakdown.
+    pub factors: Vec<Factor>,
+}
+
+impl Priorities {
+    /// Checks the answer against the contract for a table of `jobs` rows.
+    pub fn check(&self, jobs: usize) -> Result<(), ContractError> {
+        if self.priority.len() != jobs {
+            return Err(ContractError::Length { what: "priority list", expected: jobs, found: self.priority.len() });
+        }
+        if let Some(f) = self.factors.iter().find(|f| f.values.len() != jobs) {
+            return Err(ContractError::Length { what: "priority factor", expected: jobs, found: f.values.len() });
+        }
+        Ok(())
+    }
+}
+
+/// One association's fair-share standing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    /// Index into the context's associations.
+    pub association: u32,
+    /// Shares normalised among siblings and down the tree.
+    pub norm_shares: f64,
+    /// Usage normalised the same way.
+    pub effective_usage: f64,
+    /// FairShare factor in [0, 1].
+    pub fair_share: f64,
+    /// Level FS = S / U.
+    pub level_fs: f64,
+}
+
+/// A job priority policy.
+pub trait PriorityPolicy {
+    /// Computes one priority per pending job (see `priority.compute` in the WIT).
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities;
+
+    /// Reports fair-share standing per association; empty when the policy has none.
+    fn shares(&mut self, _ctx: &PriorityContext) -> Vec<Share> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,308 @@
+//! Node selection: a node table once per pass, then one placement per job.
+
+use serde::{Deserialize, Serialize};
+
+use crate::bitmap::NodeBitmap;
+use crate::contract::ContractError;
+
+/// Power state of a node, best first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Power {
+    /// Powered up and ready.
+    Up,
+    /// Resuming.
+    PoweringUp,
+    /// Powered down or not yet allocated (CLOUD).
+    PoweredDown,
+}
+
+/// The nodes as columns; node index `n` is the position in every column.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeTable {
+    /// CPUs configured.
+    pub cpus: Vec<u32>,
+    /// CPUs free.
+    pub free_cpus: Vec<u32>,
+    /// RealMemory in MB.
+    pub memory_mb: Vec<u64>,
+    /// Free memory in MB.
+    pub free_memory_mb: Vec<u64>,
+    /// Weight; lower is preferred.
+    pub weight: Vec<u32>,
+    /// Power state.
+    pub power: Vec<Power>,
+    /// GRES kinds known to the cluster.
+    pub gres_kinds: Vec<String>,
+    /// Configured GRES, row-major by node then kind.
+    pub gres_total: Vec<u32>,
+    /// Free GRES, row-major by node then kind.
+    pub gres_free: Vec<u32>,
+}
+
+impl NodeTable {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Whether there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_empty()
+    }
+
+    /// Free GRES of `kind` on node `n`.
+    pub fn gres_free_at(&self, n: u32, kind: u32) -> u32 {
+        self.gres_free[n as usize * self.gres_kinds.len() + kind as usize]
+    }
+
+    /// Checks that the columns agree in length.
+    pub fn check(&self) -> Result<(), ContractError> {
+        let n = self.len();
+        for (what, len) in [
+            ("free cpus column", self.free_cpus.len()),
+            ("memory column", self.memory_mb.len()),
+            ("free memory column", self.free_memory_mb.len()),
+            ("weight column", self.weight.len()),
+            ("power column", self.power.len()),
+        ] {
+            if len != n {
+                return Err(ContractError::Length { what, expected: n, found: len });
+            }
+        }
+        let g = n * self.gres_kinds.len();
+        for (what, len) in [("gres total", self.gres_total.len()), ("gres free", self.gres_free.len())] {
+            if len != g {
+                return Err(ContractError::Length { what, expected: g, found: len });
+            }
+        }
+        Ok(())
+    }
+
+    /// Subtracts a placement from the free columns. The placement must have been checked.
+    pub fn commit(&mut self, p: &Placement) {
+        let kinds = self.gres_kinds.len();
+        for (i, &n) in p.nodes.iter().enumerate() {
+            let n = n as usize;
+            self.free_cpus[n] -= p.cpus[i];
+            self.free_memory_mb[n] -= p.memory_mb[i];
+            for k in 0..kinds {
+                self.gres_free[n * kinds + k] -= p.gres[i * kinds + k];
+            }
+        }
+    }
+
+    /// Adds a placement back to the free columns, never above what is configured.
+    pub fn release(&mut self, p: &Placement) {
+        let kinds = self.gres_kinds.len();
+        for (i, &n) in p.nodes.iter().enumerate() {
+            let n = n as usize;
+            if n >= self.len() {
+                continue;
+            }
+            self.free_cpus[n] = (self.free_cpus[n] + p.cpus.get(i).copied().unwrap_or(0)).min(self.cpus[n]);
+            self.free_memory_mb[n] =
+                (self.free_memory_mb[n] + p.memory_mb.get(i).copied().unwrap_or(0)).min(self.memory_mb[n]);
+            for k in 0..kinds {
+                let slot = n * kinds + k;
+                let back = p.gres.get(i * kinds + k).copied().unwrap_or(0);
+                self.gres_free[slot] = (self.gres_free[slot] + back).min(self.gres_total[slot]);
+            }
+        }
+    }
+
+    /// Checks `p` against every rule of `selection.place` for `req`, on this table's free state.
+    pub fn check_placement(&self, req: &JobRequest, p: &Placement) -> Result<(), ContractError> {
+        let kinds = self.gres_kinds.len();
+        let k = p.nodes.len();
+        if (k as u32) < req.min_nodes.max(1) || k as u32 > req.max_nodes.max(req.min_nodes).max(1) {
+            return Err(ContractError::Invalid(format!(
+                "placement has {k} nodes, expected {}..={}",
+                req.min_nodes, req.max_nodes
+            )));
+        }
+        for (what, len) in [("cpus per node", p.cpus.len()), ("memory per node", p.memory_mb.len())] {
+            if len != k {
+                return Err(ContractError::Length { what, expected: k, found: len });
+            }
+        }
+        if p.gres.len() != k * kinds {
+            return Err(ContractError::Length { what: "gres per node", expected: k * kinds, found: p.gres.len() });
+        }
+        let candidates = NodeBitmap::from_words(req.candidates.clone());
+        let mut cpus = 0u64;
+        for (i, &n) in p.nodes.iter().enumerate() {
+            if n as usize >= self.len() || !candidates.contains(n) {
+                return Err(ContractError::NotCandidate(n));
+            }
+            if i > 0 && p.nodes[i - 1] >= n {
+                return Err(ContractError::Invalid("placement nodes are not strictly ascending".into()));
+            }
+            let ni = n as usize;
+            over("cpus", n, p.cpus[i] as u64, self.free_cpus[ni] as u64)?;
+            over("memory", n, p.memory_mb[i], self.free_memory_mb[ni])?;
+            if p.cpus[i] == 0 {
+                return Err(ContractError::Invalid(format!("node {n} is allocated no cpus")));
+            }
+            if p.memory_mb[i] < req.memory_per_node_mb {
+                return Err(ContractError::Invalid(format!(
+                    "node {n} gets {} MB, job needs {} MB per node",
+                    p.memory_mb[i], req.memory_per_node_mb
+                )));
+            }
+            if req.exclusive && (p.cpus[i] != self.cpus[ni] || p.memory_mb[i] != self.memory_mb[ni]) {
+                return Err(ContractError::Invalid(format!("exclusive job does not get all of node {n}")));
+            }
+            for kind in 0..kinds {
+                over("gres", n, p.gres[i * kinds + kind] as u64, self.gres_free[ni * kinds + kind] as u64)?;
+            }
+            for &(kind, count) in &req.gres_per_node {
+                let got = p.gres.get(i * kinds + kind as usize).copied().unwrap_or(0);
+                if got < count {
+                    return Err(ContractError::Invalid(format!(
+                        "node {n} gets {got} of gres kind {kind}, job needs {count} per node"
+                    )));
+                }
+            }
+            cpus += p.cpus[i] as u64;
+        }
+        let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
+        if cpus < needed {
+            return Err(ContractError::Invalid(format!("placement has {cpus} cpus, job needs {needed}")));
+        }
+        Ok(())
+    }
+}
+
+fn over(what: &'static str, node: u32, asked: u64, free: u64) -> Result<(), ContractError> {
+    if asked > free {
+        Err(ContractError::Overcommit { what, node, asked, free })
+    } else {
+        Ok(())
+    }
+}
+
+/// What a job needs, with its candidate nodes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobRequest {
+    /// Job id.
+    pub job_id: u32,
+    /// Minimum nodes.
+    pub min_nodes: u32,
+    /// Maximum nodes.
+    pub max_nodes: u32,
+    /// Tasks.
+    pub tasks: u32,
+    /// CPUs per task.
+    pub cpus_per_task: u32,
+    /// Memory per allocated node, MB.
+    pub memory_per_node_mb: u64,
+    /// GRES per node as (kind index, count).
+    pub gres_per_node: Vec<(u32, u32)>,
+    /// Whole nodes only.
+    pub exclusive: bool,
+    /// Candidate nodes, bitmap words.
+    pub candidates: Vec<u64>,
+}
+
+impl JobRequest {
+    /// CPUs the job needs in total.
+    pub fn total_cpus(&self) -> u64 {
+        self.tasks as u64 * self.cpus_per_task.max(1) as u64
+    }
+}
+
+/// Whether a placement is to be committed or only tested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PlaceMode {
+    /// Start the job: the policy subtracts it from its table.
+    Allocate,
+    /// Only test whether it fits.
+    Test,
+}
+
+/// The chosen nodes and what the job gets on each, indexed by allocation position.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// Node indices, ascending.
+    pub nodes: Vec<u32>,
+    /// CPUs per chosen node.
+    pub cpus: Vec<u32>,
+    /// Memory per chosen node, MB.
+    pub memory_mb: Vec<u64>,
+    /// GRES per chosen node and kind, row-major.
+    pub gres: Vec<u32>,
+}
+
+/// A node selection policy.
+pub trait SelectionPolicy {
+    /// Takes the node table for a new pass.
+    fn begin_pass(&mut self, nodes: &NodeTable);
+
+    /// Places a job, or returns `None` if it does not fit now.
+    fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement>;
+
+    /// Gives back an allocate-mode placement the host did not commit.
+    fn release(&mut self, job_id: u32, placement: &Placement);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> NodeTable {
+        NodeTable {
+            cpus: vec![8, 8],
+            free_cpus: vec![8, 4],
+            memory_mb: vec![1000, 1000],
+            free_memory_mb: vec![1000, 500],
+            weight: vec![1, 1],
+            power: vec![Power::Up; 2],
+            gres_kinds: vec!["gpu".into()],
+            gres_total: vec![2, 2],
+            gres_free: vec![2, 0],
+        }
+    }
+
+    fn request() -> JobRequest {
+        JobRequest {
+            job_id: 1,
+            min_nodes: 1,
+            max_nodes: 1,
+            tasks: 4,
+            cpus_per_task: 1,
+            memory_per_node_mb: 100,
+            gres_per_node: vec![(0, 1)],
+            exclusive: false,
+            candidates: vec![0b11],
+        }
+    }
+
+    #[test]
+    fn a_valid_placement_passes_and_commits() {
+        let mut t = table();
+        let p = Placement { nodes: vec![0], cpus: vec![4], memory_mb: vec![100], gres: vec![1] };
+        t.check_placement(&request(), &p).unwrap();
+        t.commit(&p);
+        assert_eq!((t.free_cpus[0], t.free_memory_mb[0], t.gres_free[0]), (4, 900, 1));
+        t.release(&p);
+        assert_eq!(t, table());
+    }
+
+    #[test]
+    fn every_broken_rule_is_refused() {
+        let t = table();
+        let r = request();
+        let bad = [
+            Placement { nodes: vec![1], cpus: vec![4], memory_mb: vec![100], gres: vec![1] }, // no gpu free
+            Placement { nodes: vec![0], cpus: vec![9], memory_mb: vec![100], gres: vec![1] }, // too many cpus
+            Placement { nodes: vec![0], cpus: vec![2], memory_mb: vec![100], gres: vec![1] }, // too few cpus
+            Placement { nodes: vec![5], cpus: vec![4], memory_mb: vec![100], gres: vec![1] }, // unknown node
+            Placement { nodes: vec![0], cpus: vec![4], memory_mb: vec![10], gres: vec![1] },  // too little memory
+            Placement { nodes: vec![0], cpus: vec![4], memory_mb: vec![100], gres: vec![] },  // wrong length
+            Placement { nodes: vec![0, 1], cpus: vec![2, 2], memory_mb: vec![100, 100], gres: vec![1, 0] }, // too many nodes
+        ];
+        for p in bad {
+            assert!(t.check_placement(&r, &p).is_err(), "{p:?} should be refused");
+        }
+    }
+}

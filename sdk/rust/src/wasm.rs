@@ -1,0 +1,331 @@
+//! The component side: WIT bindings, conversions to the plain Rust types, and export glue.
+//!
+//! Only compiled for `wasm32`. Each exported call moves the guest's owned lists into the
+//! `sluice-policy` types without copying, then runs the policy instance kept for this component.
+
+use std::any::Any;
+use std::cell::RefCell;
+
+use sluice_policy as p;
+
+/// Bindings of the `priority-policy` world (and of the shared `host` interface).
+pub mod priority {
+    wit_bindgen::generate!({
+        path: "../../wit/v0.1.0",
+        world: "priority-policy",
+        pub_export_macro: true,
+        export_macro_name: "export_priority_world",
+        default_bindings_module: "sluice_sdk::wasm::priority",
+        runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
+    });
+}
+
+/// Bindings of the `selection-policy` world.
+pub mod selection {
+    wit_bindgen::generate!({
+        path: "../../wit/v0.1.0",
+        world: "selection-policy",
+        pub_export_macro: true,
+        export_macro_name: "export_selection_world",
+        default_bindings_module: "sluice_sdk::wasm::selection",
+        runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
+        with: { "sluice:policy/host@0.1.0": crate::wasm::priority::sluice::policy::host },
+    });
+}
+
+/// Bindings of the `gres-policy` world.
+pub mod gres {
+    wit_bindgen::generate!({
+        path: "../../wit/v0.1.0",
+        world: "gres-policy",
+        pub_export_macro: true,
+        export_macro_name: "export_gres_world",
+        default_bindings_module: "sluice_sdk::wasm::gres",
+        runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
+        with: { "sluice:policy/host@0.1.0": crate::wasm::priority::sluice::policy::host },
+    });
+}
+
+/// Bindings of the `hres-policy` world.
+pub mod hres {
+    wit_bindgen::generate!({
+        path: "../../wit/v0.1.0",
+        world: "hres-policy",
+        pub_export_macro: true,
+        export_macro_name: "export_hres_world",
+        default_bindings_module: "sluice_sdk::wasm::hres",
+        runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
+        with: { "sluice:policy/host@0.1.0": crate::wasm::priority::sluice::policy::host },
+    });
+}
+
+use priority::sluice::policy::host as h;
+
+pub(crate) fn log(level: crate::log::Level, message: &str, fields: &[(&str, &str)]) {
+    use crate::log::Level as L;
+    let level = match level {
+        L::Error => h::Level::Error,
+        L::Warn => h::Level::Warn,
+        L::Info => h::Level::Info,
+        L::Debug => h::Level::Debug,
+        L::Trace => h::Level::Trace,
+    };
+    let fields: Vec<(String, String)> = fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    h::log(level, message, &fields);
+}
+
+/// Reads the plugin's settings from the host.
+pub fn settings() -> p::Settings {
+    p::Settings(
+        h::settings()
+            .into_iter()
+            .map(|s| p::Setting {
+                key: s.key,
+                value: match s.value {
+                    h::SettingValue::Boolean(v) => p::SettingValue::Boolean(v),
+                    h::SettingValue::Integer(v) => p::SettingValue::Integer(v),
+                    h::SettingValue::Float(v) => p::SettingValue::Float(v),
+                    h::SettingValue::Text(v) => p::SettingValue::Text(v),
+                },
+            })
+            .collect(),
+    )
+}
+
+thread_local! {
+    // One policy instance per component instance; built from settings on the first call.
+    static INSTANCE: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on this component's policy instance of type `T`, building it on first use.
+pub fn with_instance<T: p::FromSettings + 'static, R>(f: impl FnOnce(&mut T) -> R) -> R {
+    INSTANCE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let any = slot.get_or_insert_with(|| Box::new(T::from_settings(&settings())));
+        f(any.downcast_mut::<T>().expect("one policy type per component"))
+    })
+}
+
+/// Conversions and glue for the priority world.
+pub mod priority_glue {
+    use super::*;
+    use priority::exports::sluice::policy::priority as w;
+
+    fn context(c: w::Context) -> p::PriorityContext {
+        p::PriorityContext {
+            now: c.now,
+            cluster_nodes: c.cluster_nodes,
+            cluster_cpus: c.cluster_cpus,
+            partitions: c
+                .partitions
+                .into_iter()
+                .map(|x| p::Partition { name: x.name, priority_job_factor: x.priority_job_factor, priority_tier: x.priority_tier })
+                .collect(),
+            qos: c.qos.into_iter().map(|x| p::Qos { name: x.name, priority: x.priority, usage_factor: x.usage_factor }).collect(),
+            associations: c
+                .associations
+                .into_iter()
+                .map(|x| p::Association {
+                    name: x.name,
+                    parent: x.parent,
+                    is_user: x.is_user,
+                    raw_shares: x.raw_shares,
+                    raw_usage: x.raw_usage,
+                })
+                .collect(),
+        }
+    }
+
+    fn jobs(j: w::JobTable) -> p::JobTable {
+        p::JobTable {
+            job_id: j.job_id,
+            submit_time: j.submit_time,
+            eligible_time: j.eligible_time,
+            association: j.association,
+            partition: j.partition,
+            qos: j.qos,
+            nodes: j.nodes,
+            cpus: j.cpus,
+            memory_mb: j.memory_mb,
+            gpus: j.gpus,
+            time_limit: j.time_limit,
+            nice: j.nice,
+            site_factor: j.site_factor,
+        }
+    }
+
+    /// `priority.compute` for policy `T`.
+    pub fn compute<T: p::PriorityPolicy + p::FromSettings + 'static>(c: w::Context, j: w::JobTable) -> w::Priorities {
+        let (c, j) = (context(c), jobs(j));
+        let out = with_instance::<T, _>(|t| t.compute(&c, &j));
+        w::Priorities {
+            priority: out.priority,
+            factors: out.factors.into_iter().map(|f| w::Factor { name: f.name, values: f.values }).collect(),
+        }
+    }
+
+    /// `priority.shares` for policy `T`.
+    pub fn shares<T: p::PriorityPolicy + p::FromSettings + 'static>(c: w::Context) -> Vec<w::Share> {
+        let c = context(c);
+        with_instance::<T, _>(|t| t.shares(&c))
+            .into_iter()
+            .map(|s| w::Share {
+                association: s.association,
+                norm_shares: s.norm_shares,
+                effective_usage: s.effective_usage,
+                fair_share: s.fair_share,
+                level_fs: s.level_fs,
+            })
+            .collect()
+    }
+}
+
+/// Conversions and glue for the selection world.
+pub mod selection_glue {
+    use super::*;
+    use selection::exports::sluice::policy::selection as w;
+
+    fn placement_in(x: w::Placement) -> p::Placement {
+        p::Placement { nodes: x.nodes, cpus: x.cpus, memory_mb: x.memory_mb, gres: x.gres }
+    }
+
+    /// `selection.begin-pass` for policy `T`.
+    pub fn begin_pass<T: p::SelectionPolicy + p::FromSettings + 'static>(t: w::NodeTable) {
+        let table = p::NodeTable {
+            cpus: t.cpus,
+            free_cpus: t.free_cpus,
+            memory_mb: t.memory_mb,
+            free_memory_mb: t.free_memory_mb,
+            weight: t.weight,
+            power: t
+                .power
+                .into_iter()
+                .map(|x| match x {
+                    w::Power::Up => p::Power::Up,
+                    w::Power::PoweringUp => p::Power::PoweringUp,
+                    w::Power::PoweredDown => p::Power::PoweredDown,
+                })
+                .collect(),
+            gres_kinds: t.gres_kinds,
+            gres_total: t.gres_total,
+            gres_free: t.gres_free,
+        };
+        with_instance::<T, _>(|s| s.begin_pass(&table));
+    }
+
+    /// `selection.place` for policy `T`.
+    pub fn place<T: p::SelectionPolicy + p::FromSettings + 'static>(r: w::JobRequest, m: w::Mode) -> Option<w::Placement> {
+        let req = p::JobRequest {
+            job_id: r.job_id,
+            min_nodes: r.min_nodes,
+            max_nodes: r.max_nodes,
+            tasks: r.tasks,
+            cpus_per_task: r.cpus_per_task,
+            memory_per_node_mb: r.memory_per_node_mb,
+            gres_per_node: r.gres_per_node,
+            exclusive: r.exclusive,
+            candidates: r.candidates,
+        };
+        let mode = match m {
+            w::Mode::Allocate => p::PlaceMode::Allocate,
+            w::Mode::Test => p::PlaceMode::Test,
+        };
+        with_instance::<T, _>(|s| s.place(&req, mode))
+            .map(|x| w::Placement { nodes: x.nodes, cpus: x.cpus, memory_mb: x.memory_mb, gres: x.gres })
+    }
+
+    /// `selection.release` for policy `T`.
+    pub fn release<T: p::SelectionPolicy + p::FromSettings + 'static>(job: u32, x: w::Placement) {
+        let placement = placement_in(x);
+        with_instance::<T, _>(|s| s.release(job, &placement));
+    }
+}
+
+/// Conversions and glue for the gres world.
+pub mod gres_glue {
+    use super::*;
+    use gres::exports::sluice::policy::gres as w;
+
+    fn device(d: w::Device) -> p::Device {
+        p::Device { index: d.index, type_name: d.type_name, file: d.file, cores: d.cores, links: d.links }
+    }
+
+    /// `gres.validate` for policy `T`.
+    pub fn validate<T: p::GresPolicy + p::FromSettings + 'static>(nodes: Vec<w::NodeConfig>) -> Vec<Result<(), String>> {
+        let nodes: Vec<p::GresNodeConfig> = nodes
+            .into_iter()
+            .map(|n| p::GresNodeConfig { node: n.node, count: n.count, devices: n.devices.into_iter().map(device).collect() })
+            .collect();
+        with_instance::<T, _>(|g| g.validate(&nodes))
+    }
+
+    /// `gres.pick` for policy `T`.
+    pub fn pick<T: p::GresPolicy + p::FromSettings + 'static>(reqs: Vec<w::PickRequest>) -> Vec<Vec<u32>> {
+        let reqs: Vec<p::PickRequest> = reqs
+            .into_iter()
+            .map(|r| p::PickRequest {
+                node_position: r.node_position,
+                count: r.count,
+                type_name: r.type_name,
+                free: r.free,
+                cores: r.cores,
+                devices: r.devices.into_iter().map(device).collect(),
+            })
+            .collect();
+        with_instance::<T, _>(|g| g.pick(&reqs))
+    }
+
+    /// `gres.env` for policy `T`.
+    pub fn env<T: p::GresPolicy + p::FromSettings + 'static>(a: w::NodeDevices, step: bool) -> Vec<(String, String)> {
+        let alloc = p::NodeDevices {
+            node_position: a.node_position,
+            devices: a.devices,
+            configured: a.configured.into_iter().map(device).collect(),
+        };
+        with_instance::<T, _>(|g| g.env(&alloc, step))
+    }
+}
+
+/// Conversions and glue for the hres world.
+pub mod hres_glue {
+    use super::*;
+    use hres::exports::sluice::policy::hres as w;
+
+    fn demands(d: Vec<w::Demand>) -> Vec<p::Demand> {
+        d.into_iter().map(|d| p::Demand { resource: d.resource, count: d.count }).collect()
+    }
+
+    /// `hres.begin-pass` for policy `T`.
+    pub fn begin_pass<T: p::HresPolicy + p::FromSettings + 'static>(rs: Vec<w::Resource>, ls: Vec<w::Layer>) {
+        let resources: Vec<p::HresResource> = rs
+            .into_iter()
+            .map(|r| p::HresResource {
+                name: r.name,
+                mode: match r.mode {
+                    w::Mode::Mode1 => p::HresMode::Mode1,
+                    w::Mode::Mode2 => p::HresMode::Mode2,
+                    w::Mode::Mode3 => p::HresMode::Mode3,
+                },
+                variables: r.variables,
+            })
+            .collect();
+        let layers: Vec<p::HresLayer> = ls
+            .into_iter()
+            .map(|l| p::HresLayer { resource: l.resource, count: l.count, base: l.base, used: l.used, nodes: l.nodes, parent: l.parent })
+            .collect();
+        with_instance::<T, _>(|h| h.begin_pass(&resources, &layers));
+    }
+
+    /// `hres.eligible` for policy `T`.
+    pub fn eligible<T: p::HresPolicy + p::FromSettings + 'static>(d: Vec<w::Demand>, candidates: Vec<u64>) -> Vec<u64> {
+        let d = demands(d);
+        with_instance::<T, _>(|h| h.eligible(&d, &candidates))
+    }
+
+    /// `hres.charge` for policy `T`.
+    pub fn charge<T: p::HresPolicy + p::FromSettings + 'static>(d: Vec<w::Demand>, nodes: Vec<u32>) -> Result<Vec<w::LayerCharge>, String> {
+        let d = demands(d);
+        with_instance::<T, _>(|h| h.charge(&d, &nodes))
+            .map(|cs| cs.into_iter().map(|c| w::LayerCharge { layer: c.layer, amount: c.amount }).collect())
+    }
+}
