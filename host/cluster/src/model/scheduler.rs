@@ -29,6 +29,7 @@ pub struct SchedulerParams {
     /// Seconds between backfill runs; -1 disables backfill (30).
     pub bf_interval: i64,
     /// Longest a backfill run may take, in seconds; `None` means `bf_interval`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bf_max_time: Option<u64>,
     /// Time resolution of backfill reservations, in seconds (60).
     pub bf_resolution: u64,
@@ -49,6 +50,7 @@ pub struct SchedulerParams {
     /// Array tasks backfill reserves resources for (20).
     pub bf_max_job_array_resv: u32,
     /// Node-space map records; `None` means `bf_max_job_test`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bf_node_space_size: Option<u32>,
     /// Microseconds between backfill lock yields (2,000,000).
     pub bf_yield_interval: u64,
