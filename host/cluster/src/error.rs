@@ -132,7 +132,7 @@ mod tests {
             Location::new("f", 2, 2)
         );
         assert_eq!(
-            Location::from_offset("f", text, 9),
+            Location::from_offset("f", text, 8),
             Location::new("f", 3, 1)
         );
         assert_eq!(Location::from_offset("f", text, 999).line, 3);

@@ -1,6 +1,6 @@
 //! The association tree: accounts nest under `root`, users hang under accounts, each with shares.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Index of an association in [`super::Cluster::associations`]; 0 is `root`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -25,8 +25,8 @@ pub enum AssocKind {
     User(String),
 }
 
-/// RawShares of an association (sacctmgr `Fairshare=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// RawShares of an association (sacctmgr `Fairshare=`); in files a number or `"parent"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shares {
     /// A share count (default 1).
     Raw(u32),
@@ -64,5 +64,42 @@ impl Association {
     /// True for a user association.
     pub fn is_user(&self) -> bool {
         matches!(self.kind, AssocKind::User(_))
+    }
+}
+
+impl Default for Shares {
+    fn default() -> Self {
+        Self::Raw(1)
+    }
+}
+
+impl Serialize for Shares {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(n) => s.serialize_u32(*n),
+            Self::Parent => s.serialize_str("parent"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Shares {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(i64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => u32::try_from(n).map(Self::Raw).map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "found {n}, expected shares from 0 to 4294967295 or \"parent\""
+                ))
+            }),
+            Raw::Text(text) if text.eq_ignore_ascii_case("parent") => Ok(Self::Parent),
+            Raw::Text(text) => Err(serde::de::Error::custom(format!(
+                "found \"{text}\", expected a share count or \"parent\""
+            ))),
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Compute nodes: hardware shape, features, weight, GRES and the state they start in.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Gres, TimeLimit};
 
@@ -16,10 +16,11 @@ impl NodeId {
 }
 
 /// The state a node is configured with (slurm.conf `State=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum NodeState {
     /// Slurm's default: unknown until slurmd registers; a simulator treats it as idle.
+    #[default]
     Unknown,
     /// Available for work.
     Idle,

@@ -1,0 +1,114 @@
+//! Resolving a parsed cluster file into a [`Cluster`]: names become indices, references are checked.
+
+mod accounts;
+mod nodes;
+mod partitions;
+mod plugins;
+mod qos;
+
+use toml::Spanned;
+
+use crate::model::License;
+use crate::{Cluster, ConfigError, Location, Source};
+
+use super::ConfigFile;
+
+/// Most nodes a cluster may have (Slurm's `MAX_SLURM_NODES`).
+pub const MAX_NODES: usize = 65_536;
+
+/// Builds the cluster; `resources` is the resources.yaml text, if any.
+pub fn build(
+    file: ConfigFile,
+    source: Source<'_>,
+    resources: Option<Source<'_>>,
+) -> Result<Cluster, ConfigError> {
+    let mut nodes = nodes::build_nodes(&file.nodes, source)?;
+    nodes::apply_gres_tables(&mut nodes, &file.gres, source)?;
+    let qos = qos::build_qos(&file.qos, source)?;
+    let partitions = partitions::build_partitions(&file.partitions, &nodes, &qos, source)?;
+    let associations = accounts::build_associations(&file.accounts, &file.users, &qos, source)?;
+    let licenses: Vec<License> = file
+        .licenses
+        .iter()
+        .map(|(name, &count)| License {
+            name: name.clone(),
+            count,
+        })
+        .collect();
+    let hres = match resources {
+        Some(resources) => crate::hres::parse_resources(resources, &nodes, &licenses)?,
+        None => Vec::new(),
+    };
+    let plugins = plugins::resolve_plugins(file.plugins, source)?;
+    check_scheduler(&file.scheduler, source)?;
+    Ok(Cluster {
+        name: file.cluster_name,
+        nodes,
+        partitions,
+        qos,
+        associations,
+        licenses,
+        hres,
+        scheduler: file.scheduler,
+        priority: file.priority,
+        power: file.power,
+        plugins,
+    })
+}
+
+/// Location of the first character inside a spanned string value (after its opening quote).
+fn value_at<T>(source: Source<'_>, spanned: &Spanned<T>) -> Location {
+    let start = spanned.span().start;
+    let skip = usize::from(matches!(
+        source.text.as_bytes().get(start),
+        Some(b'"' | b'\'')
+    ));
+    source.at(start + skip)
+}
+
+/// Slurm's accepted ranges for the backfill parameters that have them.
+fn check_scheduler(params: &crate::SchedulerParams, source: Source<'_>) -> Result<(), ConfigError> {
+    let checks: [(&str, i128, i128, i128); 5] = [
+        ("bf_interval", params.bf_interval.into(), -1, 10_800),
+        ("bf_resolution", params.bf_resolution.into(), 1, 3600),
+        ("bf_window", params.bf_window.into(), 1, 43_200),
+        (
+            "bf_max_job_test",
+            params.bf_max_job_test.into(),
+            1,
+            1_000_000,
+        ),
+        (
+            "bf_max_job_array_resv",
+            params.bf_max_job_array_resv.into(),
+            0,
+            1000,
+        ),
+    ];
+    for (key, value, min, max) in checks {
+        if value < min || value > max || (key == "bf_interval" && value == 0) {
+            return Err(ConfigError::invalid(
+                source.find(key, 0),
+                format!("{key} = {value}"),
+                format!(
+                    "a value from {min} to {max}{}",
+                    if key == "bf_interval" {
+                        " other than 0"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    }
+    if let Some(max_time) = params.bf_max_time
+        && !(1..=3600).contains(&max_time)
+    {
+        return Err(ConfigError::invalid(
+            source.find("bf_max_time", 0),
+            format!("bf_max_time = {max_time}"),
+            "a value from 1 to 3600",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! `[[partitions]]` tables into partitions with node indices.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::config::schema::PartitionSpec;
+use crate::model::{Node, NodeId, Partition, Qos, QosId};
+use crate::{ConfigError, Source};
+
+use super::value_at;
+
+/// Builds partitions; `Nodes=ALL` takes every node, names must exist, at most one may be Default.
+pub fn build_partitions(
+    specs: &[PartitionSpec],
+    nodes: &[Node],
+    qos: &[Qos],
+    source: Source<'_>,
+) -> Result<Vec<Partition>, ConfigError> {
+    let index: HashMap<&str, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i as u32))
+        .collect();
+    let mut seen = HashSet::new();
+    let mut default_seen = false;
+    specs
+        .iter()
+        .map(|spec| {
+            let name = spec.partition_name.get_ref();
+            if !seen.insert(name.clone()) {
+                return Err(ConfigError::invalid(
+                    value_at(source, &spec.partition_name),
+                    format!("partition `{name}` defined twice"),
+                    "unique partition names",
+                ));
+            }
+            if spec.default {
+                if default_seen {
+                    return Err(ConfigError::invalid(
+                        source.find("Default", spec.partition_name.span().start),
+                        format!("a second default partition `{name}`"),
+                        "at most one partition with Default = true",
+                    ));
+                }
+                default_seen = true;
+            }
+            let qos_id = match &spec.qos {
+                Some(q) => Some(
+                    qos.iter()
+                        .position(|record| &record.name == q.get_ref())
+                        .map(|i| QosId(i as u32))
+                        .ok_or_else(|| {
+                            ConfigError::invalid(
+                                value_at(source, q),
+                                format!("QOS `{}`", q.get_ref()),
+                                "a QOS defined in [[qos]]",
+                            )
+                        })?,
+                ),
+                None => None,
+            };
+            Ok(Partition {
+                name: name.clone(),
+                nodes: member_nodes(spec, &index, source)?,
+                priority_tier: spec.priority_tier,
+                priority_job_factor: spec.priority_job_factor,
+                max_time: spec.max_time,
+                default_time: spec.default_time,
+                default: spec.default,
+                max_nodes: spec.max_nodes,
+                suspend_time: spec.suspend_time,
+                qos: qos_id,
+            })
+        })
+        .collect()
+}
+
+fn member_nodes(
+    spec: &PartitionSpec,
+    index: &HashMap<&str, u32>,
+    source: Source<'_>,
+) -> Result<Vec<NodeId>, ConfigError> {
+    let expr = spec.nodes.get_ref();
+    let at = value_at(source, &spec.nodes);
+    if expr.eq_ignore_ascii_case("ALL") {
+        let mut all: Vec<NodeId> = index.values().map(|&i| NodeId(i)).collect();
+        all.sort();
+        return Ok(all);
+    }
+    let list = sluice_hostlist::Hostlist::parse(expr).map_err(|source| ConfigError::Hostlist {
+        at: at.clone(),
+        expr: expr.clone(),
+        source,
+    })?;
+    if list.len() > index.len() as u64 {
+        return Err(ConfigError::invalid(
+            at,
+            format!("{} node names", list.len()),
+            format!("at most the {} configured nodes", index.len()),
+        ));
+    }
+    let mut members = Vec::new();
+    let mut seen = HashSet::new();
+    for name in list.iter() {
+        let id = index.get(name.as_str()).ok_or_else(|| {
+            ConfigError::invalid(
+                at.clone(),
+                format!("node `{name}`"),
+                "a node defined in [[nodes]]",
+            )
+        })?;
+        if seen.insert(*id) {
+            members.push(NodeId(*id));
+        }
+    }
+    Ok(members)
+}

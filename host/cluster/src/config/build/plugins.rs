@@ -1,0 +1,41 @@
+//! Resolving `[plugins.<kind>]`: empty names become the kind's default, bundled names are checked.
+
+use crate::model::{PluginKind, PluginSource, Plugins};
+use crate::{ConfigError, Source};
+
+/// Fills in default plugin names and rejects unknown bundled names and zero limits.
+pub fn resolve_plugins(mut plugins: Plugins, source: Source<'_>) -> Result<Plugins, ConfigError> {
+    for kind in PluginKind::ALL {
+        let config = plugins.get_mut(kind);
+        if config.plugin.is_empty() {
+            config.plugin = kind.default_plugin().to_owned();
+        }
+        let section = format!("[plugins.{}]", kind.as_str());
+        let section_start = source.text.find(&section).unwrap_or(0);
+        if let PluginSource::Bundled(name) = config.source()
+            && !kind.bundled().contains(&name)
+        {
+            return Err(ConfigError::invalid(
+                source.find("plugin", section_start),
+                format!("{} plugin `{name}`", kind.as_str()),
+                format!(
+                    "one of {} or a path ending in .wasm or .so",
+                    kind.bundled().join(", ")
+                ),
+            ));
+        }
+        for (key, value) in [
+            ("memory_limit_mb", u64::from(config.memory_limit_mb)),
+            ("fuel_per_call", config.fuel_per_call),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::invalid(
+                    source.find(key, section_start),
+                    format!("{key} = 0"),
+                    "a positive limit",
+                ));
+            }
+        }
+    }
+    Ok(plugins)
+}

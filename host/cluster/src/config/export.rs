@@ -1,0 +1,239 @@
+//! Writing a [`Cluster`] back as a cluster file: identical consecutive nodes share one `[[nodes]]`
+//! table with a compressed hostlist, and device detail becomes `[[gres]]` tables.
+
+use toml::Spanned;
+
+use crate::model::{AssocKind, Cluster, Gres, Node};
+
+use super::schema::{
+    AccountSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec, QosSpec, UserSpec,
+};
+
+/// The cluster file describing `cluster`, every default written out. HRES stay in resources.yaml.
+pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
+    let groups = group_nodes(&cluster.nodes);
+    let qos_name = |id: crate::QosId| Spanned::new(0..0, cluster.qos[id.index()].name.clone());
+    ConfigFile {
+        cluster_name: cluster.name.clone(),
+        hres_file: None,
+        licenses: cluster
+            .licenses
+            .iter()
+            .map(|l| (l.name.clone(), l.count))
+            .collect(),
+        scheduler: cluster.scheduler.clone(),
+        priority: cluster.priority.clone(),
+        power: cluster.power.clone(),
+        plugins: cluster.plugins.clone(),
+        nodes: groups
+            .iter()
+            .map(|(expr, node)| node_spec(expr, node))
+            .collect(),
+        gres: groups
+            .iter()
+            .flat_map(|(expr, node)| gres_tables(expr, node))
+            .collect(),
+        partitions: cluster
+            .partitions
+            .iter()
+            .map(|p| PartitionSpec {
+                partition_name: Spanned::new(0..0, p.name.clone()),
+                nodes: Spanned::new(0..0, names_of(cluster, &p.nodes)),
+                priority_tier: p.priority_tier,
+                priority_job_factor: p.priority_job_factor,
+                max_time: p.max_time,
+                default_time: p.default_time,
+                default: p.default,
+                max_nodes: p.max_nodes,
+                suspend_time: p.suspend_time,
+                qos: p.qos.map(qos_name),
+            })
+            .collect(),
+        qos: cluster
+            .qos
+            .iter()
+            .map(|q| QosSpec {
+                name: Spanned::new(0..0, q.name.clone()),
+                priority: q.priority,
+                usage_factor: q.usage_factor,
+                flags: if q.no_decay {
+                    vec![Spanned::new(0..0, "NoDecay".into())]
+                } else {
+                    Vec::new()
+                },
+                max_wall: q.limits.max_wall,
+                max_jobs_per_user: q.limits.max_jobs_per_user,
+                max_submit_jobs_per_user: q.limits.max_submit_jobs_per_user,
+                max_cpus_per_user: q.limits.max_cpus_per_user,
+                max_nodes_per_job: q.limits.max_nodes_per_job,
+                grp_cpus: q.limits.grp_cpus,
+                grp_jobs: q.limits.grp_jobs,
+            })
+            .collect(),
+        accounts: cluster
+            .associations
+            .iter()
+            .skip(1)
+            .filter(|a| !a.is_user())
+            .map(|a| AccountSpec {
+                account: Spanned::new(0..0, a.name().to_owned()),
+                parent: a
+                    .parent
+                    .map(|p| Spanned::new(0..0, cluster.associations[p.index()].name().to_owned())),
+                fairshare: a.shares,
+                raw_usage: a.raw_usage,
+                priority: a.priority,
+                default_qos: a.default_qos.map(qos_name),
+            })
+            .collect(),
+        users: cluster
+            .associations
+            .iter()
+            .filter_map(|a| match &a.kind {
+                AssocKind::User(user) => Some(UserSpec {
+                    user: Spanned::new(0..0, user.clone()),
+                    account: Spanned::new(
+                        0..0,
+                        a.parent.map_or_else(String::new, |p| {
+                            cluster.associations[p.index()].name().to_owned()
+                        }),
+                    ),
+                    fairshare: a.shares,
+                    raw_usage: a.raw_usage,
+                    priority: a.priority,
+                    default_qos: a.default_qos.map(qos_name),
+                }),
+                AssocKind::Account(_) => None,
+            })
+            .collect(),
+    }
+}
+
+fn names_of(cluster: &Cluster, ids: &[crate::NodeId]) -> String {
+    let names: Vec<&str> = ids
+        .iter()
+        .map(|id| cluster.nodes[id.index()].name.as_str())
+        .collect();
+    sluice_hostlist::compress(&names)
+}
+
+/// Runs of consecutive nodes equal in everything but their name (and device files, which differ only
+/// by name in practice, so they are compared too), each with its compressed hostlist.
+fn group_nodes(nodes: &[Node]) -> Vec<(String, &Node)> {
+    let mut groups: Vec<(Vec<&str>, &Node)> = Vec::new();
+    for node in nodes {
+        match groups.last_mut() {
+            Some((names, first)) if same_shape(first, node) => names.push(&node.name),
+            _ => groups.push((vec![&node.name], node)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(names, node)| (sluice_hostlist::compress(&names), node))
+        .collect()
+}
+
+fn same_shape(a: &Node, b: &Node) -> bool {
+    Node {
+        name: String::new(),
+        ..a.clone()
+    } == Node {
+        name: String::new(),
+        ..b.clone()
+    }
+}
+
+fn node_spec(expr: &str, node: &Node) -> NodeSpec {
+    let derived = node.cores() * u32::from(node.threads_per_core);
+    NodeSpec {
+        node_name: Spanned::new(0..0, expr.to_owned()),
+        sockets: node.sockets,
+        cores_per_socket: node.cores_per_socket,
+        threads_per_core: node.threads_per_core,
+        cpus: (node.cpus != derived).then_some(node.cpus),
+        real_memory: node.real_memory_mb,
+        features: node.features.clone(),
+        weight: node.weight,
+        gres: (!node.gres.is_empty()).then(|| Spanned::new(0..0, gres_string(&node.gres))),
+        state: node.state,
+        suspend_time: node.suspend_time,
+    }
+}
+
+/// The `Gres=` string of a node.
+pub fn gres_string(gres: &[Gres]) -> String {
+    gres.iter()
+        .map(|g| {
+            let mut parts = vec![g.name.clone()];
+            parts.extend(g.gres_type.clone());
+            if g.no_consume {
+                parts.push("no_consume".into());
+            }
+            parts.push(g.count.to_string());
+            parts.join(":")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One `[[gres]]` table per run of devices sharing cores and links; flags ride on the first.
+fn gres_tables(expr: &str, node: &Node) -> Vec<GresTable> {
+    let mut tables = Vec::new();
+    for gres in node
+        .gres
+        .iter()
+        .filter(|g| !g.devices.is_empty() || !g.flags.is_empty())
+    {
+        let flags = (!gres.flags.is_empty()).then(|| {
+            gres.flags
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        });
+        let mut runs: Vec<(Vec<&str>, &crate::GresDevice)> = Vec::new();
+        for device in &gres.devices {
+            match runs.last_mut() {
+                Some((files, first))
+                    if first.cores == device.cores && first.links == device.links =>
+                {
+                    files.push(&device.file)
+                }
+                _ => runs.push((vec![&device.file], device)),
+            }
+        }
+        let join = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        for (i, (files, device)) in runs.iter().enumerate() {
+            tables.push(GresTable {
+                node_name: Some(expr.to_owned()),
+                name: Spanned::new(0..0, gres.name.clone()),
+                gres_type: gres.gres_type.clone(),
+                file: Some(sluice_hostlist::compress(files)),
+                count: None,
+                cores: (!device.cores.is_empty()).then(|| join(&device.cores)),
+                links: (!device.links.is_empty()).then(|| {
+                    device
+                        .links
+                        .iter()
+                        .map(i32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                }),
+                flags: if i == 0 { flags.clone() } else { None },
+            });
+        }
+        if runs.is_empty() {
+            tables.push(GresTable {
+                node_name: Some(expr.to_owned()),
+                name: Spanned::new(0..0, gres.name.clone()),
+                gres_type: gres.gres_type.clone(),
+                file: None,
+                count: Some(CountValue::Number(gres.count)),
+                cores: None,
+                links: None,
+                flags,
+            });
+        }
+    }
+    tables
+}

@@ -1,0 +1,296 @@
+//! The cluster file's schema: Slurm's key names, a default for every key, unknown keys rejected.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::model::{
+    NodeState, Plugins, PowerSaveParams, PriorityParams, SchedulerParams, Shares, TimeLimit,
+};
+
+fn one_u16() -> u16 {
+    1
+}
+fn one_u32() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+fn one_f64() -> f64 {
+    1.0
+}
+fn default_cluster_name() -> String {
+    "sluice".into()
+}
+fn unlimited() -> TimeLimit {
+    TimeLimit::Infinite
+}
+
+/// The whole cluster file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// `ClusterName` ("sluice").
+    #[serde(rename = "ClusterName", default = "default_cluster_name")]
+    pub cluster_name: String,
+    /// `HresFile`: path of the resources.yaml, relative to this file (none).
+    #[serde(rename = "HresFile", default, skip_serializing_if = "Option::is_none")]
+    pub hres_file: Option<Spanned<String>>,
+    /// `Licenses`: name = count (none).
+    #[serde(rename = "Licenses", default)]
+    pub licenses: BTreeMap<String, u32>,
+    /// `[scheduler]`: SchedulerParameters and SelectTypeParameters.
+    #[serde(default)]
+    pub scheduler: SchedulerParams,
+    /// `[priority]`: Priority* parameters.
+    #[serde(default)]
+    pub priority: PriorityParams,
+    /// `[power]`: Suspend*/Resume* parameters.
+    #[serde(default)]
+    pub power: PowerSaveParams,
+    /// `[plugins.<kind>]`: which plugin of each kind, and its settings.
+    #[serde(default)]
+    pub plugins: Plugins,
+    /// `[[nodes]]`.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// `[[gres]]`: gres.conf lines giving device detail.
+    #[serde(default)]
+    pub gres: Vec<GresTable>,
+    /// `[[partitions]]`.
+    #[serde(default)]
+    pub partitions: Vec<PartitionSpec>,
+    /// `[[qos]]`.
+    #[serde(default)]
+    pub qos: Vec<QosSpec>,
+    /// `[[accounts]]`; `root` is implicit.
+    #[serde(default)]
+    pub accounts: Vec<AccountSpec>,
+    /// `[[users]]`.
+    #[serde(default)]
+    pub users: Vec<UserSpec>,
+}
+
+/// `[[nodes]]`: nodes named by a hostlist expression, all with the same shape.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+pub struct NodeSpec {
+    /// Hostlist expression of node names (required).
+    pub node_name: Spanned<String>,
+    /// Sockets (1).
+    #[serde(default = "one_u16")]
+    pub sockets: u16,
+    /// Cores per socket (1).
+    #[serde(default = "one_u16")]
+    pub cores_per_socket: u16,
+    /// Threads per core (1).
+    #[serde(default = "one_u16")]
+    pub threads_per_core: u16,
+    /// Schedulable CPUs (sockets × cores × threads).
+    #[serde(rename = "CPUs", default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
+    /// Memory in MB (1).
+    #[serde(default = "one_u64")]
+    pub real_memory: u64,
+    /// Features (none).
+    #[serde(default, alias = "Feature")]
+    pub features: Vec<String>,
+    /// Weight (1).
+    #[serde(default = "one_u32")]
+    pub weight: u32,
+    /// `Gres=` string such as `gpu:a100:4,nic:1` (none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gres: Option<Spanned<String>>,
+    /// Initial state (UNKNOWN).
+    #[serde(default)]
+    pub state: NodeState,
+    /// Per-node SuspendTime in seconds or INFINITE (inherit).
+    #[serde(
+        default,
+        with = "crate::time::option::seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub suspend_time: Option<TimeLimit>,
+}
+
+/// `[[gres]]`: one gres.conf line as a table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+pub struct GresTable {
+    /// Nodes (hostlist); all nodes with this GRES when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    /// GRES name (required).
+    pub name: Spanned<String>,
+    /// GRES type.
+    #[serde(rename = "Type", default, skip_serializing_if = "Option::is_none")]
+    pub gres_type: Option<String>,
+    /// Device files, ranges allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Count, K/M/G/T/P suffixes allowed (number of files, else 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<CountValue>,
+    /// Logical core indices, ranges allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<String>,
+    /// Link counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<String>,
+    /// Flags, comma separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<String>,
+}
+
+/// A count written as a number or as text with a suffix.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CountValue {
+    /// `Count = 4`.
+    Number(u64),
+    /// `Count = "4G"`.
+    Text(String),
+}
+
+/// `[[partitions]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+pub struct PartitionSpec {
+    /// Name (required).
+    pub partition_name: Spanned<String>,
+    /// Hostlist of member nodes, or `ALL` (required).
+    pub nodes: Spanned<String>,
+    /// PriorityTier (1).
+    #[serde(default = "one_u16")]
+    pub priority_tier: u16,
+    /// PriorityJobFactor (1).
+    #[serde(default = "one_u16")]
+    pub priority_job_factor: u16,
+    /// MaxTime: minutes, a Slurm time, or UNLIMITED (UNLIMITED).
+    #[serde(default = "unlimited", with = "crate::time::limit_minutes")]
+    pub max_time: TimeLimit,
+    /// DefaultTime (MaxTime).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub default_time: Option<TimeLimit>,
+    /// Default partition (false).
+    #[serde(default)]
+    pub default: bool,
+    /// MaxNodes per job (UNLIMITED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<u32>,
+    /// Per-partition SuspendTime in seconds or INFINITE (inherit the global value).
+    #[serde(
+        default,
+        with = "crate::time::option::seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub suspend_time: Option<TimeLimit>,
+    /// Partition QOS (none).
+    #[serde(rename = "QOS", default, skip_serializing_if = "Option::is_none")]
+    pub qos: Option<Spanned<String>>,
+}
+
+/// `[[qos]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+pub struct QosSpec {
+    /// Name (required).
+    pub name: Spanned<String>,
+    /// Priority (0).
+    #[serde(default)]
+    pub priority: u32,
+    /// UsageFactor (1.0).
+    #[serde(default = "one_f64")]
+    pub usage_factor: f64,
+    /// Flags; only `NoDecay` is understood (none).
+    #[serde(default)]
+    pub flags: Vec<Spanned<String>>,
+    /// MaxWall: minutes or a Slurm time (unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_wall: Option<TimeLimit>,
+    /// MaxJobsPerUser (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs_per_user: Option<u32>,
+    /// MaxSubmitJobsPerUser (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_submit_jobs_per_user: Option<u32>,
+    /// MaxCPUsPerUser, i.e. MaxTRESPerUser=cpu= (unlimited).
+    #[serde(
+        rename = "MaxCPUsPerUser",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_cpus_per_user: Option<u32>,
+    /// MaxNodesPerJob, i.e. MaxTRESPerJob=node= (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes_per_job: Option<u32>,
+    /// GrpCPUs, i.e. GrpTRES=cpu= (unlimited).
+    #[serde(rename = "GrpCPUs", default, skip_serializing_if = "Option::is_none")]
+    pub grp_cpus: Option<u32>,
+    /// GrpJobs (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_jobs: Option<u32>,
+}
+
+/// `[[accounts]]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+pub struct AccountSpec {
+    /// Account name (required).
+    pub account: Spanned<String>,
+    /// Parent account, declared above (root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Spanned<String>>,
+    /// RawShares: a number or "parent" (1).
+    #[serde(default)]
+    pub fairshare: Shares,
+    /// Starting raw usage (0).
+    #[serde(default)]
+    pub raw_usage: f64,
+    /// Association priority (0).
+    #[serde(default)]
+    pub priority: u32,
+    /// Default QOS (inherit).
+    #[serde(
+        rename = "DefaultQOS",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub default_qos: Option<Spanned<String>>,
+}
+
+/// `[[users]]`: a user association under an account.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+pub struct UserSpec {
+    /// User name (required).
+    pub user: Spanned<String>,
+    /// Account (required).
+    pub account: Spanned<String>,
+    /// RawShares: a number or "parent" (1).
+    #[serde(default)]
+    pub fairshare: Shares,
+    /// Starting raw usage (0).
+    #[serde(default)]
+    pub raw_usage: f64,
+    /// Association priority (0).
+    #[serde(default)]
+    pub priority: u32,
+    /// Default QOS (inherit).
+    #[serde(
+        rename = "DefaultQOS",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub default_qos: Option<Spanned<String>>,
+}
