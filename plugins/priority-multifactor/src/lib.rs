@@ -1,1 +1,224 @@
-//! priority/multifactor: Slurm's multifactor priority with Fair Tree fairshare
+//! priority/multifactor: Slurm's multifactor priority with Fair Tree fairshare.
+//!
+//! `priority = Σ weight·factor + TRES + site − nice`, clamped to `1..=u32::MAX` and truncated, as
+//! `_get_priority_internal` computes it; the fairshare factor is Fair Tree's (`fair_tree.c`).
+//!
+//! Settings (the `[plugins.priority.settings]` table; absent keys take Slurm's defaults):
+//!
+//! | key | Slurm | default |
+//! |---|---|---|
+//! | `weight.age` | PriorityWeightAge | 0 |
+//! | `weight.fairshare` | PriorityWeightFairshare | 0 |
+//! | `weight.jobsize` | PriorityWeightJobSize | 0 |
+//! | `weight.partition` | PriorityWeightPartition | 0 |
+//! | `weight.qos` | PriorityWeightQOS | 0 |
+//! | `weight.assoc` | PriorityWeightAssoc (the contract carries no association priority: factor 0) | 0 |
+//! | `weight.tres.cpu`, `.mem`, `.node`, `."gres/gpu"` | PriorityWeightTRES | 0 |
+//! | `max_age` | PriorityMaxAge, seconds | 604800 |
+//! | `favor_small` | PriorityFavorSmall | false |
+//! | `flags` | PriorityFlags, comma-separated | "" |
+//! | `cluster_tres.mem`, `."gres/gpu"` | the TRES totals the Mem and GPU factors divide by | unset (factor 0) |
+//!
+//! Flags that change the arithmetic: `SMALL_RELATIVE_TO_TIME`, `ACCRUE_ALWAYS`, `NO_NORMAL_ALL`,
+//! `NO_NORMAL_ASSOC`, `NO_NORMAL_PART`, `NO_NORMAL_QOS`, `NO_NORMAL_TRES`. Others are logged as
+//! warnings and ignored; unknown keys and values are logged too.
+//!
+//! `FairShare=parent` is RawShares `0x7FFFFFFF` (Slurm's `SLURMDB_FS_USE_PARENT`).
+
+pub mod factors;
+pub mod fair_tree;
+pub mod settings;
+
+use sluice_sdk::*;
+
+use crate::factors::JobSize;
+use crate::fair_tree::FairTree;
+use crate::settings::Config;
+
+/// Multifactor priority with Fair Tree fairshare.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Multifactor {
+    /// The settings this generation was built with.
+    pub config: Config,
+}
+
+impl FromSettings for Multifactor {
+    fn from_settings(settings: &Settings) -> Self {
+        let (config, warnings) = Config::parse(settings);
+        for w in &warnings {
+            sluice_sdk::log::warn(w);
+        }
+        Multifactor { config }
+    }
+}
+
+impl Multifactor {
+    /// A policy with the given configuration.
+    pub fn new(config: Config) -> Self {
+        Self { config }
+    }
+}
+
+/// Looks an index column entry up in a per-table vector; out of range counts as 0 rather than
+/// trapping, since the host would then discard the whole pass.
+fn at(table: &[f64], i: u32) -> f64 {
+    table.get(i as usize).copied().unwrap_or(0.0)
+}
+
+/// Adds one factor column to the running sum and, when shown, to the breakdown.
+struct Sum {
+    total: Vec<f64>,
+    factors: Vec<Factor>,
+}
+
+impl Sum {
+    fn add(&mut self, name: &str, values: Vec<f64>) {
+        for (t, v) in self.total.iter_mut().zip(&values) {
+            *t += v;
+        }
+        self.factors.push(Factor {
+            name: name.to_string(),
+            values,
+        });
+    }
+}
+
+/// Slurm's final step: below 1 becomes 1 (0 means held), above 32 bits saturates, then truncate.
+fn to_priority(p: f64) -> u32 {
+    if p.is_nan() || p < 1.0 {
+        1
+    } else {
+        p.min(f64::from(u32::MAX)) as u32
+    }
+}
+
+impl PriorityPolicy for Multifactor {
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
+        let c = &self.config;
+        let w = &c.weights;
+        let n = jobs.len();
+        let mut sum = Sum {
+            total: vec![0.0; n],
+            factors: Vec::new(),
+        };
+
+        // Columns are added in the order of Slurm's sum so that rounding matches it.
+        if w.age != 0.0 {
+            let accrue = if c.flags.accrue_always {
+                &jobs.submit_time
+            } else {
+                &jobs.eligible_time
+            };
+            let v = accrue
+                .iter()
+                .map(|&t| w.age * factors::age(ctx.now, t, c.max_age))
+                .collect();
+            sum.add("AGE", v);
+        }
+        if w.assoc != 0.0 {
+            sum.add("ASSOC", vec![0.0; n]);
+        }
+        if w.fairshare != 0.0 {
+            let tree = FairTree::compute(&ctx.associations);
+            let per_assoc: Vec<f64> = (0..ctx.associations.len())
+                .map(|a| w.fairshare * tree.factor(a))
+                .collect();
+            sum.add(
+                "FAIRSHARE",
+                jobs.association
+                    .iter()
+                    .map(|&a| at(&per_assoc, a))
+                    .collect(),
+            );
+        }
+        if w.jobsize != 0.0 {
+            let size = JobSize {
+                cluster_nodes: f64::from(ctx.cluster_nodes),
+                cluster_cpus: f64::from(ctx.cluster_cpus),
+                favor_small: c.favor_small,
+                relative_to_time: c.flags.small_relative_to_time,
+            };
+            let v = (jobs.nodes.iter().zip(&jobs.cpus).zip(&jobs.time_limit))
+                .map(|((&nodes, &cpus), &limit)| w.jobsize * size.factor(nodes, cpus, limit))
+                .collect();
+            sum.add("JOBSIZE", v);
+        }
+        if w.partition != 0.0 {
+            let per_part: Vec<f64> =
+                factors::partition_factors(&ctx.partitions, c.flags.no_normal_part)
+                    .iter()
+                    .map(|f| w.partition * f)
+                    .collect();
+            sum.add(
+                "PARTITION",
+                jobs.partition.iter().map(|&p| at(&per_part, p)).collect(),
+            );
+        }
+        if w.qos != 0.0 {
+            let per_qos: Vec<f64> = factors::qos_factors(&ctx.qos, c.flags.no_normal_qos)
+                .iter()
+                .map(|f| w.qos * f)
+                .collect();
+            sum.add("QOS", jobs.qos.iter().map(|&q| at(&per_qos, q)).collect());
+        }
+        if w.tres.any() {
+            sum.add("TRES", self.tres_column(ctx, jobs));
+        }
+        if jobs.site_factor.iter().any(|&s| s != 0) {
+            sum.add("SITE", jobs.site_factor.iter().map(|&s| s as f64).collect());
+        }
+        if jobs.nice.iter().any(|&s| s != 0) {
+            sum.add("NICE", jobs.nice.iter().map(|&s| -f64::from(s)).collect());
+        }
+
+        let priority = sum.total.iter().map(|&p| to_priority(p)).collect();
+        Priorities {
+            priority,
+            factors: sum.factors,
+        }
+    }
+
+    fn shares(&mut self, ctx: &PriorityContext) -> Vec<Share> {
+        FairTree::compute(&ctx.associations)
+            .standing
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Share {
+                association: i as u32,
+                norm_shares: s.norm_shares,
+                effective_usage: s.effective_usage,
+                fair_share: s.fair_share,
+                level_fs: s.level_fs,
+            })
+            .collect()
+    }
+}
+
+impl Multifactor {
+    /// Σ TRES factor × weight per job, in Slurm's TRES order (cpu, mem, node, gres/gpu).
+    fn tres_column(&self, ctx: &PriorityContext, jobs: &JobTable) -> Vec<f64> {
+        let (t, raw, totals) = (
+            &self.config.weights.tres,
+            self.config.flags.no_normal_tres,
+            &self.config.tres_totals,
+        );
+        let (cpus, nodes) = (f64::from(ctx.cluster_cpus), f64::from(ctx.cluster_nodes));
+        (jobs
+            .cpus
+            .iter()
+            .zip(&jobs.memory_mb)
+            .zip(&jobs.nodes)
+            .zip(&jobs.gpus))
+        .map(|(((&cpu, &mem), &node), &gpu)| {
+            let mut s = 0.0;
+            s += factors::tres(f64::from(cpu), cpus, raw) * t.cpu;
+            s += factors::tres(mem as f64, totals.mem_mb, raw) * t.mem;
+            s += factors::tres(f64::from(node), nodes, raw) * t.node;
+            s += factors::tres(f64::from(gpu), totals.gpus, raw) * t.gpu;
+            s
+        })
+        .collect()
+    }
+}
+
+export_priority!(Multifactor);
