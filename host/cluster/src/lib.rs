@@ -10,6 +10,7 @@ pub mod gres;
 mod hres;
 mod keyvalue;
 pub mod model;
+pub mod slurm_conf;
 mod source;
 pub mod time;
 

@@ -91,6 +91,13 @@ fn parse_range(item: &str, column: usize) -> Result<Numbers, HostlistError> {
         Some((lo, hi)) => (lo, Some(hi)),
         None => (item, None),
     };
+    if lo_text.is_empty() && hi_text.is_some() {
+        return Err(HostlistError::Unexpected {
+            column,
+            found: "-".into(),
+            expected: "a digit (negative numbers are not allowed)",
+        });
+    }
     let lo = parse_bound(lo_text, column)?;
     let hi = match hi_text {
         Some(hi_text) => parse_bound(hi_text, column + lo_text.chars().count() + 1)?,

@@ -1,0 +1,157 @@
+//! `NodeName=` and `PartitionName=` lines, with their `DEFAULT` lines.
+
+use toml::Spanned;
+
+use crate::ConfigError;
+use crate::config::{NodeSpec, PartitionSpec};
+use crate::keyvalue::{Line, Pair};
+use crate::model::{NodeState, TimeLimit};
+
+use super::Importer;
+use super::values::{invalid, limit, number, yes_no};
+
+/// Merges `update` into `defaults`, later keys replacing earlier ones.
+fn merge_defaults(defaults: &mut Vec<Pair>, update: &[Pair]) {
+    for pair in update {
+        defaults.retain(|p| !p.key.eq_ignore_ascii_case(&pair.key));
+        defaults.push(pair.clone());
+    }
+}
+
+/// One `NodeName=` line; `NodeName=DEFAULT` sets defaults for the lines after it.
+pub fn node_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError> {
+    let name = &line.pairs[0];
+    if name.value.eq_ignore_ascii_case("DEFAULT") {
+        merge_defaults(&mut importer.node_defaults, &line.pairs[1..]);
+        return Ok(());
+    }
+    sluice_hostlist::expand(&name.value).map_err(|source| ConfigError::Hostlist {
+        at: name.value_at.clone(),
+        expr: name.value.clone(),
+        source,
+    })?;
+    let mut spec = NodeSpec {
+        node_name: Spanned::new(0..0, name.value.clone()),
+        sockets: 1,
+        cores_per_socket: 1,
+        threads_per_core: 1,
+        cpus: None,
+        real_memory: 1,
+        features: Vec::new(),
+        weight: 1,
+        gres: None,
+        state: NodeState::Unknown,
+        suspend_time: None,
+    };
+    let mut pairs = importer.node_defaults.clone();
+    merge_defaults(&mut pairs, &line.pairs[1..]);
+    let mut sockets_per_board = None;
+    let mut boards = 1u16;
+    let mut sockets_given = false;
+    for pair in &pairs {
+        match pair.key.to_ascii_lowercase().as_str() {
+            "sockets" => {
+                spec.sockets = number(pair)?;
+                sockets_given = true;
+            }
+            "socketsperboard" => sockets_per_board = Some(number::<u16>(pair)?),
+            "boards" => boards = number(pair)?,
+            "corespersocket" => spec.cores_per_socket = number(pair)?,
+            "threadspercore" => spec.threads_per_core = number(pair)?,
+            "cpus" | "procs" => spec.cpus = Some(number(pair)?),
+            "realmemory" => spec.real_memory = number(pair)?,
+            "feature" | "features" => {
+                spec.features = pair
+                    .value
+                    .split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            }
+            "weight" => spec.weight = number(pair)?,
+            "gres" => spec.gres = Some(Spanned::new(0..0, pair.value.clone())),
+            "state" => match NodeState::parse(&pair.value) {
+                Some(state) => spec.state = state,
+                None => importer.skip(
+                    &pair.at,
+                    &pair.key,
+                    format!(
+                        "State={} is not a configurable state here; UNKNOWN is used",
+                        pair.value
+                    ),
+                ),
+            },
+            "suspendtime" => spec.suspend_time = Some(limit(pair, 1)?),
+            _ => importer.skip(
+                &pair.at,
+                &pair.key,
+                "a node key the scheduler does not use (addresses, ports, spec limits, disks …)",
+            ),
+        }
+    }
+    if let (Some(per_board), false) = (sockets_per_board, sockets_given) {
+        spec.sockets = per_board.saturating_mul(boards);
+    }
+    importer.file.nodes.push(spec);
+    Ok(())
+}
+
+/// One `PartitionName=` line; `PartitionName=DEFAULT` sets defaults for the lines after it.
+pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError> {
+    let name = &line.pairs[0];
+    if name.value.eq_ignore_ascii_case("DEFAULT") {
+        merge_defaults(&mut importer.partition_defaults, &line.pairs[1..]);
+        return Ok(());
+    }
+    let mut spec = PartitionSpec {
+        partition_name: Spanned::new(0..0, name.value.clone()),
+        nodes: Spanned::new(0..0, String::new()),
+        priority_tier: 1,
+        priority_job_factor: 1,
+        max_time: TimeLimit::Infinite,
+        default_time: None,
+        default: false,
+        max_nodes: None,
+        suspend_time: None,
+        qos: None,
+    };
+    let mut pairs = importer.partition_defaults.clone();
+    merge_defaults(&mut pairs, &line.pairs[1..]);
+    let mut nodes_given = false;
+    for pair in &pairs {
+        match pair.key.to_ascii_lowercase().as_str() {
+            "nodes" => {
+                if !pair.value.eq_ignore_ascii_case("ALL") {
+                    sluice_hostlist::expand(&pair.value).map_err(|source| ConfigError::Hostlist {
+                        at: pair.value_at.clone(),
+                        expr: pair.value.clone(),
+                        source,
+                    })?;
+                }
+                spec.nodes = Spanned::new(0..0, pair.value.clone());
+                nodes_given = true;
+            }
+            "prioritytier" => spec.priority_tier = number(pair)?,
+            "priorityjobfactor" => spec.priority_job_factor = number(pair)?,
+            // Slurm's old `Priority=` sets both the tier and the job factor.
+            "priority" => {
+                spec.priority_tier = number(pair)?;
+                spec.priority_job_factor = spec.priority_tier;
+            }
+            "maxtime" => spec.max_time = limit(pair, 60)?,
+            "defaulttime" => spec.default_time = Some(limit(pair, 60)?),
+            "default" => spec.default = yes_no(pair)?,
+            "maxnodes" => {
+                spec.max_nodes = if pair.value.eq_ignore_ascii_case("UNLIMITED") { None } else { Some(number(pair)?) }
+            }
+            "suspendtime" => spec.suspend_time = Some(limit(pair, 1)?),
+            "qos" => importer.skip(&pair.at, &pair.key, "QOS live in the accounting database; add a [[qos]] table and QOS key by hand"),
+            _ => importer.skip(&pair.at, &pair.key, "a partition key the scheduler does not model (access control, state, oversubscription …)"),
+        }
+    }
+    if !nodes_given {
+        return Err(invalid(name, "a partition with Nodes="));
+    }
+    importer.file.partitions.push(spec);
+    Ok(())
+}
