@@ -32,4 +32,31 @@ impl<'a> Source<'a> {
             .map_or(from, |i| from + i);
         self.at(offset)
     }
+
+    /// The location of the line assigning `key` (`key =` at the start of a line) within the TOML
+    /// table that contains byte `from`, else of `from`; comments and keys sharing a prefix are skipped.
+    pub fn find_key(&self, key: &str, from: usize) -> Location {
+        let from = from.min(self.text.len());
+        let mut offset = 0;
+        let mut table_lines: Vec<(usize, &str)> = Vec::new();
+        for line in self.text.split_inclusive('\n') {
+            if line.trim_start().starts_with('[') {
+                if offset > from {
+                    break;
+                }
+                table_lines.clear();
+            }
+            table_lines.push((offset, line));
+            offset += line.len();
+        }
+        for (start, line) in table_lines {
+            let indent = line.len() - line.trim_start().len();
+            if let Some(rest) = line.trim_start().strip_prefix(key)
+                && rest.trim_start().starts_with('=')
+            {
+                return self.at(start + indent);
+            }
+        }
+        self.at(from)
+    }
 }

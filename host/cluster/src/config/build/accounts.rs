@@ -86,7 +86,7 @@ pub fn build_associations(
     {
         if !(spec_usage >= 0.0 && spec_usage.is_finite()) {
             return Err(ConfigError::invalid(
-                source.find("RawUsage", spanned.span().start),
+                source.find_key("RawUsage", spanned.span().start),
                 format!("RawUsage = {spec_usage}"),
                 "a finite number of at least 0",
             ));

@@ -68,6 +68,7 @@ fn value_at<T>(source: Source<'_>, spanned: &Spanned<T>) -> Location {
 
 /// Slurm's accepted ranges for the backfill parameters that have them.
 fn check_scheduler(params: &crate::SchedulerParams, source: Source<'_>) -> Result<(), ConfigError> {
+    let table = source.text.find("[scheduler]").unwrap_or(0);
     let checks: [(&str, i128, i128, i128); 5] = [
         ("bf_interval", params.bf_interval.into(), -1, 10_800),
         ("bf_resolution", params.bf_resolution.into(), 1, 3600),
@@ -88,7 +89,7 @@ fn check_scheduler(params: &crate::SchedulerParams, source: Source<'_>) -> Resul
     for (key, value, min, max) in checks {
         if value < min || value > max || (key == "bf_interval" && value == 0) {
             return Err(ConfigError::invalid(
-                source.find(key, 0),
+                source.find_key(key, table),
                 format!("{key} = {value}"),
                 format!(
                     "a value from {min} to {max}{}",
@@ -105,7 +106,7 @@ fn check_scheduler(params: &crate::SchedulerParams, source: Source<'_>) -> Resul
         && !(1..=3600).contains(&max_time)
     {
         return Err(ConfigError::invalid(
-            source.find("bf_max_time", 0),
+            source.find_key("bf_max_time", table),
             format!("bf_max_time = {max_time}"),
             "a value from 1 to 3600",
         ));

@@ -38,7 +38,7 @@ pub fn build_nodes(specs: &[NodeSpec], source: Source<'_>) -> Result<Vec<Node>, 
         ] {
             if value == 0 {
                 return Err(ConfigError::invalid(
-                    source.find(field, spec.node_name.span().start),
+                    source.find_key(field, spec.node_name.span().start),
                     format!("{field} = 0"),
                     "at least 1",
                 ));
@@ -54,7 +54,7 @@ pub fn build_nodes(specs: &[NodeSpec], source: Source<'_>) -> Result<Vec<Node>, 
         let cpus = spec.cpus.unwrap_or(derived);
         if cpus == 0 {
             return Err(ConfigError::invalid(
-                source.find("CPUs", spec.node_name.span().start),
+                source.find_key("CPUs", spec.node_name.span().start),
                 "CPUs = 0",
                 "at least 1",
             ));

@@ -36,7 +36,7 @@ pub fn build_partitions(
             if spec.default {
                 if default_seen {
                     return Err(ConfigError::invalid(
-                        source.find("Default", spec.partition_name.span().start),
+                        source.find_key("Default", spec.partition_name.span().start),
                         format!("a second default partition `{name}`"),
                         "at most one partition with Default = true",
                     ));

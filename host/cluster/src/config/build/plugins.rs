@@ -16,7 +16,7 @@ pub fn resolve_plugins(mut plugins: Plugins, source: Source<'_>) -> Result<Plugi
             && !kind.bundled().contains(&name)
         {
             return Err(ConfigError::invalid(
-                source.find("plugin", section_start),
+                source.find_key("plugin", section_start),
                 format!("{} plugin `{name}`", kind.as_str()),
                 format!(
                     "one of {} or a path ending in .wasm or .so",
@@ -30,7 +30,7 @@ pub fn resolve_plugins(mut plugins: Plugins, source: Source<'_>) -> Result<Plugi
         ] {
             if value == 0 {
                 return Err(ConfigError::invalid(
-                    source.find(key, section_start),
+                    source.find_key(key, section_start),
                     format!("{key} = 0"),
                     "a positive limit",
                 ));

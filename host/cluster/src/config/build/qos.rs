@@ -36,7 +36,7 @@ pub fn build_qos(specs: &[QosSpec], source: Source<'_>) -> Result<Vec<Qos>, Conf
             }
             if !(spec.usage_factor >= 0.0 && spec.usage_factor.is_finite()) {
                 return Err(ConfigError::invalid(
-                    source.find("UsageFactor", spec.name.span().start),
+                    source.find_key("UsageFactor", spec.name.span().start),
                     format!("UsageFactor = {}", spec.usage_factor),
                     "a finite number of at least 0",
                 ));

@@ -1,0 +1,173 @@
+//! The sluice cluster file: defaults, round trips through `to_toml`, and located errors.
+
+use sluice_cluster::{Cluster, NodeState, PluginKind, Source, TimeLimit};
+
+fn load(text: &str) -> Result<Cluster, sluice_cluster::ConfigError> {
+    Cluster::from_toml(Source::new("cluster.toml", text), None)
+}
+
+#[test]
+fn an_almost_empty_file_gets_slurm_defaults() {
+    let cluster = load("[[nodes]]\nNodeName = \"n[1-4]\"\n").unwrap();
+    assert_eq!(cluster.name, "sluice");
+    assert_eq!(cluster.nodes.len(), 4);
+    let node = &cluster.nodes[3];
+    assert_eq!(
+        (
+            node.sockets,
+            node.cores_per_socket,
+            node.threads_per_core,
+            node.cpus
+        ),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(
+        (node.real_memory_mb, node.weight, node.state),
+        (1, 1, NodeState::Unknown)
+    );
+    let s = &cluster.scheduler;
+    assert_eq!(
+        (
+            s.default_queue_depth,
+            s.partition_job_depth,
+            s.sched_interval,
+            s.max_sched_time
+        ),
+        (100, 0, 60, 2)
+    );
+    assert_eq!(
+        (
+            s.bf_interval,
+            s.bf_resolution,
+            s.bf_window,
+            s.bf_max_job_test
+        ),
+        (30, 60, 1440, 500)
+    );
+    assert_eq!(
+        (s.bf_max_job_user, s.bf_max_job_part, s.bf_continue),
+        (0, 0, false)
+    );
+    assert_eq!(s.effective_bf_max_time(), 30);
+    let p = &cluster.priority;
+    assert_eq!((p.priority_weight_age, p.priority_weight_fairshare), (0, 0));
+    assert_eq!(
+        (
+            p.priority_max_age,
+            p.priority_decay_half_life,
+            p.priority_calc_period
+        ),
+        (604_800, 604_800, 300)
+    );
+    assert!(!p.priority_favor_small);
+    let power = &cluster.power;
+    assert_eq!(power.suspend_time, TimeLimit::Infinite);
+    assert_eq!(
+        (
+            power.suspend_timeout,
+            power.resume_timeout,
+            power.resume_rate,
+            power.suspend_rate
+        ),
+        (30, 60, 300, 60)
+    );
+    for kind in PluginKind::ALL {
+        let plugin = cluster.plugins.get(kind);
+        assert_eq!(plugin.plugin, kind.default_plugin());
+        assert_eq!(plugin.memory_limit_mb, 64);
+        assert_eq!(plugin.fuel_per_call, 2_000_000_000);
+    }
+    assert_eq!(cluster.associations.len(), 1, "only root");
+}
+
+#[test]
+fn the_demo_round_trips_through_its_printed_form() {
+    let demo = Cluster::demo();
+    let printed = demo.to_toml();
+    let reloaded = load(&printed).unwrap();
+    assert_eq!(
+        Cluster {
+            hres: Vec::new(),
+            ..demo.clone()
+        },
+        reloaded,
+        "printed:\n{printed}"
+    );
+    assert!(printed.contains("NodeName = \"node[25-32]\""), "{printed}");
+    assert!(
+        printed.contains("bf_max_job_test = 500"),
+        "defaults are written out:\n{printed}"
+    );
+    assert!(printed.contains("File = \"/dev/nvidia[2-3]\""), "{printed}");
+}
+
+#[test]
+fn plugin_settings_stay_a_free_form_table() {
+    let text = "[plugins.priority]\nplugin = \"basic\"\nfuel_per_call = 5\n[plugins.priority.settings]\nfavor = \"small\"\nweights = [1, 2]\n[plugins.selection]\nplugin = \"/opt/site/select.wasm\"\n";
+    let cluster = load(text).unwrap();
+    assert_eq!(cluster.plugins.priority.plugin, "basic");
+    assert_eq!(cluster.plugins.priority.fuel_per_call, 5);
+    assert_eq!(
+        cluster.plugins.priority.settings["favor"].as_str(),
+        Some("small")
+    );
+    assert_eq!(
+        cluster.plugins.selection.source(),
+        sluice_cluster::PluginSource::Wasm("/opt/site/select.wasm")
+    );
+}
+
+#[test]
+fn accounts_form_a_tree_with_users_and_raw_usage() {
+    let cluster = Cluster::demo();
+    let physics = cluster.account_id("physics").unwrap();
+    let astro = cluster.account_id("astro").unwrap();
+    assert_eq!(cluster.associations[astro.index()].parent, Some(physics));
+    let alice = cluster.user_assoc("alice", "physics").unwrap();
+    assert_eq!(cluster.associations[alice.index()].raw_usage, 7_200_000.0);
+    assert!(cluster.associations[alice.index()].is_user());
+    let root_children: Vec<&str> = cluster.associations[0]
+        .children
+        .iter()
+        .map(|c| cluster.associations[c.index()].name())
+        .collect();
+    assert_eq!(root_children, ["physics", "chemistry", "biology"]);
+    let parented = load("[[accounts]]\nAccount = \"a\"\nFairshare = \"parent\"\n").unwrap();
+    assert_eq!(
+        parented.associations[1].shares,
+        sluice_cluster::Shares::Parent
+    );
+}
+
+/// Each fixture starts with `# expect line N column C: words`.
+#[test]
+fn every_bad_cluster_file_is_rejected_where_it_says() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bad_toml");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header = text
+            .lines()
+            .next()
+            .unwrap()
+            .strip_prefix("# expect line ")
+            .unwrap();
+        let (position, words) = header.split_once(": ").unwrap();
+        let (line, column) = position.split_once(" column ").unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let err = Cluster::from_toml(Source::new(&name, &text), None).expect_err(&name);
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("{name}:{line}:{column}: ")),
+            "{message}"
+        );
+        assert!(
+            message.contains(words),
+            "{name}: `{message}` lacks `{words}`"
+        );
+        assert!(!message.ends_with('.'), "{message}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} fixtures");
+}
