@@ -54,6 +54,13 @@ fn main() {
         out.push_str(&format!("    ({p:?}, {:?}),\n", file.display().to_string()));
     }
     out.push_str("];\n");
+    out.push_str("/// The default bundle's components, embedded, as (package name, bytes).\n");
+    out.push_str("pub static EMBEDDED_BUNDLE: &[(&str, &[u8])] = &[\n");
+    for p in plugin_packages(&root.join("plugins")) {
+        let file = wasm_dir.join("wasm32-wasip2/release").join(format!("{}.wasm", p.replace('-', "_")));
+        out.push_str(&format!("    ({p:?}, include_bytes!({:?})),\n", file.display().to_string()));
+    }
+    out.push_str("];\n");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     std::fs::write(out_dir.join("artifacts.rs"), out).unwrap();
 }

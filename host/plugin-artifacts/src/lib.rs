@@ -20,3 +20,8 @@ fn lookup(table: &[(&'static str, &'static str)], name: &str) -> &'static str {
         .map(|(_, p)| *p)
         .unwrap_or_else(|| panic!("no plugin artifact named {name}"))
 }
+
+/// Bytes of the embedded default-bundle component built from package `name`, if it is one.
+pub fn embedded(name: &str) -> Option<&'static [u8]> {
+    EMBEDDED_BUNDLE.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+}

@@ -1,1 +1,20 @@
-//! placeholder
+//! The sluice plugin runtime: loads, sandboxes, caches and hot-swaps policy components.
+
+pub mod backend;
+pub mod error;
+pub mod limits;
+pub mod settings;
+pub mod wasm;
+
+pub use error::{Fault, LoadError};
+pub use limits::Limits;
+pub mod compile;
+pub mod contained;
+pub mod native;
+pub mod slot;
+pub mod loader;
+pub mod policy_set;
+pub mod probe;
+
+pub use loader::{Loaded, Loader, PluginSpec};
+pub use policy_set::PolicySet;

@@ -90,3 +90,15 @@ pub trait GresPolicy {
     /// Environment for a job (or step) on one node.
     fn env(&mut self, alloc: &NodeDevices, step: bool) -> Vec<(String, String)>;
 }
+
+impl<T: GresPolicy + ?Sized> GresPolicy for Box<T> {
+    fn validate(&mut self, nodes: &[GresNodeConfig]) -> Vec<Result<(), String>> {
+        (**self).validate(nodes)
+    }
+    fn pick(&mut self, requests: &[PickRequest]) -> Vec<Vec<u32>> {
+        (**self).pick(requests)
+    }
+    fn env(&mut self, alloc: &NodeDevices, step: bool) -> Vec<(String, String)> {
+        (**self).env(alloc, step)
+    }
+}

@@ -109,3 +109,15 @@ pub trait HresPolicy {
     /// Charges for an allocation on `nodes`, or the reason it does not fit.
     fn charge(&mut self, demands: &[Demand], nodes: &[u32]) -> Result<Vec<Charge>, String>;
 }
+
+impl<T: HresPolicy + ?Sized> HresPolicy for Box<T> {
+    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer]) {
+        (**self).begin_pass(resources, layers)
+    }
+    fn eligible(&mut self, demands: &[Demand], candidates: &[u64]) -> Vec<u64> {
+        (**self).eligible(demands, candidates)
+    }
+    fn charge(&mut self, demands: &[Demand], nodes: &[u32]) -> Result<Vec<Charge>, String> {
+        (**self).charge(demands, nodes)
+    }
+}

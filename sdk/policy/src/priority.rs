@@ -187,3 +187,12 @@ pub trait PriorityPolicy {
         Vec::new()
     }
 }
+
+impl<T: PriorityPolicy + ?Sized> PriorityPolicy for Box<T> {
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
+        (**self).compute(ctx, jobs)
+    }
+    fn shares(&mut self, ctx: &PriorityContext) -> Vec<Share> {
+        (**self).shares(ctx)
+    }
+}

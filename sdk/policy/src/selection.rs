@@ -306,3 +306,15 @@ mod tests {
         }
     }
 }
+
+impl<T: SelectionPolicy + ?Sized> SelectionPolicy for Box<T> {
+    fn begin_pass(&mut self, nodes: &NodeTable) {
+        (**self).begin_pass(nodes)
+    }
+    fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
+        (**self).place(req, mode)
+    }
+    fn release(&mut self, job_id: u32, placement: &Placement) {
+        (**self).release(job_id, placement)
+    }
+}

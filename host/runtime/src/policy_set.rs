@@ -1,0 +1,157 @@
+//! The four plugin slots of a running host, and hot swap: new generations are loaded and
+//! smoke-called off the scheduling path, then published between passes.
+//!
+//! A pass borrows the set mutably from start to end, and [`PolicySet::apply_staged`] also needs
+//! it mutably, so a pass can never see two generations of a kind.
+
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use sluice_policy::PluginKind;
+
+use crate::contained::{GresSlot, HresSlot, PrioritySlot, SelectionSlot};
+use crate::error::LoadError;
+use crate::loader::{Loaded, Loader, PluginSpec};
+use crate::slot::{GenerationStatus, Slot};
+
+/// The plugins one host schedules with.
+pub struct PolicySet {
+    /// Job priority.
+    pub priority: PrioritySlot,
+    /// Node selection.
+    pub selection: SelectionSlot,
+    /// GRES device logic.
+    pub gres: GresSlot,
+    /// HRES mode logic.
+    pub hres: HresSlot,
+    staged_tx: Sender<Result<Loaded, LoadError>>,
+    staged_rx: Receiver<Result<Loaded, LoadError>>,
+}
+
+/// What happened to a staged load when it was applied.
+#[derive(Debug)]
+pub enum SwapOutcome {
+    /// Published as the active generation.
+    Published {
+        /// Kind.
+        kind: PluginKind,
+        /// New generation id.
+        generation: u64,
+    },
+    /// Refused; the previous generation keeps answering.
+    Refused(LoadError),
+}
+
+impl PolicySet {
+    /// Loads one plugin per kind; each falls back to its kind's built-in default.
+    pub fn load(loader: &Loader, specs: &[PluginSpec]) -> Result<Self, LoadError> {
+        let mut active = Vec::new();
+        for kind in PluginKind::ALL {
+            let spec = specs.iter().find(|s| s.kind == kind);
+            let loaded = match spec {
+                Some(spec) => loader.load(spec)?,
+                None => default_of(kind)?,
+            };
+            active.push(loaded);
+        }
+        let mut it = active.into_iter();
+        let (tx, rx) = channel();
+        let fallback = |kind| default_of(kind).expect("the bundle has a default of every kind");
+        Ok(Self {
+            priority: match (it.next(), fallback(PluginKind::Priority)) {
+                (Some(Loaded::Priority(a)), Loaded::Priority(f)) => Slot::new(PluginKind::Priority, a, f),
+                _ => unreachable!("loaded in kind order"),
+            },
+            selection: match (it.next(), fallback(PluginKind::Selection)) {
+                (Some(Loaded::Selection(a)), Loaded::Selection(f)) => SelectionSlot::new(Slot::new(PluginKind::Selection, a, f)),
+                _ => unreachable!("loaded in kind order"),
+            },
+            gres: match (it.next(), fallback(PluginKind::Gres)) {
+                (Some(Loaded::Gres(a)), Loaded::Gres(f)) => Slot::new(PluginKind::Gres, a, f),
+                _ => unreachable!("loaded in kind order"),
+            },
+            hres: match (it.next(), fallback(PluginKind::Hres)) {
+                (Some(Loaded::Hres(a)), Loaded::Hres(f)) => HresSlot::new(Slot::new(PluginKind::Hres, a, f)),
+                _ => unreachable!("loaded in kind order"),
+            },
+            staged_tx: tx,
+            staged_rx: rx,
+        })
+    }
+
+    /// Starts loading `spec` on a background thread; the result is published by the next
+    /// [`PolicySet::apply_staged`] between passes.
+    pub fn stage(&self, loader: &Loader, spec: PluginSpec) -> std::thread::JoinHandle<()> {
+        let (loader, tx) = (loader.clone(), self.staged_tx.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(loader.load(&spec));
+        })
+    }
+
+    /// Publishes every load that finished since the last call. Call it between passes.
+    pub fn apply_staged(&mut self) -> Vec<SwapOutcome> {
+        let mut out = Vec::new();
+        while let Ok(result) = self.staged_rx.try_recv() {
+            out.push(match result {
+                Ok(loaded) => {
+                    let kind = loaded.kind();
+                    SwapOutcome::Published { kind, generation: self.publish(loaded) }
+                }
+                Err(e) => {
+                    tracing::warn!("plugin swap refused, the previous generation keeps running: {e}");
+                    SwapOutcome::Refused(e)
+                }
+            });
+        }
+        out
+    }
+
+    /// Publishes a loaded generation now (the caller is between passes); returns its id.
+    pub fn publish(&mut self, loaded: Loaded) -> u64 {
+        match loaded {
+            Loaded::Priority(g) => {
+                self.priority.publish(g);
+                self.priority.active_id()
+            }
+            Loaded::Selection(g) => {
+                self.selection.slot.publish(g);
+                self.selection.slot.active_id()
+            }
+            Loaded::Gres(g) => {
+                self.gres.publish(g);
+                self.gres.active_id()
+            }
+            Loaded::Hres(g) => {
+                self.hres.slot.publish(g);
+                self.hres.slot.active_id()
+            }
+        }
+    }
+
+    /// Makes the previous generation of `kind` active again.
+    pub fn rollback(&mut self, kind: PluginKind) -> Result<u64, &'static str> {
+        match kind {
+            PluginKind::Priority => self.priority.rollback(),
+            PluginKind::Selection => self.selection.slot.rollback(),
+            PluginKind::Gres => self.gres.rollback(),
+            PluginKind::Hres => self.hres.slot.rollback(),
+        }
+    }
+
+    /// Every generation of every kind.
+    pub fn status(&self) -> Vec<(PluginKind, Vec<GenerationStatus>)> {
+        vec![
+            (PluginKind::Priority, self.priority.status()),
+            (PluginKind::Selection, self.selection.slot.status()),
+            (PluginKind::Gres, self.gres.status()),
+            (PluginKind::Hres, self.hres.slot.status()),
+        ]
+    }
+}
+
+fn default_of(kind: PluginKind) -> Result<Loaded, LoadError> {
+    Loader::default_builtin(kind).ok_or_else(|| LoadError::Unknown {
+        kind: kind.name(),
+        name: "<default>".into(),
+        known: "nothing: the bundle has no policy of this kind".into(),
+    })
+}

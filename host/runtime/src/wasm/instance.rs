@@ -1,0 +1,148 @@
+//! One sandboxed instance of a component: its store, memory cap, fuel budget and host imports.
+//!
+//! A trap poisons a component instance, so after any fault the next call starts from a fresh
+//! store and instance (tens of microseconds with `InstancePre`); policies are stateless between
+//! passes by contract, so nothing is lost.
+
+use sluice_policy::Settings;
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Engine, ResourceLimiter, Store, Trap};
+
+use super::bindings::priority::sluice::policy::host;
+use crate::error::{Fault, LoadError};
+use crate::limits::Limits;
+
+/// What the host keeps per store: the plugin's identity for logs, its settings, the memory cap.
+pub struct HostState {
+    plugin: String,
+    settings: Settings,
+    cap: MemoryCap,
+}
+
+struct MemoryCap {
+    bytes: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        // Refusing the growth (rather than trapping here) lets the guest see an allocation
+        // failure; it then aborts, and the flag tells the fault apart from any other trap.
+        if desired > self.bytes {
+            self.exceeded = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+impl host::Host for HostState {
+    fn log(&mut self, level: host::Level, message: String, fields: Vec<(String, String)>) {
+        let fields: String = fields.iter().map(|(k, v)| format!(" {k}={v}")).collect();
+        let plugin = self.plugin.as_str();
+        match level {
+            host::Level::Error => tracing::error!(plugin, "{message}{fields}"),
+            host::Level::Warn => tracing::warn!(plugin, "{message}{fields}"),
+            host::Level::Info => tracing::info!(plugin, "{message}{fields}"),
+            host::Level::Debug => tracing::debug!(plugin, "{message}{fields}"),
+            host::Level::Trace => tracing::trace!(plugin, "{message}{fields}"),
+        }
+    }
+
+    fn settings(&mut self) -> Vec<host::Setting> {
+        use sluice_policy::SettingValue as V;
+        self.settings
+            .0
+            .iter()
+            .map(|s| host::Setting {
+                key: s.key.clone(),
+                value: match &s.value {
+                    V::Boolean(b) => host::SettingValue::Boolean(*b),
+                    V::Integer(i) => host::SettingValue::Integer(*i),
+                    V::Float(f) => host::SettingValue::Float(*f),
+                    V::Text(t) => host::SettingValue::Text(t.clone()),
+                },
+            })
+            .collect()
+    }
+}
+
+/// A world's generated bindings, as the instance wrapper needs them.
+pub trait World: Sized + Send + 'static {
+    /// The generated pre-instantiated form.
+    type Pre: Clone + Send;
+    /// Links the host imports and pre-instantiates the component.
+    fn pre(linker: &mut Linker<HostState>, component: &Component) -> wasmtime::Result<Self::Pre>;
+    /// Instantiates into a store.
+    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self>;
+}
+
+/// A live instance of a component of world `W`, re-created after any fault.
+pub struct WasmInstance<W: World> {
+    engine: Engine,
+    pre: W::Pre,
+    plugin: String,
+    settings: Settings,
+    limits: Limits,
+    live: Option<(Store<HostState>, W)>,
+}
+
+impl<W: World> WasmInstance<W> {
+    /// Links and pre-instantiates `component`; imports other than `sluice:policy/host` (the
+    /// WASI imports a Rust guest's std pulls in) are linked to traps, so no capability leaks.
+    pub fn new(engine: &Engine, component: &Component, plugin: &str, settings: Settings, limits: Limits) -> Result<Self, LoadError> {
+        let mut linker = Linker::new(engine);
+        let pre = W::pre(&mut linker, component)
+        .map_err(|e| LoadError::Instantiate { origin: plugin.to_string(), reason: format!("{e:#}") })?;
+        let mut instance = Self { engine: engine.clone(), pre, plugin: plugin.to_string(), settings, limits, live: None };
+        instance
+            .ensure_live()
+            .map_err(|f| LoadError::Instantiate { origin: plugin.to_string(), reason: f.to_string() })?;
+        Ok(instance)
+    }
+
+    fn ensure_live(&mut self) -> Result<(), Fault> {
+        if self.live.is_none() {
+            let state = HostState {
+                plugin: self.plugin.clone(),
+                settings: self.settings.clone(),
+                cap: MemoryCap { bytes: self.limits.memory_bytes, exceeded: false },
+            };
+            let mut store = Store::new(&self.engine, state);
+            store.limiter(|s| &mut s.cap);
+            store.set_fuel(self.limits.fuel_per_call).map_err(|e| Fault::Trap(format!("{e:#}")))?;
+            let bindings = W::instantiate(&self.pre, &mut store).map_err(|e| self.classify(&store, e))?;
+            self.live = Some((store, bindings));
+        }
+        Ok(())
+    }
+
+    /// Runs one call with a fresh fuel budget; any error drops the instance and is classified.
+    pub fn call<R>(&mut self, f: impl FnOnce(&W, &mut Store<HostState>) -> wasmtime::Result<R>) -> Result<R, Fault> {
+        self.ensure_live()?;
+        let (store, bindings) = self.live.as_mut().expect("instance is live");
+        store.set_fuel(self.limits.fuel_per_call).map_err(|e| Fault::Trap(format!("{e:#}")))?;
+        store.data_mut().cap.exceeded = false;
+        match f(bindings, store) {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                let (store, _) = self.live.take().expect("instance is live");
+                Err(self.classify(&store, e))
+            }
+        }
+    }
+
+    fn classify(&self, store: &Store<HostState>, e: wasmtime::Error) -> Fault {
+        if store.data().cap.exceeded {
+            return Fault::Memory(self.limits.memory_bytes);
+        }
+        if e.downcast_ref::<Trap>() == Some(&Trap::OutOfFuel) {
+            return Fault::Budget(self.limits.fuel_per_call);
+        }
+        Fault::Trap(format!("{e:#}").replace('\n', " "))
+    }
+}

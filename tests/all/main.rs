@@ -1,0 +1,11 @@
+//! One test binary for every cross-crate test, so the workspace links wasmtime into a single
+//! test executable instead of one per file.
+
+mod support;
+
+mod bundle_conformance;
+mod runtime_cache;
+mod runtime_containment;
+mod runtime_hot_swap;
+mod runtime_loading;
+mod runtime_native;

@@ -1,0 +1,1 @@
+//! Cross-crate tests of sluice live in `all/`, one test binary as wasmtime does it.
