@@ -67,6 +67,17 @@ struct Run {
     taken: bool,
 }
 
+/// How one pass of the search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// The need is met.
+    Fit,
+    /// The node limit was reached first.
+    Capped,
+    /// The usable nodes are not enough.
+    Short,
+}
+
 /// Reusable buffers of the search, so that a placement allocates nothing once they have grown.
 #[derive(Debug, Default)]
 pub struct Search {
@@ -82,6 +93,11 @@ impl Search {
     /// full), so full nodes are skipped 64 at a time; `slots(n)` gives the task slots node `n`
     /// offers this job, 0 when it cannot take it. Returns whether the need is met, with the
     /// nodes in [`Search::chosen`].
+    ///
+    /// Slurm's greedy order can spend a job's node limit on small runs (a lower weight wins even
+    /// when insufficient). When that happens the search is repeated over nodes offering at
+    /// least tasks / max-nodes slots, where any max-nodes of them are enough: a job that fits
+    /// within its node limit is never refused for the order it was tried in.
     pub fn best_fit(
         &mut self,
         tiers: &Tiers,
@@ -89,12 +105,32 @@ impl Search {
         slots: impl Fn(u32) -> u32,
         need: Need,
     ) -> bool {
+        match self.attempt(tiers, &open, &slots, need) {
+            Outcome::Fit => true,
+            Outcome::Short => false,
+            Outcome::Capped => {
+                let max_nodes = need.max_nodes.max(need.min_nodes).max(1) as u64;
+                let floor = need.slots.div_ceil(max_nodes).max(1);
+                let big_enough = |n| Some(slots(n)).filter(|&s| s as u64 >= floor).unwrap_or(0);
+                self.attempt(tiers, &open, &big_enough, need) == Outcome::Fit
+            }
+        }
+    }
+
+    /// One pass of the best fit over all tiers.
+    fn attempt(
+        &mut self,
+        tiers: &Tiers,
+        open: &impl Fn(usize) -> u64,
+        slots: &impl Fn(u32) -> u32,
+        need: Need,
+    ) -> Outcome {
         self.chosen.clear();
         let min_nodes = need.min_nodes.max(1);
         let max_nodes = need.max_nodes.max(min_nodes);
         let mut got = 0u64;
         for tier in &tiers.tiers {
-            self.collect_runs(tier, &open, &slots);
+            self.collect_runs(tier, open, slots);
             loop {
                 let rem_slots = need.slots.saturating_sub(got);
                 let rem_nodes = min_nodes.saturating_sub(self.chosen.len() as u32);
@@ -109,15 +145,15 @@ impl Search {
                     got += s as u64;
                     if got >= need.slots && self.chosen.len() as u32 >= min_nodes {
                         self.chosen.sort_unstable();
-                        return true;
+                        return Outcome::Fit;
                     }
                     if self.chosen.len() as u32 >= max_nodes {
-                        return false;
+                        return Outcome::Capped;
                     }
                 }
             }
         }
-        false
+        Outcome::Short
     }
 
     /// Gathers the tier's runs of consecutive nodes that can take the job.
@@ -163,11 +199,12 @@ impl Search {
             let sufficient = run.slots >= rem_slots && run.nodes >= rem_nodes;
             let better = match best {
                 None => true,
-                Some((_, best_sufficient, best_slots)) => {
-                    (sufficient && !best_sufficient)
-                        || (sufficient && best_sufficient && run.slots < best_slots)
-                        || (!sufficient && !best_sufficient && run.slots > best_slots)
-                }
+                Some((_, best_sufficient, best_slots)) => match (sufficient, best_sufficient) {
+                    (true, false) => true,
+                    (true, true) => run.slots < best_slots,
+                    (false, false) => run.slots > best_slots,
+                    (false, true) => false,
+                },
             };
             if better {
                 best = Some((i, sufficient, run.slots));

@@ -92,6 +92,14 @@ fn largest_insufficient_run_first_then_tightest_rest() {
 }
 
 #[test]
+fn a_node_limit_is_not_spent_on_a_preferred_but_small_node() {
+    let mut t = table(&[2, 8]);
+    t.weight = vec![1, 2];
+    assert_eq!(place(&t, &job(1, 6, 1, 1, 2)).unwrap().nodes, vec![1]);
+    assert_eq!(place(&t, &job(2, 10, 1, 2, 2)).unwrap().nodes, vec![0, 1]);
+}
+
+#[test]
 fn node_limits_are_respected() {
     let t = table(&[8; 6]);
     let p = place(&t, &job(1, 3, 3, 3, 6)).unwrap();

@@ -1,0 +1,134 @@
+//! Properties over random tables and queues: the host's checks always pass, test mode agrees with
+//! allocate mode, and a one-node job is refused only when no candidate can hold it.
+
+use proptest::prelude::*;
+use sluice_plugin_select_cons_tres::ConsTres;
+use sluice_sdk::testing::allocate_all;
+use sluice_sdk::*;
+
+fn node() -> impl Strategy<Value = (u32, u32, u64, u64, u32, Power, u32, u32)> {
+    (
+        1u32..16,
+        0u32..=100,
+        100u64..1000,
+        0u64..=100,
+        1u32..3,
+        0u8..3,
+        0u32..4,
+        0u32..=100,
+    )
+        .prop_map(
+            |(cpus, free_pct, mem, mem_pct, weight, power, gres, gres_pct)| {
+                let power = [Power::Up, Power::PoweringUp, Power::PoweredDown][power as usize];
+                let free = if free_pct > 50 {
+                    cpus
+                } else {
+                    cpus * free_pct / 50
+                };
+                let free_mem = if free == cpus {
+                    mem
+                } else {
+                    mem * mem_pct / 100
+                };
+                (
+                    cpus,
+                    free,
+                    mem,
+                    free_mem,
+                    weight,
+                    power,
+                    gres,
+                    gres * gres_pct / 100,
+                )
+            },
+        )
+}
+
+fn table() -> impl Strategy<Value = NodeTable> {
+    proptest::collection::vec(node(), 1..40).prop_map(|nodes| {
+        let mut t = NodeTable {
+            gres_kinds: vec!["gpu".into()],
+            ..Default::default()
+        };
+        for (cpus, free, mem, free_mem, weight, power, gres, gres_free) in nodes {
+            t.cpus.push(cpus);
+            t.free_cpus.push(free);
+            t.memory_mb.push(mem);
+            t.free_memory_mb.push(free_mem);
+            t.weight.push(weight);
+            t.power.push(power);
+            t.gres_total.push(gres);
+            t.gres_free.push(gres_free);
+        }
+        t
+    })
+}
+
+fn request() -> impl Strategy<Value = JobRequest> {
+    (
+        1u32..24,
+        1u32..3,
+        1u32..4,
+        0u32..3,
+        0u64..600,
+        0u32..3,
+        0u8..10,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(tasks, cpt, min, spread, mem, gres, exclusive, candidates)| JobRequest {
+                job_id: 1,
+                min_nodes: min,
+                max_nodes: min + spread,
+                tasks,
+                cpus_per_task: cpt,
+                memory_per_node_mb: mem,
+                gres_per_node: if gres > 0 { vec![(0, gres)] } else { vec![] },
+                exclusive: exclusive == 0,
+                candidates: vec![candidates | 1],
+            },
+        )
+}
+
+/// Whether node `n` alone can hold a one-node job.
+fn holds(t: &NodeTable, req: &JobRequest, n: usize) -> bool {
+    let need = req.tasks * req.cpus_per_task;
+    let idle = t.free_cpus[n] == t.cpus[n] && t.free_memory_mb[n] == t.memory_mb[n];
+    let cpus_ok = if req.exclusive {
+        idle && t.cpus[n] >= need
+    } else {
+        t.free_cpus[n] >= need
+    };
+    let gres = req.gres_per_node.first().map_or(0, |g| g.1);
+    NodeBitmap::from_words(req.candidates.clone()).contains(n as u32)
+        && cpus_ok
+        && t.free_memory_mb[n] >= req.memory_per_node_mb
+        && t.gres_free[n] >= gres
+}
+
+proptest! {
+    #[test]
+    fn a_queue_never_breaks_the_contract(t in table(), queue in proptest::collection::vec(request(), 1..30)) {
+        allocate_all(&mut ConsTres::default(), &t, &queue);
+    }
+
+    #[test]
+    fn test_mode_agrees_with_allocate_mode(t in table(), queue in proptest::collection::vec(request(), 1..20)) {
+        let mut policy = ConsTres::default();
+        policy.begin_pass(&t);
+        for req in &queue {
+            let tested = policy.place(req, PlaceMode::Test);
+            prop_assert_eq!(tested, policy.place(req, PlaceMode::Allocate));
+        }
+    }
+
+    #[test]
+    fn a_one_node_job_fits_iff_some_candidate_holds_it(t in table(), mut req in request()) {
+        req.min_nodes = 1;
+        req.max_nodes = 1;
+        let mut policy = ConsTres::default();
+        policy.begin_pass(&t);
+        let expected = (0..t.len()).any(|n| holds(&t, &req, n));
+        prop_assert_eq!(policy.place(&req, PlaceMode::Test).is_some(), expected);
+    }
+}
