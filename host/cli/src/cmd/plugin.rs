@@ -1,10 +1,155 @@
-//! `sluice plugin`: not built yet.
+//! `sluice plugin`: scaffold, check, conformance-test and benchmark policy plugins.
+
+mod bench;
+mod scaffold;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use sluice_policy::PluginKind;
+use sluice_runtime::{Limits, Loader, PluginSpec, probe};
 
 /// Arguments of `sluice plugin`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Scaffold a buildable plugin crate (kinds: priority, selection).
+    New {
+        /// Plugin kind.
+        kind: String,
+        /// Crate name.
+        name: String,
+        /// Parent folder for the crate (default: the current folder).
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Report a component's kind, WIT version and exports, and smoke-call it.
+    Check {
+        /// The component (.wasm) or native library.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the conformance cases the default plugins pass against a plugin.
+    Test {
+        /// The component (.wasm) or native library.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time priority and selection passes, WebAssembly against the native build of the same policy.
+    Bench(bench::Args),
+}
 
 /// Runs `sluice plugin`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("sluice plugin is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        Command::New { kind, name, dir } => scaffold::new(&kind, &name, &dir),
+        Command::Check { file, json } => check(&file, json),
+        Command::Test { file, json } => test(&file, json),
+        Command::Bench(args) => bench::run(args),
+    }
+}
+
+/// The loader every command uses: components compiled once and cached per user.
+pub fn loader() -> Loader {
+    Loader::new(sluice_runtime::compile::WasmEngine::new(Some(cache_dir())))
+}
+
+/// Where compiled components are cached: `SLUICE_CACHE_DIR`, else `$XDG_CACHE_HOME/sluice`,
+/// else `~/.cache/sluice`, else a folder under the system's temporary directory.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SLUICE_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("sluice").join("components")
+}
+
+/// Finds the kind of a plugin file by trying each; the error of the closest match is returned.
+fn load_any(file: &Path) -> anyhow::Result<sluice_runtime::Loaded> {
+    let plugin = file.to_str().context("plugin path is not UTF-8")?.to_string();
+    if !file.exists() {
+        bail!("{}: no such file; pass the path of a .wasm component or a native plugin library", file.display());
+    }
+    let loader = loader();
+    let mut first_error = None;
+    for kind in PluginKind::ALL {
+        let spec = PluginSpec { kind, plugin: plugin.clone(), settings: Default::default(), limits: Limits::default() };
+        match loader.load(&spec) {
+            Ok(loaded) => return Ok(loaded),
+            // A world mismatch means "try the next kind"; anything else is the real answer.
+            Err(sluice_runtime::LoadError::World { .. }) | Err(sluice_runtime::LoadError::Native { .. })
+                if first_error.is_some() => {}
+            Err(e @ sluice_runtime::LoadError::World { .. }) => first_error = Some(e),
+            Err(e @ sluice_runtime::LoadError::Native { .. }) if e.to_string().contains("expected") => first_error = Some(e),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(first_error.map(anyhow::Error::from).unwrap_or_else(|| anyhow::anyhow!("not a sluice plugin")))
+}
+
+fn check(file: &Path, json: bool) -> anyhow::Result<()> {
+    let loaded = load_any(file)?;
+    let kind = loaded.kind();
+    let exports = format!("sluice:policy/{}@{}", kind.name(), sluice_policy::WIT_VERSION);
+    if json {
+        let out = serde_json::json!({
+            "file": file.display().to_string(),
+            "kind": kind.name(),
+            "world": kind.world(),
+            "wit_version": sluice_policy::WIT_VERSION,
+            "exports": [exports],
+            "smoke_call": "ok",
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("file:        {}", file.display());
+        println!("kind:        {kind}");
+        println!("world:       {}", kind.world());
+        println!("wit version: {}", sluice_policy::WIT_VERSION);
+        println!("exports:     {exports}");
+        println!("smoke call:  ok");
+    }
+    Ok(())
+}
+
+fn test(file: &Path, json: bool) -> anyhow::Result<()> {
+    let loaded = load_any(file)?;
+    let kind = loaded.kind();
+    let (cases, faults) = probe::conformance(loaded);
+    let failed = cases.iter().filter(|c| c.outcome.is_err()).count();
+    if json {
+        let cases: Vec<_> = cases
+            .iter()
+            .map(|c| serde_json::json!({"case": c.name, "ok": c.outcome.is_ok(), "error": c.outcome.as_ref().err()}))
+            .collect();
+        let faults: Vec<String> = faults.iter().map(|f| f.to_string()).collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"kind": kind.name(), "cases": cases, "faults": faults}))?);
+    } else {
+        for c in &cases {
+            match &c.outcome {
+                Ok(()) => println!("ok      {}", c.name),
+                Err(e) => println!("FAILED  {}: {e}", c.name),
+            }
+        }
+        for f in &faults {
+            println!("fault   {f}");
+        }
+        println!("{} {kind} cases, {} passed, {failed} failed", cases.len(), cases.len() - failed);
+    }
+    if failed > 0 {
+        bail!("{failed} conformance case(s) failed");
+    }
+    Ok(())
 }

@@ -1,0 +1,129 @@
+//! `sluice plugin bench`: one priority pass and one selection pass, the bundle's components
+//! against the same policies linked in natively, timed in the same process and reported as
+//! ratios (absolute times depend on the machine; ratios much less).
+
+use std::time::{Duration, Instant};
+
+use sluice_policy::{PlaceMode, PluginKind, fixtures};
+use sluice_runtime::{Limits, Loaded, Loader, PluginSpec};
+
+/// Arguments of `sluice plugin bench`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Pending jobs in the priority pass and job requests in the selection pass.
+    #[arg(long, default_value_t = 100_000)]
+    jobs: usize,
+    /// Nodes in the selection pass.
+    #[arg(long, default_value_t = 10_000)]
+    nodes: usize,
+    /// Timed rounds per measurement (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Priority policy of the bundle to time.
+    #[arg(long, default_value = "multifactor")]
+    priority: String,
+    /// Selection policy of the bundle to time.
+    #[arg(long, default_value = "cons_tres")]
+    selection: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+struct Row {
+    what: String,
+    wasm: Duration,
+    native: Duration,
+}
+
+/// Runs the benchmark.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if cfg!(debug_assertions) {
+        eprintln!("warning: this is a debug build of sluice; run `cargo run --release -- plugin bench` for meaningful figures");
+    }
+    let loader = super::loader();
+    let limits = Limits { memory_bytes: 2 << 30, fuel_per_call: u64::MAX / 4 };
+    let load = |kind, name: &str| -> anyhow::Result<(Loaded, Loaded)> {
+        let spec = PluginSpec { kind, plugin: name.to_string(), settings: Default::default(), limits };
+        Ok((loader.load(&spec)?, Loader::builtin(kind, name, &Default::default())?))
+    };
+    let mut rows = Vec::new();
+
+    let ctx = fixtures::priority_context(1_700_000_000, args.nodes as u32, 20, 10);
+    let jobs = fixtures::job_table(&ctx, args.jobs, 42);
+    if let (Loaded::Priority(mut wasm), Loaded::Priority(mut native)) = load(PluginKind::Priority, &args.priority)? {
+        let w = median(args.rounds, || {
+            wasm.backend.compute(&ctx, &jobs).expect("wasm priority pass");
+        });
+        let n = median(args.rounds, || {
+            native.backend.compute(&ctx, &jobs).expect("native priority pass");
+        });
+        rows.push(Row { what: format!("priority/{} pass, {} jobs", args.priority, args.jobs), wasm: w, native: n });
+    }
+
+    let table = fixtures::node_table(args.nodes);
+    let requests = fixtures::job_requests(args.nodes, args.jobs, 43);
+    if let (Loaded::Selection(mut wasm), Loaded::Selection(mut native)) = load(PluginKind::Selection, &args.selection)? {
+        let mut placed = [0usize; 2];
+        let mut pass = |b: &mut dyn sluice_runtime::backend::SelectionBackend, slot: usize| {
+            b.begin_pass(&table).expect("begin pass");
+            placed[slot] = requests
+                .iter()
+                .filter(|r| b.place(r, PlaceMode::Allocate).expect("place").is_some())
+                .count();
+        };
+        let w = median(args.rounds, || pass(&mut *wasm.backend, 0));
+        let n = median(args.rounds, || pass(&mut *native.backend, 1));
+        anyhow::ensure!(placed[0] == placed[1], "wasm placed {} jobs, native {}: the builds disagree", placed[0], placed[1]);
+        rows.push(Row {
+            what: format!("selection/{} pass, {} nodes, {} requests ({} placed)", args.selection, args.nodes, args.jobs, placed[0]),
+            wasm: w,
+            native: n,
+        });
+        let w = median(args.rounds, || wasm.backend.begin_pass(&table).expect("begin pass"));
+        let n = median(args.rounds, || native.backend.begin_pass(&table).expect("begin pass"));
+        rows.push(Row { what: format!("selection/{} begin-pass only, {} nodes", args.selection, args.nodes), wasm: w, native: n });
+    }
+
+    if args.json {
+        let out: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "what": r.what,
+                    "wasm_ms": ms(r.wasm),
+                    "native_ms": ms(r.native),
+                    "ratio": ratio(r),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("{:<72} {:>11} {:>11} {:>7}", "measurement (median)", "wasm ms", "native ms", "ratio");
+        for r in &rows {
+            println!("{:<72} {:>11.3} {:>11.3} {:>6.2}x", r.what, ms(r.wasm), ms(r.native), ratio(r));
+        }
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn ratio(r: &Row) -> f64 {
+    r.wasm.as_secs_f64() / r.native.as_secs_f64().max(1e-12)
+}
+
+fn median(rounds: usize, mut f: impl FnMut()) -> Duration {
+    f(); // warm-up: first-call instantiation and caches are not what a pass costs
+    let mut times: Vec<Duration> = (0..rounds.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
