@@ -48,12 +48,12 @@ impl fmt::Display for Location {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("{file}:1:1: cannot read the file ({source}), expected a readable file")]
+    #[error("{file}:1:1: found a file that cannot be read ({error}), expected a readable file")]
     Io {
         /// The path.
         file: String,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error, kept out of the source chain so it is reported once.
+        error: std::io::Error,
     },
     /// The file's syntax or schema is wrong (bad TOML/YAML, unknown key, wrong type).
     #[error("{at}: {message}")]

@@ -65,8 +65,8 @@ impl Cluster {
 }
 
 fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+    std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
         file: path.display().to_string(),
-        source,
+        error,
     })
 }

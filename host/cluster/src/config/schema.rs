@@ -54,22 +54,22 @@ pub struct ConfigFile {
     #[serde(default)]
     pub plugins: Plugins,
     /// `[[nodes]]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeSpec>,
     /// `[[gres]]`: gres.conf lines giving device detail.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gres: Vec<GresTable>,
     /// `[[partitions]]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<PartitionSpec>,
     /// `[[qos]]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub qos: Vec<QosSpec>,
     /// `[[accounts]]`; `root` is implicit.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accounts: Vec<AccountSpec>,
     /// `[[users]]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub users: Vec<UserSpec>,
 }
 
