@@ -171,3 +171,18 @@ fn every_bad_cluster_file_is_rejected_where_it_says() {
     }
     assert!(checked >= 10, "only {checked} fixtures");
 }
+
+#[test]
+fn load_reads_the_hres_file_next_to_the_cluster_file_and_fails_without_side_effects() {
+    let dir = std::env::temp_dir().join(format!("sluice-cluster-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (toml, yaml) = Cluster::demo_sources();
+    std::fs::write(dir.join("cluster.toml"), toml).unwrap();
+    std::fs::write(dir.join("resources.yaml"), yaml).unwrap();
+    let loaded = Cluster::load(&dir.join("cluster.toml")).unwrap();
+    assert_eq!(loaded, Cluster::demo());
+    std::fs::write(dir.join("resources.yaml"), "- resource: x\n  mode: MODE_9\n  layers: []\n").unwrap();
+    let err = Cluster::load(&dir.join("cluster.toml")).unwrap_err();
+    assert!(err.to_string().contains("resources.yaml:2:3: found mode `MODE_9`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
