@@ -1,0 +1,190 @@
+//! Backfill's node-space map: time slices in order, each with the nodes not yet promised to a
+//! higher-priority job and the licenses/HRES those jobs hold (Slurm's `node_space_map_t`).
+
+use sluice_policy::NodeBitmap;
+
+/// The map reached `bf_node_space_size` records (Slurm's `BF_EXIT_TABLE_LIMIT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("node space map is full")]
+pub struct TableFull;
+
+/// One time slice `[begin, end)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slice {
+    /// Start, Unix seconds.
+    pub begin: i64,
+    /// End, Unix seconds.
+    pub end: i64,
+    /// Nodes still free of reservations during the slice.
+    pub avail: NodeBitmap,
+    /// Licenses held by planned jobs during the slice, per license.
+    pub licenses: Vec<i64>,
+    /// HRES held by planned jobs during the slice, per layer.
+    pub hres: Vec<i64>,
+}
+
+impl Slice {
+    fn same_content(&self, other: &Slice) -> bool {
+        self.avail == other.avail && self.licenses == other.licenses && self.hres == other.hres
+    }
+}
+
+/// Slices covering `[begin, end)` contiguously, in time order.
+#[derive(Clone, Debug)]
+pub struct NodeSpaceMap {
+    slices: Vec<Slice>,
+    max_records: usize,
+}
+
+impl NodeSpaceMap {
+    /// One slice over the whole window with every node of `avail` free.
+    pub fn new(begin: i64, end: i64, avail: NodeBitmap, licenses: usize, layers: usize, max_records: usize) -> Self {
+        Self {
+            slices: vec![Slice { begin, end: end.max(begin + 1), avail, licenses: vec![0; licenses], hres: vec![0; layers] }],
+            max_records: max_records.max(2),
+        }
+    }
+
+    /// The slices, in time order.
+    pub fn slices(&self) -> &[Slice] {
+        &self.slices
+    }
+
+    /// End of the window.
+    pub fn end(&self) -> i64 {
+        self.slices.last().map_or(0, |s| s.end)
+    }
+
+    /// Nodes free of reservations during all of `[from, to)`; beyond the window nothing is reserved.
+    pub fn avail_between(&self, from: i64, to: i64) -> NodeBitmap {
+        let mut out: Option<NodeBitmap> = None;
+        for s in self.slices.iter().filter(|s| s.begin < to && from < s.end) {
+            match &mut out {
+                None => out = Some(s.avail.clone()),
+                Some(o) => o.intersect_with(&s.avail),
+            }
+        }
+        out.unwrap_or_else(|| self.slices[0].avail.clone().tap_full())
+    }
+
+    /// The most of each license planned jobs hold at any moment of `[from, to)`.
+    pub fn licenses_between(&self, from: i64, to: i64) -> Vec<i64> {
+        self.max_between(from, to, |s| &s.licenses)
+    }
+
+    /// The most of each HRES layer planned jobs hold at any moment of `[from, to)`.
+    pub fn hres_between(&self, from: i64, to: i64) -> Vec<i64> {
+        self.max_between(from, to, |s| &s.hres)
+    }
+
+    fn max_between(&self, from: i64, to: i64, col: impl Fn(&Slice) -> &Vec<i64>) -> Vec<i64> {
+        let mut out = vec![0; col(&self.slices[0]).len()];
+        for s in self.slices.iter().filter(|s| s.begin < to && from < s.end) {
+            for (o, v) in out.iter_mut().zip(col(s)) {
+                *o = (*o).max(*v);
+            }
+        }
+        out
+    }
+
+    /// Slice starts after `from`: the times when what is reserved changes.
+    pub fn boundaries_after(&self, from: i64) -> impl Iterator<Item = i64> + '_ {
+        self.slices.iter().map(|s| s.begin).chain(std::iter::once(self.end())).filter(move |t| *t > from)
+    }
+
+    fn split_at(&mut self, t: i64) -> Result<(), TableFull> {
+        let Some(i) = self.slices.iter().position(|s| s.begin < t && t < s.end) else { return Ok(()) };
+        if self.slices.len() >= self.max_records {
+            return Err(TableFull);
+        }
+        let mut tail = self.slices[i].clone();
+        tail.begin = t;
+        self.slices[i].end = t;
+        self.slices.insert(i + 1, tail);
+        Ok(())
+    }
+
+    /// Reserves `nodes` and the given license/HRES amounts over `[from, to)` (`_add_reservation`):
+    /// splits slices at both ends, takes the nodes out of every slice in between, then merges
+    /// neighbours that became identical.
+    pub fn add_reservation(
+        &mut self,
+        from: i64,
+        to: i64,
+        nodes: &NodeBitmap,
+        licenses: &[(usize, i64)],
+        hres: &[(usize, i64)],
+    ) -> Result<(), TableFull> {
+        let from = from.max(self.slices[0].begin);
+        let to = to.min(self.end());
+        if from >= to {
+            return Ok(());
+        }
+        self.split_at(from)?;
+        self.split_at(to)?;
+        for s in self.slices.iter_mut().filter(|s| from <= s.begin && s.end <= to) {
+            crate::main_loop::subtract(&mut s.avail, nodes);
+            for &(i, c) in licenses {
+                s.licenses[i] += c;
+            }
+            for &(i, c) in hres {
+                s.hres[i] += c;
+            }
+        }
+        let mut merged: Vec<Slice> = Vec::with_capacity(self.slices.len());
+        for s in self.slices.drain(..) {
+            match merged.last_mut() {
+                Some(prev) if prev.same_content(&s) => prev.end = s.end,
+                _ => merged.push(s),
+            }
+        }
+        self.slices = merged;
+        Ok(())
+    }
+}
+
+trait TapFull {
+    fn tap_full(self) -> Self;
+}
+
+impl TapFull for NodeBitmap {
+    /// Beyond the window every node counts as free: all bits of the word range set.
+    fn tap_full(mut self) -> Self {
+        for w in &mut self.words {
+            *w = u64::MAX;
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes(list: &[u32]) -> NodeBitmap {
+        list.iter().copied().collect()
+    }
+
+    #[test]
+    fn reservations_split_and_merge() {
+        let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 1, 0, 100);
+        m.add_reservation(100, 200, &nodes(&[0, 1]), &[(0, 2)], &[]).unwrap();
+        assert_eq!(m.slices().len(), 3);
+        assert_eq!(m.avail_between(0, 100).len(), 4);
+        assert_eq!(m.avail_between(50, 150).iter().collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(m.licenses_between(150, 160), vec![2]);
+        assert_eq!(m.licenses_between(200, 300), vec![0]);
+        // An identical neighbouring reservation merges into one slice.
+        m.add_reservation(200, 300, &nodes(&[0, 1]), &[(0, 2)], &[]).unwrap();
+        assert_eq!(m.slices().len(), 3);
+        assert_eq!(m.slices()[1].begin, 100);
+        assert_eq!(m.slices()[1].end, 300);
+    }
+
+    #[test]
+    fn table_limit_is_enforced() {
+        let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 0, 0, 3);
+        m.add_reservation(100, 200, &nodes(&[0]), &[], &[]).unwrap();
+        assert_eq!(m.add_reservation(400, 500, &nodes(&[1]), &[], &[]), Err(TableFull));
+    }
+}

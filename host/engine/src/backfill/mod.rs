@@ -1,0 +1,371 @@
+//! Backfill (`_attempt_backfill`): in queue order, start what fits without delaying the planned
+//! start of any higher-priority job, and plan (reserve whole nodes for) the jobs that cannot start.
+//! The same machinery runs EASY (one reservation) and conservative (all, no limits) backfilling.
+
+pub mod map;
+
+use std::collections::HashMap;
+
+use sluice_policy::{Charge, NodeBitmap, hres::check_charges};
+
+use crate::engine::{Engine, Loop, PassStats, SchedulerKind};
+use crate::job::{JobId, Reason, plan_limit};
+use crate::main_loop::{Plan, subtract};
+use crate::queue::QueueRecord;
+use map::NodeSpaceMap;
+
+/// Conservative backfilling plans this far ahead, whatever bf_window says.
+const CONSERVATIVE_WINDOW: i64 = 10 * 365 * 86_400;
+
+/// A planned start: when, on which nodes, and what it holds.
+#[derive(Clone, Debug)]
+struct WillRun {
+    start: i64,
+    nodes: NodeBitmap,
+    licenses: Vec<(usize, i64)>,
+    hres: Vec<(usize, i64)>,
+}
+
+/// What running jobs hold and when they give it back, for planning.
+struct Releases {
+    /// Per node: when every job on it will have ended.
+    node_free_at: Vec<i64>,
+    /// (end, license, count) of running jobs.
+    licenses: Vec<(i64, usize, i64)>,
+    /// (end, layer, amount) of running jobs.
+    hres: Vec<(i64, usize, i64)>,
+}
+
+fn floor_to(t: i64, res: i64) -> i64 {
+    t.div_euclid(res) * res
+}
+
+fn ceil_to(t: i64, res: i64) -> i64 {
+    (t + res - 1).div_euclid(res) * res
+}
+
+impl Engine {
+    fn releases(&self, now: i64) -> Releases {
+        let mut out = Releases { node_free_at: vec![now; self.nodes.len()], licenses: Vec::new(), hres: Vec::new() };
+        for id in &self.running {
+            let job = &self.jobs[id];
+            let Some(alloc) = &job.alloc else { continue };
+            let end = job
+                .end_time
+                .unwrap_or_else(|| job.start_time.unwrap_or(now) + plan_limit(job.time_limit) as i64)
+                .max(now);
+            for &n in &alloc.placement.nodes {
+                let slot = &mut out.node_free_at[n as usize];
+                *slot = (*slot).max(end);
+            }
+            out.licenses.extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
+            out.hres.extend(alloc.hres.iter().map(|c| (end, c.layer as usize, c.amount)));
+        }
+        out
+    }
+
+    /// One backfill pass with the configured scheduler kind.
+    pub(crate) fn run_backfill_pass(&mut self) {
+        let now = self.clock.now();
+        let started_at = self.clock.micros();
+        let params = self.config.params.clone();
+        let kind = self.config.scheduler;
+        let limited = kind == SchedulerKind::Backfill;
+        let mut stats = PassStats::default();
+        let Some(records) = self.build_queue(now) else {
+            stats.stopped_by = Some("priority answer refused");
+            self.last_backfill_stats = stats;
+            return;
+        };
+        stats.queued = records.len();
+        self.policies.selection.begin_pass(self.nodes.table());
+
+        let res = params.bf_resolution.max(1) as i64;
+        let window_end = if kind == SchedulerKind::Conservative {
+            now + CONSERVATIVE_WINDOW
+        } else {
+            now + params.bf_window as i64 * 60
+        };
+        let max_records = if limited { params.effective_bf_node_space_size() as usize } else { usize::MAX };
+        let mut map = NodeSpaceMap::new(
+            floor_to(now, res),
+            window_end,
+            NodeBitmap::full(self.nodes.len()),
+            self.lic.license_count(),
+            self.lic.hres_layers().len(),
+            max_records,
+        );
+        let usable = self.nodes.usable_bitmap();
+        let mut rel = self.releases(now);
+        let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
+        let mut per_user: HashMap<String, u32> = HashMap::new();
+        let mut per_part = vec![0u32; self.parts.len()];
+        let mut reservations = 0usize;
+
+        for rec in &records {
+            if !self.jobs[&rec.job].is_pending() {
+                continue;
+            }
+            if self.clock.micros().saturating_sub(started_at) >= budget {
+                stats.stopped_by = Some("bf_max_time");
+                break;
+            }
+            if limited && stats.tested >= params.bf_max_job_test as usize {
+                stats.stopped_by = Some("bf_max_job_test");
+                break;
+            }
+            if limited && params.bf_max_job_start > 0 && stats.started >= params.bf_max_job_start as usize {
+                stats.stopped_by = Some("bf_max_job_start");
+                break;
+            }
+            let user = self.jobs[&rec.job].spec.user.clone();
+            if limited {
+                let p = rec.partition.index();
+                if params.bf_max_job_user > 0 && per_user.get(&user).copied().unwrap_or(0) >= params.bf_max_job_user {
+                    continue;
+                }
+                if params.bf_max_job_part > 0 && per_part[p] >= params.bf_max_job_part {
+                    continue;
+                }
+                per_part[p] += 1;
+                *per_user.entry(user).or_default() += 1;
+            }
+            stats.tested += 1;
+
+            let limit = plan_limit(self.jobs[&rec.job].time_limit) as i64;
+            let end = now + limit;
+            let mut plan = Plan { exclude: NodeBitmap::full(self.nodes.len()), ..Plan::default() };
+            subtract(&mut plan.exclude, &map.avail_between(now, end));
+            if params.bf_licenses {
+                plan.lic_held = map.licenses_between(now, end);
+                plan.hres_held = map.hres_between(now, end);
+            }
+            let reason = match self.try_start(rec, now, &usable, &plan, Loop::Backfill) {
+                Ok(()) => {
+                    stats.started += 1;
+                    self.note_started(rec.job, now, &mut rel);
+                    continue;
+                }
+                Err(reason) => reason,
+            };
+            let job = self.jobs.get_mut(&rec.job).expect("queued job");
+            if job.reason != Reason::Priority || reason != Reason::Resources {
+                job.reason = reason;
+            }
+            if reason == Reason::Licenses && !params.bf_licenses {
+                // Without bf_licenses, license-blocked jobs get no reservation.
+                job.start_time = None;
+                continue;
+            }
+            if kind == SchedulerKind::Easy && reservations >= 1 {
+                job.start_time = None;
+                continue;
+            }
+            let age = now - job.eligible_time.unwrap_or(now);
+            let prio = u64::from(rec.priority);
+            if (params.bf_min_age_reserve > 0 && (age as u64) < params.bf_min_age_reserve)
+                || (params.bf_min_prio_reserve > 0 && prio < params.bf_min_prio_reserve)
+            {
+                job.start_time = None;
+                continue;
+            }
+            match self.will_run(rec, now, window_end, res, &map, &rel, &usable, params.bf_licenses) {
+                Some(plan) => {
+                    let slot_start = floor_to(plan.start, res);
+                    let slot_end = ceil_to(plan.start + limit, res).max(slot_start + res);
+                    self.jobs.get_mut(&rec.job).expect("queued job").start_time = Some(plan.start);
+                    if map.add_reservation(slot_start, slot_end, &plan.nodes, &plan.licenses, &plan.hres).is_err() {
+                        stats.stopped_by = Some("bf_node_space_size");
+                        break;
+                    }
+                    reservations += 1;
+                    stats.reserved += 1;
+                }
+                None => self.jobs.get_mut(&rec.job).expect("queued job").start_time = None,
+            }
+        }
+        self.last_backfill_stats = stats;
+    }
+
+    /// Records a job started by backfill in the planning picture.
+    fn note_started(&self, id: JobId, now: i64, rel: &mut Releases) {
+        let job = &self.jobs[&id];
+        let end = now + plan_limit(job.time_limit) as i64;
+        if let Some(alloc) = &job.alloc {
+            for &n in &alloc.placement.nodes {
+                rel.node_free_at[n as usize] = rel.node_free_at[n as usize].max(end);
+            }
+            rel.licenses.extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
+            rel.hres.extend(alloc.hres.iter().map(|c| (end, c.layer as usize, c.amount)));
+        }
+    }
+
+    /// The earliest time after `now` at which the job fits on whole nodes that no planned job holds
+    /// (select's WILL_RUN): nodes count once every job on them has ended, or at once if what is
+    /// free there already holds one node's share.
+    #[allow(clippy::too_many_arguments)]
+    fn will_run(
+        &mut self,
+        rec: &QueueRecord,
+        now: i64,
+        window_end: i64,
+        res: i64,
+        map: &NodeSpaceMap,
+        rel: &Releases,
+        usable: &NodeBitmap,
+        with_licenses: bool,
+    ) -> Option<WillRun> {
+        let job = &self.jobs[&rec.job];
+        let own = job.reservation;
+        let limit = plan_limit(job.time_limit) as i64;
+        let min_nodes = job.spec.min_nodes.max(1) as usize;
+        let per_node_cpus = job.cpus().div_ceil(job.spec.min_nodes.max(1) as u64) as u32;
+        let mem = job.spec.memory_per_node_mb;
+        let gres = job.gres_per_node.clone();
+        let exclusive = job.spec.exclusive;
+        let licenses: Vec<(usize, u32)> = job.demand.licenses.clone();
+        let demands = job.demand.hres.clone();
+        let has_time_limit = job.time_limit.is_some();
+
+        let table = self.nodes.table();
+        let kinds = table.gres_kinds.len();
+        let mut cand = self.parts[rec.partition.index()].nodes.clone();
+        cand.intersect_with(usable);
+        if let Some(r) = own {
+            cand.intersect_with(&self.resv.get(r).nodes);
+        }
+        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
+            cand.intersect_with(&self.static_mask(job, rec.partition));
+        }
+        // When each candidate could take one node's share.
+        let mut from: Vec<(i64, u32)> = Vec::new();
+        for n in cand.iter() {
+            let i = n as usize;
+            let fits_config = table.cpus[i] >= per_node_cpus
+                && table.memory_mb[i] >= mem
+                && gres.iter().all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c);
+            if !fits_config {
+                continue;
+            }
+            let fits_now = if exclusive {
+                self.nodes.is_idle(i)
+            } else {
+                table.free_cpus[i] >= per_node_cpus
+                    && table.free_memory_mb[i] >= mem
+                    && gres.iter().all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
+            };
+            let t = if fits_now { now } else { rel.node_free_at[i] };
+            from.push((t, n));
+        }
+        if from.len() < min_nodes {
+            return None;
+        }
+        from.sort_unstable();
+        let mut times: Vec<i64> = from.iter().map(|(t, _)| ceil_to(*t, res).max(*t)).filter(|t| *t > now).collect();
+        times.extend(map.boundaries_after(now));
+        times.extend(self.resv.boundaries(now, window_end));
+        if let Some(r) = own {
+            times.push(self.resv.get(r).start);
+        }
+        if with_licenses {
+            times.extend(rel.licenses.iter().map(|(t, ..)| *t));
+            times.extend(rel.hres.iter().map(|(t, ..)| *t));
+        }
+        times.retain(|t| *t > now && *t < window_end);
+        times.sort_unstable();
+        times.dedup();
+
+        let mut freed = NodeBitmap::with_capacity(self.nodes.len());
+        let mut next = 0;
+        for t in times {
+            while next < from.len() && from[next].0 <= t {
+                freed.insert(from[next].1);
+                next += 1;
+            }
+            if next < min_nodes {
+                continue;
+            }
+            let end = t + limit;
+            if let Some(r) = own {
+                let resv = self.resv.get(r);
+                if t < resv.start || (has_time_limit && end > resv.end) {
+                    continue;
+                }
+            }
+            let mut avail = freed.clone();
+            avail.intersect_with(&map.avail_between(t, end));
+            if !self.resv.is_empty() {
+                subtract(&mut avail, &self.resv.excluded_nodes(own, t, end));
+            }
+            if avail.len() < min_nodes {
+                continue;
+            }
+            let mut lic_plan = Vec::new();
+            let mut hres_plan = Vec::new();
+            if with_licenses {
+                let held = map.licenses_between(t, end);
+                let fits = licenses.iter().all(|&(i, c)| {
+                    let still_used: i64 =
+                        rel.licenses.iter().filter(|(e, l, _)| *l == i && *e > t).map(|(_, _, c)| *c).sum();
+                    let reserved = i64::from(self.lic.total(i)) - i64::from(self.license_free(own, i, t, end))
+                        - i64::from(self.lic.used(i));
+                    i64::from(self.lic.total(i)) - still_used - reserved.max(0) - held[i] >= i64::from(c)
+                });
+                if !fits {
+                    continue;
+                }
+                lic_plan = licenses.iter().map(|&(i, c)| (i, i64::from(c))).collect();
+                if !demands.is_empty() {
+                    let mut layers = self.hres_layers_for(own, t, end);
+                    for (e, l, a) in &rel.hres {
+                        if *e <= t {
+                            layers[*l].used -= a;
+                        }
+                    }
+                    for (layer, h) in layers.iter_mut().zip(map.hres_between(t, end)) {
+                        layer.used += h;
+                    }
+                    let hres = self.policies.hres.as_mut().expect("HRES jobs need a policy");
+                    hres.begin_pass(self.lic.hres_resources(), &layers);
+                    avail.intersect_with(&NodeBitmap::from_words(hres.eligible(&demands, &avail.words)));
+                    if avail.len() < min_nodes {
+                        continue;
+                    }
+                    let chosen = self.pick_nodes(&avail, min_nodes);
+                    let list: Vec<u32> = chosen.iter().collect();
+                    let hres = self.policies.hres.as_mut().expect("HRES jobs need a policy");
+                    match hres.charge(&demands, &list) {
+                        Ok(c) if check_charges(&layers, &c).is_ok() => {
+                            hres_plan = merge_charges(&c);
+                        }
+                        _ => continue,
+                    }
+                    return Some(WillRun { start: t, nodes: chosen, licenses: lic_plan, hres: hres_plan });
+                }
+            }
+            let chosen = self.pick_nodes(&avail, min_nodes);
+            return Some(WillRun { start: t, nodes: chosen, licenses: lic_plan, hres: hres_plan });
+        }
+        None
+    }
+
+    /// The `count` lowest-weight nodes of `avail` (lowest index on ties), whole nodes to reserve.
+    fn pick_nodes(&self, avail: &NodeBitmap, count: usize) -> NodeBitmap {
+        let weight = &self.nodes.table().weight;
+        let mut list: Vec<u32> = avail.iter().collect();
+        list.sort_by_key(|&n| (weight[n as usize], n));
+        list.truncate(count);
+        list.into_iter().collect()
+    }
+}
+
+fn merge_charges(charges: &[Charge]) -> Vec<(usize, i64)> {
+    let mut out: Vec<(usize, i64)> = Vec::new();
+    for c in charges {
+        match out.iter_mut().find(|(l, _)| *l == c.layer as usize) {
+            Some(slot) => slot.1 += c.amount,
+            None => out.push((c.layer as usize, c.amount)),
+        }
+    }
+    out
+}

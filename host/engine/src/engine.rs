@@ -1,0 +1,409 @@
+//! The engine: cluster state, jobs and policies, and what happens when the clock moves.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde::Serialize;
+use sluice_cluster::{AssocId, Cluster, NodeId, PartitionId, SchedulerParams};
+use sluice_policy::{HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
+
+use crate::clock::Clock;
+use crate::job::{Job, JobId, JobState};
+use crate::licenses::LicenseState;
+use crate::node_state::NodeState;
+use crate::priority::PriorityReport;
+use crate::reservation::Reservations;
+use crate::usage::Usage;
+
+/// The policies the engine consults; the runtime hands in WASM-backed ones, tests native ones.
+pub struct Policies {
+    /// Job priority.
+    pub priority: Box<dyn PriorityPolicy + Send>,
+    /// Node selection.
+    pub selection: Box<dyn SelectionPolicy + Send>,
+    /// HRES mode logic; without one, jobs asking for HRES are refused at submit.
+    pub hres: Option<Box<dyn HresPolicy + Send>>,
+}
+
+/// Which scheduler runs besides the main loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum SchedulerKind {
+    /// Slurm's sched/backfill: a reservation for every job tested, within bf_* limits.
+    #[default]
+    Backfill,
+    /// Classic EASY backfilling: only the first blocked job gets a reservation.
+    Easy,
+    /// Conservative backfilling: every pending job gets a reservation, no test limits.
+    Conservative,
+    /// Plain first come, first served: the main loop stops at the first job that cannot start.
+    Fcfs,
+}
+
+impl SchedulerKind {
+    /// Parses `backfill`, `easy`, `conservative` or `fcfs` (also Slurm's `sched/backfill`, `sched/builtin`).
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text.trim().to_ascii_lowercase().as_str() {
+            "backfill" | "sched/backfill" => Self::Backfill,
+            "easy" => Self::Easy,
+            "conservative" => Self::Conservative,
+            "fcfs" | "builtin" | "sched/builtin" => Self::Fcfs,
+            _ => return None,
+        })
+    }
+}
+
+/// Engine settings that slurm.conf does not carry.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EngineConfig {
+    /// Scheduler besides the main loop.
+    pub scheduler: SchedulerKind,
+    /// Scheduler parameters; taken from the cluster by [`Engine::new`].
+    pub params: SchedulerParams,
+    /// First job id handed out (Slurm's FirstJobId, 1).
+    pub first_job_id: JobId,
+    /// Create a user association under the account (or root) for unknown users, as a
+    /// cluster without AccountingStorageEnforce accepts them; useful for trace replay.
+    pub create_missing_associations: bool,
+    /// Hold ended jobs in COMPLETING until [`Engine::epilog_complete`] is called for them.
+    pub track_completing: bool,
+}
+
+impl EngineConfig {
+    /// Defaults with the cluster's scheduler parameters.
+    pub fn for_cluster(cluster: &Cluster) -> Self {
+        Self {
+            scheduler: SchedulerKind::Backfill,
+            params: cluster.scheduler.clone(),
+            first_job_id: 1,
+            create_missing_associations: false,
+            track_completing: false,
+        }
+    }
+}
+
+/// Which loop started a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Loop {
+    /// The main scheduling loop.
+    Main,
+    /// The backfill scheduler.
+    Backfill,
+}
+
+/// What the engine decided: the executor (slurmd, a remote agent, the simulator) carries it out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Event {
+    /// A job was allocated nodes and should be launched.
+    Started {
+        /// Job.
+        job: JobId,
+        /// Partition it runs in.
+        partition: PartitionId,
+        /// Its nodes.
+        nodes: Vec<NodeId>,
+        /// Start time.
+        time: i64,
+        /// The loop that started it.
+        by: Loop,
+    },
+    /// A job ended (finished, cancelled, timed out, node failure); its processes must be gone.
+    Ended {
+        /// Job.
+        job: JobId,
+        /// Final state.
+        state: JobState,
+        /// Exit code, when it finished by itself.
+        exit_code: Option<i32>,
+        /// End time.
+        time: i64,
+    },
+    /// Powered-down nodes a starting job needs: run ResumeProgram on them.
+    PowerUp {
+        /// Nodes to resume.
+        nodes: Vec<NodeId>,
+    },
+}
+
+/// Counters of the last passes, for logs and benchmarks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PassStats {
+    /// Records (job × partition) in the sorted queue.
+    pub queued: usize,
+    /// Records tried.
+    pub tested: usize,
+    /// Jobs started.
+    pub started: usize,
+    /// Backfill reservations made.
+    pub reserved: usize,
+    /// Why the pass stopped early, if it did (`max_sched_time`, `default_queue_depth`, `bf_max_job_test`, …).
+    pub stopped_by: Option<&'static str>,
+}
+
+/// Answers a plugin gave that broke the contract, counted per kind.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Faults {
+    /// Priority answers refused.
+    pub priority: u64,
+    /// Placements refused.
+    pub selection: u64,
+    /// HRES answers refused.
+    pub hres: u64,
+}
+
+/// Precomputed per-partition data.
+#[derive(Clone, Debug)]
+pub(crate) struct PartView {
+    pub nodes: NodeBitmap,
+}
+
+/// The scheduling engine. See the crate documentation for how to drive it.
+pub struct Engine {
+    pub(crate) cluster: Cluster,
+    pub(crate) config: EngineConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) policies: Policies,
+    pub(crate) nodes: NodeState,
+    pub(crate) lic: LicenseState,
+    pub(crate) resv: Reservations,
+    pub(crate) usage: Usage,
+    pub(crate) parts: Vec<PartView>,
+    pub(crate) jobs: BTreeMap<JobId, Job>,
+    pub(crate) pending: BTreeSet<JobId>,
+    pub(crate) running: BTreeSet<JobId>,
+    pub(crate) next_id: JobId,
+    pub(crate) outbox: Vec<Event>,
+    pub(crate) sched_requested: bool,
+    pub(crate) last_sched: i64,
+    pub(crate) last_backfill: i64,
+    pub(crate) last_main_stats: PassStats,
+    pub(crate) last_backfill_stats: PassStats,
+    pub(crate) faults: Faults,
+    pub(crate) last_priorities: PriorityReport,
+    pub(crate) qos_view: Vec<sluice_policy::Qos>,
+}
+
+impl Engine {
+    /// Builds an engine over `cluster` with its scheduler parameters and Slurm's backfill scheduler.
+    pub fn new(cluster: Cluster, policies: Policies, clock: Arc<dyn Clock>) -> Self {
+        let config = EngineConfig::for_cluster(&cluster);
+        Self::with_config(cluster, policies, clock, config)
+    }
+
+    /// Builds an engine with explicit settings.
+    pub fn with_config(cluster: Cluster, policies: Policies, clock: Arc<dyn Clock>, config: EngineConfig) -> Self {
+        let now = clock.now();
+        let nodes = NodeState::from_cluster(&cluster);
+        let lic = LicenseState::from_cluster(&cluster);
+        let parts = cluster
+            .partitions
+            .iter()
+            .map(|p| PartView { nodes: p.nodes.iter().map(|n| n.0).collect() })
+            .collect();
+        // The configured starting usage is each association's own; the tree sum is what the contract shows.
+        let mut usage = Usage::new(
+            &cluster
+                .associations
+                .iter()
+                .map(|a| sluice_cluster::Association { raw_usage: 0.0, ..a.clone() })
+                .collect::<Vec<_>>(),
+            cluster.priority.priority_decay_half_life,
+            cluster.priority.priority_calc_period,
+            now,
+        );
+        for (i, a) in cluster.associations.iter().enumerate() {
+            if a.raw_usage != 0.0 {
+                usage.add(AssocId(i as u32), a.raw_usage);
+            }
+        }
+        let mut qos_view: Vec<sluice_policy::Qos> = cluster
+            .qos
+            .iter()
+            .map(|q| sluice_policy::Qos { name: q.name.clone(), priority: q.priority, usage_factor: q.usage_factor })
+            .collect();
+        if qos_view.is_empty() {
+            qos_view.push(sluice_policy::Qos { name: "normal".into(), priority: 0, usage_factor: 1.0 });
+        }
+        Self {
+            next_id: config.first_job_id.max(1),
+            cluster,
+            config,
+            clock,
+            policies,
+            nodes,
+            lic,
+            resv: Reservations::default(),
+            usage,
+            parts,
+            jobs: BTreeMap::new(),
+            pending: BTreeSet::new(),
+            running: BTreeSet::new(),
+            outbox: Vec::new(),
+            sched_requested: false,
+            last_sched: now,
+            last_backfill: now,
+            last_main_stats: PassStats::default(),
+            last_backfill_stats: PassStats::default(),
+            faults: Faults::default(),
+            last_priorities: PriorityReport::default(),
+            qos_view,
+        }
+    }
+
+    /// The cluster as configured (associations may have grown with `create_missing_associations`).
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// The engine's settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Changes the scheduler (FCFS, EASY, conservative or Slurm's backfill) from the next pass on.
+    pub fn set_scheduler(&mut self, kind: SchedulerKind) {
+        self.config.scheduler = kind;
+    }
+
+    /// Mutable scheduler parameters, for `scontrol reconfigure`-like changes and tests.
+    pub fn params_mut(&mut self) -> &mut SchedulerParams {
+        &mut self.config.params
+    }
+
+    /// Current time on the engine's clock.
+    pub fn now(&self) -> i64 {
+        self.clock.now()
+    }
+
+    /// One job, in any state.
+    pub fn job(&self, id: JobId) -> Option<&Job> {
+        self.jobs.get(&id)
+    }
+
+    /// Every job in id order.
+    pub fn jobs(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.values()
+    }
+
+    /// Ids of pending jobs.
+    pub fn pending_ids(&self) -> impl Iterator<Item = JobId> + '_ {
+        self.pending.iter().copied()
+    }
+
+    /// Ids of jobs holding resources (CONFIGURING, RUNNING, COMPLETING).
+    pub fn running_ids(&self) -> impl Iterator<Item = JobId> + '_ {
+        self.running.iter().copied()
+    }
+
+    /// Node state (health, power, free resources).
+    pub fn nodes(&self) -> &NodeState {
+        &self.nodes
+    }
+
+    /// License and HRES counts.
+    pub fn licenses(&self) -> &LicenseState {
+        &self.lic
+    }
+
+    /// Advance reservations.
+    pub fn reservations(&self) -> &Reservations {
+        &self.resv
+    }
+
+    /// Decayed usage per association.
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// Counters of the last main-loop pass.
+    pub fn last_main_stats(&self) -> &PassStats {
+        &self.last_main_stats
+    }
+
+    /// Counters of the last backfill pass.
+    pub fn last_backfill_stats(&self) -> &PassStats {
+        &self.last_backfill_stats
+    }
+
+    /// Contract violations seen so far.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// Replaces the policies (a new plugin generation); takes effect at the next pass.
+    pub fn set_policies(&mut self, policies: Policies) {
+        self.policies = policies;
+    }
+
+    /// Processes everything due at the clock's current time and returns what the engine decided:
+    /// time limits, usage decay, an event-triggered main loop if something changed, the periodic
+    /// main loop every `sched_interval`, and backfill every `bf_interval`.
+    pub fn tick(&mut self) -> Vec<Event> {
+        let now = self.clock.now();
+        self.enforce_time_limits(now);
+        self.accrue_usage(now);
+        let params = &self.config.params;
+        let periodic = params.sched_interval >= 0 && now >= self.last_sched + params.sched_interval.max(1);
+        let backfill = self.config.scheduler != SchedulerKind::Fcfs
+            && params.bf_interval >= 0
+            && now >= self.last_backfill + params.bf_interval.max(1);
+        let event = self.sched_requested && !params.defer;
+        if periodic {
+            self.run_main_pass(true);
+            self.last_sched = now;
+        } else if event {
+            self.run_main_pass(false);
+        }
+        if backfill {
+            self.run_backfill_pass();
+            self.last_backfill = now;
+        }
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Runs a full (periodic) main-loop pass now, whatever the intervals say.
+    pub fn schedule(&mut self) -> Vec<Event> {
+        let now = self.clock.now();
+        self.enforce_time_limits(now);
+        self.run_main_pass(true);
+        self.last_sched = now;
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// Runs a backfill pass now (or nothing under FCFS), whatever the intervals say.
+    pub fn backfill(&mut self) -> Vec<Event> {
+        let now = self.clock.now();
+        self.enforce_time_limits(now);
+        if self.config.scheduler != SchedulerKind::Fcfs {
+            self.run_backfill_pass();
+        }
+        self.last_backfill = now;
+        std::mem::take(&mut self.outbox)
+    }
+
+    /// The next time [`Engine::tick`] has work to do, for a discrete-event simulator.
+    pub fn next_wakeup(&self) -> Option<i64> {
+        let params = &self.config.params;
+        let mut times = Vec::new();
+        if self.sched_requested && !params.defer {
+            times.push(self.clock.now());
+        }
+        if !self.pending.is_empty() {
+            if params.sched_interval >= 0 {
+                times.push(self.last_sched + params.sched_interval.max(1));
+            }
+            if self.config.scheduler != SchedulerKind::Fcfs && params.bf_interval >= 0 {
+                times.push(self.last_backfill + params.bf_interval.max(1));
+            }
+            let begins = self.pending.iter().filter_map(|id| self.jobs[id].spec.begin_time);
+            times.extend(begins.filter(|t| *t > self.clock.now()));
+        }
+        times.extend(self.running.iter().filter_map(|id| {
+            let job = &self.jobs[id];
+            (job.state == JobState::Running).then_some(job.end_time).flatten()
+        }));
+        if !self.running.is_empty() {
+            times.push(self.usage.next_due());
+        }
+        times.into_iter().min()
+    }
+}

@@ -1,0 +1,75 @@
+//! Errors of the engine's event API.
+
+use crate::job::{JobId, JobState};
+use crate::licenses::LicenseError;
+use crate::request::ParseError;
+
+/// Why a submission was refused (sbatch's error), leaving no job behind.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitError {
+    /// No association for this user (and account).
+    #[error("invalid account or account/partition combination specified for user {user}")]
+    UnknownAssociation {
+        /// User.
+        user: String,
+        /// Account asked for, if any.
+        account: Option<String>,
+    },
+    /// A partition that does not exist, or none configured.
+    #[error("invalid partition name specified: {0}")]
+    UnknownPartition(String),
+    /// A QOS that does not exist.
+    #[error("invalid qos specification: {0}")]
+    UnknownQos(String),
+    /// A GRES no node has.
+    #[error("invalid generic resource (gres) specification: {0}")]
+    UnknownGres(String),
+    /// A bad `-L` request.
+    #[error(transparent)]
+    Licenses(#[from] LicenseError),
+    /// A bad request string.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// The time limit is over the partition's MaxTime.
+    #[error("requested time limit is invalid (missing or exceeds some limit)")]
+    TimeLimit,
+    /// More nodes than the partition allows or has.
+    #[error("node count specification invalid")]
+    NodeCount,
+    /// A CPU, memory or GRES request no node of the partitions could ever satisfy.
+    #[error("requested node configuration is not available")]
+    NodeConfig,
+    /// A reservation that does not exist or does not admit the job.
+    #[error("access denied to reservation {0}")]
+    Reservation(String),
+    /// A dependency on a job that was never submitted.
+    #[error("job dependency problem: unknown job {0}")]
+    Dependency(JobId),
+}
+
+/// Why an event about an existing job was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    /// No such job.
+    #[error("invalid job id specified: {0}")]
+    UnknownJob(JobId),
+    /// The job is not in a state the event applies to.
+    #[error("job {job} is {state:?}, which this operation does not apply to")]
+    WrongState {
+        /// Job.
+        job: JobId,
+        /// Its state.
+        state: JobState,
+    },
+    /// No such step.
+    #[error("invalid step id {step} for job {job}")]
+    UnknownStep {
+        /// Job.
+        job: JobId,
+        /// Step.
+        step: u32,
+    },
+    /// The step asks for more than the allocation has left.
+    #[error("step of job {0} does not fit in its allocation")]
+    StepTooBig(JobId),
+}

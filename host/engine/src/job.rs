@@ -1,0 +1,339 @@
+//! Jobs: what a user submits, the states and reasons Slurm shows, allocations and steps.
+
+use serde::Serialize;
+use sluice_cluster::{AssocId, PartitionId, QosId};
+use sluice_policy::{Charge, Placement};
+
+use crate::licenses::LicenseDemand;
+use crate::request::{Constraint, Dependency, GresRequest, LicenseRequest};
+
+/// A job id (Slurm's `JobId`), unique and increasing in submit order.
+pub type JobId = u32;
+
+/// What a user sets at submission, with sbatch's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobSpec {
+    /// `--job-name`.
+    pub name: String,
+    /// The submitting user.
+    pub user: String,
+    /// `--account`; `None` takes the user's first association.
+    pub account: Option<String>,
+    /// `--partition`, possibly several; empty means the default partition.
+    pub partitions: Vec<String>,
+    /// `--qos`; `None` takes the association's default QOS, else `normal`, else the first.
+    pub qos: Option<String>,
+    /// `--nodes` minimum (1).
+    pub min_nodes: u32,
+    /// `--nodes` maximum; `None` means the minimum.
+    pub max_nodes: Option<u32>,
+    /// `--ntasks` (1).
+    pub tasks: u32,
+    /// `--cpus-per-task` (1).
+    pub cpus_per_task: u32,
+    /// `--mem` per node in MB; 0 asks for no memory.
+    pub memory_per_node_mb: u64,
+    /// `--time` in seconds; `None` takes the partition's DefaultTime, else its MaxTime.
+    pub time_limit: Option<u64>,
+    /// `--gres`, per node.
+    pub gres: Vec<GresRequest>,
+    /// `--gpus`, in total over the job.
+    pub gpus: Option<u32>,
+    /// `-L/--licenses`: cluster licenses and HRES resources.
+    pub licenses: Vec<LicenseRequest>,
+    /// `--constraint`.
+    pub constraint: Option<Constraint>,
+    /// `--exclusive`.
+    pub exclusive: bool,
+    /// `--nice` (0); positive lowers priority.
+    pub nice: i32,
+    /// `--begin`, Unix seconds.
+    pub begin_time: Option<i64>,
+    /// `--dependency`.
+    pub dependencies: Vec<Dependency>,
+    /// `--hold`: submitted held by the user.
+    pub hold: bool,
+    /// `--reservation`.
+    pub reservation: Option<String>,
+    /// Admin-set site factor (`scontrol update SiteFactor=`).
+    pub site_factor: i64,
+}
+
+impl JobSpec {
+    /// A one-task, one-node job of `user` with every other field at sbatch's default.
+    pub fn new(user: &str) -> Self {
+        Self {
+            name: "job".into(),
+            user: user.into(),
+            account: None,
+            partitions: Vec::new(),
+            qos: None,
+            min_nodes: 1,
+            max_nodes: None,
+            tasks: 1,
+            cpus_per_task: 1,
+            memory_per_node_mb: 0,
+            time_limit: None,
+            gres: Vec::new(),
+            gpus: None,
+            licenses: Vec::new(),
+            constraint: None,
+            exclusive: false,
+            nice: 0,
+            begin_time: None,
+            dependencies: Vec::new(),
+            hold: false,
+            reservation: None,
+            site_factor: 0,
+        }
+    }
+}
+
+/// Job states with Slurm's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobState {
+    /// Waiting for resources or eligibility.
+    Pending,
+    /// Allocated, waiting for nodes to boot (power saving, cloud).
+    Configuring,
+    /// Running.
+    Running,
+    /// Finished, waiting for the epilog to complete on its nodes.
+    Completing,
+    /// Ended with exit code 0.
+    Completed,
+    /// Ended with a non-zero exit code.
+    Failed,
+    /// Cancelled by a user or admin.
+    Cancelled,
+    /// Reached its time limit.
+    Timeout,
+    /// One of its nodes failed.
+    NodeFail,
+}
+
+impl JobState {
+    /// The long name `squeue --long` and `sacct` print.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Configuring => "CONFIGURING",
+            Self::Running => "RUNNING",
+            Self::Completing => "COMPLETING",
+            Self::Completed => "COMPLETED",
+            Self::Failed => "FAILED",
+            Self::Cancelled => "CANCELLED",
+            Self::Timeout => "TIMEOUT",
+            Self::NodeFail => "NODE_FAIL",
+        }
+    }
+
+    /// The compact code `squeue` prints in its ST column.
+    pub fn short(self) -> &'static str {
+        match self {
+            Self::Pending => "PD",
+            Self::Configuring => "CF",
+            Self::Running => "R",
+            Self::Completing => "CG",
+            Self::Completed => "CD",
+            Self::Failed => "F",
+            Self::Cancelled => "CA",
+            Self::Timeout => "TO",
+            Self::NodeFail => "NF",
+        }
+    }
+
+    /// True once the job can never run again.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled | Self::Timeout | Self::NodeFail)
+    }
+
+    /// True while the job holds resources.
+    pub fn holds_resources(self) -> bool {
+        matches!(self, Self::Configuring | Self::Running | Self::Completing)
+    }
+}
+
+/// Why a job is pending (or how it ended), with the names `squeue` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Reason {
+    /// No reason (running, or not yet looked at).
+    None,
+    /// A higher-priority job of the partition is waiting.
+    Priority,
+    /// Not enough free nodes, CPUs, memory or GRES.
+    Resources,
+    /// Not enough licenses or HRES.
+    Licenses,
+    /// Waiting for dependencies.
+    Dependency,
+    /// A dependency can never be satisfied.
+    DependencyNeverSatisfied,
+    /// Waiting for the begin time.
+    BeginTime,
+    /// Held by the user.
+    JobHeldUser,
+    /// Held by an admin.
+    JobHeldAdmin,
+    /// Waiting for its advance reservation to start.
+    Reservation,
+    /// Required nodes are down, drained or reserved.
+    ReqNodeNotAvail,
+    /// The job can never run in its partitions as requested.
+    BadConstraints,
+    /// Ended by its time limit.
+    TimeLimit,
+    /// Ended with a non-zero exit code.
+    NonZeroExitCode,
+    /// Ended because a node failed.
+    NodeDown,
+}
+
+impl Reason {
+    /// Slurm's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "None",
+            Self::Priority => "Priority",
+            Self::Resources => "Resources",
+            Self::Licenses => "Licenses",
+            Self::Dependency => "Dependency",
+            Self::DependencyNeverSatisfied => "DependencyNeverSatisfied",
+            Self::BeginTime => "BeginTime",
+            Self::JobHeldUser => "JobHeldUser",
+            Self::JobHeldAdmin => "JobHeldAdmin",
+            Self::Reservation => "Reservation",
+            Self::ReqNodeNotAvail => "ReqNodeNotAvail",
+            Self::BadConstraints => "BadConstraints",
+            Self::TimeLimit => "TimeLimit",
+            Self::NonZeroExitCode => "NonZeroExitCode",
+            Self::NodeDown => "NodeDown",
+        }
+    }
+}
+
+/// Who holds a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Hold {
+    /// `scontrol hold` by the owner, or `--hold`.
+    User,
+    /// `scontrol hold` by an admin.
+    Admin,
+}
+
+/// What a started job holds: nodes and per-node resources, licenses and HRES charges.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Allocation {
+    /// Partition the job runs in.
+    pub partition: PartitionId,
+    /// Nodes (indices into the cluster's nodes) and what the job got on each.
+    #[serde(skip)]
+    pub placement: Placement,
+    /// Cluster licenses held: (license index, count).
+    pub licenses: Vec<(usize, u32)>,
+    /// HRES charges, returned exactly at the end.
+    #[serde(skip)]
+    pub hres: Vec<Charge>,
+    /// Advance reservation the job runs in, by index.
+    pub reservation: Option<usize>,
+}
+
+impl Allocation {
+    /// CPUs allocated over every node.
+    pub fn cpus(&self) -> u64 {
+        self.placement.cpus.iter().map(|c| u64::from(*c)).sum()
+    }
+}
+
+/// A job step inside an allocation (`srun` within the job).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// Step id within the job (0, 1, …).
+    pub id: u32,
+    /// Step name.
+    pub name: String,
+    /// Positions in the job's allocation the step uses.
+    pub node_positions: Vec<u32>,
+    /// CPUs the step uses on each of those nodes.
+    pub cpus: Vec<u32>,
+    /// Running, or how it ended.
+    pub state: JobState,
+    /// Exit code once ended.
+    pub exit_code: Option<i32>,
+}
+
+/// A job as the engine tracks it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Job {
+    /// Job id.
+    pub id: JobId,
+    /// What was submitted.
+    pub spec: JobSpec,
+    /// The user association jobs are charged to.
+    pub assoc: AssocId,
+    /// Partitions, in the order requested.
+    pub partitions: Vec<PartitionId>,
+    /// QOS.
+    pub qos: QosId,
+    /// Time limit in seconds; `None` is UNLIMITED.
+    pub time_limit: Option<u64>,
+    /// Submit time.
+    pub submit_time: i64,
+    /// When the job became eligible (begin time passed, dependencies met, released).
+    pub eligible_time: Option<i64>,
+    /// State.
+    pub state: JobState,
+    /// Pending reason, or how it ended.
+    pub reason: Reason,
+    /// Hold, if any.
+    pub hold: Option<Hold>,
+    /// Priority per requested partition (same order as `partitions`) from the last pass.
+    pub priority: Vec<u32>,
+    /// Start time: actual once started, the backfill estimate while pending.
+    pub start_time: Option<i64>,
+    /// End time: the time-limit end while running, the actual end once ended.
+    pub end_time: Option<i64>,
+    /// Exit code once ended.
+    pub exit_code: Option<i32>,
+    /// What the job holds while it runs.
+    pub alloc: Option<Allocation>,
+    /// Steps.
+    pub steps: Vec<Step>,
+    /// Advance reservation requested, by index.
+    pub reservation: Option<usize>,
+    /// Resolved `-L` request.
+    pub demand: LicenseDemand,
+    /// GRES per node as (kind index, count), `--gpus` spread over the minimum node count.
+    pub gres_per_node: Vec<(u32, u32)>,
+    /// Typed GRES asked for, as (name, type): only nodes configuring that type qualify.
+    pub gres_types: Vec<(String, String)>,
+    /// The state a COMPLETING job will end in once its epilog completes.
+    pub final_state: Option<JobState>,
+}
+
+impl Job {
+    /// Total CPUs requested: tasks × CPUs per task.
+    pub fn cpus(&self) -> u64 {
+        u64::from(self.spec.tasks.max(1)) * u64::from(self.spec.cpus_per_task.max(1))
+    }
+
+    /// Largest node count the job accepts.
+    pub fn max_nodes(&self) -> u32 {
+        self.spec.max_nodes.unwrap_or(self.spec.min_nodes).max(self.spec.min_nodes).max(1)
+    }
+
+    /// Whether the job is waiting in the queue.
+    pub fn is_pending(&self) -> bool {
+        self.state == JobState::Pending
+    }
+}
+
+/// Slurm's answer for an infinite time limit when a finite one is needed (backfill planning):
+/// one year, as backfill's `YEAR_MINUTES`.
+pub const INFINITE_PLAN_SECS: u64 = 365 * 86_400;
+
+/// A time limit to plan with: the limit, or a year when UNLIMITED.
+pub fn plan_limit(limit: Option<u64>) -> u64 {
+    limit.unwrap_or(INFINITE_PLAN_SECS).max(1)
+}

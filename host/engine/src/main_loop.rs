@@ -1,0 +1,334 @@
+//! Slurm's main scheduling loop (`_schedule`): strict queue order, and once a job of a partition is
+//! left pending for resources, the rest of that partition waits for this cycle.
+
+use sluice_policy::{JobRequest, NodeBitmap, PlaceMode, Power, hres::check_charges};
+
+use crate::engine::{Engine, Event, Loop, PassStats, SchedulerKind};
+use crate::job::{Allocation, JobId, JobState, Reason, plan_limit};
+use crate::queue::{self, QueueRecord};
+
+/// What a pass has already promised on top of running jobs: nodes off limits for this start, and
+/// license and HRES amounts held by backfill's planned jobs over the start's run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Plan {
+    /// Nodes the job may not use.
+    pub exclude: NodeBitmap,
+    /// Extra held per cluster license (empty: none).
+    pub lic_held: Vec<i64>,
+    /// Extra held per HRES layer (empty: none).
+    pub hres_held: Vec<i64>,
+}
+
+/// Removes every node of `other` from `set`.
+pub(crate) fn subtract(set: &mut NodeBitmap, other: &NodeBitmap) {
+    for (i, w) in set.words.iter_mut().enumerate() {
+        *w &= !other.words.get(i).copied().unwrap_or(0);
+    }
+}
+
+impl Engine {
+    /// Pending jobs that may be tried now (not held, begin time passed, dependencies met), in id order.
+    pub(crate) fn collect_eligible(&mut self, now: i64) -> Vec<JobId> {
+        let ids: Vec<JobId> = self.pending.iter().copied().collect();
+        ids.into_iter().filter(|&id| self.refresh_job(id, now)).collect()
+    }
+
+    /// The sorted queue of eligible jobs, or `None` when the priority answer was refused.
+    pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
+        let eligible = self.collect_eligible(now);
+        let mut records = self.prioritize(&eligible)?;
+        queue::sort(&mut records);
+        Some(records)
+    }
+
+    /// One main-loop pass. `full` is the periodic run over the whole queue; otherwise the
+    /// event-triggered run that stops after `default_queue_depth` jobs.
+    pub(crate) fn run_main_pass(&mut self, full: bool) {
+        self.sched_requested = false;
+        let now = self.clock.now();
+        let started_at = self.clock.micros();
+        let params = self.config.params.clone();
+        let fcfs = self.config.scheduler == SchedulerKind::Fcfs;
+        let mut stats = PassStats::default();
+        let Some(records) = self.build_queue(now) else {
+            stats.stopped_by = Some("priority answer refused");
+            self.last_main_stats = stats;
+            return;
+        };
+        stats.queued = records.len();
+        self.policies.selection.begin_pass(self.nodes.table());
+        let usable = self.nodes.usable_bitmap();
+        let mut plan = Plan { exclude: NodeBitmap::with_capacity(self.nodes.len()), ..Plan::default() };
+        let mut failed_part = vec![false; self.parts.len()];
+        let mut part_tested = vec![0u32; self.parts.len()];
+        let depth = if full { usize::MAX } else { params.default_queue_depth as usize };
+        let budget = params.max_sched_time.saturating_mul(1_000_000);
+
+        for rec in &records {
+            if stats.tested >= depth {
+                stats.stopped_by = Some("default_queue_depth");
+                break;
+            }
+            if self.clock.micros().saturating_sub(started_at) >= budget {
+                stats.stopped_by = Some("max_sched_time");
+                break;
+            }
+            if params.sched_max_job_start > 0 && stats.started >= params.sched_max_job_start as usize {
+                stats.stopped_by = Some("sched_max_job_start");
+                break;
+            }
+            if !self.jobs[&rec.job].is_pending() {
+                continue;
+            }
+            let p = rec.partition.index();
+            if failed_part[p] {
+                self.jobs.get_mut(&rec.job).expect("queued job").reason = Reason::Priority;
+                continue;
+            }
+            if params.partition_job_depth > 0 && part_tested[p] >= params.partition_job_depth {
+                continue;
+            }
+            part_tested[p] += 1;
+            stats.tested += 1;
+            match self.try_start(rec, now, &usable, &plan, Loop::Main) {
+                Ok(()) => stats.started += 1,
+                Err(reason) => {
+                    self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
+                    if fcfs {
+                        // Plain FCFS: nothing behind the first waiting job may start.
+                        for r in &records {
+                            let job = self.jobs.get_mut(&r.job).expect("queued job");
+                            if job.is_pending() && r.job != rec.job && job.reason == Reason::None {
+                                job.reason = Reason::Priority;
+                            }
+                        }
+                        stats.stopped_by = Some("fcfs");
+                        break;
+                    }
+                    if matches!(reason, Reason::Resources | Reason::ReqNodeNotAvail) {
+                        // fail_by_part: the partition's nodes are off limits for the rest of the cycle.
+                        failed_part[p] = true;
+                        plan.exclude.union_with(&self.parts[p].nodes);
+                    }
+                }
+            }
+        }
+        self.last_main_stats = stats;
+    }
+
+    /// Nodes the job may use now: its partition's usable nodes, its reservation's, minus other
+    /// reservations overlapping its run, `exclude`, and nodes lacking its features or GRES types.
+    pub(crate) fn candidates(
+        &self,
+        rec: &QueueRecord,
+        from: i64,
+        to: i64,
+        usable: &NodeBitmap,
+        exclude: &NodeBitmap,
+    ) -> NodeBitmap {
+        let job = &self.jobs[&rec.job];
+        let mut cand = self.parts[rec.partition.index()].nodes.clone();
+        cand.intersect_with(usable);
+        if let Some(r) = job.reservation {
+            cand.intersect_with(&self.resv.get(r).nodes);
+        }
+        if !self.resv.is_empty() {
+            subtract(&mut cand, &self.resv.excluded_nodes(job.reservation, from, to));
+        }
+        subtract(&mut cand, exclude);
+        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
+            cand.intersect_with(&self.static_mask(job, rec.partition));
+        }
+        cand
+    }
+
+    /// Free count of license `i` for a job in reservation `own` running over `[from, to)`: what
+    /// running jobs leave, minus what other reservations overlapping that time still hold back.
+    pub(crate) fn license_free(&self, own: Option<usize>, i: usize, from: i64, to: i64) -> u32 {
+        let mut free = self.lic.total(i).saturating_sub(self.lic.used(i));
+        for (r, resv) in self.resv.iter() {
+            if Some(r) == own || !resv.overlaps(from, to) {
+                continue;
+            }
+            let held: u32 = resv.licenses.iter().filter(|(l, _)| *l == i).map(|(_, c)| *c).sum();
+            if held == 0 {
+                continue;
+            }
+            let used_inside: u32 = self
+                .running
+                .iter()
+                .filter_map(|id| self.jobs[id].alloc.as_ref())
+                .filter(|a| a.reservation == Some(r))
+                .flat_map(|a| a.licenses.iter())
+                .filter(|(l, _)| *l == i)
+                .map(|(_, c)| *c)
+                .sum();
+            free = free.saturating_sub(held.saturating_sub(used_inside));
+        }
+        free
+    }
+
+    /// HRES layers as a job in reservation `own` sees them over `[from, to)`: running jobs' use
+    /// plus what other reservations hold.
+    pub(crate) fn hres_layers_for(&self, own: Option<usize>, from: i64, to: i64) -> Vec<sluice_policy::HresLayer> {
+        let mut layers = self.lic.hres_layers().to_vec();
+        for (r, resv) in self.resv.iter() {
+            if Some(r) == own || !resv.overlaps(from, to) {
+                continue;
+            }
+            for &(layer, count) in &resv.hres {
+                let used_inside: i64 = self
+                    .running
+                    .iter()
+                    .filter_map(|id| self.jobs[id].alloc.as_ref())
+                    .filter(|a| a.reservation == Some(r))
+                    .flat_map(|a| a.hres.iter())
+                    .filter(|c| c.layer == layer)
+                    .map(|c| c.amount)
+                    .sum();
+                layers[layer as usize].used += (count - used_inside).max(0);
+            }
+        }
+        layers
+    }
+
+    /// The placement request for a job on `candidates`.
+    pub(crate) fn job_request(&self, id: JobId, candidates: &NodeBitmap) -> JobRequest {
+        let job = &self.jobs[&id];
+        JobRequest {
+            job_id: id,
+            min_nodes: job.spec.min_nodes.max(1),
+            max_nodes: job.max_nodes(),
+            tasks: job.spec.tasks.max(1),
+            cpus_per_task: job.spec.cpus_per_task.max(1),
+            memory_per_node_mb: job.spec.memory_per_node_mb,
+            gres_per_node: job.gres_per_node.clone(),
+            exclusive: job.spec.exclusive,
+            candidates: candidates.words.clone(),
+        }
+    }
+
+    /// Tries to start one queue record now on nodes not in `exclude`; on success the job runs (or
+    /// configures) and a `Started` event is queued. On failure, the reason it stays pending.
+    pub(crate) fn try_start(
+        &mut self,
+        rec: &QueueRecord,
+        now: i64,
+        usable: &NodeBitmap,
+        plan: &Plan,
+        by: Loop,
+    ) -> Result<(), Reason> {
+        let id = rec.job;
+        let (own, limit, min_nodes, licenses, demands) = {
+            let job = &self.jobs[&id];
+            (job.reservation, job.time_limit, job.spec.min_nodes.max(1), job.demand.licenses.clone(), job.demand.hres.clone())
+        };
+        let end = now + plan_limit(limit) as i64;
+        if let Some(r) = own {
+            let resv = self.resv.get(r);
+            if !resv.active_at(now) || (limit.is_some() && end > resv.end) {
+                return Err(Reason::Reservation);
+            }
+        }
+        for &(i, c) in &licenses {
+            let held = plan.lic_held.get(i).copied().unwrap_or(0);
+            if i64::from(self.license_free(own, i, now, end)) - held < i64::from(c) {
+                return Err(Reason::Licenses);
+            }
+        }
+        let mut cand = self.candidates(rec, now, end, usable, &plan.exclude);
+        if (cand.len() as u32) < min_nodes {
+            return Err(Reason::Resources);
+        }
+        let mut layers = if demands.is_empty() { Vec::new() } else { self.hres_layers_for(own, now, end) };
+        for (layer, held) in layers.iter_mut().zip(&plan.hres_held) {
+            layer.used += held;
+        }
+        if !demands.is_empty() {
+            let hres = self.policies.hres.as_mut().expect("HRES jobs are refused at submit without a policy");
+            hres.begin_pass(self.lic.hres_resources(), &layers);
+            let allowed = hres.eligible(&demands, &cand.words);
+            cand.intersect_with(&NodeBitmap::from_words(allowed));
+            if (cand.len() as u32) < min_nodes {
+                return Err(Reason::Licenses);
+            }
+        }
+        let req = self.job_request(id, &cand);
+        let Some(placement) = self.policies.selection.place(&req, PlaceMode::Allocate) else {
+            return Err(Reason::Resources);
+        };
+        if self.nodes.table().check_placement(&req, &placement).is_err() {
+            // The policy's table now disagrees with ours; hand it ours again.
+            self.faults.selection += 1;
+            self.policies.selection.begin_pass(self.nodes.table());
+            return Err(Reason::Resources);
+        }
+        let charges = if demands.is_empty() {
+            Vec::new()
+        } else {
+            let hres = self.policies.hres.as_mut().expect("checked above");
+            match hres.charge(&demands, &placement.nodes) {
+                Ok(charges) if check_charges(&layers, &charges).is_ok() => charges,
+                answer => {
+                    if answer.is_ok() {
+                        self.faults.hres += 1;
+                    }
+                    self.policies.selection.release(id, &placement);
+                    return Err(Reason::Licenses);
+                }
+            }
+        };
+        self.commit_start(id, rec, placement, licenses, charges, now, by);
+        Ok(())
+    }
+
+    /// Commits a start: node resources, licenses and HRES are taken and the job's state set.
+    #[allow(clippy::too_many_arguments)]
+    fn commit_start(
+        &mut self,
+        id: JobId,
+        rec: &QueueRecord,
+        placement: sluice_policy::Placement,
+        licenses: Vec<(usize, u32)>,
+        charges: Vec<sluice_policy::Charge>,
+        now: i64,
+        by: Loop,
+    ) {
+        self.nodes.commit(id, &placement);
+        self.lic.take(&licenses);
+        self.lic.charge_hres(&charges);
+        let mut to_boot = Vec::new();
+        let mut booting = false;
+        for &n in &placement.nodes {
+            let node = sluice_cluster::NodeId(n);
+            match self.nodes.node(node).power {
+                Power::Up => {}
+                Power::PoweringUp => booting = true,
+                Power::PoweredDown => {
+                    booting = true;
+                    self.nodes.set_power(node, Power::PoweringUp);
+                    to_boot.push(node);
+                }
+            }
+        }
+        let nodes = placement.nodes.iter().map(|n| sluice_cluster::NodeId(*n)).collect();
+        let job = self.jobs.get_mut(&id).expect("starting a known job");
+        job.state = if booting { JobState::Configuring } else { JobState::Running };
+        job.reason = Reason::None;
+        job.start_time = Some(now);
+        job.end_time = job.time_limit.map(|l| now + l as i64);
+        job.alloc = Some(Allocation {
+            partition: rec.partition,
+            placement,
+            licenses,
+            hres: charges,
+            reservation: job.reservation,
+        });
+        self.pending.remove(&id);
+        self.running.insert(id);
+        self.outbox.push(Event::Started { job: id, partition: rec.partition, nodes, time: now, by });
+        if !to_boot.is_empty() {
+            self.outbox.push(Event::PowerUp { nodes: to_boot });
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! Node state owned by the engine: health, power, free CPUs, memory and GRES, and the jobs on each node.
+
+use serde::Serialize;
+use sluice_cluster::{Cluster, NodeId, NodeState as ConfigState};
+use sluice_policy::{NodeBitmap, NodeTable, Placement, Power};
+
+use crate::job::JobId;
+
+/// Whether a node may take new work, Slurm's base node states minus the allocation part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Health {
+    /// Responding and not drained: IDLE, MIXED or ALLOCATED depending on its jobs.
+    Up,
+    /// Not responding or set DOWN; its jobs were ended with NODE_FAIL.
+    Down,
+    /// Running jobs may finish, nothing new starts (DRAINING, then DRAINED).
+    Drain,
+    /// Failed; like DOWN, waiting for an admin.
+    Fail,
+    /// Defined for the future; invisible to scheduling.
+    Future,
+}
+
+/// One node's runtime state besides its free resources (those live in the engine's [`NodeTable`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeRuntime {
+    /// Host name.
+    pub name: String,
+    /// Health.
+    pub health: Health,
+    /// Power state; kept here so suspend/resume and cloud nodes need no other place.
+    pub power: Power,
+    /// Features for `--constraint`.
+    pub features: Vec<String>,
+    /// Configured GRES types per name (`gpu` → [`a100`]), for typed requests.
+    pub gres_types: Vec<(String, String)>,
+    /// Jobs holding resources on the node.
+    pub jobs: Vec<JobId>,
+    /// Why the node was set DOWN or DRAIN.
+    pub reason: Option<String>,
+}
+
+/// Every node's state, with the free-resource columns the selection plugin sees.
+#[derive(Clone, Debug)]
+pub struct NodeState {
+    nodes: Vec<NodeRuntime>,
+    table: NodeTable,
+}
+
+impl NodeState {
+    /// Builds the state from the configured nodes: UNKNOWN counts as IDLE, CLOUD as powered down.
+    pub fn from_cluster(cluster: &Cluster) -> Self {
+        let mut kinds: Vec<String> = Vec::new();
+        for node in &cluster.nodes {
+            for g in &node.gres {
+                if !kinds.contains(&g.name) {
+                    kinds.push(g.name.clone());
+                }
+            }
+        }
+        let mut table = NodeTable { gres_kinds: kinds.clone(), ..Default::default() };
+        let mut nodes = Vec::with_capacity(cluster.nodes.len());
+        for node in &cluster.nodes {
+            let (health, power) = match node.state {
+                ConfigState::Unknown | ConfigState::Idle => (Health::Up, Power::Up),
+                ConfigState::Down => (Health::Down, Power::Up),
+                ConfigState::Drain => (Health::Drain, Power::Up),
+                ConfigState::Fail => (Health::Fail, Power::Up),
+                ConfigState::Future => (Health::Future, Power::Up),
+                ConfigState::Cloud => (Health::Up, Power::PoweredDown),
+            };
+            table.cpus.push(node.cpus);
+            table.free_cpus.push(node.cpus);
+            table.memory_mb.push(node.real_memory_mb);
+            table.free_memory_mb.push(node.real_memory_mb);
+            table.weight.push(node.weight);
+            table.power.push(power);
+            for kind in &kinds {
+                // no_consume GRES never run out, so the table shows them as always free.
+                let count: u64 = node.gres.iter().filter(|g| &g.name == kind).map(|g| g.count).sum();
+                let count = count.min(u64::from(u32::MAX)) as u32;
+                table.gres_total.push(count);
+                table.gres_free.push(count);
+            }
+            nodes.push(NodeRuntime {
+                name: node.name.clone(),
+                health,
+                power,
+                features: node.features.clone(),
+                gres_types: node
+                    .gres
+                    .iter()
+                    .filter_map(|g| g.gres_type.clone().map(|t| (g.name.clone(), t)))
+                    .collect(),
+                jobs: Vec::new(),
+                reason: None,
+            });
+        }
+        Self { nodes, table }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The free-resource table, as handed to `SelectionPolicy::begin_pass`.
+    pub fn table(&self) -> &NodeTable {
+        &self.table
+    }
+
+    /// One node's runtime state.
+    pub fn node(&self, n: NodeId) -> &NodeRuntime {
+        &self.nodes[n.index()]
+    }
+
+    /// Every node's runtime state, in cluster order.
+    pub fn nodes(&self) -> &[NodeRuntime] {
+        &self.nodes
+    }
+
+    /// Index of a GRES kind in the table, by name.
+    pub fn gres_kind(&self, name: &str) -> Option<u32> {
+        self.table.gres_kinds.iter().position(|k| k == name).map(|i| i as u32)
+    }
+
+    /// Whether a node may take new jobs now (health UP; any power state, since powering up is the engine's call).
+    pub fn usable(&self, n: usize) -> bool {
+        self.nodes[n].health == Health::Up
+    }
+
+    /// Nodes that may take new jobs.
+    pub fn usable_bitmap(&self) -> NodeBitmap {
+        let mut map = NodeBitmap::with_capacity(self.nodes.len());
+        for n in 0..self.nodes.len() {
+            if self.usable(n) {
+                map.insert(n as u32);
+            }
+        }
+        map
+    }
+
+    /// Whether nothing is allocated on the node.
+    pub fn is_idle(&self, n: usize) -> bool {
+        self.nodes[n].jobs.is_empty()
+    }
+
+    /// Subtracts a checked placement and records the job on its nodes.
+    pub fn commit(&mut self, job: JobId, p: &Placement) {
+        self.table.commit(p);
+        for &n in &p.nodes {
+            self.nodes[n as usize].jobs.push(job);
+        }
+    }
+
+    /// Gives back a placement and forgets the job on its nodes.
+    pub fn release(&mut self, job: JobId, p: &Placement) {
+        self.table.release(p);
+        for &n in &p.nodes {
+            self.nodes[n as usize].jobs.retain(|j| *j != job);
+        }
+    }
+
+    /// Sets a node's health and reason.
+    pub fn set_health(&mut self, n: NodeId, health: Health, reason: Option<String>) {
+        let node = &mut self.nodes[n.index()];
+        node.health = health;
+        node.reason = reason;
+    }
+
+    /// Sets a node's power state (in the runtime state and in the table the plugin sees).
+    pub fn set_power(&mut self, n: NodeId, power: Power) {
+        self.nodes[n.index()].power = power;
+        self.table.power[n.index()] = power;
+    }
+
+    /// The state `sinfo` would print: IDLE, MIXED, ALLOCATED, DRAINING, DRAINED, DOWN, FAIL or FUTURE,
+    /// with `~` for powered down and `#` for powering up, as Slurm suffixes them.
+    pub fn state_name(&self, n: NodeId) -> String {
+        let i = n.index();
+        let node = &self.nodes[i];
+        let busy = !node.jobs.is_empty();
+        let full = self.table.free_cpus[i] == 0;
+        let base = match (node.health, busy, full) {
+            (Health::Up, false, _) => "IDLE",
+            (Health::Up, true, false) => "MIXED",
+            (Health::Up, true, true) => "ALLOCATED",
+            (Health::Drain, true, _) => "DRAINING",
+            (Health::Drain, false, _) => "DRAINED",
+            (Health::Down, ..) => "DOWN",
+            (Health::Fail, ..) => "FAIL",
+            (Health::Future, ..) => "FUTURE",
+        };
+        let suffix = match node.power {
+            Power::Up => "",
+            Power::PoweringUp => "#",
+            Power::PoweredDown => "~",
+        };
+        format!("{base}{suffix}")
+    }
+}

@@ -1,0 +1,122 @@
+//! One priority call per pass: the pending queue as columns out, one validated priority per row back.
+
+use sluice_cluster::Shares;
+use sluice_policy::{Association, Factor, JobTable, Partition, PriorityContext};
+
+use crate::engine::Engine;
+use crate::job::JobId;
+use crate::queue::QueueRecord;
+
+/// The last accepted priority answer, kept for `sprio`-like reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PriorityReport {
+    /// (job, partition index) of each row.
+    pub rows: Vec<(JobId, u32)>,
+    /// Priority of each row.
+    pub priority: Vec<u32>,
+    /// Per-factor breakdown, as the policy gave it.
+    pub factors: Vec<Factor>,
+}
+
+impl Engine {
+    /// The context a priority pass shares between jobs, with usage as the engine keeps it.
+    pub fn priority_context(&self) -> PriorityContext {
+        let assocs = &self.cluster.associations;
+        PriorityContext {
+            now: self.clock.now(),
+            cluster_nodes: self.cluster.nodes.len() as u32,
+            cluster_cpus: self.cluster.total_cpus().min(u64::from(u32::MAX)) as u32,
+            partitions: self
+                .cluster
+                .partitions
+                .iter()
+                .map(|p| Partition {
+                    name: p.name.clone(),
+                    priority_job_factor: u32::from(p.priority_job_factor),
+                    priority_tier: u32::from(p.priority_tier),
+                })
+                .collect(),
+            qos: self.qos_view.clone(),
+            associations: assocs
+                .iter()
+                .enumerate()
+                .map(|(i, a)| Association {
+                    name: a.name().to_string(),
+                    parent: a.parent.map(|p| p.0),
+                    is_user: a.is_user(),
+                    // The contract has no `parent` share mode; 0 shares is the closest it can say.
+                    raw_shares: match a.shares {
+                        Shares::Raw(s) => s,
+                        Shares::Parent => 0,
+                    },
+                    raw_usage: self.usage.all()[i],
+                })
+                .collect(),
+        }
+    }
+
+    /// Builds the job table (one row per job and partition) for the given eligible jobs.
+    pub(crate) fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
+        let mut t = JobTable::default();
+        let mut rows = Vec::with_capacity(eligible.len());
+        let gpu = self.nodes.gres_kind("gpu");
+        for &id in eligible {
+            let job = &self.jobs[&id];
+            let gpus_per_node: u32 =
+                job.gres_per_node.iter().filter(|(k, _)| Some(*k) == gpu).map(|(_, c)| *c).sum();
+            for (pos, p) in job.partitions.iter().enumerate() {
+                rows.push((id, pos as u16));
+                t.job_id.push(id);
+                t.submit_time.push(job.submit_time);
+                t.eligible_time.push(job.eligible_time.unwrap_or(job.submit_time));
+                t.association.push(job.assoc.0);
+                t.partition.push(p.0);
+                t.qos.push(job.qos.0.min(self.qos_view.len() as u32 - 1));
+                t.nodes.push(job.spec.min_nodes.max(1));
+                t.cpus.push(job.cpus().min(u64::from(u32::MAX)) as u32);
+                t.memory_mb.push(job.spec.memory_per_node_mb.saturating_mul(u64::from(job.spec.min_nodes.max(1))));
+                t.gpus.push(gpus_per_node.saturating_mul(job.spec.min_nodes.max(1)));
+                t.time_limit.push(job.time_limit.unwrap_or(u64::from(u32::MAX)).min(u64::from(u32::MAX)) as u32);
+                t.nice.push(job.spec.nice);
+                t.site_factor.push(job.spec.site_factor);
+            }
+        }
+        (t, rows)
+    }
+
+    /// Asks the priority policy for every eligible job and returns the queue records, unsorted.
+    /// A refused answer leaves every job pending this pass (`None`).
+    pub(crate) fn prioritize(&mut self, eligible: &[JobId]) -> Option<Vec<QueueRecord>> {
+        let ctx = self.priority_context();
+        let (table, rows) = self.job_table(eligible);
+        let answer = self.policies.priority.compute(&ctx, &table);
+        if answer.priority.len() != table.len() || answer.check(table.len()).is_err() {
+            self.faults.priority += 1;
+            return None;
+        }
+        let mut records = Vec::with_capacity(rows.len());
+        for (i, &(id, pos)) in rows.iter().enumerate() {
+            let job = self.jobs.get_mut(&id).expect("eligible job exists");
+            job.priority[pos as usize] = answer.priority[i];
+            let partition = job.partitions[pos as usize];
+            records.push(QueueRecord {
+                job: id,
+                partition,
+                part_pos: pos,
+                has_reservation: job.reservation.is_some(),
+                tier: self.cluster.partitions[partition.index()].priority_tier,
+                priority: answer.priority[i],
+                submit_time: job.submit_time,
+            });
+        }
+        self.last_priorities = PriorityReport {
+            rows: rows
+                .iter()
+                .map(|&(id, pos)| (id, self.jobs[&id].partitions[pos as usize].0))
+                .collect(),
+            priority: answer.priority,
+            factors: answer.factors,
+        };
+        Some(records)
+    }
+}

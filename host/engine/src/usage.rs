@@ -1,0 +1,137 @@
+//! Fair-share usage: CPU-seconds × UsageFactor accrue to an association and every ancestor, and decay
+//! with PriorityDecayHalfLife every PriorityCalcPeriod, as Slurm's `_decay_thread` does.
+
+use sluice_cluster::{AssocId, Association};
+
+/// Decayed raw usage per association, with the time the decay last ran.
+#[derive(Clone, Debug)]
+pub struct Usage {
+    raw: Vec<f64>,
+    parents: Vec<Option<AssocId>>,
+    decay_factor: f64,
+    calc_period: u64,
+    last_ran: i64,
+}
+
+impl Usage {
+    /// Starts from each association's configured starting usage (already including descendants').
+    pub fn new(assocs: &[Association], half_life: u64, calc_period: u64, now: i64) -> Self {
+        Self {
+            raw: assocs.iter().map(|a| a.raw_usage).collect(),
+            parents: assocs.iter().map(|a| a.parent).collect(),
+            // Slurm's first-order approximation of e^(ln ½ / half_life), kept for identical numbers.
+            decay_factor: if half_life == 0 { 1.0 } else { 1.0 - 0.693 / half_life as f64 },
+            calc_period: calc_period.max(1),
+            last_ran: now,
+        }
+    }
+
+    /// RawUsage of association `a`, including its descendants.
+    pub fn raw(&self, a: AssocId) -> f64 {
+        self.raw[a.index()]
+    }
+
+    /// Every association's RawUsage, in cluster order.
+    pub fn all(&self) -> &[f64] {
+        &self.raw
+    }
+
+    /// The decay factor per second (`1 - 0.693 / half_life`; 1 without decay).
+    pub fn decay_factor(&self) -> f64 {
+        self.decay_factor
+    }
+
+    /// When the decay last ran.
+    pub fn last_ran(&self) -> i64 {
+        self.last_ran
+    }
+
+    /// When the next decay pass is due.
+    pub fn next_due(&self) -> i64 {
+        self.last_ran + self.calc_period as i64
+    }
+
+    /// Registers an association created after start-up, with no usage, under `parent`.
+    pub fn grow(&mut self, parent: AssocId) {
+        self.raw.push(0.0);
+        self.parents.push(Some(parent));
+    }
+
+    /// Adds `amount` to `a` and every ancestor up to root, as `_apply_new_usage` does.
+    pub fn add(&mut self, a: AssocId, amount: f64) {
+        let mut cur = Some(a);
+        while let Some(id) = cur {
+            self.raw[id.index()] += amount;
+            cur = self.parents[id.index()];
+        }
+    }
+
+    /// Usage a job adds for running `delta` seconds on `cpus` CPUs: `delta × df^delta × cpus × factor`.
+    pub fn job_delta(&self, delta: i64, cpus: u64, usage_factor: f64) -> f64 {
+        if delta <= 0 {
+            return 0.0;
+        }
+        delta as f64 * self.decay_factor.powf(delta as f64) * cpus as f64 * usage_factor
+    }
+
+    /// Decays every association to `now`; returns the previous run time, from which running jobs
+    /// then accrue. Does nothing (and returns `None`) before PriorityCalcPeriod has passed.
+    pub fn decay_if_due(&mut self, now: i64) -> Option<i64> {
+        if now < self.next_due() {
+            return None;
+        }
+        let delta = now - self.last_ran;
+        let real = self.decay_factor.powf(delta as f64).max(f64::MIN_POSITIVE);
+        for u in &mut self.raw {
+            *u *= real;
+        }
+        let prev = self.last_ran;
+        self.last_ran = now;
+        Some(prev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_cluster::{AssocKind, Shares};
+
+    fn assoc(kind: AssocKind, parent: Option<u32>) -> Association {
+        Association {
+            kind,
+            parent: parent.map(AssocId),
+            children: vec![],
+            shares: Shares::Raw(1),
+            raw_usage: 0.0,
+            priority: 0,
+            default_qos: None,
+        }
+    }
+
+    #[test]
+    fn usage_reaches_every_ancestor_and_halves_in_a_half_life() {
+        let tree = vec![
+            assoc(AssocKind::Account("root".into()), None),
+            assoc(AssocKind::Account("a".into()), Some(0)),
+            assoc(AssocKind::User("u".into()), Some(1)),
+            assoc(AssocKind::Account("b".into()), Some(0)),
+        ];
+        let mut u = Usage::new(&tree, 1000, 10, 0);
+        u.add(AssocId(2), 100.0);
+        assert_eq!((u.raw(AssocId(0)), u.raw(AssocId(1)), u.raw(AssocId(2)), u.raw(AssocId(3))), (100.0, 100.0, 100.0, 0.0));
+        assert_eq!(u.decay_if_due(5), None);
+        assert_eq!(u.decay_if_due(1000), Some(0));
+        let halved = u.raw(AssocId(2));
+        assert!((halved - 50.0).abs() < 0.5, "{halved}");
+    }
+
+    #[test]
+    fn zero_half_life_means_no_decay() {
+        let tree = vec![assoc(AssocKind::Account("root".into()), None)];
+        let mut u = Usage::new(&tree, 0, 300, 0);
+        u.add(AssocId::ROOT, 7.0);
+        u.decay_if_due(1_000_000);
+        assert_eq!(u.raw(AssocId::ROOT), 7.0);
+        assert_eq!(u.job_delta(10, 4, 2.0), 80.0);
+    }
+}
