@@ -181,8 +181,16 @@ fn load_reads_the_hres_file_next_to_the_cluster_file_and_fails_without_side_effe
     std::fs::write(dir.join("resources.yaml"), yaml).unwrap();
     let loaded = Cluster::load(&dir.join("cluster.toml")).unwrap();
     assert_eq!(loaded, Cluster::demo());
-    std::fs::write(dir.join("resources.yaml"), "- resource: x\n  mode: MODE_9\n  layers: []\n").unwrap();
+    std::fs::write(
+        dir.join("resources.yaml"),
+        "- resource: x\n  mode: MODE_9\n  layers: []\n",
+    )
+    .unwrap();
     let err = Cluster::load(&dir.join("cluster.toml")).unwrap_err();
-    assert!(err.to_string().contains("resources.yaml:2:3: found mode `MODE_9`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("resources.yaml:2:3: found mode `MODE_9`"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -18,7 +18,9 @@ fn splice(text: &str, cut: usize, insert: &str) -> String {
 fn located(result: Result<(), sluice_cluster::ConfigError>) -> bool {
     match result {
         Ok(()) => true,
-        Err(err) => err.location().is_some_and(|at| at.line >= 1 && at.column >= 1),
+        Err(err) => err
+            .location()
+            .is_some_and(|at| at.line >= 1 && at.column >= 1),
     }
 }
 

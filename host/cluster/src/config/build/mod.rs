@@ -4,6 +4,7 @@ mod accounts;
 mod nodes;
 mod partitions;
 mod plugins;
+mod power;
 mod qos;
 
 use toml::Spanned;
@@ -41,6 +42,7 @@ pub fn build(
     };
     let plugins = plugins::resolve_plugins(file.plugins, source)?;
     check_scheduler(&file.scheduler, source)?;
+    power::check_power(&file.power, &nodes, &partitions, source)?;
     Ok(Cluster {
         name: file.cluster_name,
         nodes,
