@@ -104,7 +104,7 @@ impl Engine {
             spec,
         };
         let fitting: Vec<PartitionId> =
-            job.partitions.iter().copied().filter(|p| self.fit_count(&job, *p) >= job.spec.min_nodes as usize).collect();
+            job.partitions.iter().copied().filter(|p| self.fits_somewhere(&job, *p)).collect();
         job.partitions = fitting;
         if job.partitions.is_empty() {
             return Err(SubmitError::NodeConfig);
@@ -458,30 +458,32 @@ impl Engine {
         Ok(out)
     }
 
-    /// How many nodes of partition `p` could ever hold one node's share of the job.
-    pub(crate) fn fit_count(&self, job: &Job, p: PartitionId) -> usize {
-        let mask = self.static_mask(job, p);
-        mask.len()
+    /// Whether at least the job's minimum node count of partition `p` could ever hold one node's
+    /// share of it (stops counting as soon as enough are found).
+    pub(crate) fn fits_somewhere(&self, job: &Job, p: PartitionId) -> bool {
+        let need = job.spec.min_nodes.max(1) as usize;
+        self.parts[p.index()].nodes.iter().filter(|&n| self.node_can_hold(job, n as usize)).take(need).count() == need
     }
 
-    /// Nodes of partition `p` whose configuration (CPUs, memory, GRES, features, GRES types) can
-    /// hold one node's share of the job, whatever their current state.
-    pub(crate) fn static_mask(&self, job: &Job, p: PartitionId) -> NodeBitmap {
+    /// Whether node `i`'s configuration (CPUs, memory, GRES, features, GRES types) can hold one
+    /// node's share of the job, whatever its current state.
+    fn node_can_hold(&self, job: &Job, i: usize) -> bool {
         let table = self.nodes.table();
         let kinds = table.gres_kinds.len();
         let per_node_cpus = job.cpus().div_ceil(u64::from(job.max_nodes())) as u32;
+        let node = &self.nodes.nodes()[i];
+        table.cpus[i] >= per_node_cpus
+            && table.memory_mb[i] >= job.spec.memory_per_node_mb
+            && job.gres_per_node.iter().all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
+            && job.spec.constraint.as_ref().is_none_or(|c| c.matches(&node.features))
+            && job.gres_types.iter().all(|t| node.gres_types.contains(t))
+    }
+
+    /// Nodes of partition `p` whose configuration can hold one node's share of the job.
+    pub(crate) fn static_mask(&self, job: &Job, p: PartitionId) -> NodeBitmap {
         let mut out = NodeBitmap::with_capacity(self.nodes.len());
-        for n in self.parts[p.index()].nodes.iter() {
-            let i = n as usize;
-            let node = &self.nodes.nodes()[i];
-            let ok = table.cpus[i] >= per_node_cpus
-                && table.memory_mb[i] >= job.spec.memory_per_node_mb
-                && job.gres_per_node.iter().all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
-                && job.spec.constraint.as_ref().is_none_or(|c| c.matches(&node.features))
-                && job.gres_types.iter().all(|t| node.gres_types.contains(t));
-            if ok {
-                out.insert(n);
-            }
+        for n in self.parts[p.index()].nodes.iter().filter(|&n| self.node_can_hold(job, n as usize)) {
+            out.insert(n);
         }
         out
     }

@@ -7,6 +7,9 @@ use crate::engine::Engine;
 use crate::job::JobId;
 use crate::queue::QueueRecord;
 
+/// RawShares that stand for `Fairshare=parent` in the contract (Slurm's `SLURMDB_FS_USE_PARENT`).
+pub const FS_USE_PARENT: u32 = 0x7FFF_FFFF;
+
 /// The last accepted priority answer, kept for `sprio`-like reports.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityReport {
@@ -44,10 +47,9 @@ impl Engine {
                     name: a.name().to_string(),
                     parent: a.parent.map(|p| p.0),
                     is_user: a.is_user(),
-                    // The contract has no `parent` share mode; 0 shares is the closest it can say.
                     raw_shares: match a.shares {
                         Shares::Raw(s) => s,
-                        Shares::Parent => 0,
+                        Shares::Parent => FS_USE_PARENT,
                     },
                     raw_usage: self.usage.all()[i],
                 })

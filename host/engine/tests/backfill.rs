@@ -1,0 +1,236 @@
+//! Backfill: Slurm's own unit scenarios (backfill_test.c), limits, EASY and conservative.
+
+mod common;
+
+use common::*;
+use sluice_engine::{Engine, Event, JobSpec, JobState, Loop, Policies, Reason, SchedulerKind};
+use sluice_plugin_select_cons_tres::ConsTres;
+
+/// (priority, nodes, minutes), as the tuples of backfill_test.c.
+fn job(prio: i64, nodes: u32, minutes: u64) -> JobSpec {
+    JobSpec {
+        site_factor: prio,
+        min_nodes: nodes,
+        tasks: nodes,
+        exclusive: true,
+        time_limit: Some(minutes * 60),
+        ..JobSpec::new("alice")
+    }
+}
+
+fn backfilled(events: &[Event]) -> Vec<u32> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Started { job, by: Loop::Backfill, .. } => Some(*job),
+            _ => None,
+        })
+        .collect()
+}
+
+fn with_cons_tres(e: &mut Engine) {
+    e.set_policies(Policies { priority: Box::new(SiteFactorPriority), selection: Box::new(ConsTres::default()), hres: None });
+}
+
+fn backfill_1(cons_tres: bool) {
+    let (mut e, _clock) = engine(cluster(32, 4));
+    if cons_tres {
+        with_cons_tres(&mut e);
+    }
+    let j1 = e.submit(job(10, 1, 10)).unwrap();
+    let j2 = e.submit(job(5, 32, 10)).unwrap();
+    let j3 = e.submit(job(1, 31, 5)).unwrap();
+    e.tick();
+    assert_eq!(e.job(j1).unwrap().state, JobState::Running);
+    assert_eq!(e.job(j2).unwrap().reason, Reason::Resources);
+    assert_eq!(e.job(j3).unwrap().reason, Reason::Priority, "the main loop does not jump the queue");
+    let events = e.backfill();
+    assert_eq!(backfilled(&events), vec![j3]);
+    assert_eq!(e.job(j2).unwrap().state, JobState::Pending);
+    assert_eq!(e.job(j2).unwrap().start_time, Some(T0 + 600), "planned when job 1 ends");
+    assert_eq!(e.last_backfill_stats().reserved, 1);
+}
+
+#[test]
+fn slurm_backfill_1_blocked_32_node_job_and_backfilled_31_node_job() {
+    backfill_1(false);
+}
+
+#[test]
+fn slurm_backfill_1_with_cons_tres() {
+    backfill_1(true);
+}
+
+#[test]
+fn backfill_never_delays_a_reservation() {
+    let (mut e, _clock) = engine(cluster(32, 4));
+    e.submit(job(10, 1, 10)).unwrap();
+    let big = e.submit(job(5, 32, 10)).unwrap();
+    // 31 nodes for 20 minutes would still run when the 32-node job is due at +10 min.
+    let long = e.submit(job(1, 31, 20)).unwrap();
+    e.tick();
+    assert!(backfilled(&e.backfill()).is_empty());
+    assert_eq!(e.job(long).unwrap().start_time, Some(T0 + 1200), "planned after the big job");
+    assert_eq!(e.job(big).unwrap().start_time, Some(T0 + 600));
+}
+
+#[test]
+fn slurm_backfill_2_no_later_start_than_a_lower_priority_job_of_equal_or_larger_size() {
+    let (mut e, _clock) = engine(cluster(32, 4));
+    // Ticket 20847's shape: equal time limits, sizes mixed, so size is the node count.
+    let specs = [(100, 20, 30), (90, 16, 30), (80, 8, 30), (70, 16, 30), (60, 4, 30), (50, 32, 30), (40, 8, 30), (30, 12, 30)];
+    let ids: Vec<u32> = specs.iter().map(|&(p, n, m)| e.submit(job(p, n, m)).unwrap()).collect();
+    e.tick();
+    e.backfill();
+    let start = |id: u32| {
+        let j = e.job(id).unwrap();
+        j.start_time.unwrap_or(i64::MAX)
+    };
+    for (a, &(pa, na, _)) in specs.iter().enumerate() {
+        for (b, &(pb, nb, _)) in specs.iter().enumerate() {
+            if pa > pb && na <= nb {
+                assert!(start(ids[a]) <= start(ids[b]), "job {} (prio {pa}, {na} nodes) starts after job {} (prio {pb}, {nb} nodes)", ids[a], ids[b]);
+            }
+        }
+    }
+}
+
+#[test]
+fn slurm_backfill_3_bf_max_job_test_cuts_off_the_501st_job() {
+    let (mut e, _clock) = engine(cluster(32, 4));
+    e.params_mut().defer = true;
+    let ids: Vec<u32> = (0..1000).map(|_| e.submit(job(1, 32, 1)).unwrap()).collect();
+    e.backfill();
+    assert_eq!(e.last_backfill_stats().stopped_by, Some("bf_max_job_test"));
+    assert_eq!(e.job(ids[0]).unwrap().state, JobState::Running);
+    assert_eq!(e.job(ids[499]).unwrap().start_time, Some(T0 + 499 * 60));
+    assert_eq!(e.job(ids[500]).unwrap().start_time, None);
+    assert!(e.job(ids[500]).unwrap().is_pending());
+}
+
+#[test]
+fn slurm_backfill_lic_1_license_blocked_jobs() {
+    for bf_licenses in [false, true] {
+        let (mut e, _clock) = engine(with_licenses(cluster(32, 4), &[("lic1", 1), ("lic2", 6)]));
+        e.params_mut().bf_licenses = bf_licenses;
+        e.params_mut().defer = true;
+        let lic = sluice_engine::request::parse_licenses("lic1:1").unwrap();
+        let ids: Vec<u32> =
+            (0..3).map(|i| e.submit(JobSpec { licenses: lic.clone(), ..job(10 - i, 1, 10) }).unwrap()).collect();
+        let free = e.submit(job(1, 1, 10)).unwrap();
+        e.backfill();
+        let state = |id| e.job(id).unwrap().state;
+        assert_eq!(
+            [state(ids[0]), state(ids[1]), state(ids[2]), state(free)],
+            [JobState::Running, JobState::Pending, JobState::Pending, JobState::Running]
+        );
+        assert_eq!(e.job(ids[1]).unwrap().reason, Reason::Licenses);
+        assert_eq!(e.job(ids[2]).unwrap().reason, Reason::Licenses);
+        if bf_licenses {
+            // The map tracks licenses: each waits for the previous holder.
+            assert_eq!(e.job(ids[1]).unwrap().start_time, Some(T0 + 600));
+            assert_eq!(e.job(ids[2]).unwrap().start_time, Some(T0 + 1200));
+        } else {
+            assert_eq!(e.job(ids[1]).unwrap().start_time, None, "no reservation without bf_licenses");
+        }
+    }
+}
+
+#[test]
+fn slurm_backfill_lic_2_jobs_7_and_12_share_a_start_time() {
+    let (mut e, _clock) = engine(with_licenses(cluster(32, 4), &[("lic1", 1), ("lic2", 6)]));
+    e.params_mut().bf_licenses = true;
+    e.params_mut().defer = true;
+    let lic = sluice_engine::request::parse_licenses("lic2:1").unwrap();
+    let ids: Vec<u32> =
+        (0..12).map(|i| e.submit(JobSpec { licenses: lic.clone(), ..job(100 - i, 1, 10) }).unwrap()).collect();
+    e.backfill();
+    assert!(ids[..6].iter().all(|id| e.job(*id).unwrap().state == JobState::Running));
+    assert_eq!(e.job(ids[6]).unwrap().start_time, Some(T0 + 600));
+    assert_eq!(e.job(ids[6]).unwrap().start_time, e.job(ids[11]).unwrap().start_time);
+}
+
+#[test]
+fn bf_max_job_user_and_part_limit_tests() {
+    let (mut e, _clock) = engine(cluster(2, 1));
+    e.params_mut().defer = true;
+    e.params_mut().bf_max_job_user = 2;
+    e.submit(job(100, 2, 60)).unwrap();
+    e.backfill();
+    for user in ["alice", "bob", "carol"] {
+        for _ in 0..3 {
+            e.submit(JobSpec { user: user.into(), ..job(1, 2, 10) }).unwrap();
+        }
+    }
+    e.backfill();
+    assert_eq!(e.last_backfill_stats().tested, 6);
+    e.params_mut().bf_max_job_user = 0;
+    e.params_mut().bf_max_job_part = 4;
+    e.backfill();
+    assert_eq!(e.last_backfill_stats().tested, 4);
+}
+
+#[test]
+fn beyond_bf_window_gets_no_start_time() {
+    let (mut e, _clock) = engine(cluster(2, 1));
+    e.params_mut().bf_window = 60;
+    e.submit(job(100, 2, 120)).unwrap();
+    let late = e.submit(job(1, 2, 10)).unwrap();
+    e.tick();
+    e.backfill();
+    assert_eq!(e.job(late).unwrap().start_time, None);
+    e.params_mut().bf_window = 1440;
+    e.backfill();
+    assert_eq!(e.job(late).unwrap().start_time, Some(T0 + 7200));
+}
+
+/// A running 2-node job until +100 min; B (3 nodes) is planned at +100 on nodes 1–3, C (4 nodes)
+/// after it; D (1 node, 115 min) fits now only on node 4, which C needs at +110.
+fn easy_vs_conservative(kind: SchedulerKind) -> (Engine, [u32; 3]) {
+    let (mut e, _clock) = engine_with(cluster(4, 1), Box::new(SiteFactorPriority), kind);
+    e.submit(job(1000, 2, 100)).unwrap();
+    e.tick();
+    let b = e.submit(job(100, 3, 10)).unwrap();
+    let c = e.submit(job(50, 4, 10)).unwrap();
+    let d = e.submit(job(10, 1, 115)).unwrap();
+    e.params_mut().defer = true;
+    e.backfill();
+    (e, [b, c, d])
+}
+
+#[test]
+fn easy_reserves_only_for_the_first_blocked_job() {
+    let (e, [b, c, d]) = easy_vs_conservative(SchedulerKind::Easy);
+    assert_eq!(e.job(b).unwrap().start_time, Some(T0 + 6000));
+    assert_eq!(e.job(c).unwrap().start_time, None);
+    assert_eq!(e.job(d).unwrap().state, JobState::Running, "EASY lets D delay C");
+}
+
+#[test]
+fn conservative_reserves_for_every_job() {
+    let (e, [b, c, d]) = easy_vs_conservative(SchedulerKind::Conservative);
+    assert_eq!(e.job(b).unwrap().start_time, Some(T0 + 6000));
+    assert_eq!(e.job(c).unwrap().start_time, Some(T0 + 6600));
+    assert_eq!(e.job(d).unwrap().state, JobState::Pending, "D would delay C");
+    assert_eq!(e.job(d).unwrap().start_time, Some(T0 + 7200));
+}
+
+#[test]
+fn slurm_backfill_matches_conservative_here() {
+    let (e, [_, c, d]) = easy_vs_conservative(SchedulerKind::Backfill);
+    assert_eq!(e.job(c).unwrap().start_time, Some(T0 + 6600));
+    assert_eq!(e.job(d).unwrap().state, JobState::Pending);
+}
+
+#[test]
+fn periodic_backfill_runs_every_bf_interval_from_tick() {
+    let (mut e, clock) = engine(cluster(32, 4));
+    e.submit(job(10, 1, 10)).unwrap();
+    e.submit(job(5, 32, 10)).unwrap();
+    let small = e.submit(job(1, 31, 5)).unwrap();
+    e.tick();
+    clock.advance(29);
+    assert!(backfilled(&e.tick()).is_empty());
+    clock.advance(1);
+    assert_eq!(backfilled(&e.tick()), vec![small]);
+}
