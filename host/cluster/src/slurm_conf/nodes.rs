@@ -8,7 +8,7 @@ use crate::keyvalue::{Line, Pair};
 use crate::model::{NodeState, TimeLimit};
 
 use super::Importer;
-use super::values::{invalid, limit, number, yes_no};
+use super::values::{limit, number, yes_no};
 
 /// Merges `update` into `defaults`, later keys replacing earlier ones.
 fn merge_defaults(defaults: &mut Vec<Pair>, update: &[Pair]) {
@@ -117,7 +117,6 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
     };
     let mut pairs = importer.partition_defaults.clone();
     merge_defaults(&mut pairs, &line.pairs[1..]);
-    let mut nodes_given = false;
     for pair in &pairs {
         match pair.key.to_ascii_lowercase().as_str() {
             "nodes" => {
@@ -129,7 +128,6 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
                     })?;
                 }
                 spec.nodes = Spanned::new(0..0, pair.value.clone());
-                nodes_given = true;
             }
             "prioritytier" => spec.priority_tier = number(pair)?,
             "priorityjobfactor" => spec.priority_job_factor = number(pair)?,
@@ -148,9 +146,6 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
             "qos" => importer.skip(&pair.at, &pair.key, "QOS live in the accounting database; add a [[qos]] table and QOS key by hand"),
             _ => importer.skip(&pair.at, &pair.key, "a partition key the scheduler does not model (access control, state, oversubscription …)"),
         }
-    }
-    if !nodes_given {
-        return Err(invalid(name, "a partition with Nodes="));
     }
     importer.file.partitions.push(spec);
     Ok(())
