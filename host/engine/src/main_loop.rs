@@ -129,7 +129,8 @@ impl Engine {
         let job = &self.jobs[&rec.job];
         let mut cand = self.parts[rec.partition.index()].nodes.clone();
         cand.intersect_with(usable);
-        if let Some(r) = job.reservation {
+        if let Some(r) = job.reservation.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
+            // A reservation of licenses only leaves the choice of nodes open.
             cand.intersect_with(&self.resv.get(r).nodes);
         }
         if !self.resv.is_empty() {

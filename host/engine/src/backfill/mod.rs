@@ -231,7 +231,7 @@ impl Engine {
         let kinds = table.gres_kinds.len();
         let mut cand = self.parts[rec.partition.index()].nodes.clone();
         cand.intersect_with(usable);
-        if let Some(r) = own {
+        if let Some(r) = own.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
             cand.intersect_with(&self.resv.get(r).nodes);
         }
         if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
