@@ -40,11 +40,16 @@ pub trait GresBackend: Send {
 /// An HRES plugin that may fault.
 pub trait HresBackend: Send {
     /// See `hres.begin-pass`.
-    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer]) -> Result<(), Fault>;
+    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer])
+    -> Result<(), Fault>;
     /// See `hres.eligible`.
     fn eligible(&mut self, demands: &[Demand], candidates: &[u64]) -> Result<Vec<u64>, Fault>;
     /// See `hres.charge`.
-    fn charge(&mut self, demands: &[Demand], nodes: &[u32]) -> Result<Result<Vec<Charge>, String>, Fault>;
+    fn charge(
+        &mut self,
+        demands: &[Demand],
+        nodes: &[u32],
+    ) -> Result<Result<Vec<Charge>, String>, Fault>;
 }
 
 // Native libraries and built-in policies both arrive as panic-guarded objects; a caught panic
@@ -84,13 +89,21 @@ impl GresBackend for Box<dyn NativeGres> {
 }
 
 impl HresBackend for Box<dyn NativeHres> {
-    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer]) -> Result<(), Fault> {
+    fn begin_pass(
+        &mut self,
+        resources: &[HresResource],
+        layers: &[HresLayer],
+    ) -> Result<(), Fault> {
         (**self).begin_pass(resources, layers).map_err(Fault::Panic)
     }
     fn eligible(&mut self, demands: &[Demand], candidates: &[u64]) -> Result<Vec<u64>, Fault> {
         (**self).eligible(demands, candidates).map_err(Fault::Panic)
     }
-    fn charge(&mut self, demands: &[Demand], nodes: &[u32]) -> Result<Result<Vec<Charge>, String>, Fault> {
+    fn charge(
+        &mut self,
+        demands: &[Demand],
+        nodes: &[u32],
+    ) -> Result<Result<Vec<Charge>, String>, Fault> {
         (**self).charge(demands, nodes).map_err(Fault::Panic)
     }
 }

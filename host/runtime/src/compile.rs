@@ -40,7 +40,10 @@ impl WasmEngine {
 
     /// Compiles `bytes`, or loads the compiled artifact from the cache when it is there.
     pub fn compile(&self, origin: &str, bytes: &[u8]) -> Result<Component, LoadError> {
-        let cached = self.cache_dir.as_ref().map(|dir| dir.join(self.cache_key(bytes)));
+        let cached = self
+            .cache_dir
+            .as_ref()
+            .map(|dir| dir.join(self.cache_key(bytes)));
         if let Some(path) = &cached
             && path.exists()
         {
@@ -49,11 +52,15 @@ impl WasmEngine {
             // checks the version and configuration stamp and errors on a mismatch.
             match unsafe { Component::deserialize_file(&self.engine, path) } {
                 Ok(component) => return Ok(component),
-                Err(e) => tracing::warn!(path = %path.display(), "ignoring unusable cached component: {e:#}"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "ignoring unusable cached component: {e:#}")
+                }
             }
         }
-        let component = Component::new(&self.engine, bytes)
-            .map_err(|e| LoadError::Compile { origin: origin.to_string(), reason: format!("{e:#}") })?;
+        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile {
+            origin: origin.to_string(),
+            reason: format!("{e:#}"),
+        })?;
         if let Some(path) = &cached
             && let Err(e) = write_atomically(path, &component)
         {
@@ -64,7 +71,9 @@ impl WasmEngine {
 
     fn cache_key(&self, bytes: &[u8]) -> String {
         let mut compat = std::collections::hash_map::DefaultHasher::new();
-        self.engine.precompile_compatibility_hash().hash(&mut compat);
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut compat);
         let digest = Sha256::digest(bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         format!("{hex}-{:016x}.cwasm", compat.finish())
@@ -72,9 +81,16 @@ impl WasmEngine {
 
     /// Which plugin kind and WIT version a component exports, checked against what this host
     /// supports; the error says what it found and what was expected.
-    pub fn inspect(&self, origin: &str, component: &Component) -> Result<(PluginKind, &'static str), LoadError> {
+    pub fn inspect(
+        &self,
+        origin: &str,
+        component: &Component,
+    ) -> Result<(PluginKind, &'static str), LoadError> {
         let ty = component.component_type();
-        let exports: Vec<String> = ty.exports(&self.engine).map(|(name, _)| name.to_string()).collect();
+        let exports: Vec<String> = ty
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
         for kind in PluginKind::ALL {
             for version in SUPPORTED_VERSIONS {
                 let name = format!("sluice:policy/{}@{version}", kind.name());

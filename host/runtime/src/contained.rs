@@ -43,14 +43,24 @@ impl PriorityPolicy for PrioritySlot {
         })
         // Every generation failed, the built-in too: equal priorities leave the host's own
         // order (submit time, job id), which is FIFO.
-        .unwrap_or_else(|_| Priorities { priority: vec![0; jobs.len()], factors: Vec::new() })
+        .unwrap_or_else(|_| Priorities {
+            priority: vec![0; jobs.len()],
+            factors: Vec::new(),
+        })
     }
 
     fn shares(&mut self, ctx: &PriorityContext) -> Vec<Share> {
         self.call(|b| {
             let shares = b.shares(ctx)?;
-            if let Some(bad) = shares.iter().find(|s| s.association as usize >= ctx.associations.len()) {
-                return Err(ContractError::Invalid(format!("share row for unknown association {}", bad.association)).into());
+            if let Some(bad) = shares
+                .iter()
+                .find(|s| s.association as usize >= ctx.associations.len())
+            {
+                return Err(ContractError::Invalid(format!(
+                    "share row for unknown association {}",
+                    bad.association
+                ))
+                .into());
             }
             Ok(shares)
         })
@@ -61,7 +71,11 @@ impl PriorityPolicy for PrioritySlot {
 impl SelectionSlot {
     /// Wraps a slot.
     pub fn new(slot: Slot<dyn SelectionBackend>) -> Self {
-        Self { slot, table: NodeTable::default(), answering: None }
+        Self {
+            slot,
+            table: NodeTable::default(),
+            answering: None,
+        }
     }
 
     /// Hands the pass's table to the first of `roles` that takes it.
@@ -79,7 +93,10 @@ impl SelectionSlot {
 
     /// Fails over from the answering generation to the next one, replaying the pass so far.
     fn fail_over(&mut self) {
-        let rest = self.answering.map(|current| self.slot.answerers_after(current)).unwrap_or_default();
+        let rest = self
+            .answering
+            .map(|current| self.slot.answerers_after(current))
+            .unwrap_or_default();
         self.begin_with(&rest);
     }
 }
@@ -94,12 +111,17 @@ impl SelectionPolicy for SelectionSlot {
 
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
         while let Some(role) = self.answering {
-            let outcome = self.slot.get_mut(role).backend.place(req, mode).and_then(|p| {
-                if let Some(p) = &p {
-                    self.table.check_placement(req, p)?;
-                }
-                Ok::<_, Fault>(p)
-            });
+            let outcome = self
+                .slot
+                .get_mut(role)
+                .backend
+                .place(req, mode)
+                .and_then(|p| {
+                    if let Some(p) = &p {
+                        self.table.check_placement(req, p)?;
+                    }
+                    Ok::<_, Fault>(p)
+                });
             self.slot.record(role, &outcome);
             match outcome {
                 Ok(answer) => {
@@ -132,11 +154,21 @@ impl GresPolicy for GresSlot {
         self.call(|b| {
             let out = b.validate(nodes)?;
             if out.len() != nodes.len() {
-                return Err(ContractError::Length { what: "validate answers", expected: nodes.len(), found: out.len() }.into());
+                return Err(ContractError::Length {
+                    what: "validate answers",
+                    expected: nodes.len(),
+                    found: out.len(),
+                }
+                .into());
             }
             Ok(out)
         })
-        .unwrap_or_else(|f| nodes.iter().map(|_| Err(format!("gres plugin failed: {f}"))).collect())
+        .unwrap_or_else(|f| {
+            nodes
+                .iter()
+                .map(|_| Err(format!("gres plugin failed: {f}")))
+                .collect()
+        })
     }
 
     fn pick(&mut self, requests: &[PickRequest]) -> Vec<Vec<u32>> {
@@ -147,7 +179,12 @@ impl GresPolicy for GresSlot {
             Ok(picks)
         })
         // Lowest free indices: always valid, never clever.
-        .unwrap_or_else(|_| requests.iter().map(|r| r.free.iter().take(r.count as usize).copied().collect()).collect())
+        .unwrap_or_else(|_| {
+            requests
+                .iter()
+                .map(|r| r.free.iter().take(r.count as usize).copied().collect())
+                .collect()
+        })
     }
 
     fn env(&mut self, alloc: &NodeDevices, step: bool) -> Vec<(String, String)> {
@@ -158,13 +195,22 @@ impl GresPolicy for GresSlot {
 impl HresSlot {
     /// Wraps a slot.
     pub fn new(slot: Slot<dyn HresBackend>) -> Self {
-        Self { slot, resources: Vec::new(), layers: Vec::new(), answering: None }
+        Self {
+            slot,
+            resources: Vec::new(),
+            layers: Vec::new(),
+            answering: None,
+        }
     }
 
     fn begin_with(&mut self, roles: &[Role]) {
         self.answering = None;
         for &role in roles {
-            let outcome = self.slot.get_mut(role).backend.begin_pass(&self.resources, &self.layers);
+            let outcome = self
+                .slot
+                .get_mut(role)
+                .backend
+                .begin_pass(&self.resources, &self.layers);
             self.slot.record(role, &outcome);
             if outcome.is_ok() {
                 self.answering = Some(role);
@@ -174,11 +220,17 @@ impl HresSlot {
     }
 
     fn fail_over(&mut self) {
-        let rest = self.answering.map(|current| self.slot.answerers_after(current)).unwrap_or_default();
+        let rest = self
+            .answering
+            .map(|current| self.slot.answerers_after(current))
+            .unwrap_or_default();
         self.begin_with(&rest);
     }
 
-    fn ask<R>(&mut self, mut f: impl FnMut(&mut dyn HresBackend, &[HresLayer]) -> Result<R, Fault>) -> Option<R> {
+    fn ask<R>(
+        &mut self,
+        mut f: impl FnMut(&mut dyn HresBackend, &[HresLayer]) -> Result<R, Fault>,
+    ) -> Option<R> {
         while let Some(role) = self.answering {
             let layers = std::mem::take(&mut self.layers);
             let outcome = f(&mut *self.slot.get_mut(role).backend, &layers);
@@ -208,7 +260,10 @@ impl HresPolicy for HresSlot {
         self.ask(|b, _| {
             let out = b.eligible(demands, candidates)?;
             if !NodeBitmap::from_words(out.clone()).is_subset_of(&allowed) {
-                return Err(ContractError::Invalid("eligible nodes that were not candidates".into()).into());
+                return Err(ContractError::Invalid(
+                    "eligible nodes that were not candidates".into(),
+                )
+                .into());
             }
             Ok(out)
         })

@@ -56,7 +56,9 @@ pub enum LoadError {
         fault: Fault,
     },
     /// A plugin name that is neither a bundled policy nor a file.
-    #[error("unknown {kind} plugin {name:?}: expected one of {known} or a path to a .wasm or native library")]
+    #[error(
+        "unknown {kind} plugin {name:?}: expected one of {known} or a path to a .wasm or native library"
+    )]
     Unknown {
         /// Plugin kind.
         kind: &'static str,

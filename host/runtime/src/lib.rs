@@ -4,17 +4,19 @@ pub mod backend;
 pub mod error;
 pub mod limits;
 pub mod settings;
+pub mod shared;
 pub mod wasm;
 
 pub use error::{Fault, LoadError};
 pub use limits::Limits;
 pub mod compile;
 pub mod contained;
-pub mod native;
-pub mod slot;
 pub mod loader;
+pub mod native;
 pub mod policy_set;
 pub mod probe;
+pub mod slot;
+pub mod specs;
 
 pub use loader::{Loaded, Loader, PluginSpec};
 pub use policy_set::PolicySet;

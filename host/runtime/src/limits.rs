@@ -19,6 +19,9 @@ impl Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { memory_bytes: Self::DEFAULT_MEMORY_BYTES, fuel_per_call: Self::DEFAULT_FUEL_PER_CALL }
+        Self {
+            memory_bytes: Self::DEFAULT_MEMORY_BYTES,
+            fuel_per_call: Self::DEFAULT_FUEL_PER_CALL,
+        }
     }
 }

@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use sluice_bundle::NativePolicy;
-use sluice_policy::native::{Guarded, NativeGres, NativeHres, NativePlugin, NativePriority, NativeSelection};
+use sluice_policy::native::{
+    Guarded, NativeGres, NativeHres, NativePlugin, NativePriority, NativeSelection,
+};
 use sluice_policy::{NodeBitmap, PlaceMode, PluginKind, Settings, fixtures};
 
 use crate::backend::{GresBackend, HresBackend, PriorityBackend, SelectionBackend};
@@ -87,11 +89,19 @@ impl Loader {
         let mut loaded = if let Some(builtin) = name.strip_prefix("builtin:") {
             Self::builtin(kind, builtin, &spec.settings)?
         } else if let Some(bundled) = sluice_bundle::find(kind, name) {
-            self.component(kind, &format!("{name} (bundle component)"), bundled.component(), spec)?
+            self.component(
+                kind,
+                &format!("{name} (bundle component)"),
+                bundled.component(),
+                spec,
+            )?
         } else if name.contains('/') || name.contains('.') {
             let path = Path::new(name);
             if path.extension().is_some_and(|e| e == "wasm") {
-                let bytes = std::fs::read(path).map_err(|source| LoadError::Read { path: path.into(), source })?;
+                let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+                    path: path.into(),
+                    source,
+                })?;
                 self.component(kind, name, &bytes, spec)?
             } else {
                 native_generation(kind, name, crate::native::load(path, &spec.settings)?)?
@@ -99,18 +109,29 @@ impl Loader {
         } else {
             return Err(unknown(kind, name));
         };
-        smoke(&mut loaded).map_err(|fault| LoadError::Smoke { origin: loaded.origin().to_string(), fault })?;
+        smoke(&mut loaded).map_err(|fault| LoadError::Smoke {
+            origin: loaded.origin().to_string(),
+            fault,
+        })?;
         Ok(loaded)
     }
 
     /// Loads a component from bytes as a plugin of `kind`.
-    pub fn component(&self, kind: PluginKind, origin: &str, bytes: &[u8], spec: &PluginSpec) -> Result<Loaded, LoadError> {
+    pub fn component(
+        &self,
+        kind: PluginKind,
+        origin: &str,
+        bytes: &[u8],
+        spec: &PluginSpec,
+    ) -> Result<Loaded, LoadError> {
         let component = self.engine.compile(origin, bytes)?;
         let (found, version) = self.engine.inspect(origin, &component)?;
         if found != kind {
             return Err(LoadError::World {
                 origin: origin.to_string(),
-                reason: format!("is a {found} plugin (sluice:policy@{version}), expected a {kind} plugin"),
+                reason: format!(
+                    "is a {found} plugin (sluice:policy@{version}), expected a {kind} plugin"
+                ),
             });
         }
         let engine = self.engine.engine();
@@ -118,19 +139,27 @@ impl Loader {
         Ok(match kind {
             PluginKind::Priority => Loaded::Priority(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::priority::PriorityPolicy>::new(engine, &component, origin, settings, limits)?),
+                Box::new(WasmInstance::<bindings::priority::PriorityPolicy>::new(
+                    engine, &component, origin, settings, limits,
+                )?),
             )),
             PluginKind::Selection => Loaded::Selection(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::selection::SelectionPolicy>::new(engine, &component, origin, settings, limits)?),
+                Box::new(WasmInstance::<bindings::selection::SelectionPolicy>::new(
+                    engine, &component, origin, settings, limits,
+                )?),
             )),
             PluginKind::Gres => Loaded::Gres(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::gres::GresPolicy>::new(engine, &component, origin, settings, limits)?),
+                Box::new(WasmInstance::<bindings::gres::GresPolicy>::new(
+                    engine, &component, origin, settings, limits,
+                )?),
             )),
             PluginKind::Hres => Loaded::Hres(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::hres::HresPolicy>::new(engine, &component, origin, settings, limits)?),
+                Box::new(WasmInstance::<bindings::hres::HresPolicy>::new(
+                    engine, &component, origin, settings, limits,
+                )?),
             )),
         })
     }
@@ -156,25 +185,55 @@ impl Loader {
 }
 
 fn unknown(kind: PluginKind, name: &str) -> LoadError {
-    let known: Vec<&str> = sluice_bundle::BUNDLE.iter().filter(|p| p.kind == kind).map(|p| p.name).collect();
-    LoadError::Unknown { kind: kind.name(), name: name.to_string(), known: known.join(", ") }
+    let known: Vec<&str> = sluice_bundle::BUNDLE
+        .iter()
+        .filter(|p| p.kind == kind)
+        .map(|p| p.name)
+        .collect();
+    LoadError::Unknown {
+        kind: kind.name(),
+        name: name.to_string(),
+        known: known.join(", "),
+    }
 }
 
-fn native_generation(kind: PluginKind, origin: &str, plugin: NativePlugin) -> Result<Loaded, LoadError> {
+fn native_generation(
+    kind: PluginKind,
+    origin: &str,
+    plugin: NativePlugin,
+) -> Result<Loaded, LoadError> {
     if plugin.kind() != kind {
-        return Err(LoadError::Native { origin: origin.into(), reason: format!("is a {} plugin, expected {kind}", plugin.kind()) });
+        return Err(LoadError::Native {
+            origin: origin.into(),
+            reason: format!("is a {} plugin, expected {kind}", plugin.kind()),
+        });
     }
     Ok(match plugin {
-        NativePlugin::Priority(p) => Loaded::Priority(Generation::new(origin, Box::new(p) as Box<dyn PriorityBackend>)),
-        NativePlugin::Selection(p) => Loaded::Selection(Generation::new(origin, Box::new(p) as Box<dyn SelectionBackend>)),
-        NativePlugin::Gres(p) => Loaded::Gres(Generation::new(origin, Box::new(p) as Box<dyn GresBackend>)),
-        NativePlugin::Hres(p) => Loaded::Hres(Generation::new(origin, Box::new(p) as Box<dyn HresBackend>)),
+        NativePlugin::Priority(p) => Loaded::Priority(Generation::new(
+            origin,
+            Box::new(p) as Box<dyn PriorityBackend>,
+        )),
+        NativePlugin::Selection(p) => Loaded::Selection(Generation::new(
+            origin,
+            Box::new(p) as Box<dyn SelectionBackend>,
+        )),
+        NativePlugin::Gres(p) => {
+            Loaded::Gres(Generation::new(origin, Box::new(p) as Box<dyn GresBackend>))
+        }
+        NativePlugin::Hres(p) => {
+            Loaded::Hres(Generation::new(origin, Box::new(p) as Box<dyn HresBackend>))
+        }
     })
 }
 
 // Keeps the boxed native trait objects nameable for `native_generation`'s casts.
 #[allow(dead_code)]
-type NativeObjects = (Box<dyn NativePriority>, Box<dyn NativeSelection>, Box<dyn NativeGres>, Box<dyn NativeHres>);
+type NativeObjects = (
+    Box<dyn NativePriority>,
+    Box<dyn NativeSelection>,
+    Box<dyn NativeGres>,
+    Box<dyn NativeHres>,
+);
 
 /// One cheap call of each export with fixture data, checked against the contract.
 pub fn smoke(loaded: &mut Loaded) -> Result<(), Fault> {
@@ -198,16 +257,30 @@ pub fn smoke(loaded: &mut Loaded) -> Result<(), Fault> {
             let nodes = fixtures::gpu_nodes(2);
             let answers = g.backend.validate(&nodes)?;
             if answers.len() != nodes.len() {
-                return Err(sluice_policy::ContractError::Length { what: "validate answers", expected: nodes.len(), found: answers.len() }.into());
+                return Err(sluice_policy::ContractError::Length {
+                    what: "validate answers",
+                    expected: nodes.len(),
+                    found: answers.len(),
+                }
+                .into());
             }
         }
         Loaded::Hres(g) => {
             let (resources, layers) = fixtures::hres_document();
             g.backend.begin_pass(&resources, &layers)?;
             let candidates = NodeBitmap::full(32);
-            let eligible = g.backend.eligible(&[sluice_policy::Demand { resource: 0, count: 1 }], &candidates.words)?;
+            let eligible = g.backend.eligible(
+                &[sluice_policy::Demand {
+                    resource: 0,
+                    count: 1,
+                }],
+                &candidates.words,
+            )?;
             if !NodeBitmap::from_words(eligible).is_subset_of(&candidates) {
-                return Err(sluice_policy::ContractError::Invalid("eligible nodes that were not candidates".into()).into());
+                return Err(sluice_policy::ContractError::Invalid(
+                    "eligible nodes that were not candidates".into(),
+                )
+                .into());
             }
         }
     }

@@ -14,10 +14,14 @@ use crate::error::LoadError;
 /// long after its last object is dropped, and a process holds few such libraries.
 pub fn load(path: &Path, settings: &Settings) -> Result<NativePlugin, LoadError> {
     let origin = path.display().to_string();
-    let native = |reason: String| LoadError::Native { origin: origin.clone(), reason };
+    let native = |reason: String| LoadError::Native {
+        origin: origin.clone(),
+        reason,
+    };
     // SAFETY: loading runs the library's initialisers; native plugins are trusted by
     // configuration, which is the documented contract of this path.
-    let library = unsafe { libloading::Library::new(path) }.map_err(|e| native(format!("cannot load library: {e}")))?;
+    let library = unsafe { libloading::Library::new(path) }
+        .map_err(|e| native(format!("cannot load library: {e}")))?;
     let library: &'static libloading::Library = Box::leak(Box::new(library));
     // SAFETY: the symbol's type is the one `sluice-sdk` exports it with.
     let abi = unsafe { library.get::<AbiFn>(SYMBOL_ABI) }
@@ -29,14 +33,19 @@ pub fn load(path: &Path, settings: &Settings) -> Result<NativePlugin, LoadError>
         std::str::from_utf8(std::slice::from_raw_parts(ptr, len)).unwrap_or("<not utf-8>")
     };
     if theirs != NATIVE_ABI {
-        return Err(native(format!("built for {theirs:?}, this host needs {NATIVE_ABI:?}; rebuild it with this sluice and rustc")));
+        return Err(native(format!(
+            "built for {theirs:?}, this host needs {NATIVE_ABI:?}; rebuild it with this sluice and rustc"
+        )));
     }
     // SAFETY: the ABI strings match, so the library was built by this compiler against this
     // version of sluice-policy and `NativePlugin` has the same layout on both sides.
-    let new = unsafe { library.get::<NewFn>(SYMBOL_NEW) }.map_err(|_| native("no sluice_native_new symbol".into()))?;
+    let new = unsafe { library.get::<NewFn>(SYMBOL_NEW) }
+        .map_err(|_| native("no sluice_native_new symbol".into()))?;
     let plugin = unsafe { new(settings, forward_log) };
     if plugin.is_null() {
-        return Err(native("the plugin panicked while reading its settings".into()));
+        return Err(native(
+            "the plugin panicked while reading its settings".into(),
+        ));
     }
     // SAFETY: a non-null pointer from `sluice_native_new` is a leaked `Box<NativePlugin>`.
     Ok(*unsafe { Box::from_raw(plugin) })
@@ -45,7 +54,8 @@ pub fn load(path: &Path, settings: &Settings) -> Result<NativePlugin, LoadError>
 /// The log sink native and built-in policies write to, forwarded into `tracing`.
 pub extern "C" fn forward_log(level: u8, message: *const u8, len: usize) {
     // SAFETY: the SDK passes a pointer and length of a live `&str`.
-    let text = unsafe { std::str::from_utf8(std::slice::from_raw_parts(message, len)) }.unwrap_or("<not utf-8>");
+    let text = unsafe { std::str::from_utf8(std::slice::from_raw_parts(message, len)) }
+        .unwrap_or("<not utf-8>");
     match level {
         0 => tracing::error!(plugin = "native", "{text}"),
         1 => tracing::warn!(plugin = "native", "{text}"),

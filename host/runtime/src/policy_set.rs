@@ -58,11 +58,15 @@ impl PolicySet {
         let fallback = |kind| default_of(kind).expect("the bundle has a default of every kind");
         Ok(Self {
             priority: match (it.next(), fallback(PluginKind::Priority)) {
-                (Some(Loaded::Priority(a)), Loaded::Priority(f)) => Slot::new(PluginKind::Priority, a, f),
+                (Some(Loaded::Priority(a)), Loaded::Priority(f)) => {
+                    Slot::new(PluginKind::Priority, a, f)
+                }
                 _ => unreachable!("loaded in kind order"),
             },
             selection: match (it.next(), fallback(PluginKind::Selection)) {
-                (Some(Loaded::Selection(a)), Loaded::Selection(f)) => SelectionSlot::new(Slot::new(PluginKind::Selection, a, f)),
+                (Some(Loaded::Selection(a)), Loaded::Selection(f)) => {
+                    SelectionSlot::new(Slot::new(PluginKind::Selection, a, f))
+                }
                 _ => unreachable!("loaded in kind order"),
             },
             gres: match (it.next(), fallback(PluginKind::Gres)) {
@@ -70,7 +74,9 @@ impl PolicySet {
                 _ => unreachable!("loaded in kind order"),
             },
             hres: match (it.next(), fallback(PluginKind::Hres)) {
-                (Some(Loaded::Hres(a)), Loaded::Hres(f)) => HresSlot::new(Slot::new(PluginKind::Hres, a, f)),
+                (Some(Loaded::Hres(a)), Loaded::Hres(f)) => {
+                    HresSlot::new(Slot::new(PluginKind::Hres, a, f))
+                }
                 _ => unreachable!("loaded in kind order"),
             },
             staged_tx: tx,
@@ -94,10 +100,15 @@ impl PolicySet {
             out.push(match result {
                 Ok(loaded) => {
                     let kind = loaded.kind();
-                    SwapOutcome::Published { kind, generation: self.publish(loaded) }
+                    SwapOutcome::Published {
+                        kind,
+                        generation: self.publish(loaded),
+                    }
                 }
                 Err(e) => {
-                    tracing::warn!("plugin swap refused, the previous generation keeps running: {e}");
+                    tracing::warn!(
+                        "plugin swap refused, the previous generation keeps running: {e}"
+                    );
                     SwapOutcome::Refused(e)
                 }
             });

@@ -89,19 +89,31 @@ impl HresPolicy for Probe<dyn HresBackend> {
 pub fn conformance(loaded: Loaded) -> (Vec<CaseResult>, Vec<Fault>) {
     match loaded {
         Loaded::Priority(g) => {
-            let mut p = Probe { faults: Vec::new(), backend: g.backend };
+            let mut p = Probe {
+                faults: Vec::new(),
+                backend: g.backend,
+            };
             (conformance::priority(&mut p), p.faults)
         }
         Loaded::Selection(g) => {
-            let mut p = Probe { faults: Vec::new(), backend: g.backend };
+            let mut p = Probe {
+                faults: Vec::new(),
+                backend: g.backend,
+            };
             (conformance::selection(&mut p), p.faults)
         }
         Loaded::Gres(g) => {
-            let mut p = Probe { faults: Vec::new(), backend: g.backend };
+            let mut p = Probe {
+                faults: Vec::new(),
+                backend: g.backend,
+            };
             (conformance::gres(&mut p), p.faults)
         }
         Loaded::Hres(g) => {
-            let mut p = Probe { faults: Vec::new(), backend: g.backend };
+            let mut p = Probe {
+                faults: Vec::new(),
+                backend: g.backend,
+            };
             (conformance::hres(&mut p), p.faults)
         }
     }

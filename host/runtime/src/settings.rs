@@ -40,11 +40,15 @@ mod tests {
 
     #[test]
     fn nested_tables_and_arrays_flatten_to_paths() {
-        let table: toml::Table = toml::from_str("a = 1\n[weights]\nage = 2.5\ntiers = [true, 'x']").unwrap();
+        let table: toml::Table =
+            toml::from_str("a = 1\n[weights]\nage = 2.5\ntiers = [true, 'x']").unwrap();
         let s = flatten(&table);
         assert_eq!(s.get("a"), Some(&SettingValue::Integer(1)));
         assert_eq!(s.f64_or("weights.age", 0.0), 2.5);
-        assert_eq!(s.get("weights.tiers[0]"), Some(&SettingValue::Boolean(true)));
+        assert_eq!(
+            s.get("weights.tiers[0]"),
+            Some(&SettingValue::Boolean(true))
+        );
         assert_eq!(s.text("weights.tiers[1]"), Some("x"));
         assert_eq!(s.0.len(), 4);
     }

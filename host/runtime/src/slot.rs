@@ -50,7 +50,12 @@ pub struct Generation<B: ?Sized> {
 impl<B: ?Sized> Generation<B> {
     /// Wraps a freshly loaded backend.
     pub fn new(origin: impl Into<String>, backend: Box<B>) -> Self {
-        Self { id: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed), origin: origin.into(), backend, health: Health::default() }
+        Self {
+            id: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
+            origin: origin.into(),
+            backend,
+            health: Health::default(),
+        }
     }
 }
 
@@ -90,7 +95,13 @@ pub struct Slot<B: ?Sized> {
 impl<B: ?Sized> Slot<B> {
     /// A slot answering with `active`, falling back to `fallback`.
     pub fn new(kind: PluginKind, active: Generation<B>, fallback: Generation<B>) -> Self {
-        Self { kind, active, previous: None, fallback, pass: 0 }
+        Self {
+            kind,
+            active,
+            previous: None,
+            fallback,
+            pass: 0,
+        }
     }
 
     /// The kind of plugin this slot holds.
@@ -112,7 +123,10 @@ impl<B: ?Sized> Slot<B> {
 
     /// Makes the previous generation active again (and the active one previous).
     pub fn rollback(&mut self) -> Result<u64, &'static str> {
-        let previous = self.previous.as_mut().ok_or("no previous generation to roll back to")?;
+        let previous = self
+            .previous
+            .as_mut()
+            .ok_or("no previous generation to roll back to")?;
         std::mem::swap(&mut self.active, previous);
         self.active.health.quarantined = false;
         self.active.health.consecutive = 0;
@@ -154,8 +168,15 @@ impl<B: ?Sized> Slot<B> {
     /// The roles that may answer now and come after `role` in the order of trying.
     pub fn answerers_after(&self, role: Role) -> Vec<Role> {
         let order = [Role::Active, Role::Previous, Role::Fallback];
-        let after: Vec<Role> = order.into_iter().skip_while(|r| *r != role).skip(1).collect();
-        self.answerers().into_iter().filter(|r| after.contains(r)).collect()
+        let after: Vec<Role> = order
+            .into_iter()
+            .skip_while(|r| *r != role)
+            .skip(1)
+            .collect();
+        self.answerers()
+            .into_iter()
+            .filter(|r| after.contains(r))
+            .collect()
     }
 
     fn available(&self, g: &Generation<B>) -> bool {
@@ -218,5 +239,10 @@ impl<B: ?Sized> Slot<B> {
 }
 
 fn status<B: ?Sized>(role: Role, g: &Generation<B>) -> GenerationStatus {
-    GenerationStatus { role, id: g.id, origin: g.origin.clone(), health: g.health.clone() }
+    GenerationStatus {
+        role,
+        id: g.id,
+        origin: g.origin.clone(),
+        health: g.health.clone(),
+    }
 }

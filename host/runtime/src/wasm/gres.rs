@@ -23,7 +23,13 @@ impl World for GresPolicy {
 
 fn devices(ds: &[Device]) -> Vec<w::Device<'_>> {
     ds.iter()
-        .map(|d| w::Device { index: d.index, type_name: &d.type_name, file: &d.file, cores: &d.cores, links: &d.links })
+        .map(|d| w::Device {
+            index: d.index,
+            type_name: &d.type_name,
+            file: &d.file,
+            cores: &d.cores,
+            links: &d.links,
+        })
         .collect()
 }
 
@@ -33,7 +39,11 @@ impl GresBackend for WasmInstance<GresPolicy> {
         let configs: Vec<w::NodeConfig<'_>> = nodes
             .iter()
             .zip(&devs)
-            .map(|(n, d)| w::NodeConfig { node: &n.node, count: n.count, devices: d })
+            .map(|(n, d)| w::NodeConfig {
+                node: &n.node,
+                count: n.count,
+                devices: d,
+            })
             .collect();
         self.call(|b, s| b.sluice_policy_gres().call_validate(s, &configs))
     }
@@ -57,7 +67,11 @@ impl GresBackend for WasmInstance<GresPolicy> {
 
     fn env(&mut self, alloc: &NodeDevices, step: bool) -> Result<Vec<(String, String)>, Fault> {
         let configured = devices(&alloc.configured);
-        let a = w::NodeDevices { node_position: alloc.node_position, devices: &alloc.devices, configured: &configured };
+        let a = w::NodeDevices {
+            node_position: alloc.node_position,
+            devices: &alloc.devices,
+            configured: &configured,
+        };
         self.call(|b, s| b.sluice_policy_gres().call_env(s, a, step))
     }
 }

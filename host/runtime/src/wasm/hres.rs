@@ -22,13 +22,24 @@ impl World for HresPolicy {
 }
 
 fn demands(d: &[Demand]) -> Vec<w::Demand> {
-    d.iter().map(|d| w::Demand { resource: d.resource, count: d.count }).collect()
+    d.iter()
+        .map(|d| w::Demand {
+            resource: d.resource,
+            count: d.count,
+        })
+        .collect()
 }
 
 impl HresBackend for WasmInstance<HresPolicy> {
-    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer]) -> Result<(), Fault> {
-        let variables: Vec<Vec<(&str, i64)>> =
-            resources.iter().map(|r| r.variables.iter().map(|(n, v)| (n.as_str(), *v)).collect()).collect();
+    fn begin_pass(
+        &mut self,
+        resources: &[HresResource],
+        layers: &[HresLayer],
+    ) -> Result<(), Fault> {
+        let variables: Vec<Vec<(&str, i64)>> = resources
+            .iter()
+            .map(|r| r.variables.iter().map(|(n, v)| (n.as_str(), *v)).collect())
+            .collect();
         let rs: Vec<w::Resource<'_>> = resources
             .iter()
             .zip(&variables)
@@ -44,7 +55,14 @@ impl HresBackend for WasmInstance<HresPolicy> {
             .collect();
         let ls: Vec<w::Layer<'_>> = layers
             .iter()
-            .map(|l| w::Layer { resource: l.resource, count: l.count, base: l.base, used: l.used, nodes: &l.nodes, parent: l.parent })
+            .map(|l| w::Layer {
+                resource: l.resource,
+                count: l.count,
+                base: l.base,
+                used: l.used,
+                nodes: &l.nodes,
+                parent: l.parent,
+            })
             .collect();
         self.call(|b, s| b.sluice_policy_hres().call_begin_pass(s, &rs, &ls))
     }
@@ -54,9 +72,20 @@ impl HresBackend for WasmInstance<HresPolicy> {
         self.call(|b, s| b.sluice_policy_hres().call_eligible(s, &d, candidates))
     }
 
-    fn charge(&mut self, d: &[Demand], nodes: &[u32]) -> Result<Result<Vec<Charge>, String>, Fault> {
+    fn charge(
+        &mut self,
+        d: &[Demand],
+        nodes: &[u32],
+    ) -> Result<Result<Vec<Charge>, String>, Fault> {
         let d = demands(d);
         let out = self.call(|b, s| b.sluice_policy_hres().call_charge(s, &d, nodes))?;
-        Ok(out.map(|cs| cs.into_iter().map(|c| Charge { layer: c.layer, amount: c.amount }).collect()))
+        Ok(out.map(|cs| {
+            cs.into_iter()
+                .map(|c| Charge {
+                    layer: c.layer,
+                    amount: c.amount,
+                })
+                .collect()
+        }))
     }
 }

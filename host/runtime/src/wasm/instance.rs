@@ -25,7 +25,12 @@ struct MemoryCap {
 }
 
 impl ResourceLimiter for MemoryCap {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         // Refusing the growth (rather than trapping here) lets the guest see an allocation
         // failure; it then aborts, and the flag tells the fault apart from any other trap.
         if desired > self.bytes {
@@ -35,7 +40,12 @@ impl ResourceLimiter for MemoryCap {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 1 << 20)
     }
 }
@@ -94,14 +104,30 @@ pub struct WasmInstance<W: World> {
 impl<W: World> WasmInstance<W> {
     /// Links and pre-instantiates `component`; imports other than `sluice:policy/host` (the
     /// WASI imports a Rust guest's std pulls in) are linked to traps, so no capability leaks.
-    pub fn new(engine: &Engine, component: &Component, plugin: &str, settings: Settings, limits: Limits) -> Result<Self, LoadError> {
+    pub fn new(
+        engine: &Engine,
+        component: &Component,
+        plugin: &str,
+        settings: Settings,
+        limits: Limits,
+    ) -> Result<Self, LoadError> {
         let mut linker = Linker::new(engine);
-        let pre = W::pre(&mut linker, component)
-        .map_err(|e| LoadError::Instantiate { origin: plugin.to_string(), reason: format!("{e:#}") })?;
-        let mut instance = Self { engine: engine.clone(), pre, plugin: plugin.to_string(), settings, limits, live: None };
-        instance
-            .ensure_live()
-            .map_err(|f| LoadError::Instantiate { origin: plugin.to_string(), reason: f.to_string() })?;
+        let pre = W::pre(&mut linker, component).map_err(|e| LoadError::Instantiate {
+            origin: plugin.to_string(),
+            reason: format!("{e:#}"),
+        })?;
+        let mut instance = Self {
+            engine: engine.clone(),
+            pre,
+            plugin: plugin.to_string(),
+            settings,
+            limits,
+            live: None,
+        };
+        instance.ensure_live().map_err(|f| LoadError::Instantiate {
+            origin: plugin.to_string(),
+            reason: f.to_string(),
+        })?;
         Ok(instance)
     }
 
@@ -110,22 +136,33 @@ impl<W: World> WasmInstance<W> {
             let state = HostState {
                 plugin: self.plugin.clone(),
                 settings: self.settings.clone(),
-                cap: MemoryCap { bytes: self.limits.memory_bytes, exceeded: false },
+                cap: MemoryCap {
+                    bytes: self.limits.memory_bytes,
+                    exceeded: false,
+                },
             };
             let mut store = Store::new(&self.engine, state);
             store.limiter(|s| &mut s.cap);
-            store.set_fuel(self.limits.fuel_per_call).map_err(|e| Fault::Trap(format!("{e:#}")))?;
-            let bindings = W::instantiate(&self.pre, &mut store).map_err(|e| self.classify(&store, e))?;
+            store
+                .set_fuel(self.limits.fuel_per_call)
+                .map_err(|e| Fault::Trap(format!("{e:#}")))?;
+            let bindings =
+                W::instantiate(&self.pre, &mut store).map_err(|e| self.classify(&store, e))?;
             self.live = Some((store, bindings));
         }
         Ok(())
     }
 
     /// Runs one call with a fresh fuel budget; any error drops the instance and is classified.
-    pub fn call<R>(&mut self, f: impl FnOnce(&W, &mut Store<HostState>) -> wasmtime::Result<R>) -> Result<R, Fault> {
+    pub fn call<R>(
+        &mut self,
+        f: impl FnOnce(&W, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, Fault> {
         self.ensure_live()?;
         let (store, bindings) = self.live.as_mut().expect("instance is live");
-        store.set_fuel(self.limits.fuel_per_call).map_err(|e| Fault::Trap(format!("{e:#}")))?;
+        store
+            .set_fuel(self.limits.fuel_per_call)
+            .map_err(|e| Fault::Trap(format!("{e:#}")))?;
         store.data_mut().cap.exceeded = false;
         match f(bindings, store) {
             Ok(r) => Ok(r),

@@ -1,8 +1,8 @@
 //! Policies as WebAssembly components: bindings, the sandboxed instance, one adapter per world.
 
 pub mod bindings;
-pub mod instance;
 mod gres;
 mod hres;
+pub mod instance;
 mod priority;
 mod selection;

@@ -1,10 +1,12 @@
 //! The priority world over a component instance: columns lent to the guest, answers brought back.
 
 use sluice_policy::{Factor, JobTable, Priorities, PriorityContext, Share};
-use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::Store;
+use wasmtime::component::{Component, HasSelf, Linker};
 
-use super::bindings::priority::{PriorityPolicy, PriorityPolicyPre, exports::sluice::policy::priority as w};
+use super::bindings::priority::{
+    PriorityPolicy, PriorityPolicyPre, exports::sluice::policy::priority as w,
+};
 use super::instance::{HostState, WasmInstance, World};
 use crate::backend::PriorityBackend;
 use crate::error::Fault;
@@ -25,10 +27,21 @@ fn with_context<R>(ctx: &PriorityContext, f: impl FnOnce(w::Context<'_>) -> R) -
     let partitions: Vec<w::Partition<'_>> = ctx
         .partitions
         .iter()
-        .map(|p| w::Partition { name: &p.name, priority_job_factor: p.priority_job_factor, priority_tier: p.priority_tier })
+        .map(|p| w::Partition {
+            name: &p.name,
+            priority_job_factor: p.priority_job_factor,
+            priority_tier: p.priority_tier,
+        })
         .collect();
-    let qos: Vec<w::Qos<'_>> =
-        ctx.qos.iter().map(|q| w::Qos { name: &q.name, priority: q.priority, usage_factor: q.usage_factor }).collect();
+    let qos: Vec<w::Qos<'_>> = ctx
+        .qos
+        .iter()
+        .map(|q| w::Qos {
+            name: &q.name,
+            priority: q.priority,
+            usage_factor: q.usage_factor,
+        })
+        .collect();
     let associations: Vec<w::Association<'_>> = ctx
         .associations
         .iter()
@@ -67,15 +80,26 @@ impl PriorityBackend for WasmInstance<PriorityPolicy> {
             nice: &jobs.nice,
             site_factor: &jobs.site_factor,
         };
-        let out = with_context(ctx, |c| self.call(|b, s| b.sluice_policy_priority().call_compute(s, c, table)))?;
+        let out = with_context(ctx, |c| {
+            self.call(|b, s| b.sluice_policy_priority().call_compute(s, c, table))
+        })?;
         Ok(Priorities {
             priority: out.priority,
-            factors: out.factors.into_iter().map(|f| Factor { name: f.name, values: f.values }).collect(),
+            factors: out
+                .factors
+                .into_iter()
+                .map(|f| Factor {
+                    name: f.name,
+                    values: f.values,
+                })
+                .collect(),
         })
     }
 
     fn shares(&mut self, ctx: &PriorityContext) -> Result<Vec<Share>, Fault> {
-        let out = with_context(ctx, |c| self.call(|b, s| b.sluice_policy_priority().call_shares(s, c)))?;
+        let out = with_context(ctx, |c| {
+            self.call(|b, s| b.sluice_policy_priority().call_shares(s, c))
+        })?;
         Ok(out
             .into_iter()
             .map(|x| Share {

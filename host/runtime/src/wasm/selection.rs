@@ -4,7 +4,9 @@ use sluice_policy::{JobRequest, NodeTable, PlaceMode, Placement, Power};
 use wasmtime::Store;
 use wasmtime::component::{Component, HasSelf, Linker};
 
-use super::bindings::selection::{SelectionPolicy, SelectionPolicyPre, exports::sluice::policy::selection as w};
+use super::bindings::selection::{
+    SelectionPolicy, SelectionPolicyPre, exports::sluice::policy::selection as w,
+};
 use super::instance::{HostState, WasmInstance, World};
 use crate::backend::SelectionBackend;
 use crate::error::Fault;
@@ -22,7 +24,12 @@ impl World for SelectionPolicy {
 }
 
 fn placement_param(p: &Placement) -> w::PlacementParam<'_> {
-    w::PlacementParam { nodes: &p.nodes, cpus: &p.cpus, memory_mb: &p.memory_mb, gres: &p.gres }
+    w::PlacementParam {
+        nodes: &p.nodes,
+        cpus: &p.cpus,
+        memory_mb: &p.memory_mb,
+        gres: &p.gres,
+    }
 }
 
 impl SelectionBackend for WasmInstance<SelectionPolicy> {
@@ -68,10 +75,18 @@ impl SelectionBackend for WasmInstance<SelectionPolicy> {
             PlaceMode::Test => w::Mode::Test,
         };
         let out = self.call(|b, s| b.sluice_policy_selection().call_place(s, req, mode))?;
-        Ok(out.map(|p| Placement { nodes: p.nodes, cpus: p.cpus, memory_mb: p.memory_mb, gres: p.gres }))
+        Ok(out.map(|p| Placement {
+            nodes: p.nodes,
+            cpus: p.cpus,
+            memory_mb: p.memory_mb,
+            gres: p.gres,
+        }))
     }
 
     fn release(&mut self, job_id: u32, p: &Placement) -> Result<(), Fault> {
-        self.call(|b, s| b.sluice_policy_selection().call_release(s, job_id, placement_param(p)))
+        self.call(|b, s| {
+            b.sluice_policy_selection()
+                .call_release(s, job_id, placement_param(p))
+        })
     }
 }
