@@ -17,7 +17,7 @@ const NO_VAL: f64 = 4_294_967_294.0;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Standing {
     /// S: RawShares over the sum of its fs-siblings' RawShares (the fs-parent's for
-    /// `FairShare=parent`).
+    /// `FairShare=parent`; 0 for root, as sshare prints it).
     pub norm_shares: f64,
     /// U: RawUsage over the fs-parent's RawUsage; 0 when that is 0.
     pub effective_usage: f64,
