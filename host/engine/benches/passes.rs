@@ -10,7 +10,10 @@ use sluice_engine::bench::{BenchConfig, run};
 use sluice_plugin_priority_basic::Basic;
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let mut config = BenchConfig::default();
     if let Some(jobs) = args.first() {
         config.jobs = *jobs as usize;
@@ -28,5 +31,8 @@ fn main() {
         hres: None,
     };
     let report = run(policies, config);
-    println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).expect("report serializes")
+    );
 }

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sluice_cluster::{
-    AssocId, AssocKind, Association, Cluster, Node, NodeId, NodeState as ConfigState, Partition, PowerSaveParams,
-    PriorityParams, Qos, QosLimits, SchedulerParams, Shares, TimeLimit,
+    AssocId, AssocKind, Association, Cluster, Node, NodeId, NodeState as ConfigState, Partition,
+    PowerSaveParams, PriorityParams, Qos, QosLimits, SchedulerParams, Shares, TimeLimit,
 };
 use sluice_policy::fixtures::Rng;
 
@@ -32,7 +32,13 @@ pub struct BenchConfig {
 
 impl Default for BenchConfig {
     fn default() -> Self {
-        Self { nodes: 10_000, jobs: 100_000, users: 100, bf_max_job_test: 500, seed: 42 }
+        Self {
+            nodes: 10_000,
+            jobs: 100_000,
+            users: 100,
+            bf_max_job_test: 500,
+            seed: 42,
+        }
     }
 }
 
@@ -64,7 +70,11 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             threads_per_core: 1,
             cpus: 64,
             real_memory_mb: 256_000,
-            features: if i % 2 == 0 { vec!["ib".into()] } else { vec![] },
+            features: if i % 2 == 0 {
+                vec!["ib".into()]
+            } else {
+                vec![]
+            },
             weight: 1,
             gres: if i % 4 == 3 {
                 vec![sluice_cluster::Gres {
@@ -128,7 +138,13 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             suspend_time: None,
             qos: None,
         }],
-        qos: vec![Qos { name: "normal".into(), priority: 0, usage_factor: 1.0, no_decay: false, limits: QosLimits::default() }],
+        qos: vec![Qos {
+            name: "normal".into(),
+            priority: 0,
+            usage_factor: 1.0,
+            no_decay: false,
+            limits: QosLimits::default(),
+        }],
         associations,
         licenses: vec![],
         hres: vec![],

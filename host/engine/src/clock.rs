@@ -25,7 +25,9 @@ pub struct WallClock {
 impl WallClock {
     /// A wall clock whose budget readings start now.
     pub fn new() -> Self {
-        Self { origin: Instant::now() }
+        Self {
+            origin: Instant::now(),
+        }
     }
 }
 
@@ -37,7 +39,10 @@ impl Default for WallClock {
 
 impl Clock for WallClock {
     fn now(&self) -> i64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
     }
 
     fn micros(&self) -> u64 {
@@ -93,7 +98,9 @@ impl Clock for ManualClock {
     fn micros(&self) -> u64 {
         let tick = self.inner.tick_micros.load(Ordering::SeqCst);
         let extra = self.inner.extra_micros.fetch_add(tick, Ordering::SeqCst) + tick;
-        (self.now().max(0) as u64).saturating_mul(1_000_000).saturating_add(extra)
+        (self.now().max(0) as u64)
+            .saturating_mul(1_000_000)
+            .saturating_add(extra)
     }
 }
 

@@ -190,21 +190,31 @@ impl Engine {
     }
 
     /// Builds an engine with explicit settings.
-    pub fn with_config(cluster: Cluster, policies: Policies, clock: Arc<dyn Clock>, config: EngineConfig) -> Self {
+    pub fn with_config(
+        cluster: Cluster,
+        policies: Policies,
+        clock: Arc<dyn Clock>,
+        config: EngineConfig,
+    ) -> Self {
         let now = clock.now();
         let nodes = NodeState::from_cluster(&cluster);
         let lic = LicenseState::from_cluster(&cluster);
         let parts = cluster
             .partitions
             .iter()
-            .map(|p| PartView { nodes: p.nodes.iter().map(|n| n.0).collect() })
+            .map(|p| PartView {
+                nodes: p.nodes.iter().map(|n| n.0).collect(),
+            })
             .collect();
         // The configured starting usage is each association's own; the tree sum is what the contract shows.
         let mut usage = Usage::new(
             &cluster
                 .associations
                 .iter()
-                .map(|a| sluice_cluster::Association { raw_usage: 0.0, ..a.clone() })
+                .map(|a| sluice_cluster::Association {
+                    raw_usage: 0.0,
+                    ..a.clone()
+                })
                 .collect::<Vec<_>>(),
             cluster.priority.priority_decay_half_life,
             cluster.priority.priority_calc_period,
@@ -218,10 +228,18 @@ impl Engine {
         let mut qos_view: Vec<sluice_policy::Qos> = cluster
             .qos
             .iter()
-            .map(|q| sluice_policy::Qos { name: q.name.clone(), priority: q.priority, usage_factor: q.usage_factor })
+            .map(|q| sluice_policy::Qos {
+                name: q.name.clone(),
+                priority: q.priority,
+                usage_factor: q.usage_factor,
+            })
             .collect();
         if qos_view.is_empty() {
-            qos_view.push(sluice_policy::Qos { name: "normal".into(), priority: 0, usage_factor: 1.0 });
+            qos_view.push(sluice_policy::Qos {
+                name: "normal".into(),
+                priority: 0,
+                usage_factor: 1.0,
+            });
         }
         Self {
             next_id: config.first_job_id.max(1),
@@ -342,7 +360,8 @@ impl Engine {
         self.enforce_time_limits(now);
         self.accrue_usage(now);
         let params = &self.config.params;
-        let periodic = params.sched_interval >= 0 && now >= self.last_sched + params.sched_interval.max(1);
+        let periodic =
+            params.sched_interval >= 0 && now >= self.last_sched + params.sched_interval.max(1);
         let backfill = self.config.scheduler != SchedulerKind::Fcfs
             && params.bf_interval >= 0
             && now >= self.last_backfill + params.bf_interval.max(1);
@@ -394,12 +413,17 @@ impl Engine {
             if self.config.scheduler != SchedulerKind::Fcfs && params.bf_interval >= 0 {
                 times.push(self.last_backfill + params.bf_interval.max(1));
             }
-            let begins = self.pending.iter().filter_map(|id| self.jobs[id].spec.begin_time);
+            let begins = self
+                .pending
+                .iter()
+                .filter_map(|id| self.jobs[id].spec.begin_time);
             times.extend(begins.filter(|t| *t > self.clock.now()));
         }
         times.extend(self.running.iter().filter_map(|id| {
             let job = &self.jobs[id];
-            (job.state == JobState::Running).then_some(job.end_time).flatten()
+            (job.state == JobState::Running)
+                .then_some(job.end_time)
+                .flatten()
         }));
         if !self.running.is_empty() {
             times.push(self.usage.next_due());

@@ -23,15 +23,25 @@ impl Engine {
         let mut gres_per_node: Vec<(u32, u32)> = Vec::new();
         let mut gres_types = Vec::new();
         for g in &spec.gres {
-            let kind = self.nodes.gres_kind(&g.name).ok_or_else(|| SubmitError::UnknownGres(g.name.clone()))?;
+            let kind = self
+                .nodes
+                .gres_kind(&g.name)
+                .ok_or_else(|| SubmitError::UnknownGres(g.name.clone()))?;
             if let Some(t) = &g.gres_type {
                 gres_types.push((g.name.clone(), t.clone()));
             }
             add_gres(&mut gres_per_node, kind, g.count);
         }
         if let Some(gpus) = spec.gpus.filter(|g| *g > 0) {
-            let kind = self.nodes.gres_kind("gpu").ok_or_else(|| SubmitError::UnknownGres("gpu".into()))?;
-            add_gres(&mut gres_per_node, kind, gpus.div_ceil(spec.min_nodes.max(1)));
+            let kind = self
+                .nodes
+                .gres_kind("gpu")
+                .ok_or_else(|| SubmitError::UnknownGres("gpu".into()))?;
+            add_gres(
+                &mut gres_per_node,
+                kind,
+                gpus.div_ceil(spec.min_nodes.max(1)),
+            );
         }
 
         let demand = self.lic.resolve(&spec.licenses)?;
@@ -43,7 +53,10 @@ impl Engine {
         let reservation = match &spec.reservation {
             None => None,
             Some(name) => {
-                let r = self.resv.find(name).ok_or_else(|| SubmitError::Reservation(name.clone()))?;
+                let r = self
+                    .resv
+                    .find(name)
+                    .ok_or_else(|| SubmitError::Reservation(name.clone()))?;
                 if !self.resv.get(r).admits(&spec.user, &account) {
                     return Err(SubmitError::Reservation(name.clone()));
                 }
@@ -59,7 +72,9 @@ impl Engine {
         // Keep the partitions where the request fits their limits, in the order asked
         // (EnforcePartLimits=ANY): the job is refused only if it fits none.
         let first = &self.cluster.partitions[parts[0].index()];
-        let time_limit = spec.time_limit.or(first.default_time.unwrap_or(first.max_time).seconds());
+        let time_limit = spec
+            .time_limit
+            .or(first.default_time.unwrap_or(first.max_time).seconds());
         parts.retain(|p| {
             let part = &self.cluster.partitions[p.index()];
             let time_ok = match (part.max_time.seconds(), time_limit) {
@@ -74,7 +89,8 @@ impl Engine {
         }
         parts.retain(|p| {
             let part = &self.cluster.partitions[p.index()];
-            spec.min_nodes <= part.max_nodes.unwrap_or(u32::MAX) && spec.min_nodes as usize <= part.nodes.len()
+            spec.min_nodes <= part.max_nodes.unwrap_or(u32::MAX)
+                && spec.min_nodes as usize <= part.nodes.len()
         });
         if parts.is_empty() {
             return Err(SubmitError::NodeCount);
@@ -103,8 +119,12 @@ impl Engine {
             final_state: None,
             spec,
         };
-        let fitting: Vec<PartitionId> =
-            job.partitions.iter().copied().filter(|p| self.fits_somewhere(&job, *p)).collect();
+        let fitting: Vec<PartitionId> = job
+            .partitions
+            .iter()
+            .copied()
+            .filter(|p| self.fits_somewhere(&job, *p))
+            .collect();
         job.partitions = fitting;
         if job.partitions.is_empty() {
             return Err(SubmitError::NodeConfig);
@@ -129,7 +149,12 @@ impl Engine {
                 job.end_time = Some(now);
                 job.start_time = None;
                 self.pending.remove(&id);
-                self.outbox.push(Event::Ended { job: id, state: JobState::Cancelled, exit_code: None, time: now });
+                self.outbox.push(Event::Ended {
+                    job: id,
+                    state: JobState::Cancelled,
+                    exit_code: None,
+                    time: now,
+                });
                 Ok(())
             }
             JobState::Configuring | JobState::Running => {
@@ -145,7 +170,10 @@ impl Engine {
         let now = self.clock.now();
         let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
         if job.state != JobState::Pending {
-            return Err(JobError::WrongState { job: id, state: job.state });
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
         }
         job.hold = Some(who);
         self.refresh_job(id, now);
@@ -157,7 +185,10 @@ impl Engine {
         let now = self.clock.now();
         let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
         if job.state != JobState::Pending {
-            return Err(JobError::WrongState { job: id, state: job.state });
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
         }
         job.hold = None;
         self.refresh_job(id, now);
@@ -169,10 +200,16 @@ impl Engine {
     pub fn job_finished(&mut self, id: JobId, exit_code: i32) -> Result<(), JobError> {
         let job = self.jobs.get(&id).ok_or(JobError::UnknownJob(id))?;
         if !matches!(job.state, JobState::Running | JobState::Configuring) {
-            return Err(JobError::WrongState { job: id, state: job.state });
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
         }
-        let (state, reason) =
-            if exit_code == 0 { (JobState::Completed, Reason::None) } else { (JobState::Failed, Reason::NonZeroExitCode) };
+        let (state, reason) = if exit_code == 0 {
+            (JobState::Completed, Reason::None)
+        } else {
+            (JobState::Failed, Reason::NonZeroExitCode)
+        };
         self.end_job(id, state, Some(exit_code), reason);
         Ok(())
     }
@@ -181,7 +218,10 @@ impl Engine {
     pub fn epilog_complete(&mut self, id: JobId) -> Result<(), JobError> {
         let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
         if job.state != JobState::Completing {
-            return Err(JobError::WrongState { job: id, state: job.state });
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
         }
         job.state = job.final_state.take().unwrap_or(JobState::Completed);
         self.release_resources(id);
@@ -191,10 +231,14 @@ impl Engine {
 
     /// A node stopped responding or was set DOWN: its jobs end with NODE_FAIL.
     pub fn node_down(&mut self, node: NodeId, reason: &str) {
-        self.nodes.set_health(node, Health::Down, Some(reason.into()));
+        self.nodes
+            .set_health(node, Health::Down, Some(reason.into()));
         let victims = self.nodes.node(node).jobs.clone();
         for id in victims {
-            if matches!(self.jobs[&id].state, JobState::Running | JobState::Configuring) {
+            if matches!(
+                self.jobs[&id].state,
+                JobState::Running | JobState::Configuring
+            ) {
                 self.end_job(id, JobState::NodeFail, None, Reason::NodeDown);
             }
         }
@@ -202,7 +246,8 @@ impl Engine {
 
     /// A node is drained: running jobs continue, nothing new starts there.
     pub fn node_drain(&mut self, node: NodeId, reason: &str) {
-        self.nodes.set_health(node, Health::Drain, Some(reason.into()));
+        self.nodes
+            .set_health(node, Health::Drain, Some(reason.into()));
     }
 
     /// A node is back (scontrol update State=RESUME, or slurmd registered again).
@@ -221,7 +266,10 @@ impl Engine {
                 let job = &self.jobs[&id];
                 job.state == JobState::Configuring
                     && job.alloc.as_ref().is_some_and(|a| {
-                        a.placement.nodes.iter().all(|n| self.nodes.node(NodeId(*n)).power == Power::Up)
+                        a.placement
+                            .nodes
+                            .iter()
+                            .all(|n| self.nodes.node(NodeId(*n)).power == Power::Up)
                     })
             };
             if ready {
@@ -253,15 +301,29 @@ impl Engine {
 
     /// Ends a job that holds resources, accruing its last usage and releasing (or, with
     /// `track_completing`, keeping until the epilog completes) what it holds.
-    pub(crate) fn end_job(&mut self, id: JobId, state: JobState, exit_code: Option<i32>, reason: Reason) {
+    pub(crate) fn end_job(
+        &mut self,
+        id: JobId,
+        state: JobState,
+        exit_code: Option<i32>,
+        reason: Reason,
+    ) {
         let now = self.clock.now();
         let (assoc, qos, start, cpus) = {
             let job = &self.jobs[&id];
-            (job.assoc, job.qos, job.start_time.unwrap_or(now), job.alloc.as_ref().map_or(0, |a| a.cpus()))
+            (
+                job.assoc,
+                job.qos,
+                job.start_time.unwrap_or(now),
+                job.alloc.as_ref().map_or(0, |a| a.cpus()),
+            )
         };
         if self.jobs[&id].state == JobState::Running {
             let from = start.max(self.usage.last_ran());
-            let factor = self.qos_view.get(qos.index()).map_or(1.0, |q| q.usage_factor);
+            let factor = self
+                .qos_view
+                .get(qos.index())
+                .map_or(1.0, |q| q.usage_factor);
             let amount = self.usage.job_delta(now - from, cpus, factor);
             self.usage.add(assoc, amount);
         }
@@ -269,8 +331,16 @@ impl Engine {
         job.end_time = Some(now);
         job.exit_code = exit_code;
         job.reason = reason;
-        for step in job.steps.iter_mut().filter(|s| s.state == JobState::Running) {
-            step.state = if state == JobState::Completed { JobState::Completed } else { JobState::Cancelled };
+        for step in job
+            .steps
+            .iter_mut()
+            .filter(|s| s.state == JobState::Running)
+        {
+            step.state = if state == JobState::Completed {
+                JobState::Completed
+            } else {
+                JobState::Cancelled
+            };
         }
         if self.config.track_completing {
             job.state = JobState::Completing;
@@ -279,7 +349,12 @@ impl Engine {
             job.state = state;
             self.release_resources(id);
         }
-        self.outbox.push(Event::Ended { job: id, state, exit_code, time: now });
+        self.outbox.push(Event::Ended {
+            job: id,
+            state,
+            exit_code,
+            time: now,
+        });
         self.sched_requested = true;
     }
 
@@ -311,7 +386,9 @@ impl Engine {
 
     /// Decays usage every PriorityCalcPeriod and accrues running jobs' CPU time since the last run.
     pub(crate) fn accrue_usage(&mut self, now: i64) {
-        let Some(prev) = self.usage.decay_if_due(now) else { return };
+        let Some(prev) = self.usage.decay_if_due(now) else {
+            return;
+        };
         for id in self.running.iter() {
             let job = &self.jobs[id];
             if job.state != JobState::Running {
@@ -319,7 +396,10 @@ impl Engine {
             }
             let from = job.start_time.unwrap_or(now).max(prev);
             let cpus = job.alloc.as_ref().map_or(0, |a| a.cpus());
-            let factor = self.qos_view.get(job.qos.index()).map_or(1.0, |q| q.usage_factor);
+            let factor = self
+                .qos_view
+                .get(job.qos.index())
+                .map_or(1.0, |q| q.usage_factor);
             let amount = self.usage.job_delta(now - from, cpus, factor);
             self.usage.add(job.assoc, amount);
         }
@@ -331,7 +411,11 @@ impl Engine {
         let blocked = {
             let job = &self.jobs[&id];
             if let Some(hold) = job.hold {
-                Some(if hold == Hold::User { Reason::JobHeldUser } else { Reason::JobHeldAdmin })
+                Some(if hold == Hold::User {
+                    Reason::JobHeldUser
+                } else {
+                    Reason::JobHeldAdmin
+                })
             } else if job.spec.begin_time.is_some_and(|b| b > now) {
                 Some(Reason::BeginTime)
             } else {
@@ -353,7 +437,10 @@ impl Engine {
                 }
                 if matches!(
                     job.reason,
-                    Reason::JobHeldUser | Reason::JobHeldAdmin | Reason::BeginTime | Reason::Dependency
+                    Reason::JobHeldUser
+                        | Reason::JobHeldAdmin
+                        | Reason::BeginTime
+                        | Reason::Dependency
                 ) {
                     job.reason = Reason::None;
                 }
@@ -368,7 +455,9 @@ impl Engine {
         use crate::request::DependencyKind::*;
         let mut waiting = false;
         for dep in &job.spec.dependencies {
-            let Some(other) = self.jobs.get(&dep.job) else { continue };
+            let Some(other) = self.jobs.get(&dep.job) else {
+                continue;
+            };
             let done = other.state.is_final();
             let ok = other.state == JobState::Completed;
             match (dep.kind, done) {
@@ -395,9 +484,16 @@ impl Engine {
             return Ok(id);
         }
         if !self.config.create_missing_associations || self.cluster.associations.is_empty() {
-            return Err(SubmitError::UnknownAssociation { user: spec.user.clone(), account: spec.account.clone() });
+            return Err(SubmitError::UnknownAssociation {
+                user: spec.user.clone(),
+                account: spec.account.clone(),
+            });
         }
-        let parent = spec.account.as_deref().and_then(|a| self.cluster.account_id(a)).unwrap_or(AssocId::ROOT);
+        let parent = spec
+            .account
+            .as_deref()
+            .and_then(|a| self.cluster.account_id(a))
+            .unwrap_or(AssocId::ROOT);
         let id = AssocId(self.cluster.associations.len() as u32);
         self.cluster.associations.push(Association {
             kind: AssocKind::User(spec.user.clone()),
@@ -427,7 +523,10 @@ impl Engine {
             if self.cluster.qos.is_empty() && name == "normal" {
                 return Ok(QosId(0));
             }
-            return self.cluster.qos_id(name).ok_or_else(|| SubmitError::UnknownQos(name.clone()));
+            return self
+                .cluster
+                .qos_id(name)
+                .ok_or_else(|| SubmitError::UnknownQos(name.clone()));
         }
         let mut cur = Some(assoc);
         while let Some(a) = cur {
@@ -450,7 +549,10 @@ impl Engine {
         }
         let mut out = Vec::new();
         for name in &spec.partitions {
-            let id = self.cluster.partition_id(name).ok_or_else(|| SubmitError::UnknownPartition(name.clone()))?;
+            let id = self
+                .cluster
+                .partition_id(name)
+                .ok_or_else(|| SubmitError::UnknownPartition(name.clone()))?;
             if !out.contains(&id) {
                 out.push(id);
             }
@@ -462,7 +564,13 @@ impl Engine {
     /// share of it (stops counting as soon as enough are found).
     pub(crate) fn fits_somewhere(&self, job: &Job, p: PartitionId) -> bool {
         let need = job.spec.min_nodes.max(1) as usize;
-        self.parts[p.index()].nodes.iter().filter(|&n| self.node_can_hold(job, n as usize)).take(need).count() == need
+        self.parts[p.index()]
+            .nodes
+            .iter()
+            .filter(|&n| self.node_can_hold(job, n as usize))
+            .take(need)
+            .count()
+            == need
     }
 
     /// Whether node `i`'s configuration (CPUs, memory, GRES, features, GRES types) can hold one
@@ -474,15 +582,26 @@ impl Engine {
         let node = &self.nodes.nodes()[i];
         table.cpus[i] >= per_node_cpus
             && table.memory_mb[i] >= job.spec.memory_per_node_mb
-            && job.gres_per_node.iter().all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
-            && job.spec.constraint.as_ref().is_none_or(|c| c.matches(&node.features))
+            && job
+                .gres_per_node
+                .iter()
+                .all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
+            && job
+                .spec
+                .constraint
+                .as_ref()
+                .is_none_or(|c| c.matches(&node.features))
             && job.gres_types.iter().all(|t| node.gres_types.contains(t))
     }
 
     /// Nodes of partition `p` whose configuration can hold one node's share of the job.
     pub(crate) fn static_mask(&self, job: &Job, p: PartitionId) -> NodeBitmap {
         let mut out = NodeBitmap::with_capacity(self.nodes.len());
-        for n in self.parts[p.index()].nodes.iter().filter(|&n| self.node_can_hold(job, n as usize)) {
+        for n in self.parts[p.index()]
+            .nodes
+            .iter()
+            .filter(|&n| self.node_can_hold(job, n as usize))
+        {
             out.insert(n);
         }
         out

@@ -146,7 +146,10 @@ impl JobState {
 
     /// True once the job can never run again.
     pub fn is_final(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled | Self::Timeout | Self::NodeFail)
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Cancelled | Self::Timeout | Self::NodeFail
+        )
     }
 
     /// True while the job holds resources.
@@ -320,7 +323,11 @@ impl Job {
 
     /// Largest node count the job accepts.
     pub fn max_nodes(&self) -> u32 {
-        self.spec.max_nodes.unwrap_or(self.spec.min_nodes).max(self.spec.min_nodes).max(1)
+        self.spec
+            .max_nodes
+            .unwrap_or(self.spec.min_nodes)
+            .max(self.spec.min_nodes)
+            .max(1)
     }
 
     /// Whether the job is waiting in the queue.

@@ -74,7 +74,11 @@ impl LicenseState {
                     ConfigMode::Mode2 => HresMode::Mode2,
                     ConfigMode::Mode3 => HresMode::Mode3,
                 },
-                variables: res.variables.iter().map(|v| (v.name.clone(), v.value as i64)).collect(),
+                variables: res
+                    .variables
+                    .iter()
+                    .map(|v| (v.name.clone(), v.value as i64))
+                    .collect(),
             });
             for layer in &res.layers {
                 layers.push(HresLayer {
@@ -85,7 +89,12 @@ impl LicenseState {
                     },
                     base: layer.base_usage as i64,
                     used: 0,
-                    nodes: layer.nodes.iter().map(|n| n.0).collect::<NodeBitmap>().words,
+                    nodes: layer
+                        .nodes
+                        .iter()
+                        .map(|n| n.0)
+                        .collect::<NodeBitmap>()
+                        .words,
                     parent: layer.parent.map(|p| offset + p as u32),
                 });
             }
@@ -129,11 +138,17 @@ impl LicenseState {
                         })?,
                 };
                 if self.resources[r].mode == HresMode::Mode3
-                    && demand.hres.iter().any(|d| self.resources[d.resource as usize].mode == HresMode::Mode3)
+                    && demand
+                        .hres
+                        .iter()
+                        .any(|d| self.resources[d.resource as usize].mode == HresMode::Mode3)
                 {
                     return Err(LicenseError::TwoMode3);
                 }
-                demand.hres.push(Demand { resource: r as u32, count });
+                demand.hres.push(Demand {
+                    resource: r as u32,
+                    count,
+                });
             } else {
                 return Err(LicenseError::Unknown(req.name.clone()));
             }

@@ -30,7 +30,9 @@ impl Engine {
     /// Pending jobs that may be tried now (not held, begin time passed, dependencies met), in id order.
     pub(crate) fn collect_eligible(&mut self, now: i64) -> Vec<JobId> {
         let ids: Vec<JobId> = self.pending.iter().copied().collect();
-        ids.into_iter().filter(|&id| self.refresh_job(id, now)).collect()
+        ids.into_iter()
+            .filter(|&id| self.refresh_job(id, now))
+            .collect()
     }
 
     /// The sorted queue of eligible jobs, or `None` when the priority answer was refused.
@@ -58,10 +60,17 @@ impl Engine {
         stats.queued = records.len();
         self.policies.selection.begin_pass(self.nodes.table());
         let usable = self.nodes.usable_bitmap();
-        let mut plan = Plan { exclude: NodeBitmap::with_capacity(self.nodes.len()), ..Plan::default() };
+        let mut plan = Plan {
+            exclude: NodeBitmap::with_capacity(self.nodes.len()),
+            ..Plan::default()
+        };
         let mut failed_part = vec![false; self.parts.len()];
         let mut part_tested = vec![0u32; self.parts.len()];
-        let depth = if full { usize::MAX } else { params.default_queue_depth as usize };
+        let depth = if full {
+            usize::MAX
+        } else {
+            params.default_queue_depth as usize
+        };
         let budget = params.max_sched_time.saturating_mul(1_000_000);
 
         for rec in &records {
@@ -73,7 +82,9 @@ impl Engine {
                 stats.stopped_by = Some("max_sched_time");
                 break;
             }
-            if params.sched_max_job_start > 0 && stats.started >= params.sched_max_job_start as usize {
+            if params.sched_max_job_start > 0
+                && stats.started >= params.sched_max_job_start as usize
+            {
                 stats.stopped_by = Some("sched_max_job_start");
                 break;
             }
@@ -129,12 +140,18 @@ impl Engine {
         let job = &self.jobs[&rec.job];
         let mut cand = self.parts[rec.partition.index()].nodes.clone();
         cand.intersect_with(usable);
-        if let Some(r) = job.reservation.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
+        if let Some(r) = job
+            .reservation
+            .filter(|r| !self.resv.get(*r).nodes.is_empty())
+        {
             // A reservation of licenses only leaves the choice of nodes open.
             cand.intersect_with(&self.resv.get(r).nodes);
         }
         if !self.resv.is_empty() {
-            subtract(&mut cand, &self.resv.excluded_nodes(job.reservation, from, to));
+            subtract(
+                &mut cand,
+                &self.resv.excluded_nodes(job.reservation, from, to),
+            );
         }
         subtract(&mut cand, exclude);
         if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
@@ -151,7 +168,12 @@ impl Engine {
             if Some(r) == own || !resv.overlaps(from, to) {
                 continue;
             }
-            let held: u32 = resv.licenses.iter().filter(|(l, _)| *l == i).map(|(_, c)| *c).sum();
+            let held: u32 = resv
+                .licenses
+                .iter()
+                .filter(|(l, _)| *l == i)
+                .map(|(_, c)| *c)
+                .sum();
             if held == 0 {
                 continue;
             }
@@ -171,7 +193,12 @@ impl Engine {
 
     /// HRES layers as a job in reservation `own` sees them over `[from, to)`: running jobs' use
     /// plus what other reservations hold.
-    pub(crate) fn hres_layers_for(&self, own: Option<usize>, from: i64, to: i64) -> Vec<sluice_policy::HresLayer> {
+    pub(crate) fn hres_layers_for(
+        &self,
+        own: Option<usize>,
+        from: i64,
+        to: i64,
+    ) -> Vec<sluice_policy::HresLayer> {
         let mut layers = self.lic.hres_layers().to_vec();
         for (r, resv) in self.resv.iter() {
             if Some(r) == own || !resv.overlaps(from, to) {
@@ -222,7 +249,13 @@ impl Engine {
         let id = rec.job;
         let (own, limit, min_nodes, licenses, demands) = {
             let job = &self.jobs[&id];
-            (job.reservation, job.time_limit, job.spec.min_nodes.max(1), job.demand.licenses.clone(), job.demand.hres.clone())
+            (
+                job.reservation,
+                job.time_limit,
+                job.spec.min_nodes.max(1),
+                job.demand.licenses.clone(),
+                job.demand.hres.clone(),
+            )
         };
         let end = now + plan_limit(limit) as i64;
         if let Some(r) = own {
@@ -241,12 +274,20 @@ impl Engine {
         if (cand.len() as u32) < min_nodes {
             return Err(Reason::Resources);
         }
-        let mut layers = if demands.is_empty() { Vec::new() } else { self.hres_layers_for(own, now, end) };
+        let mut layers = if demands.is_empty() {
+            Vec::new()
+        } else {
+            self.hres_layers_for(own, now, end)
+        };
         for (layer, held) in layers.iter_mut().zip(&plan.hres_held) {
             layer.used += held;
         }
         if !demands.is_empty() {
-            let hres = self.policies.hres.as_mut().expect("HRES jobs are refused at submit without a policy");
+            let hres = self
+                .policies
+                .hres
+                .as_mut()
+                .expect("HRES jobs are refused at submit without a policy");
             hres.begin_pass(self.lic.hres_resources(), &layers);
             let allowed = hres.eligible(&demands, &cand.words);
             cand.intersect_with(&NodeBitmap::from_words(allowed));
@@ -258,7 +299,12 @@ impl Engine {
         let Some(placement) = self.policies.selection.place(&req, PlaceMode::Allocate) else {
             return Err(Reason::Resources);
         };
-        if self.nodes.table().check_placement(&req, &placement).is_err() {
+        if self
+            .nodes
+            .table()
+            .check_placement(&req, &placement)
+            .is_err()
+        {
             // The policy's table now disagrees with ours; hand it ours again.
             self.faults.selection += 1;
             self.policies.selection.begin_pass(self.nodes.table());
@@ -312,9 +358,17 @@ impl Engine {
                 }
             }
         }
-        let nodes = placement.nodes.iter().map(|n| sluice_cluster::NodeId(*n)).collect();
+        let nodes = placement
+            .nodes
+            .iter()
+            .map(|n| sluice_cluster::NodeId(*n))
+            .collect();
         let job = self.jobs.get_mut(&id).expect("starting a known job");
-        job.state = if booting { JobState::Configuring } else { JobState::Running };
+        job.state = if booting {
+            JobState::Configuring
+        } else {
+            JobState::Running
+        };
         job.reason = Reason::None;
         job.start_time = Some(now);
         job.end_time = job.time_limit.map(|l| now + l as i64);
@@ -327,7 +381,13 @@ impl Engine {
         });
         self.pending.remove(&id);
         self.running.insert(id);
-        self.outbox.push(Event::Started { job: id, partition: rec.partition, nodes, time: now, by });
+        self.outbox.push(Event::Started {
+            job: id,
+            partition: rec.partition,
+            nodes,
+            time: now,
+            by,
+        });
         if !to_boot.is_empty() {
             self.outbox.push(Event::PowerUp { nodes: to_boot });
         }

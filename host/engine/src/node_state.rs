@@ -58,7 +58,10 @@ impl NodeState {
                 }
             }
         }
-        let mut table = NodeTable { gres_kinds: kinds.clone(), ..Default::default() };
+        let mut table = NodeTable {
+            gres_kinds: kinds.clone(),
+            ..Default::default()
+        };
         let mut nodes = Vec::with_capacity(cluster.nodes.len());
         for node in &cluster.nodes {
             let (health, power) = match node.state {
@@ -77,7 +80,12 @@ impl NodeState {
             table.power.push(power);
             for kind in &kinds {
                 // no_consume GRES never run out, so the table shows them as always free.
-                let count: u64 = node.gres.iter().filter(|g| &g.name == kind).map(|g| g.count).sum();
+                let count: u64 = node
+                    .gres
+                    .iter()
+                    .filter(|g| &g.name == kind)
+                    .map(|g| g.count)
+                    .sum();
                 let count = count.min(u64::from(u32::MAX)) as u32;
                 table.gres_total.push(count);
                 table.gres_free.push(count);
@@ -126,7 +134,11 @@ impl NodeState {
 
     /// Index of a GRES kind in the table, by name.
     pub fn gres_kind(&self, name: &str) -> Option<u32> {
-        self.table.gres_kinds.iter().position(|k| k == name).map(|i| i as u32)
+        self.table
+            .gres_kinds
+            .iter()
+            .position(|k| k == name)
+            .map(|i| i as u32)
     }
 
     /// Whether a node may take new jobs now (health UP; any power state, since powering up is the engine's call).

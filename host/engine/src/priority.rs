@@ -64,21 +64,35 @@ impl Engine {
         let gpu = self.nodes.gres_kind("gpu");
         for &id in eligible {
             let job = &self.jobs[&id];
-            let gpus_per_node: u32 =
-                job.gres_per_node.iter().filter(|(k, _)| Some(*k) == gpu).map(|(_, c)| *c).sum();
+            let gpus_per_node: u32 = job
+                .gres_per_node
+                .iter()
+                .filter(|(k, _)| Some(*k) == gpu)
+                .map(|(_, c)| *c)
+                .sum();
             for (pos, p) in job.partitions.iter().enumerate() {
                 rows.push((id, pos as u16));
                 t.job_id.push(id);
                 t.submit_time.push(job.submit_time);
-                t.eligible_time.push(job.eligible_time.unwrap_or(job.submit_time));
+                t.eligible_time
+                    .push(job.eligible_time.unwrap_or(job.submit_time));
                 t.association.push(job.assoc.0);
                 t.partition.push(p.0);
                 t.qos.push(job.qos.0.min(self.qos_view.len() as u32 - 1));
                 t.nodes.push(job.spec.min_nodes.max(1));
                 t.cpus.push(job.cpus().min(u64::from(u32::MAX)) as u32);
-                t.memory_mb.push(job.spec.memory_per_node_mb.saturating_mul(u64::from(job.spec.min_nodes.max(1))));
-                t.gpus.push(gpus_per_node.saturating_mul(job.spec.min_nodes.max(1)));
-                t.time_limit.push(job.time_limit.unwrap_or(u64::from(u32::MAX)).min(u64::from(u32::MAX)) as u32);
+                t.memory_mb.push(
+                    job.spec
+                        .memory_per_node_mb
+                        .saturating_mul(u64::from(job.spec.min_nodes.max(1))),
+                );
+                t.gpus
+                    .push(gpus_per_node.saturating_mul(job.spec.min_nodes.max(1)));
+                t.time_limit.push(
+                    job.time_limit
+                        .unwrap_or(u64::from(u32::MAX))
+                        .min(u64::from(u32::MAX)) as u32,
+                );
                 t.nice.push(job.spec.nice);
                 t.site_factor.push(job.spec.site_factor);
             }

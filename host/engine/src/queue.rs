@@ -46,7 +46,15 @@ mod tests {
     use super::*;
 
     fn rec(job: JobId, resv: bool, tier: u16, priority: u32, submit: i64) -> QueueRecord {
-        QueueRecord { job, partition: PartitionId(0), part_pos: 0, has_reservation: resv, tier, priority, submit_time: submit }
+        QueueRecord {
+            job,
+            partition: PartitionId(0),
+            part_pos: 0,
+            has_reservation: resv,
+            tier,
+            priority,
+            submit_time: submit,
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use sluice_cluster::{NodeId, Shares};
 use sluice_cluster::time::format_duration;
+use sluice_cluster::{NodeId, Shares};
 
 use crate::engine::Engine;
 use crate::job::{JobId, JobState};
@@ -45,7 +45,11 @@ pub struct QueueRow {
 impl QueueRow {
     /// The `NODELIST(REASON)` column as squeue prints it.
     pub fn nodelist_reason(&self) -> String {
-        if self.st == "PD" { format!("({})", self.reason) } else { self.nodelist.clone() }
+        if self.st == "PD" {
+            format!("({})", self.reason)
+        } else {
+            self.nodelist.clone()
+        }
     }
 }
 
@@ -99,9 +103,19 @@ impl Engine {
         let mut pending: Vec<JobId> = self.pending.iter().copied().collect();
         let key = |id: &JobId| {
             let job = &self.jobs[id];
-            let tier = job.partitions.iter().map(|p| self.cluster.partitions[p.index()].priority_tier).max();
+            let tier = job
+                .partitions
+                .iter()
+                .map(|p| self.cluster.partitions[p.index()].priority_tier)
+                .max();
             let prio = job.priority.iter().copied().max().unwrap_or(0);
-            (std::cmp::Reverse(job.reservation.is_some()), std::cmp::Reverse(tier), std::cmp::Reverse(prio), job.submit_time, *id)
+            (
+                std::cmp::Reverse(job.reservation.is_some()),
+                std::cmp::Reverse(tier),
+                std::cmp::Reverse(prio),
+                job.submit_time,
+                *id,
+            )
         };
         pending.sort_by_key(key);
         running
@@ -119,7 +133,11 @@ impl Engine {
                         .join(","),
                 };
                 let names: Vec<&str> = job.alloc.as_ref().map_or(Vec::new(), |a| {
-                    a.placement.nodes.iter().map(|n| self.nodes.node(NodeId(*n)).name.as_str()).collect()
+                    a.placement
+                        .nodes
+                        .iter()
+                        .map(|n| self.nodes.node(NodeId(*n)).name.as_str())
+                        .collect()
                 });
                 let running = matches!(job.state, JobState::Running | JobState::Completing);
                 QueueRow {
@@ -130,9 +148,16 @@ impl Engine {
                     account: self.account_of(job.assoc),
                     st: job.state.short(),
                     state: job.state.as_str(),
-                    time: if running { (now - job.start_time.unwrap_or(now)).max(0) as u64 } else { 0 },
+                    time: if running {
+                        (now - job.start_time.unwrap_or(now)).max(0) as u64
+                    } else {
+                        0
+                    },
                     time_limit: job.time_limit,
-                    nodes: job.alloc.as_ref().map_or(job.spec.min_nodes, |a| a.placement.nodes.len() as u32),
+                    nodes: job
+                        .alloc
+                        .as_ref()
+                        .map_or(job.spec.min_nodes, |a| a.placement.nodes.len() as u32),
                     priority: job.priority.iter().copied().max().unwrap_or(0),
                     start_time: job.start_time,
                     reason: job.reason.as_str(),
@@ -159,7 +184,11 @@ impl Engine {
                     user: job.spec.user.clone(),
                     account: self.account_of(job.assoc),
                     priority: report.priority[i],
-                    factors: report.factors.iter().map(|f| (f.name.clone(), f.values[i])).collect(),
+                    factors: report
+                        .factors
+                        .iter()
+                        .map(|f| (f.name.clone(), f.values[i]))
+                        .collect(),
                 }
             })
             .collect()
@@ -178,10 +207,16 @@ impl Engine {
         let mut out = Vec::new();
         let mut stack = vec![(sluice_cluster::AssocId::ROOT, 0u32)];
         while let Some((id, depth)) = stack.pop() {
-            let Some(a) = assocs.get(id.index()) else { continue };
+            let Some(a) = assocs.get(id.index()) else {
+                continue;
+            };
             let share = by_assoc.get(&id.0);
             let (account, user) = if a.is_user() {
-                (a.parent.map_or(String::new(), |p| assocs[p.index()].name().to_string()), Some(a.name().to_string()))
+                (
+                    a.parent
+                        .map_or(String::new(), |p| assocs[p.index()].name().to_string()),
+                    Some(a.name().to_string()),
+                )
             } else {
                 (a.name().to_string(), None)
             };

@@ -20,7 +20,11 @@ pub enum ParseError {
 }
 
 fn invalid(what: &'static str, text: &str, expected: &'static str) -> ParseError {
-    ParseError::Invalid { what, text: text.into(), expected }
+    ParseError::Invalid {
+        what,
+        text: text.into(),
+        expected,
+    }
 }
 
 /// One `-L` item: a cluster license or an HRES resource with a count (or an HRES variable name).
@@ -49,12 +53,26 @@ pub fn parse_licenses(text: &str) -> Result<Vec<LicenseRequest>, ParseError> {
             return Err(invalid("license", item, "a license name"));
         }
         let req = match count {
-            None => LicenseRequest { name: name.into(), count: 1, variable: None },
+            None => LicenseRequest {
+                name: name.into(),
+                count: 1,
+                variable: None,
+            },
             Some(c) if c.bytes().all(|b| b.is_ascii_digit()) && !c.is_empty() => {
-                let count = c.parse().map_err(|_| invalid("license", item, "a count that fits 64 bits"))?;
-                LicenseRequest { name: name.into(), count, variable: None }
+                let count = c
+                    .parse()
+                    .map_err(|_| invalid("license", item, "a count that fits 64 bits"))?;
+                LicenseRequest {
+                    name: name.into(),
+                    count,
+                    variable: None,
+                }
             }
-            Some(var) => LicenseRequest { name: name.into(), count: 0, variable: Some(var.into()) },
+            Some(var) => LicenseRequest {
+                name: name.into(),
+                count: 0,
+                variable: Some(var.into()),
+            },
         };
         if req.count > 0 || req.variable.is_some() {
             out.push(req);
@@ -80,14 +98,31 @@ pub fn parse_gres(text: &str) -> Result<Vec<GresRequest>, ParseError> {
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let parts: Vec<&str> = item.split(':').collect();
         let is_count = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        let count = |s: &str| s.parse::<u32>().map_err(|_| invalid("gres", item, "a count"));
+        let count = |s: &str| {
+            s.parse::<u32>()
+                .map_err(|_| invalid("gres", item, "a count"))
+        };
         let req = match parts.as_slice() {
-            [name] => GresRequest { name: (*name).into(), gres_type: None, count: 1 },
-            [name, c] if is_count(c) => GresRequest { name: (*name).into(), gres_type: None, count: count(c)? },
-            [name, t] => GresRequest { name: (*name).into(), gres_type: Some((*t).into()), count: 1 },
-            [name, t, c] if is_count(c) => {
-                GresRequest { name: (*name).into(), gres_type: Some((*t).into()), count: count(c)? }
-            }
+            [name] => GresRequest {
+                name: (*name).into(),
+                gres_type: None,
+                count: 1,
+            },
+            [name, c] if is_count(c) => GresRequest {
+                name: (*name).into(),
+                gres_type: None,
+                count: count(c)?,
+            },
+            [name, t] => GresRequest {
+                name: (*name).into(),
+                gres_type: Some((*t).into()),
+                count: 1,
+            },
+            [name, t, c] if is_count(c) => GresRequest {
+                name: (*name).into(),
+                gres_type: Some((*t).into()),
+                count: count(c)?,
+            },
             _ => return Err(invalid("gres", item, "name[:type][:count]")),
         };
         if req.name.is_empty() {
@@ -122,7 +157,11 @@ pub struct Dependency {
 pub fn parse_dependencies(text: &str) -> Result<Vec<Dependency>, ParseError> {
     let mut out = Vec::new();
     if text.contains('?') {
-        return Err(invalid("dependency", text, "','-joined entries (the '?' form is not supported)"));
+        return Err(invalid(
+            "dependency",
+            text,
+            "','-joined entries (the '?' form is not supported)",
+        ));
     }
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let mut parts = item.split(':');
@@ -130,11 +169,19 @@ pub fn parse_dependencies(text: &str) -> Result<Vec<Dependency>, ParseError> {
             "afterok" => DependencyKind::AfterOk,
             "afterany" => DependencyKind::AfterAny,
             "afternotok" => DependencyKind::AfterNotOk,
-            _ => return Err(invalid("dependency", item, "afterok, afterany or afternotok")),
+            _ => {
+                return Err(invalid(
+                    "dependency",
+                    item,
+                    "afterok, afterany or afternotok",
+                ));
+            }
         };
         let mut any = false;
         for id in parts {
-            let job = id.parse().map_err(|_| invalid("dependency", item, "kind:jobid[:jobid…]"))?;
+            let job = id
+                .parse()
+                .map_err(|_| invalid("dependency", item, "kind:jobid[:jobid…]"))?;
             out.push(Dependency { kind, job });
             any = true;
         }
@@ -161,13 +208,24 @@ impl Constraint {
         let has_or = text.contains('|');
         let has_and = text.contains('&') || text.contains(',');
         if text.is_empty() || (has_or && has_and) || text.contains(['[', '(', '*']) {
-            return Err(invalid("constraint", text, "features joined by '&' or by '|'"));
+            return Err(invalid(
+                "constraint",
+                text,
+                "features joined by '&' or by '|'",
+            ));
         }
-        let split: Vec<String> = text.split(['&', ',', '|']).map(|s| s.trim().to_string()).collect();
+        let split: Vec<String> = text
+            .split(['&', ',', '|'])
+            .map(|s| s.trim().to_string())
+            .collect();
         if split.iter().any(String::is_empty) {
             return Err(invalid("constraint", text, "non-empty feature names"));
         }
-        Ok(if has_or { Self::Any(split) } else { Self::All(split) })
+        Ok(if has_or {
+            Self::Any(split)
+        } else {
+            Self::All(split)
+        })
     }
 
     /// Whether a node with `features` satisfies the expression.
@@ -196,7 +254,14 @@ mod tests {
     #[test]
     fn gres_forms() {
         let g = parse_gres("gpu:a100:2,nic,gpu:3,gpu:v100").unwrap();
-        assert_eq!(g[0], GresRequest { name: "gpu".into(), gres_type: Some("a100".into()), count: 2 });
+        assert_eq!(
+            g[0],
+            GresRequest {
+                name: "gpu".into(),
+                gres_type: Some("a100".into()),
+                count: 2
+            }
+        );
         assert_eq!(g[1].count, 1);
         assert_eq!((g[2].gres_type.clone(), g[2].count), (None, 3));
         assert_eq!((g[3].gres_type.as_deref(), g[3].count), (Some("v100"), 1));
@@ -207,7 +272,13 @@ mod tests {
     fn dependencies_and_constraints() {
         let d = parse_dependencies("afterok:3:4,afterany:5").unwrap();
         assert_eq!(d.len(), 3);
-        assert_eq!(d[2], Dependency { kind: DependencyKind::AfterAny, job: 5 });
+        assert_eq!(
+            d[2],
+            Dependency {
+                kind: DependencyKind::AfterAny,
+                job: 5
+            }
+        );
         assert!(parse_dependencies("after:3").is_err());
         assert!(parse_dependencies("afterok").is_err());
         let c = Constraint::parse("ib&fat").unwrap();

@@ -79,7 +79,11 @@ pub struct Reservation {
 
 impl Reservation {
     /// Resolves a spec against the cluster and its license and HRES tables.
-    pub fn resolve(spec: &ReservationSpec, cluster: &Cluster, lic: &LicenseState) -> Result<Self, ReservationError> {
+    pub fn resolve(
+        spec: &ReservationSpec,
+        cluster: &Cluster,
+        lic: &LicenseState,
+    ) -> Result<Self, ReservationError> {
         if spec.end <= spec.start {
             return Err(ReservationError::BadTimes(spec.name.clone()));
         }
@@ -92,11 +96,17 @@ impl Reservation {
             for host in expanded {
                 let id = cluster
                     .node_id(&host)
-                    .ok_or_else(|| ReservationError::UnknownNode { name: spec.name.clone(), node: host.clone() })?;
+                    .ok_or_else(|| ReservationError::UnknownNode {
+                        name: spec.name.clone(),
+                        node: host.clone(),
+                    })?;
                 nodes.insert(id.0);
             }
         }
-        let bad = |item: &str| ReservationError::BadLicense { name: spec.name.clone(), item: item.into() };
+        let bad = |item: &str| ReservationError::BadLicense {
+            name: spec.name.clone(),
+            item: item.into(),
+        };
         let mut licenses = Vec::new();
         let mut hres = Vec::new();
         for item in &spec.licenses {
@@ -107,15 +117,26 @@ impl Reservation {
                 let want: NodeBitmap = sluice_hostlist::expand(hostlist)
                     .map_err(|_| bad(item))?
                     .iter()
-                    .map(|h| cluster.node_id(h).map(|NodeId(n)| n).ok_or_else(|| bad(item)))
+                    .map(|h| {
+                        cluster
+                            .node_id(h)
+                            .map(|NodeId(n)| n)
+                            .ok_or_else(|| bad(item))
+                    })
                     .collect::<Result<_, _>>()?;
-                let r = lic.hres_resources().iter().position(|r| r.name == resource).ok_or_else(|| bad(item))?;
+                let r = lic
+                    .hres_resources()
+                    .iter()
+                    .position(|r| r.name == resource)
+                    .ok_or_else(|| bad(item))?;
                 let layer = lic
                     .hres_layers()
                     .iter()
                     .position(|l| {
                         let nodes = NodeBitmap::from_words(l.nodes.clone());
-                        l.resource == r as u32 && nodes.is_subset_of(&want) && want.is_subset_of(&nodes)
+                        l.resource == r as u32
+                            && nodes.is_subset_of(&want)
+                            && want.is_subset_of(&nodes)
                     })
                     .ok_or_else(|| bad(item))?;
                 hres.push((layer as u32, i64::from(count)));
@@ -170,7 +191,11 @@ impl Reservations {
 
     /// Removes a reservation by name; indices of the others stay (the slot becomes an empty window).
     pub fn remove(&mut self, name: &str) -> bool {
-        match self.list.iter_mut().find(|r| r.name == name && r.end > r.start) {
+        match self
+            .list
+            .iter_mut()
+            .find(|r| r.name == name && r.end > r.start)
+        {
             Some(r) => {
                 r.end = r.start;
                 r.nodes = NodeBitmap::default();
@@ -184,7 +209,9 @@ impl Reservations {
 
     /// Index of a live reservation by name.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.list.iter().position(|r| r.name == name && r.end > r.start)
+        self.list
+            .iter()
+            .position(|r| r.name == name && r.end > r.start)
     }
 
     /// One reservation by index.
@@ -194,7 +221,10 @@ impl Reservations {
 
     /// Every reservation.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &Reservation)> {
-        self.list.iter().enumerate().filter(|(_, r)| r.end > r.start)
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.end > r.start)
     }
 
     /// Whether there are none.

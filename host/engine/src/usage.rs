@@ -20,7 +20,11 @@ impl Usage {
             raw: assocs.iter().map(|a| a.raw_usage).collect(),
             parents: assocs.iter().map(|a| a.parent).collect(),
             // Slurm's first-order approximation of e^(ln ½ / half_life), kept for identical numbers.
-            decay_factor: if half_life == 0 { 1.0 } else { 1.0 - 0.693 / half_life as f64 },
+            decay_factor: if half_life == 0 {
+                1.0
+            } else {
+                1.0 - 0.693 / half_life as f64
+            },
             calc_period: calc_period.max(1),
             last_ran: now,
         }
@@ -118,7 +122,15 @@ mod tests {
         ];
         let mut u = Usage::new(&tree, 1000, 10, 0);
         u.add(AssocId(2), 100.0);
-        assert_eq!((u.raw(AssocId(0)), u.raw(AssocId(1)), u.raw(AssocId(2)), u.raw(AssocId(3))), (100.0, 100.0, 100.0, 0.0));
+        assert_eq!(
+            (
+                u.raw(AssocId(0)),
+                u.raw(AssocId(1)),
+                u.raw(AssocId(2)),
+                u.raw(AssocId(3))
+            ),
+            (100.0, 100.0, 100.0, 0.0)
+        );
         assert_eq!(u.decay_if_due(5), None);
         assert_eq!(u.decay_if_due(1000), Some(0));
         let halved = u.raw(AssocId(2));

@@ -22,14 +22,22 @@ fn backfilled(events: &[Event]) -> Vec<u32> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::Started { job, by: Loop::Backfill, .. } => Some(*job),
+            Event::Started {
+                job,
+                by: Loop::Backfill,
+                ..
+            } => Some(*job),
             _ => None,
         })
         .collect()
 }
 
 fn with_cons_tres(e: &mut Engine) {
-    e.set_policies(Policies { priority: Box::new(SiteFactorPriority), selection: Box::new(ConsTres::default()), hres: None });
+    e.set_policies(Policies {
+        priority: Box::new(SiteFactorPriority),
+        selection: Box::new(ConsTres::default()),
+        hres: None,
+    });
 }
 
 fn backfill_1(cons_tres: bool) {
@@ -43,11 +51,19 @@ fn backfill_1(cons_tres: bool) {
     e.tick();
     assert_eq!(e.job(j1).unwrap().state, JobState::Running);
     assert_eq!(e.job(j2).unwrap().reason, Reason::Resources);
-    assert_eq!(e.job(j3).unwrap().reason, Reason::Priority, "the main loop does not jump the queue");
+    assert_eq!(
+        e.job(j3).unwrap().reason,
+        Reason::Priority,
+        "the main loop does not jump the queue"
+    );
     let events = e.backfill();
     assert_eq!(backfilled(&events), vec![j3]);
     assert_eq!(e.job(j2).unwrap().state, JobState::Pending);
-    assert_eq!(e.job(j2).unwrap().start_time, Some(T0 + 600), "planned when job 1 ends");
+    assert_eq!(
+        e.job(j2).unwrap().start_time,
+        Some(T0 + 600),
+        "planned when job 1 ends"
+    );
     assert_eq!(e.last_backfill_stats().reserved, 1);
 }
 
@@ -70,7 +86,11 @@ fn backfill_never_delays_a_reservation() {
     let long = e.submit(job(1, 31, 20)).unwrap();
     e.tick();
     assert!(backfilled(&e.backfill()).is_empty());
-    assert_eq!(e.job(long).unwrap().start_time, Some(T0 + 1200), "planned after the big job");
+    assert_eq!(
+        e.job(long).unwrap().start_time,
+        Some(T0 + 1200),
+        "planned after the big job"
+    );
     assert_eq!(e.job(big).unwrap().start_time, Some(T0 + 600));
 }
 
@@ -78,8 +98,20 @@ fn backfill_never_delays_a_reservation() {
 fn slurm_backfill_2_no_later_start_than_a_lower_priority_job_of_equal_or_larger_size() {
     let (mut e, _clock) = engine(cluster(32, 4));
     // Ticket 20847's shape: equal time limits, sizes mixed, so size is the node count.
-    let specs = [(100, 20, 30), (90, 16, 30), (80, 8, 30), (70, 16, 30), (60, 4, 30), (50, 32, 30), (40, 8, 30), (30, 12, 30)];
-    let ids: Vec<u32> = specs.iter().map(|&(p, n, m)| e.submit(job(p, n, m)).unwrap()).collect();
+    let specs = [
+        (100, 20, 30),
+        (90, 16, 30),
+        (80, 8, 30),
+        (70, 16, 30),
+        (60, 4, 30),
+        (50, 32, 30),
+        (40, 8, 30),
+        (30, 12, 30),
+    ];
+    let ids: Vec<u32> = specs
+        .iter()
+        .map(|&(p, n, m)| e.submit(job(p, n, m)).unwrap())
+        .collect();
     e.tick();
     e.backfill();
     let start = |id: u32| {
@@ -89,7 +121,12 @@ fn slurm_backfill_2_no_later_start_than_a_lower_priority_job_of_equal_or_larger_
     for (a, &(pa, na, _)) in specs.iter().enumerate() {
         for (b, &(pb, nb, _)) in specs.iter().enumerate() {
             if pa > pb && na <= nb {
-                assert!(start(ids[a]) <= start(ids[b]), "job {} (prio {pa}, {na} nodes) starts after job {} (prio {pb}, {nb} nodes)", ids[a], ids[b]);
+                assert!(
+                    start(ids[a]) <= start(ids[b]),
+                    "job {} (prio {pa}, {na} nodes) starts after job {} (prio {pb}, {nb} nodes)",
+                    ids[a],
+                    ids[b]
+                );
             }
         }
     }
@@ -99,7 +136,9 @@ fn slurm_backfill_2_no_later_start_than_a_lower_priority_job_of_equal_or_larger_
 fn slurm_backfill_3_bf_max_job_test_cuts_off_the_501st_job() {
     let (mut e, _clock) = engine(cluster(32, 4));
     e.params_mut().defer = true;
-    let ids: Vec<u32> = (0..1000).map(|_| e.submit(job(1, 32, 1)).unwrap()).collect();
+    let ids: Vec<u32> = (0..1000)
+        .map(|_| e.submit(job(1, 32, 1)).unwrap())
+        .collect();
     e.backfill();
     assert_eq!(e.last_backfill_stats().stopped_by, Some("bf_max_job_test"));
     assert_eq!(e.job(ids[0]).unwrap().state, JobState::Running);
@@ -115,14 +154,26 @@ fn slurm_backfill_lic_1_license_blocked_jobs() {
         e.params_mut().bf_licenses = bf_licenses;
         e.params_mut().defer = true;
         let lic = sluice_engine::request::parse_licenses("lic1:1").unwrap();
-        let ids: Vec<u32> =
-            (0..3).map(|i| e.submit(JobSpec { licenses: lic.clone(), ..job(10 - i, 1, 10) }).unwrap()).collect();
+        let ids: Vec<u32> = (0..3)
+            .map(|i| {
+                e.submit(JobSpec {
+                    licenses: lic.clone(),
+                    ..job(10 - i, 1, 10)
+                })
+                .unwrap()
+            })
+            .collect();
         let free = e.submit(job(1, 1, 10)).unwrap();
         e.backfill();
         let state = |id| e.job(id).unwrap().state;
         assert_eq!(
             [state(ids[0]), state(ids[1]), state(ids[2]), state(free)],
-            [JobState::Running, JobState::Pending, JobState::Pending, JobState::Running]
+            [
+                JobState::Running,
+                JobState::Pending,
+                JobState::Pending,
+                JobState::Running
+            ]
         );
         assert_eq!(e.job(ids[1]).unwrap().reason, Reason::Licenses);
         assert_eq!(e.job(ids[2]).unwrap().reason, Reason::Licenses);
@@ -131,7 +182,11 @@ fn slurm_backfill_lic_1_license_blocked_jobs() {
             assert_eq!(e.job(ids[1]).unwrap().start_time, Some(T0 + 600));
             assert_eq!(e.job(ids[2]).unwrap().start_time, Some(T0 + 1200));
         } else {
-            assert_eq!(e.job(ids[1]).unwrap().start_time, None, "no reservation without bf_licenses");
+            assert_eq!(
+                e.job(ids[1]).unwrap().start_time,
+                None,
+                "no reservation without bf_licenses"
+            );
         }
     }
 }
@@ -142,12 +197,26 @@ fn slurm_backfill_lic_2_jobs_7_and_12_share_a_start_time() {
     e.params_mut().bf_licenses = true;
     e.params_mut().defer = true;
     let lic = sluice_engine::request::parse_licenses("lic2:1").unwrap();
-    let ids: Vec<u32> =
-        (0..12).map(|i| e.submit(JobSpec { licenses: lic.clone(), ..job(100 - i, 1, 10) }).unwrap()).collect();
+    let ids: Vec<u32> = (0..12)
+        .map(|i| {
+            e.submit(JobSpec {
+                licenses: lic.clone(),
+                ..job(100 - i, 1, 10)
+            })
+            .unwrap()
+        })
+        .collect();
     e.backfill();
-    assert!(ids[..6].iter().all(|id| e.job(*id).unwrap().state == JobState::Running));
+    assert!(
+        ids[..6]
+            .iter()
+            .all(|id| e.job(*id).unwrap().state == JobState::Running)
+    );
     assert_eq!(e.job(ids[6]).unwrap().start_time, Some(T0 + 600));
-    assert_eq!(e.job(ids[6]).unwrap().start_time, e.job(ids[11]).unwrap().start_time);
+    assert_eq!(
+        e.job(ids[6]).unwrap().start_time,
+        e.job(ids[11]).unwrap().start_time
+    );
 }
 
 #[test]
@@ -159,7 +228,11 @@ fn bf_max_job_user_and_part_limit_tests() {
     e.backfill();
     for user in ["alice", "bob", "carol"] {
         for _ in 0..3 {
-            e.submit(JobSpec { user: user.into(), ..job(1, 2, 10) }).unwrap();
+            e.submit(JobSpec {
+                user: user.into(),
+                ..job(1, 2, 10)
+            })
+            .unwrap();
         }
     }
     e.backfill();
@@ -203,7 +276,11 @@ fn easy_reserves_only_for_the_first_blocked_job() {
     let (e, [b, c, d]) = easy_vs_conservative(SchedulerKind::Easy);
     assert_eq!(e.job(b).unwrap().start_time, Some(T0 + 6000));
     assert_eq!(e.job(c).unwrap().start_time, None);
-    assert_eq!(e.job(d).unwrap().state, JobState::Running, "EASY lets D delay C");
+    assert_eq!(
+        e.job(d).unwrap().state,
+        JobState::Running,
+        "EASY lets D delay C"
+    );
 }
 
 #[test]
@@ -211,7 +288,11 @@ fn conservative_reserves_for_every_job() {
     let (e, [b, c, d]) = easy_vs_conservative(SchedulerKind::Conservative);
     assert_eq!(e.job(b).unwrap().start_time, Some(T0 + 6000));
     assert_eq!(e.job(c).unwrap().start_time, Some(T0 + 6600));
-    assert_eq!(e.job(d).unwrap().state, JobState::Pending, "D would delay C");
+    assert_eq!(
+        e.job(d).unwrap().state,
+        JobState::Pending,
+        "D would delay C"
+    );
     assert_eq!(e.job(d).unwrap().start_time, Some(T0 + 7200));
 }
 

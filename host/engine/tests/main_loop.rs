@@ -9,22 +9,44 @@ use sluice_plugin_priority_basic::Basic;
 use sluice_policy::{JobRequest, NodeTable, PlaceMode, Placement, SelectionPolicy};
 
 fn job(user: &str, prio: i64, nodes: u32, minutes: u64) -> JobSpec {
-    JobSpec { site_factor: prio, min_nodes: nodes, tasks: nodes, time_limit: Some(minutes * 60), ..JobSpec::new(user) }
+    JobSpec {
+        site_factor: prio,
+        min_nodes: nodes,
+        tasks: nodes,
+        time_limit: Some(minutes * 60),
+        ..JobSpec::new(user)
+    }
 }
 
 fn started(events: &[Event]) -> Vec<u32> {
-    events.iter().filter_map(|e| if let Event::Started { job, .. } = e { Some(*job) } else { None }).collect()
+    events
+        .iter()
+        .filter_map(|e| {
+            if let Event::Started { job, .. } = e {
+                Some(*job)
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 #[test]
 fn submit_starts_and_finish_frees() {
     let (mut e, clock) = engine(cluster(4, 8));
-    let a = e.submit(JobSpec { tasks: 6, ..job("alice", 10, 1, 10) }).unwrap();
+    let a = e
+        .submit(JobSpec {
+            tasks: 6,
+            ..job("alice", 10, 1, 10)
+        })
+        .unwrap();
     let b = e.submit(job("bob", 5, 2, 10)).unwrap();
     let events = e.tick();
     assert_eq!(started(&events), vec![a, b]);
     match &events[0] {
-        Event::Started { nodes, by, time, .. } => {
+        Event::Started {
+            nodes, by, time, ..
+        } => {
             assert_eq!(nodes, &vec![NodeId(0)]);
             assert_eq!(*by, Loop::Main);
             assert_eq!(*time, T0);
@@ -37,7 +59,12 @@ fn submit_starts_and_finish_frees() {
     e.job_finished(a, 0).unwrap();
     e.job_finished(b, 3).unwrap();
     let events = e.tick();
-    assert!(events.contains(&Event::Ended { job: a, state: JobState::Completed, exit_code: Some(0), time: T0 + 100 }));
+    assert!(events.contains(&Event::Ended {
+        job: a,
+        state: JobState::Completed,
+        exit_code: Some(0),
+        time: T0 + 100
+    }));
     assert_eq!(e.job(b).unwrap().state, JobState::Failed);
     assert_eq!(e.job(b).unwrap().reason, Reason::NonZeroExitCode);
     assert_eq!(e.nodes().table().free_cpus, vec![8, 8, 8, 8]);
@@ -47,7 +74,12 @@ fn submit_starts_and_finish_frees() {
 #[test]
 fn higher_priority_runs_first_and_blocks_its_partition() {
     let (mut e, _clock) = engine(cluster(4, 8));
-    let running = e.submit(JobSpec { exclusive: true, ..job("alice", 100, 2, 60) }).unwrap();
+    let running = e
+        .submit(JobSpec {
+            exclusive: true,
+            ..job("alice", 100, 2, 60)
+        })
+        .unwrap();
     e.tick();
     // Needs all 4 nodes: left pending; the 1-node job behind it must wait (Priority), not jump ahead.
     let big = e.submit(job("bob", 50, 4, 10)).unwrap();
@@ -65,10 +97,20 @@ fn partition_tier_orders_before_priority() {
     let c = with_debug_partition(cluster(2, 4), 2, 5);
     let (mut e, _clock) = engine(c);
     e.params_mut().defer = true;
-    let low_tier =
-        e.submit(JobSpec { partitions: vec!["batch".into()], exclusive: true, ..job("alice", 1000, 2, 10) }).unwrap();
-    let high_tier =
-        e.submit(JobSpec { partitions: vec!["debug".into()], exclusive: true, ..job("bob", 1, 2, 10) }).unwrap();
+    let low_tier = e
+        .submit(JobSpec {
+            partitions: vec!["batch".into()],
+            exclusive: true,
+            ..job("alice", 1000, 2, 10)
+        })
+        .unwrap();
+    let high_tier = e
+        .submit(JobSpec {
+            partitions: vec!["debug".into()],
+            exclusive: true,
+            ..job("bob", 1, 2, 10)
+        })
+        .unwrap();
     let events = e.schedule();
     assert_eq!(started(&events), vec![high_tier]);
     assert_eq!(e.job(low_tier).unwrap().reason, Reason::Resources);
@@ -92,12 +134,26 @@ fn multi_partition_job_runs_where_it_fits() {
     let (mut e, _clock) = engine(c);
     e.params_mut().defer = true;
     // Fill node01 (the debug partition's only node) and nodes 2–3 of batch.
-    let filler = e.submit(JobSpec { partitions: vec!["batch".into()], exclusive: true, ..job("alice", 100, 3, 60) }).unwrap();
-    let multi = e.submit(JobSpec { partitions: vec!["debug".into(), "batch".into()], ..job("bob", 50, 1, 10) }).unwrap();
+    let filler = e
+        .submit(JobSpec {
+            partitions: vec!["batch".into()],
+            exclusive: true,
+            ..job("alice", 100, 3, 60)
+        })
+        .unwrap();
+    let multi = e
+        .submit(JobSpec {
+            partitions: vec!["debug".into(), "batch".into()],
+            ..job("bob", 50, 1, 10)
+        })
+        .unwrap();
     let events = e.schedule();
     assert_eq!(started(&events), vec![filler, multi]);
     let alloc = e.job(multi).unwrap().alloc.as_ref().unwrap();
-    assert_eq!(e.cluster().partitions[alloc.partition.index()].name, "batch");
+    assert_eq!(
+        e.cluster().partitions[alloc.partition.index()].name,
+        "batch"
+    );
     assert_eq!(e.priority_rows().len(), 0, "no pending job left to show");
 }
 
@@ -130,7 +186,11 @@ fn max_sched_time_is_counted_on_the_given_clock() {
     clock.set_tick_micros(700_000);
     let events = e.schedule();
     assert_eq!(e.last_main_stats().stopped_by, Some("max_sched_time"));
-    assert!(!started(&events).is_empty() && started(&events).len() < 6, "{:?}", started(&events));
+    assert!(
+        !started(&events).is_empty() && started(&events).len() < 6,
+        "{:?}",
+        started(&events)
+    );
 }
 
 #[test]
@@ -167,26 +227,47 @@ fn time_limit_ends_job_with_timeout() {
     assert_eq!(e.next_wakeup(), Some(T0 + 60));
     clock.advance(1);
     let events = e.tick();
-    assert!(events.contains(&Event::Ended { job: id, state: JobState::Timeout, exit_code: None, time: T0 + 60 }));
+    assert!(events.contains(&Event::Ended {
+        job: id,
+        state: JobState::Timeout,
+        exit_code: None,
+        time: T0 + 60
+    }));
     assert_eq!(e.job(id).unwrap().reason, Reason::TimeLimit);
 }
 
 #[test]
 fn begin_time_hold_and_dependencies_keep_jobs_pending() {
     let (mut e, clock) = engine(cluster(4, 4));
-    let later = e.submit(JobSpec { begin_time: Some(T0 + 300), ..job("alice", 1, 1, 10) }).unwrap();
-    let held = e.submit(JobSpec { hold: true, ..job("alice", 1, 1, 10) }).unwrap();
+    let later = e
+        .submit(JobSpec {
+            begin_time: Some(T0 + 300),
+            ..job("alice", 1, 1, 10)
+        })
+        .unwrap();
+    let held = e
+        .submit(JobSpec {
+            hold: true,
+            ..job("alice", 1, 1, 10)
+        })
+        .unwrap();
     let parent = e.submit(job("bob", 1, 1, 10)).unwrap();
-    let ok = e.submit(JobSpec {
-        dependencies: sluice_engine::request::parse_dependencies(&format!("afterok:{parent}")).unwrap(),
-        ..job("bob", 1, 1, 10)
-    })
-    .unwrap();
-    let notok = e.submit(JobSpec {
-        dependencies: sluice_engine::request::parse_dependencies(&format!("afternotok:{parent}")).unwrap(),
-        ..job("bob", 1, 1, 10)
-    })
-    .unwrap();
+    let ok = e
+        .submit(JobSpec {
+            dependencies: sluice_engine::request::parse_dependencies(&format!("afterok:{parent}"))
+                .unwrap(),
+            ..job("bob", 1, 1, 10)
+        })
+        .unwrap();
+    let notok = e
+        .submit(JobSpec {
+            dependencies: sluice_engine::request::parse_dependencies(&format!(
+                "afternotok:{parent}"
+            ))
+            .unwrap(),
+            ..job("bob", 1, 1, 10)
+        })
+        .unwrap();
     let events = e.tick();
     assert_eq!(started(&events), vec![parent]);
     assert_eq!(e.job(later).unwrap().reason, Reason::BeginTime);
@@ -196,7 +277,10 @@ fn begin_time_hold_and_dependencies_keep_jobs_pending() {
     e.job_finished(parent, 0).unwrap();
     let events = e.tick();
     assert_eq!(started(&events), vec![ok]);
-    assert_eq!(e.job(notok).unwrap().reason, Reason::DependencyNeverSatisfied);
+    assert_eq!(
+        e.job(notok).unwrap().reason,
+        Reason::DependencyNeverSatisfied
+    );
     e.release(held).unwrap();
     assert_eq!(started(&e.tick()), vec![held]);
     clock.set(T0 + 300);
@@ -210,8 +294,18 @@ fn license_blocked_job_gets_licenses_reason_and_does_not_block_partition() {
     let (mut e, _clock) = engine(with_licenses(cluster(4, 4), &[("lic1", 1)]));
     e.params_mut().bf_interval = -1;
     let l = sluice_engine::request::parse_licenses("lic1:1").unwrap();
-    let a = e.submit(JobSpec { licenses: l.clone(), ..job("alice", 10, 1, 10) }).unwrap();
-    let b = e.submit(JobSpec { licenses: l, ..job("alice", 9, 1, 10) }).unwrap();
+    let a = e
+        .submit(JobSpec {
+            licenses: l.clone(),
+            ..job("alice", 10, 1, 10)
+        })
+        .unwrap();
+    let b = e
+        .submit(JobSpec {
+            licenses: l,
+            ..job("alice", 9, 1, 10)
+        })
+        .unwrap();
     let c = e.submit(job("alice", 8, 1, 10)).unwrap();
     assert_eq!(started(&e.tick()), vec![a, c]);
     assert_eq!(e.job(b).unwrap().reason, Reason::Licenses);
@@ -222,7 +316,11 @@ fn license_blocked_job_gets_licenses_reason_and_does_not_block_partition() {
 
 #[test]
 fn fcfs_stops_at_the_first_waiting_job() {
-    let (mut e, _clock) = engine_with(cluster(2, 1), Box::new(SiteFactorPriority), SchedulerKind::Fcfs);
+    let (mut e, _clock) = engine_with(
+        cluster(2, 1),
+        Box::new(SiteFactorPriority),
+        SchedulerKind::Fcfs,
+    );
     e.params_mut().defer = true;
     let a = e.submit(job("alice", 10, 1, 10)).unwrap();
     let big = e.submit(job("alice", 9, 2, 10)).unwrap();
@@ -238,7 +336,12 @@ fn fcfs_stops_at_the_first_waiting_job() {
 fn fifo_priority_plugin_orders_by_submit_time() {
     let (mut e, clock) = engine_with(cluster(1, 1), Box::new(Basic), SchedulerKind::Backfill);
     e.params_mut().defer = true;
-    let first = e.submit(JobSpec { nice: 1000, ..job("alice", 0, 1, 10) }).unwrap();
+    let first = e
+        .submit(JobSpec {
+            nice: 1000,
+            ..job("alice", 0, 1, 10)
+        })
+        .unwrap();
     clock.advance(5);
     let _second = e.submit(job("bob", 0, 1, 10)).unwrap();
     assert_eq!(started(&e.schedule()), vec![first]);
@@ -249,7 +352,12 @@ struct Liar;
 impl SelectionPolicy for Liar {
     fn begin_pass(&mut self, _nodes: &NodeTable) {}
     fn place(&mut self, req: &JobRequest, _mode: PlaceMode) -> Option<Placement> {
-        Some(Placement { nodes: vec![999], cpus: vec![req.tasks], memory_mb: vec![0], gres: vec![] })
+        Some(Placement {
+            nodes: vec![999],
+            cpus: vec![req.tasks],
+            memory_mb: vec![0],
+            gres: vec![],
+        })
     }
     fn release(&mut self, _job_id: u32, _placement: &Placement) {}
 }
@@ -272,14 +380,25 @@ fn impossible_placement_is_refused_and_the_job_stays_pending() {
 /// Answers with the wrong number of priorities.
 struct ShortPriority;
 impl sluice_policy::PriorityPolicy for ShortPriority {
-    fn compute(&mut self, _: &sluice_policy::PriorityContext, _: &sluice_policy::JobTable) -> sluice_policy::Priorities {
-        sluice_policy::Priorities { priority: vec![1], factors: vec![] }
+    fn compute(
+        &mut self,
+        _: &sluice_policy::PriorityContext,
+        _: &sluice_policy::JobTable,
+    ) -> sluice_policy::Priorities {
+        sluice_policy::Priorities {
+            priority: vec![1],
+            factors: vec![],
+        }
     }
 }
 
 #[test]
 fn refused_priority_answer_leaves_jobs_pending() {
-    let (mut e, _clock) = engine_with(cluster(2, 2), Box::new(ShortPriority), SchedulerKind::Backfill);
+    let (mut e, _clock) = engine_with(
+        cluster(2, 2),
+        Box::new(ShortPriority),
+        SchedulerKind::Backfill,
+    );
     e.submit(job("alice", 1, 1, 10)).unwrap();
     e.submit(job("alice", 1, 1, 10)).unwrap();
     assert!(started(&e.tick()).is_empty());
@@ -312,32 +431,71 @@ fn powered_down_nodes_are_booted_and_the_job_configures() {
     let (mut e, clock) = engine(c);
     let id = e.submit(job("alice", 1, 1, 1)).unwrap();
     let events = e.tick();
-    assert!(events.contains(&Event::PowerUp { nodes: vec![NodeId(0)] }));
+    assert!(events.contains(&Event::PowerUp {
+        nodes: vec![NodeId(0)]
+    }));
     assert_eq!(e.job(id).unwrap().state, JobState::Configuring);
     assert_eq!(e.nodes().state_name(NodeId(0)), "MIXED#");
     clock.advance(120);
     e.tick();
-    assert_eq!(e.job(id).unwrap().state, JobState::Configuring, "booting time does not count against the limit");
+    assert_eq!(
+        e.job(id).unwrap().state,
+        JobState::Configuring,
+        "booting time does not count against the limit"
+    );
     e.node_powered_up(NodeId(0));
     let job = e.job(id).unwrap();
-    assert_eq!((job.state, job.start_time, job.end_time), (JobState::Running, Some(T0 + 120), Some(T0 + 180)));
+    assert_eq!(
+        (job.state, job.start_time, job.end_time),
+        (JobState::Running, Some(T0 + 120), Some(T0 + 180))
+    );
 }
 
 #[test]
 fn submit_refuses_what_could_never_run() {
     use sluice_engine::SubmitError;
     let (mut e, _clock) = engine(cluster(2, 4));
-    assert!(matches!(e.submit(JobSpec::new("mallory")), Err(SubmitError::UnknownAssociation { .. })));
-    assert!(matches!(e.submit(JobSpec { partitions: vec!["nope".into()], ..JobSpec::new("alice") }), Err(SubmitError::UnknownPartition(_))));
-    assert!(matches!(e.submit(job("alice", 1, 3, 10)), Err(SubmitError::NodeCount)));
-    assert!(matches!(e.submit(JobSpec { tasks: 5, ..job("alice", 1, 1, 10) }), Err(SubmitError::NodeConfig)));
     assert!(matches!(
-        e.submit(JobSpec { licenses: sluice_engine::request::parse_licenses("nolic:1").unwrap(), ..JobSpec::new("alice") }),
+        e.submit(JobSpec::new("mallory")),
+        Err(SubmitError::UnknownAssociation { .. })
+    ));
+    assert!(matches!(
+        e.submit(JobSpec {
+            partitions: vec!["nope".into()],
+            ..JobSpec::new("alice")
+        }),
+        Err(SubmitError::UnknownPartition(_))
+    ));
+    assert!(matches!(
+        e.submit(job("alice", 1, 3, 10)),
+        Err(SubmitError::NodeCount)
+    ));
+    assert!(matches!(
+        e.submit(JobSpec {
+            tasks: 5,
+            ..job("alice", 1, 1, 10)
+        }),
+        Err(SubmitError::NodeConfig)
+    ));
+    assert!(matches!(
+        e.submit(JobSpec {
+            licenses: sluice_engine::request::parse_licenses("nolic:1").unwrap(),
+            ..JobSpec::new("alice")
+        }),
         Err(SubmitError::Licenses(_))
     ));
-    assert!(matches!(e.submit(JobSpec { qos: Some("gold".into()), ..JobSpec::new("alice") }), Err(SubmitError::UnknownQos(_))));
     assert!(matches!(
-        e.submit(JobSpec { constraint: Some(sluice_engine::Constraint::parse("gpu").unwrap()), ..JobSpec::new("alice") }),
+        e.submit(JobSpec {
+            qos: Some("gold".into()),
+            ..JobSpec::new("alice")
+        }),
+        Err(SubmitError::UnknownQos(_))
+    ));
+    assert!(matches!(
+        e.submit(JobSpec {
+            constraint: Some(sluice_engine::Constraint::parse("gpu").unwrap()),
+            ..JobSpec::new("alice")
+        }),
         Err(SubmitError::NodeConfig)
     ));
     assert!(e.submit(JobSpec::new("alice")).is_ok());
@@ -346,7 +504,12 @@ fn submit_refuses_what_could_never_run() {
 #[test]
 fn constraint_limits_candidates() {
     let (mut e, _clock) = engine(cluster(4, 4));
-    let id = e.submit(JobSpec { constraint: Some(sluice_engine::Constraint::parse("eth").unwrap()), ..job("alice", 1, 1, 10) }).unwrap();
+    let id = e
+        .submit(JobSpec {
+            constraint: Some(sluice_engine::Constraint::parse("eth").unwrap()),
+            ..job("alice", 1, 1, 10)
+        })
+        .unwrap();
     e.tick();
     let nodes = &e.job(id).unwrap().alloc.as_ref().unwrap().placement.nodes;
     assert_eq!(nodes, &vec![2], "node03 is the first eth node");
@@ -369,10 +532,18 @@ fn cancel_pending_and_running() {
 #[test]
 fn steps_fit_inside_the_allocation() {
     let (mut e, _clock) = engine(cluster(2, 4));
-    let id = e.submit(JobSpec { tasks: 8, ..job("alice", 1, 2, 10) }).unwrap();
+    let id = e
+        .submit(JobSpec {
+            tasks: 8,
+            ..job("alice", 1, 2, 10)
+        })
+        .unwrap();
     e.tick();
     let s0 = e.start_step(id, "a", 2, 3).unwrap();
-    assert!(e.start_step(id, "b", 1, 2).is_err(), "only 1 CPU per node left");
+    assert!(
+        e.start_step(id, "b", 1, 2).is_err(),
+        "only 1 CPU per node left"
+    );
     let s1 = e.start_step(id, "c", 2, 1).unwrap();
     e.end_step(id, s0, 0).unwrap();
     assert!(e.start_step(id, "d", 1, 3).is_ok());
@@ -390,7 +561,11 @@ fn completing_holds_nodes_until_the_epilog_is_done() {
         let clock = sluice_engine::ManualClock::new(T0);
         let engine = sluice_engine::Engine::with_config(
             c,
-            sluice_engine::Policies { priority: Box::new(SiteFactorPriority), selection: Box::new(FirstFit::default()), hres: None },
+            sluice_engine::Policies {
+                priority: Box::new(SiteFactorPriority),
+                selection: Box::new(FirstFit::default()),
+                hres: None,
+            },
             std::sync::Arc::new(clock.clone()),
             config,
         );

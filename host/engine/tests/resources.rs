@@ -7,13 +7,19 @@ use std::sync::Arc;
 use common::*;
 use sluice_cluster::NodeId;
 use sluice_engine::request::parse_licenses;
-use sluice_engine::{Engine, EngineConfig, JobSpec, JobState, ManualClock, Policies, Reason, ReservationSpec};
+use sluice_engine::{
+    Engine, EngineConfig, JobSpec, JobState, ManualClock, Policies, Reason, ReservationSpec,
+};
 use sluice_plugin_hres_modes::HresModes;
 use sluice_plugin_priority_multifactor::Multifactor;
 use sluice_policy::{FromSettings, SettingValue, Settings};
 
 fn one(user: &str, licenses: &str) -> JobSpec {
-    JobSpec { licenses: parse_licenses(licenses).unwrap(), time_limit: Some(600), ..JobSpec::new(user) }
+    JobSpec {
+        licenses: parse_licenses(licenses).unwrap(),
+        time_limit: Some(600),
+        ..JobSpec::new(user)
+    }
 }
 
 fn hres_engine() -> (Engine, ManualClock) {
@@ -35,12 +41,29 @@ fn mode1_charges_one_sufficient_layer() {
     let d = e.submit(one("alice", "natural:50")).unwrap();
     e.tick();
     let st = |id| e.job(id).unwrap().state;
-    assert_eq!([st(a), st(b), st(c), st(d)], [JobState::Running, JobState::Running, JobState::Pending, JobState::Running]);
+    assert_eq!(
+        [st(a), st(b), st(c), st(d)],
+        [
+            JobState::Running,
+            JobState::Running,
+            JobState::Pending,
+            JobState::Running
+        ]
+    );
     assert_eq!(e.job(c).unwrap().reason, Reason::Licenses);
-    let used: Vec<i64> = e.licenses().hres_layers()[..3].iter().map(|l| l.used).collect();
+    let used: Vec<i64> = e.licenses().hres_layers()[..3]
+        .iter()
+        .map(|l| l.used)
+        .collect();
     assert_eq!(used, vec![50, 100, 100], "root 50 and both halves 100");
     e.job_finished(a, 0).unwrap();
-    assert_eq!(e.licenses().hres_layers()[..3].iter().map(|l| l.used).sum::<i64>(), 150);
+    assert_eq!(
+        e.licenses().hres_layers()[..3]
+            .iter()
+            .map(|l| l.used)
+            .sum::<i64>(),
+        150
+    );
     e.tick();
     assert_eq!(e.job(c).unwrap().state, JobState::Running);
 }
@@ -56,18 +79,32 @@ fn mode2_charges_every_overlapping_layer() {
     e.tick();
     assert_eq!(a_node, 0);
     let b_node = e.job(b).unwrap().alloc.as_ref().unwrap().placement.nodes[0];
-    assert!(b_node >= 16, "only the other half has room on every layer, got node {b_node}");
-    assert_eq!(e.job(c).unwrap().reason, Reason::Licenses, "root (24) is used up");
+    assert!(
+        b_node >= 16,
+        "only the other half has room on every layer, got node {b_node}"
+    );
+    assert_eq!(
+        e.job(c).unwrap().reason,
+        Reason::Licenses,
+        "root (24) is used up"
+    );
     assert_eq!(e.licenses().hres_layers()[3].used, 24);
 }
 
 #[test]
 fn hres_requests_need_an_hres_policy_and_known_names() {
     let (mut e, _clock) = engine(with_hres_document(cluster(32, 4)));
-    e.set_policies(Policies { priority: Box::new(SiteFactorPriority), selection: Box::new(FirstFit::default()), hres: None });
+    e.set_policies(Policies {
+        priority: Box::new(SiteFactorPriority),
+        selection: Box::new(FirstFit::default()),
+        hres: None,
+    });
     assert!(e.submit(one("alice", "natural:1")).is_err());
     let (mut e, _clock) = hres_engine();
-    assert!(e.submit(one("alice", "natural:1000")).is_ok(), "counts above every layer wait, as Slurm lets them");
+    assert!(
+        e.submit(one("alice", "natural:1000")).is_ok(),
+        "counts above every layer wait, as Slurm lets them"
+    );
     assert!(e.submit(one("alice", "bogus:1")).is_err());
 }
 
@@ -84,12 +121,40 @@ fn node_reservation_keeps_others_off_and_admits_its_users() {
     })
     .unwrap();
     // A 20-minute job would run into the reservation on nodes 1–3: only node04 is left.
-    let a = e.submit(JobSpec { time_limit: Some(1200), ..JobSpec::new("alice") }).unwrap();
-    let b = e.submit(JobSpec { time_limit: Some(1200), ..JobSpec::new("alice") }).unwrap();
+    let a = e
+        .submit(JobSpec {
+            time_limit: Some(1200),
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
+    let b = e
+        .submit(JobSpec {
+            time_limit: Some(1200),
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
     // A 5-minute job ends before it starts.
-    let short = e.submit(JobSpec { time_limit: Some(300), site_factor: -1, ..JobSpec::new("bob") }).unwrap();
-    let inside = e.submit(JobSpec { reservation: Some("maint".into()), time_limit: Some(600), ..JobSpec::new("carol") }).unwrap();
-    assert!(e.submit(JobSpec { reservation: Some("maint".into()), ..JobSpec::new("alice") }).is_err());
+    let short = e
+        .submit(JobSpec {
+            time_limit: Some(300),
+            site_factor: -1,
+            ..JobSpec::new("bob")
+        })
+        .unwrap();
+    let inside = e
+        .submit(JobSpec {
+            reservation: Some("maint".into()),
+            time_limit: Some(600),
+            ..JobSpec::new("carol")
+        })
+        .unwrap();
+    assert!(
+        e.submit(JobSpec {
+            reservation: Some("maint".into()),
+            ..JobSpec::new("alice")
+        })
+        .is_err()
+    );
     e.tick();
     e.backfill();
     let job = |id| e.job(id).unwrap();
@@ -97,11 +162,22 @@ fn node_reservation_keeps_others_off_and_admits_its_users() {
     assert_eq!(job(b).state, JobState::Pending);
     assert_eq!(job(short).state, JobState::Running);
     assert_eq!(job(inside).reason, Reason::Reservation);
-    assert_eq!(job(inside).start_time, Some(T0 + 600), "backfill plans it at the reservation start");
+    assert_eq!(
+        job(inside).start_time,
+        Some(T0 + 600),
+        "backfill plans it at the reservation start"
+    );
     clock.set(T0 + 600);
     e.job_finished(short, 0).unwrap();
     e.tick();
-    let nodes = &e.job(inside).unwrap().alloc.as_ref().unwrap().placement.nodes;
+    let nodes = &e
+        .job(inside)
+        .unwrap()
+        .alloc
+        .as_ref()
+        .unwrap()
+        .placement
+        .nodes;
     assert!(nodes[0] < 3, "inside the reservation's nodes");
     assert_eq!(e.job(inside).unwrap().state, JobState::Running);
 }
@@ -119,8 +195,18 @@ fn jobs_with_a_reservation_sort_first() {
         ..Default::default()
     })
     .unwrap();
-    let high = e.submit(JobSpec { site_factor: 1000, ..JobSpec::new("alice") }).unwrap();
-    let resv = e.submit(JobSpec { reservation: Some("r".into()), ..JobSpec::new("bob") }).unwrap();
+    let high = e
+        .submit(JobSpec {
+            site_factor: 1000,
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
+    let resv = e
+        .submit(JobSpec {
+            reservation: Some("r".into()),
+            ..JobSpec::new("bob")
+        })
+        .unwrap();
     e.schedule();
     assert_eq!(e.job(resv).unwrap().state, JobState::Running);
     assert_eq!(e.job(high).unwrap().state, JobState::Pending);
@@ -141,9 +227,18 @@ fn license_reservation_holds_licenses_for_its_account() {
     .unwrap();
     let a = e.submit(one("alice", "matlab:2")).unwrap();
     let b = e.submit(one("alice", "matlab:1")).unwrap();
-    let c = e.submit(JobSpec { reservation: Some("lic".into()), ..one("carol", "matlab:3") }).unwrap();
+    let c = e
+        .submit(JobSpec {
+            reservation: Some("lic".into()),
+            ..one("carol", "matlab:3")
+        })
+        .unwrap();
     e.tick();
-    assert_eq!(e.job(a).unwrap().reason, Reason::Licenses, "only 1 of 4 is outside the reservation");
+    assert_eq!(
+        e.job(a).unwrap().reason,
+        Reason::Licenses,
+        "only 1 of 4 is outside the reservation"
+    );
     assert_eq!(e.job(b).unwrap().state, JobState::Running);
     assert_eq!(e.job(c).unwrap().state, JobState::Running);
 }
@@ -154,7 +249,14 @@ fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
     c.priority.priority_calc_period = 60;
     c.priority.priority_decay_half_life = 0;
     let (mut e, clock) = engine(c);
-    let a = e.submit(JobSpec { tasks: 4, qos: Some("high".into()), time_limit: Some(3600), ..JobSpec::new("alice") }).unwrap();
+    let a = e
+        .submit(JobSpec {
+            tasks: 4,
+            qos: Some("high".into()),
+            time_limit: Some(3600),
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
     e.tick();
     clock.advance(60);
     e.tick();
@@ -166,7 +268,11 @@ fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
     assert_eq!(e.usage().raw(sluice_cluster::AssocId::ROOT), 480.0);
     clock.advance(30);
     e.job_finished(a, 0).unwrap();
-    assert_eq!(e.usage().raw(alice), 720.0, "the last partial period is charged at the end");
+    assert_eq!(
+        e.usage().raw(alice),
+        720.0,
+        "the last partial period is charged at the end"
+    );
     let ctx = e.priority_context();
     assert_eq!(ctx.associations[alice.index()].raw_usage, 720.0);
 }
@@ -202,10 +308,27 @@ fn reports_show_queue_factors_and_shares() {
     };
     let config = EngineConfig::for_cluster(&c);
     let mut e = Engine::with_config(c, policies, Arc::new(clock.clone()), config);
-    let run = e.submit(JobSpec { time_limit: Some(86_400), ..JobSpec::new("alice") }).unwrap();
+    let run = e
+        .submit(JobSpec {
+            time_limit: Some(86_400),
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
     e.tick();
-    let waiting = e.submit(JobSpec { time_limit: Some(600), name: "wait".into(), ..JobSpec::new("carol") }).unwrap();
-    let high = e.submit(JobSpec { time_limit: Some(600), qos: Some("high".into()), ..JobSpec::new("bob") }).unwrap();
+    let waiting = e
+        .submit(JobSpec {
+            time_limit: Some(600),
+            name: "wait".into(),
+            ..JobSpec::new("carol")
+        })
+        .unwrap();
+    let high = e
+        .submit(JobSpec {
+            time_limit: Some(600),
+            qos: Some("high".into()),
+            ..JobSpec::new("bob")
+        })
+        .unwrap();
     e.tick();
     clock.advance(3600);
     e.tick();
@@ -213,7 +336,10 @@ fn reports_show_queue_factors_and_shares() {
 
     let rows = e.queue_rows();
     assert_eq!(rows[0].job_id, run);
-    assert_eq!((rows[0].st, rows[0].time, rows[0].nodelist_reason()), ("R", 3600, "node01".to_string()));
+    assert_eq!(
+        (rows[0].st, rows[0].time, rows[0].nodelist_reason()),
+        ("R", 3600, "node01".to_string())
+    );
     let pending: Vec<u32> = rows[1..].iter().map(|r| r.job_id).collect();
     assert_eq!(pending.len(), 2);
     assert!(rows[1..].iter().all(|r| r.st == "PD"));
@@ -221,20 +347,32 @@ fn reports_show_queue_factors_and_shares() {
     assert_eq!((rows[1].job_id, rows[1].reason), (waiting, "Resources"));
     assert_eq!((rows[2].job_id, rows[2].reason), (high, "Priority"));
     let text = sluice_engine::report::format_queue(&rows);
-    assert!(text.contains("(Resources)") && text.contains("node01"), "{text}");
+    assert!(
+        text.contains("(Resources)") && text.contains("node01"),
+        "{text}"
+    );
 
     let prio = e.priority_rows();
     assert_eq!(prio.len(), 2);
     let h = prio.iter().find(|r| r.job_id == high).unwrap();
     let w = prio.iter().find(|r| r.job_id == waiting).unwrap();
     assert!(h.factors.contains_key("QOS") && h.factors["QOS"] > 0.0);
-    assert!(w.factors["FAIRSHARE"] > h.factors["FAIRSHARE"], "carol's account has no usage, alice's has");
+    assert!(
+        w.factors["FAIRSHARE"] > h.factors["FAIRSHARE"],
+        "carol's account has no usage, alice's has"
+    );
     assert_eq!(e.job(high).unwrap().priority[0], h.priority);
 
     let shares = e.share_rows();
     assert_eq!(shares[0].account, "root");
-    let alice = shares.iter().find(|r| r.user.as_deref() == Some("alice")).unwrap();
-    let carol = shares.iter().find(|r| r.user.as_deref() == Some("carol")).unwrap();
+    let alice = shares
+        .iter()
+        .find(|r| r.user.as_deref() == Some("alice"))
+        .unwrap();
+    let carol = shares
+        .iter()
+        .find(|r| r.user.as_deref() == Some("carol"))
+        .unwrap();
     assert!(alice.raw_usage > 0.0 && carol.raw_usage == 0.0);
     assert!(carol.fair_share > alice.fair_share);
     assert_eq!(alice.depth, 2);

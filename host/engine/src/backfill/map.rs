@@ -38,9 +38,22 @@ pub struct NodeSpaceMap {
 
 impl NodeSpaceMap {
     /// One slice over the whole window with every node of `avail` free.
-    pub fn new(begin: i64, end: i64, avail: NodeBitmap, licenses: usize, layers: usize, max_records: usize) -> Self {
+    pub fn new(
+        begin: i64,
+        end: i64,
+        avail: NodeBitmap,
+        licenses: usize,
+        layers: usize,
+        max_records: usize,
+    ) -> Self {
         Self {
-            slices: vec![Slice { begin, end: end.max(begin + 1), avail, licenses: vec![0; licenses], hres: vec![0; layers] }],
+            slices: vec![Slice {
+                begin,
+                end: end.max(begin + 1),
+                avail,
+                licenses: vec![0; licenses],
+                hres: vec![0; layers],
+            }],
             max_records: max_records.max(2),
         }
     }
@@ -89,11 +102,17 @@ impl NodeSpaceMap {
 
     /// Slice starts after `from`: the times when what is reserved changes.
     pub fn boundaries_after(&self, from: i64) -> impl Iterator<Item = i64> + '_ {
-        self.slices.iter().map(|s| s.begin).chain(std::iter::once(self.end())).filter(move |t| *t > from)
+        self.slices
+            .iter()
+            .map(|s| s.begin)
+            .chain(std::iter::once(self.end()))
+            .filter(move |t| *t > from)
     }
 
     fn split_at(&mut self, t: i64) -> Result<(), TableFull> {
-        let Some(i) = self.slices.iter().position(|s| s.begin < t && t < s.end) else { return Ok(()) };
+        let Some(i) = self.slices.iter().position(|s| s.begin < t && t < s.end) else {
+            return Ok(());
+        };
         if self.slices.len() >= self.max_records {
             return Err(TableFull);
         }
@@ -122,7 +141,11 @@ impl NodeSpaceMap {
         }
         self.split_at(from)?;
         self.split_at(to)?;
-        for s in self.slices.iter_mut().filter(|s| from <= s.begin && s.end <= to) {
+        for s in self
+            .slices
+            .iter_mut()
+            .filter(|s| from <= s.begin && s.end <= to)
+        {
             crate::main_loop::subtract(&mut s.avail, nodes);
             for &(i, c) in licenses {
                 s.licenses[i] += c;
@@ -168,14 +191,19 @@ mod tests {
     #[test]
     fn reservations_split_and_merge() {
         let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 1, 0, 100);
-        m.add_reservation(100, 200, &nodes(&[0, 1]), &[(0, 2)], &[]).unwrap();
+        m.add_reservation(100, 200, &nodes(&[0, 1]), &[(0, 2)], &[])
+            .unwrap();
         assert_eq!(m.slices().len(), 3);
         assert_eq!(m.avail_between(0, 100).len(), 4);
-        assert_eq!(m.avail_between(50, 150).iter().collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(
+            m.avail_between(50, 150).iter().collect::<Vec<_>>(),
+            vec![2, 3]
+        );
         assert_eq!(m.licenses_between(150, 160), vec![2]);
         assert_eq!(m.licenses_between(200, 300), vec![0]);
         // An identical neighbouring reservation merges into one slice.
-        m.add_reservation(200, 300, &nodes(&[0, 1]), &[(0, 2)], &[]).unwrap();
+        m.add_reservation(200, 300, &nodes(&[0, 1]), &[(0, 2)], &[])
+            .unwrap();
         assert_eq!(m.slices().len(), 3);
         assert_eq!(m.slices()[1].begin, 100);
         assert_eq!(m.slices()[1].end, 300);
@@ -185,6 +213,9 @@ mod tests {
     fn table_limit_is_enforced() {
         let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 0, 0, 3);
         m.add_reservation(100, 200, &nodes(&[0]), &[], &[]).unwrap();
-        assert_eq!(m.add_reservation(400, 500, &nodes(&[1]), &[], &[]), Err(TableFull));
+        assert_eq!(
+            m.add_reservation(400, 500, &nodes(&[1]), &[], &[]),
+            Err(TableFull)
+        );
     }
 }

@@ -46,20 +46,28 @@ fn ceil_to(t: i64, res: i64) -> i64 {
 
 impl Engine {
     fn releases(&self, now: i64) -> Releases {
-        let mut out = Releases { node_free_at: vec![now; self.nodes.len()], licenses: Vec::new(), hres: Vec::new() };
+        let mut out = Releases {
+            node_free_at: vec![now; self.nodes.len()],
+            licenses: Vec::new(),
+            hres: Vec::new(),
+        };
         for id in &self.running {
             let job = &self.jobs[id];
             let Some(alloc) = &job.alloc else { continue };
             let end = job
                 .end_time
-                .unwrap_or_else(|| job.start_time.unwrap_or(now) + plan_limit(job.time_limit) as i64)
+                .unwrap_or_else(|| {
+                    job.start_time.unwrap_or(now) + plan_limit(job.time_limit) as i64
+                })
                 .max(now);
             for &n in &alloc.placement.nodes {
                 let slot = &mut out.node_free_at[n as usize];
                 *slot = (*slot).max(end);
             }
-            out.licenses.extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
-            out.hres.extend(alloc.hres.iter().map(|c| (end, c.layer as usize, c.amount)));
+            out.licenses
+                .extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
+            out.hres
+                .extend(alloc.hres.iter().map(|c| (end, c.layer as usize, c.amount)));
         }
         out
     }
@@ -86,7 +94,11 @@ impl Engine {
         } else {
             now + params.bf_window as i64 * 60
         };
-        let max_records = if limited { params.effective_bf_node_space_size() as usize } else { usize::MAX };
+        let max_records = if limited {
+            params.effective_bf_node_space_size() as usize
+        } else {
+            usize::MAX
+        };
         let mut map = NodeSpaceMap::new(
             floor_to(now, res),
             window_end,
@@ -114,14 +126,19 @@ impl Engine {
                 stats.stopped_by = Some("bf_max_job_test");
                 break;
             }
-            if limited && params.bf_max_job_start > 0 && stats.started >= params.bf_max_job_start as usize {
+            if limited
+                && params.bf_max_job_start > 0
+                && stats.started >= params.bf_max_job_start as usize
+            {
                 stats.stopped_by = Some("bf_max_job_start");
                 break;
             }
             let user = self.jobs[&rec.job].spec.user.clone();
             if limited {
                 let p = rec.partition.index();
-                if params.bf_max_job_user > 0 && per_user.get(&user).copied().unwrap_or(0) >= params.bf_max_job_user {
+                if params.bf_max_job_user > 0
+                    && per_user.get(&user).copied().unwrap_or(0) >= params.bf_max_job_user
+                {
                     continue;
                 }
                 if params.bf_max_job_part > 0 && per_part[p] >= params.bf_max_job_part {
@@ -134,7 +151,10 @@ impl Engine {
 
             let limit = plan_limit(self.jobs[&rec.job].time_limit) as i64;
             let end = now + limit;
-            let mut plan = Plan { exclude: NodeBitmap::full(self.nodes.len()), ..Plan::default() };
+            let mut plan = Plan {
+                exclude: NodeBitmap::full(self.nodes.len()),
+                ..Plan::default()
+            };
             subtract(&mut plan.exclude, &map.avail_between(now, end));
             if params.bf_licenses {
                 plan.lic_held = map.licenses_between(now, end);
@@ -169,12 +189,30 @@ impl Engine {
                 job.start_time = None;
                 continue;
             }
-            match self.will_run(rec, now, window_end, res, &map, &rel, &usable, params.bf_licenses) {
+            match self.will_run(
+                rec,
+                now,
+                window_end,
+                res,
+                &map,
+                &rel,
+                &usable,
+                params.bf_licenses,
+            ) {
                 Some(plan) => {
                     let slot_start = floor_to(plan.start, res);
                     let slot_end = ceil_to(plan.start + limit, res).max(slot_start + res);
                     self.jobs.get_mut(&rec.job).expect("queued job").start_time = Some(plan.start);
-                    if map.add_reservation(slot_start, slot_end, &plan.nodes, &plan.licenses, &plan.hres).is_err() {
+                    if map
+                        .add_reservation(
+                            slot_start,
+                            slot_end,
+                            &plan.nodes,
+                            &plan.licenses,
+                            &plan.hres,
+                        )
+                        .is_err()
+                    {
                         stats.stopped_by = Some("bf_node_space_size");
                         break;
                     }
@@ -195,8 +233,10 @@ impl Engine {
             for &n in &alloc.placement.nodes {
                 rel.node_free_at[n as usize] = rel.node_free_at[n as usize].max(end);
             }
-            rel.licenses.extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
-            rel.hres.extend(alloc.hres.iter().map(|c| (end, c.layer as usize, c.amount)));
+            rel.licenses
+                .extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
+            rel.hres
+                .extend(alloc.hres.iter().map(|c| (end, c.layer as usize, c.amount)));
         }
     }
 
@@ -243,7 +283,9 @@ impl Engine {
             let i = n as usize;
             let fits_config = table.cpus[i] >= per_node_cpus
                 && table.memory_mb[i] >= mem
-                && gres.iter().all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c);
+                && gres
+                    .iter()
+                    .all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c);
             if !fits_config {
                 continue;
             }
@@ -252,7 +294,9 @@ impl Engine {
             } else {
                 table.free_cpus[i] >= per_node_cpus
                     && table.free_memory_mb[i] >= mem
-                    && gres.iter().all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
+                    && gres
+                        .iter()
+                        .all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
             };
             let t = if fits_now { now } else { rel.node_free_at[i] };
             from.push((t, n));
@@ -261,7 +305,11 @@ impl Engine {
             return None;
         }
         from.sort_unstable();
-        let mut times: Vec<i64> = from.iter().map(|(t, _)| ceil_to(*t, res).max(*t)).filter(|t| *t > now).collect();
+        let mut times: Vec<i64> = from
+            .iter()
+            .map(|(t, _)| ceil_to(*t, res).max(*t))
+            .filter(|t| *t > now)
+            .collect();
         times.extend(map.boundaries_after(now));
         times.extend(self.resv.boundaries(now, window_end));
         if let Some(r) = own {
@@ -305,11 +353,17 @@ impl Engine {
             if with_licenses {
                 let held = map.licenses_between(t, end);
                 let fits = licenses.iter().all(|&(i, c)| {
-                    let still_used: i64 =
-                        rel.licenses.iter().filter(|(e, l, _)| *l == i && *e > t).map(|(_, _, c)| *c).sum();
-                    let reserved = i64::from(self.lic.total(i)) - i64::from(self.license_free(own, i, t, end))
+                    let still_used: i64 = rel
+                        .licenses
+                        .iter()
+                        .filter(|(e, l, _)| *l == i && *e > t)
+                        .map(|(_, _, c)| *c)
+                        .sum();
+                    let reserved = i64::from(self.lic.total(i))
+                        - i64::from(self.license_free(own, i, t, end))
                         - i64::from(self.lic.used(i));
-                    i64::from(self.lic.total(i)) - still_used - reserved.max(0) - held[i] >= i64::from(c)
+                    i64::from(self.lic.total(i)) - still_used - reserved.max(0) - held[i]
+                        >= i64::from(c)
                 });
                 if !fits {
                     continue;
@@ -325,26 +379,46 @@ impl Engine {
                     for (layer, h) in layers.iter_mut().zip(map.hres_between(t, end)) {
                         layer.used += h;
                     }
-                    let hres = self.policies.hres.as_mut().expect("HRES jobs need a policy");
+                    let hres = self
+                        .policies
+                        .hres
+                        .as_mut()
+                        .expect("HRES jobs need a policy");
                     hres.begin_pass(self.lic.hres_resources(), &layers);
-                    avail.intersect_with(&NodeBitmap::from_words(hres.eligible(&demands, &avail.words)));
+                    avail.intersect_with(&NodeBitmap::from_words(
+                        hres.eligible(&demands, &avail.words),
+                    ));
                     if avail.len() < min_nodes {
                         continue;
                     }
                     let chosen = self.pick_nodes(&avail, min_nodes);
                     let list: Vec<u32> = chosen.iter().collect();
-                    let hres = self.policies.hres.as_mut().expect("HRES jobs need a policy");
+                    let hres = self
+                        .policies
+                        .hres
+                        .as_mut()
+                        .expect("HRES jobs need a policy");
                     match hres.charge(&demands, &list) {
                         Ok(c) if check_charges(&layers, &c).is_ok() => {
                             hres_plan = merge_charges(&c);
                         }
                         _ => continue,
                     }
-                    return Some(WillRun { start: t, nodes: chosen, licenses: lic_plan, hres: hres_plan });
+                    return Some(WillRun {
+                        start: t,
+                        nodes: chosen,
+                        licenses: lic_plan,
+                        hres: hres_plan,
+                    });
                 }
             }
             let chosen = self.pick_nodes(&avail, min_nodes);
-            return Some(WillRun { start: t, nodes: chosen, licenses: lic_plan, hres: hres_plan });
+            return Some(WillRun {
+                start: t,
+                nodes: chosen,
+                licenses: lic_plan,
+                hres: hres_plan,
+            });
         }
         None
     }

@@ -4,14 +4,15 @@
 use std::sync::Arc;
 
 use sluice_cluster::{
-    AssocId, AssocKind, Association, Cluster, HresCount, HresLayer as ConfigLayer, HresMode, HresResource as ConfigResource,
-    License, NodeId, Partition, Qos, QosLimits, Shares, TimeLimit,
+    AssocId, AssocKind, Association, Cluster, HresCount, HresLayer as ConfigLayer, HresMode,
+    HresResource as ConfigResource, License, NodeId, Partition, Qos, QosLimits, Shares, TimeLimit,
 };
 use sluice_engine::bench::synthetic_cluster;
 use sluice_engine::{Engine, EngineConfig, ManualClock, Policies, SchedulerKind};
 use sluice_policy::{
-    Charge, Demand, HresLayer, HresMode as PolicyMode, HresPolicy, HresResource, JobRequest, JobTable, NodeBitmap,
-    NodeTable, PlaceMode, Placement, Priorities, PriorityContext, PriorityPolicy, SelectionPolicy,
+    Charge, Demand, HresLayer, HresMode as PolicyMode, HresPolicy, HresResource, JobRequest,
+    JobTable, NodeBitmap, NodeTable, PlaceMode, Placement, Priorities, PriorityContext,
+    PriorityPolicy, SelectionPolicy,
 };
 
 /// Start of every test's clock.
@@ -36,7 +37,10 @@ impl FirstFit {
             if i >= t.len() {
                 break;
             }
-            let gres_ok = req.gres_per_node.iter().all(|&(k, c)| t.gres_free[i * kinds + k as usize] >= c);
+            let gres_ok = req
+                .gres_per_node
+                .iter()
+                .all(|&(k, c)| t.gres_free[i * kinds + k as usize] >= c);
             let (cpus, mem) = if req.exclusive {
                 if t.free_cpus[i] != t.cpus[i] || t.free_memory_mb[i] != t.memory_mb[i] {
                     continue;
@@ -52,7 +56,11 @@ impl FirstFit {
             p.cpus.push(cpus);
             p.memory_mb.push(mem);
             for k in 0..kinds {
-                let c = req.gres_per_node.iter().find(|(kk, _)| *kk as usize == k).map_or(0, |(_, c)| *c);
+                let c = req
+                    .gres_per_node
+                    .iter()
+                    .find(|(kk, _)| *kk as usize == k)
+                    .map_or(0, |(_, c)| *c);
                 p.gres.push(c);
             }
             if p.nodes.len() == want {
@@ -86,9 +94,19 @@ pub struct SiteFactorPriority;
 
 impl PriorityPolicy for SiteFactorPriority {
     fn compute(&mut self, _ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
-        let priority: Vec<u32> = jobs.site_factor.iter().map(|s| (*s).clamp(0, u32::MAX as i64) as u32).collect();
+        let priority: Vec<u32> = jobs
+            .site_factor
+            .iter()
+            .map(|s| (*s).clamp(0, u32::MAX as i64) as u32)
+            .collect();
         let values = priority.iter().map(|p| *p as f64).collect();
-        Priorities { priority, factors: vec![sluice_policy::Factor { name: "SITE".into(), values }] }
+        Priorities {
+            priority,
+            factors: vec![sluice_policy::Factor {
+                name: "SITE".into(),
+                values,
+            }],
+        }
     }
 }
 
@@ -139,7 +157,10 @@ impl HresPolicy for TestHres {
         let mut out = Vec::new();
         for d in demands {
             let overlapping: Vec<usize> = (0..self.layers.len())
-                .filter(|&i| self.layers[i].resource == d.resource && NodeBitmap::from_words(self.layers[i].nodes.clone()).intersects(&alloc))
+                .filter(|&i| {
+                    self.layers[i].resource == d.resource
+                        && NodeBitmap::from_words(self.layers[i].nodes.clone()).intersects(&alloc)
+                })
                 .collect();
             match self.resources[d.resource as usize].mode {
                 PolicyMode::Mode1 => {
@@ -147,14 +168,20 @@ impl HresPolicy for TestHres {
                         .into_iter()
                         .find(|&i| self.sufficient(&self.layers[i], d.count))
                         .ok_or("no sufficient layer")?;
-                    out.push(Charge { layer: l as u32, amount: d.count });
+                    out.push(Charge {
+                        layer: l as u32,
+                        amount: d.count,
+                    });
                 }
                 _ => {
                     for i in overlapping {
                         if !self.sufficient(&self.layers[i], d.count) {
                             return Err(format!("layer {i} insufficient"));
                         }
-                        out.push(Charge { layer: i as u32, amount: d.count });
+                        out.push(Charge {
+                            layer: i as u32,
+                            amount: d.count,
+                        });
                     }
                 }
             }
@@ -172,7 +199,11 @@ pub fn cluster(nodes: usize, cpus: u32) -> Cluster {
         n.cpus = cpus;
         n.real_memory_mb = 64_000;
         n.gres.clear();
-        n.features = if i < nodes / 2 { vec!["ib".into()] } else { vec!["eth".into()] };
+        n.features = if i < nodes / 2 {
+            vec!["ib".into()]
+        } else {
+            vec!["eth".into()]
+        };
     }
     c.partitions[0].default_time = Some(TimeLimit::Seconds(3600));
     let add = |c: &mut Cluster, kind: AssocKind, parent: AssocId| {
@@ -194,13 +225,25 @@ pub fn cluster(nodes: usize, cpus: u32) -> Cluster {
     add(&mut c, AssocKind::User("bob".into()), physics);
     let chem = add(&mut c, AssocKind::Account("chem".into()), AssocId::ROOT);
     add(&mut c, AssocKind::User("carol".into()), chem);
-    c.qos.push(Qos { name: "high".into(), priority: 100, usage_factor: 2.0, no_decay: false, limits: QosLimits::default() });
+    c.qos.push(Qos {
+        name: "high".into(),
+        priority: 100,
+        usage_factor: 2.0,
+        no_decay: false,
+        limits: QosLimits::default(),
+    });
     c
 }
 
 /// Adds cluster licenses.
 pub fn with_licenses(mut c: Cluster, licenses: &[(&str, u32)]) -> Cluster {
-    c.licenses = licenses.iter().map(|(n, count)| License { name: (*n).into(), count: *count }).collect();
+    c.licenses = licenses
+        .iter()
+        .map(|(n, count)| License {
+            name: (*n).into(),
+            count: *count,
+        })
+        .collect();
     c
 }
 
@@ -266,12 +309,23 @@ pub fn engine_with(
     let policies = Policies {
         priority,
         selection: Box::new(FirstFit::default()),
-        hres: if has_hres { Some(Box::new(TestHres::default())) } else { None },
+        hres: if has_hres {
+            Some(Box::new(TestHres::default()))
+        } else {
+            None
+        },
     };
-    (Engine::with_config(cluster, policies, Arc::new(clock.clone()), config), clock)
+    (
+        Engine::with_config(cluster, policies, Arc::new(clock.clone()), config),
+        clock,
+    )
 }
 
 /// An engine with site-factor priorities and Slurm's backfill.
 pub fn engine(cluster: Cluster) -> (Engine, ManualClock) {
-    engine_with(cluster, Box::new(SiteFactorPriority), SchedulerKind::Backfill)
+    engine_with(
+        cluster,
+        Box::new(SiteFactorPriority),
+        SchedulerKind::Backfill,
+    )
 }
