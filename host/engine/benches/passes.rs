@@ -1,13 +1,13 @@
-//! One main-loop pass and one backfill pass over 100k pending jobs on 10k nodes, native policies.
+//! One main-loop pass and one backfill pass over 100k pending jobs on 10k nodes, with the native
+//! builds of the default bundle's multifactor and cons_tres policies.
 //!
 //! `cargo bench -p sluice-engine --bench passes [-- JOBS NODES BF_MAX_JOB_TEST]`. Prints JSON.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
 use sluice_engine::Policies;
 use sluice_engine::bench::{BenchConfig, run};
-use sluice_plugin_priority_basic::Basic;
+use sluice_plugin_priority_multifactor::Multifactor;
+use sluice_plugin_select_cons_tres::ConsTres;
+use sluice_policy::{FromSettings, SettingValue, Settings};
 
 fn main() {
     let args: Vec<u64> = std::env::args()
@@ -24,10 +24,14 @@ fn main() {
     if let Some(test) = args.get(2) {
         config.bf_max_job_test = *test as u32;
     }
-    // First-fit selection stands in until the cons_tres plugin lands as a native crate.
+    let settings = Settings::default()
+        .with("weight.age", SettingValue::Integer(10_000))
+        .with("weight.fairshare", SettingValue::Integer(100_000))
+        .with("weight.jobsize", SettingValue::Integer(1_000))
+        .with("weight.qos", SettingValue::Integer(10_000));
     let policies = Policies {
-        priority: Box::new(Basic),
-        selection: Box::new(common::FirstFit::default()),
+        priority: Box::new(Multifactor::from_settings(&settings)),
+        selection: Box::new(ConsTres::default()),
         hres: None,
     };
     let report = run(policies, config);

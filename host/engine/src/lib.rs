@@ -64,3 +64,12 @@ pub use job::{Allocation, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn engine_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<crate::Engine>();
+    }
+}

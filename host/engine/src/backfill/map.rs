@@ -68,10 +68,16 @@ impl NodeSpaceMap {
         self.slices.last().map_or(0, |s| s.end)
     }
 
+    /// Slices overlapping `[from, to)`, found by binary search since slices are in time order.
+    fn overlapping(&self, from: i64, to: i64) -> impl Iterator<Item = &Slice> {
+        let first = self.slices.partition_point(|s| s.end <= from);
+        self.slices[first..].iter().take_while(move |s| s.begin < to)
+    }
+
     /// Nodes free of reservations during all of `[from, to)`; beyond the window nothing is reserved.
     pub fn avail_between(&self, from: i64, to: i64) -> NodeBitmap {
         let mut out: Option<NodeBitmap> = None;
-        for s in self.slices.iter().filter(|s| s.begin < to && from < s.end) {
+        for s in self.overlapping(from, to) {
             match &mut out {
                 None => out = Some(s.avail.clone()),
                 Some(o) => o.intersect_with(&s.avail),
@@ -92,7 +98,7 @@ impl NodeSpaceMap {
 
     fn max_between(&self, from: i64, to: i64, col: impl Fn(&Slice) -> &Vec<i64>) -> Vec<i64> {
         let mut out = vec![0; col(&self.slices[0]).len()];
-        for s in self.slices.iter().filter(|s| s.begin < to && from < s.end) {
+        for s in self.overlapping(from, to) {
             for (o, v) in out.iter_mut().zip(col(s)) {
                 *o = (*o).max(*v);
             }
