@@ -2,7 +2,9 @@
 //! in natively, which the runtime answers with when a plugin faults and no earlier generation is
 //! healthy (and which replay can run without any WebAssembly at all).
 
-use sluice_policy::{FromSettings, GresPolicy, HresPolicy, PluginKind, PriorityPolicy, SelectionPolicy, Settings};
+use sluice_policy::{
+    FromSettings, GresPolicy, HresPolicy, PluginKind, PriorityPolicy, SelectionPolicy, Settings,
+};
 
 /// One policy of the default bundle.
 #[derive(Clone, Copy, Debug)]
@@ -17,12 +19,36 @@ pub struct BundledPolicy {
 
 /// Every policy of the default bundle; the first of each kind is that kind's default.
 pub const BUNDLE: &[BundledPolicy] = &[
-    BundledPolicy { kind: PluginKind::Priority, name: "multifactor", package: "sluice-plugin-priority-multifactor" },
-    BundledPolicy { kind: PluginKind::Priority, name: "basic", package: "sluice-plugin-priority-basic" },
-    BundledPolicy { kind: PluginKind::Selection, name: "cons_tres", package: "sluice-plugin-select-cons-tres" },
-    BundledPolicy { kind: PluginKind::Selection, name: "linear", package: "sluice-plugin-select-linear" },
-    BundledPolicy { kind: PluginKind::Gres, name: "gpu", package: "sluice-plugin-gres-gpu" },
-    BundledPolicy { kind: PluginKind::Hres, name: "modes", package: "sluice-plugin-hres-modes" },
+    BundledPolicy {
+        kind: PluginKind::Priority,
+        name: "multifactor",
+        package: "sluice-plugin-priority-multifactor",
+    },
+    BundledPolicy {
+        kind: PluginKind::Priority,
+        name: "basic",
+        package: "sluice-plugin-priority-basic",
+    },
+    BundledPolicy {
+        kind: PluginKind::Selection,
+        name: "cons_tres",
+        package: "sluice-plugin-select-cons-tres",
+    },
+    BundledPolicy {
+        kind: PluginKind::Selection,
+        name: "linear",
+        package: "sluice-plugin-select-linear",
+    },
+    BundledPolicy {
+        kind: PluginKind::Gres,
+        name: "gpu",
+        package: "sluice-plugin-gres-gpu",
+    },
+    BundledPolicy {
+        kind: PluginKind::Hres,
+        name: "modes",
+        package: "sluice-plugin-hres-modes",
+    },
 ];
 
 /// The default policy of a kind, if the bundle has one.
@@ -38,7 +64,8 @@ pub fn find(kind: PluginKind, name: &str) -> Option<&'static BundledPolicy> {
 impl BundledPolicy {
     /// The embedded component bytes of this policy.
     pub fn component(&self) -> &'static [u8] {
-        sluice_plugin_artifacts::embedded(self.package).unwrap_or_else(|| panic!("{} is not embedded", self.package))
+        sluice_plugin_artifacts::embedded(self.package)
+            .unwrap_or_else(|| panic!("{} is not embedded", self.package))
     }
 }
 
@@ -57,22 +84,24 @@ pub enum NativePolicy {
 /// Builds the natively linked instance of a bundled policy from its settings.
 pub fn instantiate(policy: &BundledPolicy, settings: &Settings) -> NativePolicy {
     match policy.package {
-        "sluice-plugin-priority-basic" => {
-            NativePolicy::Priority(Box::new(sluice_plugin_priority_basic::Basic::from_settings(settings)))
-        }
+        "sluice-plugin-priority-basic" => NativePolicy::Priority(Box::new(
+            sluice_plugin_priority_basic::Basic::from_settings(settings),
+        )),
         "sluice-plugin-priority-multifactor" => NativePolicy::Priority(Box::new(
             sluice_plugin_priority_multifactor::Multifactor::from_settings(settings),
         )),
-        "sluice-plugin-select-cons-tres" => {
-            NativePolicy::Selection(Box::new(sluice_plugin_select_cons_tres::ConsTres::from_settings(settings)))
-        }
-        "sluice-plugin-select-linear" => {
-            NativePolicy::Selection(Box::new(sluice_plugin_select_linear::Linear::from_settings(settings)))
-        }
-        "sluice-plugin-gres-gpu" => NativePolicy::Gres(Box::new(sluice_plugin_gres_gpu::Gpu::from_settings(settings))),
-        "sluice-plugin-hres-modes" => {
-            NativePolicy::Hres(Box::new(sluice_plugin_hres_modes::HresModes::from_settings(settings)))
-        }
+        "sluice-plugin-select-cons-tres" => NativePolicy::Selection(Box::new(
+            sluice_plugin_select_cons_tres::ConsTres::from_settings(settings),
+        )),
+        "sluice-plugin-select-linear" => NativePolicy::Selection(Box::new(
+            sluice_plugin_select_linear::Linear::from_settings(settings),
+        )),
+        "sluice-plugin-gres-gpu" => NativePolicy::Gres(Box::new(
+            sluice_plugin_gres_gpu::Gpu::from_settings(settings),
+        )),
+        "sluice-plugin-hres-modes" => NativePolicy::Hres(Box::new(
+            sluice_plugin_hres_modes::HresModes::from_settings(settings),
+        )),
         other => unreachable!("bundle entry {other} has no native instance"),
     }
 }

@@ -23,5 +23,8 @@ fn lookup(table: &[(&'static str, &'static str)], name: &str) -> &'static str {
 
 /// Bytes of the embedded default-bundle component built from package `name`, if it is one.
 pub fn embedded(name: &str) -> Option<&'static [u8]> {
-    EMBEDDED_BUNDLE.iter().find(|(n, _)| *n == name).map(|(_, b)| *b)
+    EMBEDDED_BUNDLE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| *b)
 }

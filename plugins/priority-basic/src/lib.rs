@@ -26,7 +26,10 @@ impl PriorityPolicy for Basic {
             .iter()
             .map(|&t| (BASE - t.clamp(0, BASE)).max(1) as u32)
             .collect();
-        Priorities { priority, factors: Vec::new() }
+        Priorities {
+            priority,
+            factors: Vec::new(),
+        }
     }
 }
 

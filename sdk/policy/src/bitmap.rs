@@ -10,7 +10,9 @@ pub struct NodeBitmap {
 impl NodeBitmap {
     /// An empty set able to hold `nodes` nodes without growing.
     pub fn with_capacity(nodes: usize) -> Self {
-        Self { words: vec![0; nodes.div_ceil(64)] }
+        Self {
+            words: vec![0; nodes.div_ceil(64)],
+        }
     }
 
     /// The set of nodes `0..nodes`.

@@ -3,8 +3,8 @@
 //! site's own policy. They check the contract, not a policy's taste.
 
 use crate::{
-    NodeBitmap, PlaceMode, PriorityPolicy, SelectionPolicy, fixtures, gres, hres,
-    GresPolicy, HresPolicy, Demand,
+    Demand, GresPolicy, HresPolicy, NodeBitmap, PlaceMode, PriorityPolicy, SelectionPolicy,
+    fixtures, gres, hres,
 };
 
 /// The outcome of one case.
@@ -31,19 +31,29 @@ pub fn priority(policy: &mut dyn PriorityPolicy) -> Vec<CaseResult> {
     let jobs = fixtures::job_table(&ctx, 500, 2);
     let mut out = Vec::new();
     let a = policy.compute(&ctx, &empty);
-    out.push(case("empty queue gives empty answer", a.check(0).map_err(|e| e.to_string())));
+    out.push(case(
+        "empty queue gives empty answer",
+        a.check(0).map_err(|e| e.to_string()),
+    ));
     let first = policy.compute(&ctx, &jobs);
-    out.push(case("one priority per job, factors aligned", first.check(jobs.len()).map_err(|e| e.to_string())));
+    out.push(case(
+        "one priority per job, factors aligned",
+        first.check(jobs.len()).map_err(|e| e.to_string()),
+    ));
     let second = policy.compute(&ctx, &jobs);
     out.push(case(
         "same input gives same priorities",
-        ensure(first.priority == second.priority, || "two calls on the same queue disagreed".into()),
+        ensure(first.priority == second.priority, || {
+            "two calls on the same queue disagreed".into()
+        }),
     ));
     let shares = policy.shares(&ctx);
     out.push(case(
         "shares name known associations",
         ensure(
-            shares.iter().all(|s| (s.association as usize) < ctx.associations.len()),
+            shares
+                .iter()
+                .all(|s| (s.association as usize) < ctx.associations.len()),
             || "a share row points past the association list".into(),
         ),
     ));
@@ -75,13 +85,17 @@ pub fn selection(policy: &mut dyn SelectionPolicy) -> Vec<CaseResult> {
     huge.tasks = 65 * 64;
     out.push(case(
         "a job larger than the cluster is refused",
-        ensure(policy.place(&huge, PlaceMode::Test).is_none(), || "a 65-node job was placed on 64 nodes".into()),
+        ensure(policy.place(&huge, PlaceMode::Test).is_none(), || {
+            "a 65-node job was placed on 64 nodes".into()
+        }),
     ));
 
     let mut narrow = small.clone();
     narrow.candidates = [5u32, 9].into_iter().collect::<NodeBitmap>().words;
     let respected = match policy.place(&narrow, PlaceMode::Test) {
-        Some(p) => ensure(p.nodes.iter().all(|n| *n == 5 || *n == 9), || format!("placed on {:?}", p.nodes)),
+        Some(p) => ensure(p.nodes.iter().all(|n| *n == 5 || *n == 9), || {
+            format!("placed on {:?}", p.nodes)
+        }),
         None => Err("a job with two free candidates was refused".into()),
     };
     out.push(case("placements stay within candidates", respected));
@@ -99,7 +113,10 @@ pub fn selection(policy: &mut dyn SelectionPolicy) -> Vec<CaseResult> {
         }
     }
     out.push(case("allocations never overcommit a node", fault));
-    out.push(case("allocations fill the cluster", ensure(placed > 0, || "nothing was placed".into())));
+    out.push(case(
+        "allocations fill the cluster",
+        ensure(placed > 0, || "nothing was placed".into()),
+    ));
     out
 }
 
@@ -109,14 +126,19 @@ pub fn gres(policy: &mut dyn GresPolicy) -> Vec<CaseResult> {
     let results = policy.validate(&nodes);
     let mut out = vec![case(
         "validate answers once per node",
-        ensure(results.len() == nodes.len(), || format!("{} answers for {} nodes", results.len(), nodes.len())),
+        ensure(results.len() == nodes.len(), || {
+            format!("{} answers for {} nodes", results.len(), nodes.len())
+        }),
     )];
     let requests = vec![
         fixtures::gpu_pick(0, 1, vec![0, 1, 2, 3], (32..40).collect()),
         fixtures::gpu_pick(1, 2, vec![1, 3], (0..8).collect()),
     ];
     let picks = policy.pick(&requests);
-    out.push(case("picks are free, distinct and counted", gres::check_picks(&requests, &picks).map_err(|e| e.to_string())));
+    out.push(case(
+        "picks are free, distinct and counted",
+        gres::check_picks(&requests, &picks).map_err(|e| e.to_string()),
+    ));
     out
 }
 
@@ -125,15 +147,23 @@ pub fn hres(policy: &mut dyn HresPolicy) -> Vec<CaseResult> {
     let (resources, layers) = fixtures::hres_document();
     policy.begin_pass(&resources, &layers);
     let candidates = NodeBitmap::full(32).words;
-    let demands = [Demand { resource: 1, count: 2 }];
+    let demands = [Demand {
+        resource: 1,
+        count: 2,
+    }];
     let eligible = NodeBitmap::from_words(policy.eligible(&demands, &candidates));
     let mut out = vec![case(
         "eligible nodes are candidates",
-        ensure(eligible.is_subset_of(&NodeBitmap::from_words(candidates.clone())), || "eligible set grew".into()),
+        ensure(
+            eligible.is_subset_of(&NodeBitmap::from_words(candidates.clone())),
+            || "eligible set grew".into(),
+        ),
     )];
     let charged = match policy.charge(&demands, &[0, 1, 2, 3]) {
         Ok(charges) => hres::check_charges(&layers, &charges).map_err(|e| e.to_string()),
-        Err(reason) => Err(format!("a 2-unit request on an idle cluster was refused: {reason}")),
+        Err(reason) => Err(format!(
+            "a 2-unit request on an idle cluster was refused: {reason}"
+        )),
     };
     out.push(case("charges fit the layers", charged));
     out

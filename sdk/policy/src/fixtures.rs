@@ -12,7 +12,11 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator from a seed (0 is replaced by a fixed odd constant).
     pub fn new(seed: u64) -> Self {
-        Self(if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed })
+        Self(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
     }
 
     /// The next value.
@@ -31,8 +35,19 @@ impl Rng {
 
 /// A context with two partitions, two QOS and an association tree of `accounts` accounts with
 /// `users_per_account` users each, with varied shares and usage.
-pub fn priority_context(now: i64, cluster_nodes: u32, accounts: u32, users_per_account: u32) -> PriorityContext {
-    let mut associations = vec![Association { name: "root".into(), parent: None, is_user: false, raw_shares: 1, raw_usage: 0.0 }];
+pub fn priority_context(
+    now: i64,
+    cluster_nodes: u32,
+    accounts: u32,
+    users_per_account: u32,
+) -> PriorityContext {
+    let mut associations = vec![Association {
+        name: "root".into(),
+        parent: None,
+        is_user: false,
+        raw_shares: 1,
+        raw_usage: 0.0,
+    }];
     let mut rng = Rng::new(7);
     for a in 0..accounts {
         let account = associations.len() as u32;
@@ -67,12 +82,28 @@ pub fn priority_context(now: i64, cluster_nodes: u32, accounts: u32, users_per_a
         cluster_nodes,
         cluster_cpus: cluster_nodes * 64,
         partitions: vec![
-            Partition { name: "batch".into(), priority_job_factor: 1, priority_tier: 1 },
-            Partition { name: "gpu".into(), priority_job_factor: 2, priority_tier: 1 },
+            Partition {
+                name: "batch".into(),
+                priority_job_factor: 1,
+                priority_tier: 1,
+            },
+            Partition {
+                name: "gpu".into(),
+                priority_job_factor: 2,
+                priority_tier: 1,
+            },
         ],
         qos: vec![
-            Qos { name: "normal".into(), priority: 0, usage_factor: 1.0 },
-            Qos { name: "high".into(), priority: 100, usage_factor: 2.0 },
+            Qos {
+                name: "normal".into(),
+                priority: 0,
+                usage_factor: 1.0,
+            },
+            Qos {
+                name: "high".into(),
+                priority: 100,
+                usage_factor: 2.0,
+            },
         ],
         associations,
     }
@@ -95,8 +126,10 @@ pub fn job_table(ctx: &PriorityContext, n: usize, seed: u64) -> JobTable {
         t.job_id.push(i as u32 + 1);
         t.submit_time.push(submit);
         t.eligible_time.push(submit);
-        t.association.push(users[rng.below(users.len() as u64) as usize]);
-        t.partition.push(rng.below(ctx.partitions.len() as u64) as u32);
+        t.association
+            .push(users[rng.below(users.len() as u64) as usize]);
+        t.partition
+            .push(rng.below(ctx.partitions.len() as u64) as u32);
         t.qos.push(rng.below(ctx.qos.len() as u64) as u32);
         t.nodes.push(nodes);
         t.cpus.push(nodes * (1 + rng.below(64) as u32));
@@ -111,7 +144,10 @@ pub fn job_table(ctx: &PriorityContext, n: usize, seed: u64) -> JobTable {
 
 /// `n` up nodes of 64 CPUs and 256 GB; every fourth has 4 GPUs; weights vary in blocks.
 pub fn node_table(n: usize) -> NodeTable {
-    let mut t = NodeTable { gres_kinds: vec!["gpu".into()], ..Default::default() };
+    let mut t = NodeTable {
+        gres_kinds: vec!["gpu".into()],
+        ..Default::default()
+    };
     for i in 0..n {
         t.cpus.push(64);
         t.free_cpus.push(64);
@@ -140,7 +176,11 @@ pub fn job_requests(nodes: usize, n: usize, seed: u64) -> Vec<JobRequest> {
                 tasks: want * (1 + rng.below(32) as u32),
                 cpus_per_task: 1 + rng.below(2) as u32,
                 memory_per_node_mb: 1024 * (1 + rng.below(16)),
-                gres_per_node: if rng.below(5) == 0 { vec![(0, 1)] } else { vec![] },
+                gres_per_node: if rng.below(5) == 0 {
+                    vec![(0, 1)]
+                } else {
+                    vec![]
+                },
                 exclusive: rng.below(10) == 0,
                 candidates: all.clone(),
             }
@@ -159,7 +199,11 @@ pub fn gpu_nodes(n: usize) -> Vec<GresNodeConfig> {
                     index: d,
                     type_name: "a100".into(),
                     file: format!("/dev/nvidia{d}"),
-                    cores: if d < 2 { (0..32).collect() } else { (32..64).collect() },
+                    cores: if d < 2 {
+                        (0..32).collect()
+                    } else {
+                        (32..64).collect()
+                    },
                     links: vec![],
                 })
                 .collect(),
@@ -183,10 +227,25 @@ pub fn gpu_pick(node_position: u32, count: u32, free: Vec<u32>, cores: Vec<u32>)
 pub fn hres_document() -> (Vec<HresResource>, Vec<HresLayer>) {
     let range = |a: u32, b: u32| -> Vec<u64> { (a..=b).collect::<NodeBitmap>().words };
     let resources = vec![
-        HresResource { name: "natural".into(), mode: HresMode::Mode1, variables: vec![] },
-        HresResource { name: "flat".into(), mode: HresMode::Mode2, variables: vec![] },
+        HresResource {
+            name: "natural".into(),
+            mode: HresMode::Mode1,
+            variables: vec![],
+        },
+        HresResource {
+            name: "flat".into(),
+            mode: HresMode::Mode2,
+            variables: vec![],
+        },
     ];
-    let layer = |resource, count, nodes| HresLayer { resource, count, base: 0, used: 0, nodes, parent: None };
+    let layer = |resource, count, nodes| HresLayer {
+        resource,
+        count,
+        base: 0,
+        used: 0,
+        nodes,
+        parent: None,
+    };
     let layers = vec![
         layer(0, 50, range(0, 31)),
         layer(0, 100, range(0, 15)),

@@ -61,11 +61,19 @@ pub struct NodeDevices {
 /// Checks a pick answer: one list per request, each exactly `count` distinct free devices.
 pub fn check_picks(requests: &[PickRequest], picks: &[Vec<u32>]) -> Result<(), ContractError> {
     if picks.len() != requests.len() {
-        return Err(ContractError::Length { what: "device picks", expected: requests.len(), found: picks.len() });
+        return Err(ContractError::Length {
+            what: "device picks",
+            expected: requests.len(),
+            found: picks.len(),
+        });
     }
     for (req, pick) in requests.iter().zip(picks) {
         if pick.len() != req.count as usize {
-            return Err(ContractError::Length { what: "devices picked", expected: req.count as usize, found: pick.len() });
+            return Err(ContractError::Length {
+                what: "devices picked",
+                expected: req.count as usize,
+                found: pick.len(),
+            });
         }
         for (i, d) in pick.iter().enumerate() {
             if !req.free.contains(d) || pick[..i].contains(d) {

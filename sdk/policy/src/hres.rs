@@ -40,7 +40,11 @@ impl HresLayer {
 
     /// What is left to allocate: count - base - used (infinite stays infinite as `i64::MAX`).
     pub fn available(&self) -> i64 {
-        if self.is_infinite() { i64::MAX } else { self.count - self.base - self.used }
+        if self.is_infinite() {
+            i64::MAX
+        } else {
+            self.count - self.base - self.used
+        }
     }
 }
 
@@ -78,10 +82,16 @@ pub fn check_charges(layers: &[HresLayer], charges: &[Charge]) -> Result<(), Con
     let mut added = vec![0i64; layers.len()];
     for c in charges {
         let Some(slot) = added.get_mut(c.layer as usize) else {
-            return Err(ContractError::Invalid(format!("charge on unknown layer {}", c.layer)));
+            return Err(ContractError::Invalid(format!(
+                "charge on unknown layer {}",
+                c.layer
+            )));
         };
         if c.amount < 0 {
-            return Err(ContractError::Invalid(format!("negative charge {} on layer {}", c.amount, c.layer)));
+            return Err(ContractError::Invalid(format!(
+                "negative charge {} on layer {}",
+                c.amount, c.layer
+            )));
         }
         *slot += c.amount;
     }

@@ -28,7 +28,9 @@ pub use selection::{JobRequest, NodeTable, PlaceMode, Placement, Power, Selectio
 pub use settings::{Setting, SettingValue, Settings};
 
 /// The four kinds of plugin, one WIT world each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PluginKind {
     /// Job priority (`priority-policy` world).

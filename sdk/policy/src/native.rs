@@ -14,8 +14,12 @@ use crate::{
 };
 
 /// The ABI string both sides must agree on.
-pub const NATIVE_ABI: &str =
-    concat!("sluice-policy ", env!("CARGO_PKG_VERSION"), " built by ", env!("SLUICE_RUSTC_VERSION"));
+pub const NATIVE_ABI: &str = concat!(
+    "sluice-policy ",
+    env!("CARGO_PKG_VERSION"),
+    " built by ",
+    env!("SLUICE_RUSTC_VERSION")
+);
 
 /// Symbol of `extern "C" fn(*mut usize) -> *const u8` returning [`NATIVE_ABI`] of the library.
 pub const SYMBOL_ABI: &[u8] = b"sluice_native_abi";
@@ -90,11 +94,19 @@ pub trait NativeGres: Send {
 /// [`HresPolicy`] with panics turned into errors.
 pub trait NativeHres: Send {
     /// See [`HresPolicy::begin_pass`].
-    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer]) -> Result<(), Panicked>;
+    fn begin_pass(
+        &mut self,
+        resources: &[HresResource],
+        layers: &[HresLayer],
+    ) -> Result<(), Panicked>;
     /// See [`HresPolicy::eligible`].
     fn eligible(&mut self, demands: &[Demand], candidates: &[u64]) -> Result<Vec<u64>, Panicked>;
     /// See [`HresPolicy::charge`].
-    fn charge(&mut self, demands: &[Demand], nodes: &[u32]) -> Result<Result<Vec<Charge>, String>, Panicked>;
+    fn charge(
+        &mut self,
+        demands: &[Demand],
+        nodes: &[u32],
+    ) -> Result<Result<Vec<Charge>, String>, Panicked>;
 }
 
 /// Wraps a policy so every call catches panics where they happen.
@@ -144,13 +156,21 @@ impl<T: GresPolicy + Send> NativeGres for Guarded<T> {
 }
 
 impl<T: HresPolicy + Send> NativeHres for Guarded<T> {
-    fn begin_pass(&mut self, resources: &[HresResource], layers: &[HresLayer]) -> Result<(), Panicked> {
+    fn begin_pass(
+        &mut self,
+        resources: &[HresResource],
+        layers: &[HresLayer],
+    ) -> Result<(), Panicked> {
         guard(|| self.0.begin_pass(resources, layers))
     }
     fn eligible(&mut self, demands: &[Demand], candidates: &[u64]) -> Result<Vec<u64>, Panicked> {
         guard(|| self.0.eligible(demands, candidates))
     }
-    fn charge(&mut self, demands: &[Demand], nodes: &[u32]) -> Result<Result<Vec<Charge>, String>, Panicked> {
+    fn charge(
+        &mut self,
+        demands: &[Demand],
+        nodes: &[u32],
+    ) -> Result<Result<Vec<Charge>, String>, Panicked> {
         guard(|| self.0.charge(demands, nodes))
     }
 }

@@ -118,14 +118,20 @@ impl JobTable {
             self.site_factor.len(),
         ];
         if let Some(bad) = lens.iter().find(|l| **l != n) {
-            return Err(ContractError::Length { what: "job table column", expected: n, found: *bad });
+            return Err(ContractError::Length {
+                what: "job table column",
+                expected: n,
+                found: *bad,
+            });
         }
         let in_range = |col: &[u32], len: usize| col.iter().all(|i| (*i as usize) < len);
         if !in_range(&self.association, ctx.associations.len())
             || !in_range(&self.partition, ctx.partitions.len())
             || !in_range(&self.qos, ctx.qos.len())
         {
-            return Err(ContractError::Invalid("job table index out of range of the context".into()));
+            return Err(ContractError::Invalid(
+                "job table index out of range of the context".into(),
+            ));
         }
         Ok(())
     }
@@ -153,10 +159,18 @@ impl Priorities {
     /// Checks the answer against the contract for a table of `jobs` rows.
     pub fn check(&self, jobs: usize) -> Result<(), ContractError> {
         if self.priority.len() != jobs {
-            return Err(ContractError::Length { what: "priority list", expected: jobs, found: self.priority.len() });
+            return Err(ContractError::Length {
+                what: "priority list",
+                expected: jobs,
+                found: self.priority.len(),
+            });
         }
         if let Some(f) = self.factors.iter().find(|f| f.values.len() != jobs) {
-            return Err(ContractError::Length { what: "priority factor", expected: jobs, found: f.values.len() });
+            return Err(ContractError::Length {
+                what: "priority factor",
+                expected: jobs,
+                found: f.values.len(),
+            });
         }
         Ok(())
     }

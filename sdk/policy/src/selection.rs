@@ -66,13 +66,24 @@ impl NodeTable {
             ("power column", self.power.len()),
         ] {
             if len != n {
-                return Err(ContractError::Length { what, expected: n, found: len });
+                return Err(ContractError::Length {
+                    what,
+                    expected: n,
+                    found: len,
+                });
             }
         }
         let g = n * self.gres_kinds.len();
-        for (what, len) in [("gres total", self.gres_total.len()), ("gres free", self.gres_free.len())] {
+        for (what, len) in [
+            ("gres total", self.gres_total.len()),
+            ("gres free", self.gres_free.len()),
+        ] {
             if len != g {
-                return Err(ContractError::Length { what, expected: g, found: len });
+                return Err(ContractError::Length {
+                    what,
+                    expected: g,
+                    found: len,
+                });
             }
         }
         Ok(())
@@ -99,9 +110,11 @@ impl NodeTable {
             if n >= self.len() {
                 continue;
             }
-            self.free_cpus[n] = (self.free_cpus[n] + p.cpus.get(i).copied().unwrap_or(0)).min(self.cpus[n]);
-            self.free_memory_mb[n] =
-                (self.free_memory_mb[n] + p.memory_mb.get(i).copied().unwrap_or(0)).min(self.memory_mb[n]);
+            self.free_cpus[n] =
+                (self.free_cpus[n] + p.cpus.get(i).copied().unwrap_or(0)).min(self.cpus[n]);
+            self.free_memory_mb[n] = (self.free_memory_mb[n]
+                + p.memory_mb.get(i).copied().unwrap_or(0))
+            .min(self.memory_mb[n]);
             for k in 0..kinds {
                 let slot = n * kinds + k;
                 let back = p.gres.get(i * kinds + k).copied().unwrap_or(0);
@@ -120,13 +133,24 @@ impl NodeTable {
                 req.min_nodes, req.max_nodes
             )));
         }
-        for (what, len) in [("cpus per node", p.cpus.len()), ("memory per node", p.memory_mb.len())] {
+        for (what, len) in [
+            ("cpus per node", p.cpus.len()),
+            ("memory per node", p.memory_mb.len()),
+        ] {
             if len != k {
-                return Err(ContractError::Length { what, expected: k, found: len });
+                return Err(ContractError::Length {
+                    what,
+                    expected: k,
+                    found: len,
+                });
             }
         }
         if p.gres.len() != k * kinds {
-            return Err(ContractError::Length { what: "gres per node", expected: k * kinds, found: p.gres.len() });
+            return Err(ContractError::Length {
+                what: "gres per node",
+                expected: k * kinds,
+                found: p.gres.len(),
+            });
         }
         let candidates = NodeBitmap::from_words(req.candidates.clone());
         let mut cpus = 0u64;
@@ -135,13 +159,17 @@ impl NodeTable {
                 return Err(ContractError::NotCandidate(n));
             }
             if i > 0 && p.nodes[i - 1] >= n {
-                return Err(ContractError::Invalid("placement nodes are not strictly ascending".into()));
+                return Err(ContractError::Invalid(
+                    "placement nodes are not strictly ascending".into(),
+                ));
             }
             let ni = n as usize;
             over("cpus", n, p.cpus[i] as u64, self.free_cpus[ni] as u64)?;
             over("memory", n, p.memory_mb[i], self.free_memory_mb[ni])?;
             if p.cpus[i] == 0 {
-                return Err(ContractError::Invalid(format!("node {n} is allocated no cpus")));
+                return Err(ContractError::Invalid(format!(
+                    "node {n} is allocated no cpus"
+                )));
             }
             if p.memory_mb[i] < req.memory_per_node_mb {
                 return Err(ContractError::Invalid(format!(
@@ -149,11 +177,19 @@ impl NodeTable {
                     p.memory_mb[i], req.memory_per_node_mb
                 )));
             }
-            if req.exclusive && (p.cpus[i] != self.cpus[ni] || p.memory_mb[i] != self.memory_mb[ni]) {
-                return Err(ContractError::Invalid(format!("exclusive job does not get all of node {n}")));
+            if req.exclusive && (p.cpus[i] != self.cpus[ni] || p.memory_mb[i] != self.memory_mb[ni])
+            {
+                return Err(ContractError::Invalid(format!(
+                    "exclusive job does not get all of node {n}"
+                )));
             }
             for kind in 0..kinds {
-                over("gres", n, p.gres[i * kinds + kind] as u64, self.gres_free[ni * kinds + kind] as u64)?;
+                over(
+                    "gres",
+                    n,
+                    p.gres[i * kinds + kind] as u64,
+                    self.gres_free[ni * kinds + kind] as u64,
+                )?;
             }
             for &(kind, count) in &req.gres_per_node {
                 let got = p.gres.get(i * kinds + kind as usize).copied().unwrap_or(0);
@@ -167,7 +203,9 @@ impl NodeTable {
         }
         let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
         if cpus < needed {
-            return Err(ContractError::Invalid(format!("placement has {cpus} cpus, job needs {needed}")));
+            return Err(ContractError::Invalid(format!(
+                "placement has {cpus} cpus, job needs {needed}"
+            )));
         }
         Ok(())
     }
@@ -175,7 +213,12 @@ impl NodeTable {
 
 fn over(what: &'static str, node: u32, asked: u64, free: u64) -> Result<(), ContractError> {
     if asked > free {
-        Err(ContractError::Overcommit { what, node, asked, free })
+        Err(ContractError::Overcommit {
+            what,
+            node,
+            asked,
+            free,
+        })
     } else {
         Ok(())
     }
@@ -280,10 +323,18 @@ mod tests {
     #[test]
     fn a_valid_placement_passes_and_commits() {
         let mut t = table();
-        let p = Placement { nodes: vec![0], cpus: vec![4], memory_mb: vec![100], gres: vec![1] };
+        let p = Placement {
+            nodes: vec![0],
+            cpus: vec![4],
+            memory_mb: vec![100],
+            gres: vec![1],
+        };
         t.check_placement(&request(), &p).unwrap();
         t.commit(&p);
-        assert_eq!((t.free_cpus[0], t.free_memory_mb[0], t.gres_free[0]), (4, 900, 1));
+        assert_eq!(
+            (t.free_cpus[0], t.free_memory_mb[0], t.gres_free[0]),
+            (4, 900, 1)
+        );
         t.release(&p);
         assert_eq!(t, table());
     }
@@ -293,16 +344,54 @@ mod tests {
         let t = table();
         let r = request();
         let bad = [
-            Placement { nodes: vec![1], cpus: vec![4], memory_mb: vec![100], gres: vec![1] }, // no gpu free
-            Placement { nodes: vec![0], cpus: vec![9], memory_mb: vec![100], gres: vec![1] }, // too many cpus
-            Placement { nodes: vec![0], cpus: vec![2], memory_mb: vec![100], gres: vec![1] }, // too few cpus
-            Placement { nodes: vec![5], cpus: vec![4], memory_mb: vec![100], gres: vec![1] }, // unknown node
-            Placement { nodes: vec![0], cpus: vec![4], memory_mb: vec![10], gres: vec![1] },  // too little memory
-            Placement { nodes: vec![0], cpus: vec![4], memory_mb: vec![100], gres: vec![] },  // wrong length
-            Placement { nodes: vec![0, 1], cpus: vec![2, 2], memory_mb: vec![100, 100], gres: vec![1, 0] }, // too many nodes
+            Placement {
+                nodes: vec![1],
+                cpus: vec![4],
+                memory_mb: vec![100],
+                gres: vec![1],
+            }, // no gpu free
+            Placement {
+                nodes: vec![0],
+                cpus: vec![9],
+                memory_mb: vec![100],
+                gres: vec![1],
+            }, // too many cpus
+            Placement {
+                nodes: vec![0],
+                cpus: vec![2],
+                memory_mb: vec![100],
+                gres: vec![1],
+            }, // too few cpus
+            Placement {
+                nodes: vec![5],
+                cpus: vec![4],
+                memory_mb: vec![100],
+                gres: vec![1],
+            }, // unknown node
+            Placement {
+                nodes: vec![0],
+                cpus: vec![4],
+                memory_mb: vec![10],
+                gres: vec![1],
+            }, // too little memory
+            Placement {
+                nodes: vec![0],
+                cpus: vec![4],
+                memory_mb: vec![100],
+                gres: vec![],
+            }, // wrong length
+            Placement {
+                nodes: vec![0, 1],
+                cpus: vec![2, 2],
+                memory_mb: vec![100, 100],
+                gres: vec![1, 0],
+            }, // too many nodes
         ];
         for p in bad {
-            assert!(t.check_placement(&r, &p).is_err(), "{p:?} should be refused");
+            assert!(
+                t.check_placement(&r, &p).is_err(),
+                "{p:?} should be refused"
+            );
         }
     }
 }

@@ -70,7 +70,10 @@ impl Settings {
     /// Adds or replaces a key (used by test harnesses and fixtures).
     pub fn with(mut self, key: &str, value: SettingValue) -> Self {
         self.0.retain(|s| s.key != key);
-        self.0.push(Setting { key: key.to_string(), value });
+        self.0.push(Setting {
+            key: key.to_string(),
+            value,
+        });
         self
     }
 }

@@ -57,13 +57,20 @@ macro_rules! export_gres {
             use $crate::wasm::gres::exports::sluice::policy::gres as w;
             struct SluiceExport;
             impl w::Guest for SluiceExport {
-                fn validate(nodes: ::std::vec::Vec<w::NodeConfig>) -> ::std::vec::Vec<::std::result::Result<(), ::std::string::String>> {
+                fn validate(
+                    nodes: ::std::vec::Vec<w::NodeConfig>,
+                ) -> ::std::vec::Vec<::std::result::Result<(), ::std::string::String>> {
                     $crate::wasm::gres_glue::validate::<$policy>(nodes)
                 }
-                fn pick(requests: ::std::vec::Vec<w::PickRequest>) -> ::std::vec::Vec<::std::vec::Vec<u32>> {
+                fn pick(
+                    requests: ::std::vec::Vec<w::PickRequest>,
+                ) -> ::std::vec::Vec<::std::vec::Vec<u32>> {
                     $crate::wasm::gres_glue::pick::<$policy>(requests)
                 }
-                fn env(alloc: w::NodeDevices, step: bool) -> ::std::vec::Vec<(::std::string::String, ::std::string::String)> {
+        fn env(
+                    alloc: w::NodeDevices,
+                    step: bool,
+                ) -> ::std::vec::Vec<(::std::string::String, ::std::string::String)> {
                     $crate::wasm::gres_glue::env::<$policy>(alloc, step)
                 }
             }
@@ -82,13 +89,23 @@ macro_rules! export_hres {
             use $crate::wasm::hres::exports::sluice::policy::hres as w;
             struct SluiceExport;
             impl w::Guest for SluiceExport {
-                fn begin_pass(resources: ::std::vec::Vec<w::Resource>, layers: ::std::vec::Vec<w::Layer>) {
+                fn begin_pass(
+                    resources: ::std::vec::Vec<w::Resource>,
+                    layers: ::std::vec::Vec<w::Layer>,
+                ) {
                     $crate::wasm::hres_glue::begin_pass::<$policy>(resources, layers)
                 }
-                fn eligible(demands: ::std::vec::Vec<w::Demand>, candidates: ::std::vec::Vec<u64>) -> ::std::vec::Vec<u64> {
-                    $crate::wasm::hres_glue::eligible::<$policy>(demands, candidates)
+                fn eligible(
+                    demands: ::std::vec::Vec<w::Demand>,
+                    candidates: ::std::vec::Vec<u64>,
+                ) -> ::std::vec::Vec<u64> {
+            $crate::wasm::hres_glue::eligible::<$policy>(demands, candidates)
                 }
-                fn charge(demands: ::std::vec::Vec<w::Demand>, nodes: ::std::vec::Vec<u32>) -> ::std::result::Result<::std::vec::Vec<w::LayerCharge>, ::std::string::String> {
+                fn charge(
+                    demands: ::std::vec::Vec<w::Demand>,
+                    nodes: ::std::vec::Vec<u32>,
+                ) -> ::std::result::Result<::std::vec::Vec<w::LayerCharge>, ::std::string::String>
+                {
                     $crate::wasm::hres_glue::charge::<$policy>(demands, nodes)
                 }
             }
@@ -121,7 +138,9 @@ macro_rules! __export_native {
             ) -> *mut $crate::__private::native::NativePlugin {
                 $crate::__private::native::set_logger(log);
                 let settings = unsafe { &*settings };
-                match ::std::panic::catch_unwind(|| <$policy as $crate::FromSettings>::from_settings(settings)) {
+                match ::std::panic::catch_unwind(|| {
+                    <$policy as $crate::FromSettings>::from_settings(settings)
+                }) {
                     Ok(policy) => ::std::boxed::Box::into_raw(::std::boxed::Box::new(
                         $crate::__private::native::NativePlugin::$variant(::std::boxed::Box::new(
                             $crate::__private::native::Guarded(policy),

@@ -70,7 +70,10 @@ pub(crate) fn log(level: crate::log::Level, message: &str, fields: &[(&str, &str
         L::Debug => h::Level::Debug,
         L::Trace => h::Level::Trace,
     };
-    let fields: Vec<(String, String)> = fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let fields: Vec<(String, String)> = fields
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     h::log(level, message, &fields);
 }
 
@@ -102,7 +105,9 @@ pub fn with_instance<T: p::FromSettings + 'static, R>(f: impl FnOnce(&mut T) -> 
     INSTANCE.with(|cell| {
         let mut slot = cell.borrow_mut();
         let any = slot.get_or_insert_with(|| Box::new(T::from_settings(&settings())));
-        f(any.downcast_mut::<T>().expect("one policy type per component"))
+        f(any
+            .downcast_mut::<T>()
+            .expect("one policy type per component"))
     })
 }
 
@@ -119,9 +124,21 @@ pub mod priority_glue {
             partitions: c
                 .partitions
                 .into_iter()
-                .map(|x| p::Partition { name: x.name, priority_job_factor: x.priority_job_factor, priority_tier: x.priority_tier })
+                .map(|x| p::Partition {
+                    name: x.name,
+                    priority_job_factor: x.priority_job_factor,
+                    priority_tier: x.priority_tier,
+                })
                 .collect(),
-            qos: c.qos.into_iter().map(|x| p::Qos { name: x.name, priority: x.priority, usage_factor: x.usage_factor }).collect(),
+            qos: c
+                .qos
+                .into_iter()
+                .map(|x| p::Qos {
+                    name: x.name,
+                    priority: x.priority,
+                    usage_factor: x.usage_factor,
+                })
+                .collect(),
             associations: c
                 .associations
                 .into_iter()
@@ -155,17 +172,29 @@ pub mod priority_glue {
     }
 
     /// `priority.compute` for policy `T`.
-    pub fn compute<T: p::PriorityPolicy + p::FromSettings + 'static>(c: w::Context, j: w::JobTable) -> w::Priorities {
+    pub fn compute<T: p::PriorityPolicy + p::FromSettings + 'static>(
+        c: w::Context,
+        j: w::JobTable,
+    ) -> w::Priorities {
         let (c, j) = (context(c), jobs(j));
         let out = with_instance::<T, _>(|t| t.compute(&c, &j));
         w::Priorities {
             priority: out.priority,
-            factors: out.factors.into_iter().map(|f| w::Factor { name: f.name, values: f.values }).collect(),
+            factors: out
+                .factors
+                .into_iter()
+                .map(|f| w::Factor {
+                    name: f.name,
+                    values: f.values,
+                })
+                .collect(),
         }
     }
 
     /// `priority.shares` for policy `T`.
-    pub fn shares<T: p::PriorityPolicy + p::FromSettings + 'static>(c: w::Context) -> Vec<w::Share> {
+    pub fn shares<T: p::PriorityPolicy + p::FromSettings + 'static>(
+        c: w::Context,
+    ) -> Vec<w::Share> {
         let c = context(c);
         with_instance::<T, _>(|t| t.shares(&c))
             .into_iter()
@@ -186,7 +215,12 @@ pub mod selection_glue {
     use selection::exports::sluice::policy::selection as w;
 
     fn placement_in(x: w::Placement) -> p::Placement {
-        p::Placement { nodes: x.nodes, cpus: x.cpus, memory_mb: x.memory_mb, gres: x.gres }
+        p::Placement {
+            nodes: x.nodes,
+            cpus: x.cpus,
+            memory_mb: x.memory_mb,
+            gres: x.gres,
+        }
     }
 
     /// `selection.begin-pass` for policy `T`.
@@ -214,7 +248,10 @@ pub mod selection_glue {
     }
 
     /// `selection.place` for policy `T`.
-    pub fn place<T: p::SelectionPolicy + p::FromSettings + 'static>(r: w::JobRequest, m: w::Mode) -> Option<w::Placement> {
+    pub fn place<T: p::SelectionPolicy + p::FromSettings + 'static>(
+        r: w::JobRequest,
+        m: w::Mode,
+    ) -> Option<w::Placement> {
         let req = p::JobRequest {
             job_id: r.job_id,
             min_nodes: r.min_nodes,
@@ -230,8 +267,12 @@ pub mod selection_glue {
             w::Mode::Allocate => p::PlaceMode::Allocate,
             w::Mode::Test => p::PlaceMode::Test,
         };
-        with_instance::<T, _>(|s| s.place(&req, mode))
-            .map(|x| w::Placement { nodes: x.nodes, cpus: x.cpus, memory_mb: x.memory_mb, gres: x.gres })
+        with_instance::<T, _>(|s| s.place(&req, mode)).map(|x| w::Placement {
+            nodes: x.nodes,
+            cpus: x.cpus,
+            memory_mb: x.memory_mb,
+            gres: x.gres,
+        })
     }
 
     /// `selection.release` for policy `T`.
@@ -247,20 +288,34 @@ pub mod gres_glue {
     use gres::exports::sluice::policy::gres as w;
 
     fn device(d: w::Device) -> p::Device {
-        p::Device { index: d.index, type_name: d.type_name, file: d.file, cores: d.cores, links: d.links }
+        p::Device {
+            index: d.index,
+            type_name: d.type_name,
+            file: d.file,
+            cores: d.cores,
+            links: d.links,
+        }
     }
 
     /// `gres.validate` for policy `T`.
-    pub fn validate<T: p::GresPolicy + p::FromSettings + 'static>(nodes: Vec<w::NodeConfig>) -> Vec<Result<(), String>> {
+    pub fn validate<T: p::GresPolicy + p::FromSettings + 'static>(
+        nodes: Vec<w::NodeConfig>,
+    ) -> Vec<Result<(), String>> {
         let nodes: Vec<p::GresNodeConfig> = nodes
             .into_iter()
-            .map(|n| p::GresNodeConfig { node: n.node, count: n.count, devices: n.devices.into_iter().map(device).collect() })
+            .map(|n| p::GresNodeConfig {
+                node: n.node,
+                count: n.count,
+                devices: n.devices.into_iter().map(device).collect(),
+            })
             .collect();
         with_instance::<T, _>(|g| g.validate(&nodes))
     }
 
     /// `gres.pick` for policy `T`.
-    pub fn pick<T: p::GresPolicy + p::FromSettings + 'static>(reqs: Vec<w::PickRequest>) -> Vec<Vec<u32>> {
+    pub fn pick<T: p::GresPolicy + p::FromSettings + 'static>(
+        reqs: Vec<w::PickRequest>,
+    ) -> Vec<Vec<u32>> {
         let reqs: Vec<p::PickRequest> = reqs
             .into_iter()
             .map(|r| p::PickRequest {
@@ -276,7 +331,10 @@ pub mod gres_glue {
     }
 
     /// `gres.env` for policy `T`.
-    pub fn env<T: p::GresPolicy + p::FromSettings + 'static>(a: w::NodeDevices, step: bool) -> Vec<(String, String)> {
+    pub fn env<T: p::GresPolicy + p::FromSettings + 'static>(
+        a: w::NodeDevices,
+        step: bool,
+    ) -> Vec<(String, String)> {
         let alloc = p::NodeDevices {
             node_position: a.node_position,
             devices: a.devices,
@@ -292,11 +350,19 @@ pub mod hres_glue {
     use hres::exports::sluice::policy::hres as w;
 
     fn demands(d: Vec<w::Demand>) -> Vec<p::Demand> {
-        d.into_iter().map(|d| p::Demand { resource: d.resource, count: d.count }).collect()
+        d.into_iter()
+            .map(|d| p::Demand {
+                resource: d.resource,
+                count: d.count,
+            })
+            .collect()
     }
 
     /// `hres.begin-pass` for policy `T`.
-    pub fn begin_pass<T: p::HresPolicy + p::FromSettings + 'static>(rs: Vec<w::Resource>, ls: Vec<w::Layer>) {
+    pub fn begin_pass<T: p::HresPolicy + p::FromSettings + 'static>(
+        rs: Vec<w::Resource>,
+        ls: Vec<w::Layer>,
+    ) {
         let resources: Vec<p::HresResource> = rs
             .into_iter()
             .map(|r| p::HresResource {
@@ -311,21 +377,40 @@ pub mod hres_glue {
             .collect();
         let layers: Vec<p::HresLayer> = ls
             .into_iter()
-            .map(|l| p::HresLayer { resource: l.resource, count: l.count, base: l.base, used: l.used, nodes: l.nodes, parent: l.parent })
+            .map(|l| p::HresLayer {
+                resource: l.resource,
+                count: l.count,
+                base: l.base,
+                used: l.used,
+                nodes: l.nodes,
+                parent: l.parent,
+            })
             .collect();
         with_instance::<T, _>(|h| h.begin_pass(&resources, &layers));
     }
 
     /// `hres.eligible` for policy `T`.
-    pub fn eligible<T: p::HresPolicy + p::FromSettings + 'static>(d: Vec<w::Demand>, candidates: Vec<u64>) -> Vec<u64> {
+    pub fn eligible<T: p::HresPolicy + p::FromSettings + 'static>(
+        d: Vec<w::Demand>,
+        candidates: Vec<u64>,
+    ) -> Vec<u64> {
         let d = demands(d);
         with_instance::<T, _>(|h| h.eligible(&d, &candidates))
     }
 
     /// `hres.charge` for policy `T`.
-    pub fn charge<T: p::HresPolicy + p::FromSettings + 'static>(d: Vec<w::Demand>, nodes: Vec<u32>) -> Result<Vec<w::LayerCharge>, String> {
+    pub fn charge<T: p::HresPolicy + p::FromSettings + 'static>(
+        d: Vec<w::Demand>,
+        nodes: Vec<u32>,
+    ) -> Result<Vec<w::LayerCharge>, String> {
         let d = demands(d);
-        with_instance::<T, _>(|h| h.charge(&d, &nodes))
-            .map(|cs| cs.into_iter().map(|c| w::LayerCharge { layer: c.layer, amount: c.amount }).collect())
+        with_instance::<T, _>(|h| h.charge(&d, &nodes)).map(|cs| {
+            cs.into_iter()
+                .map(|c| w::LayerCharge {
+                    layer: c.layer,
+                    amount: c.amount,
+                })
+                .collect()
+        })
     }
 }

@@ -78,31 +78,53 @@ pub fn cache_dir() -> PathBuf {
 
 /// Finds the kind of a plugin file by trying each; the error of the closest match is returned.
 fn load_any(file: &Path) -> anyhow::Result<sluice_runtime::Loaded> {
-    let plugin = file.to_str().context("plugin path is not UTF-8")?.to_string();
+    let plugin = file
+        .to_str()
+        .context("plugin path is not UTF-8")?
+        .to_string();
     if !file.exists() {
-        bail!("{}: no such file; pass the path of a .wasm component or a native plugin library", file.display());
+        bail!(
+            "{}: no such file; pass the path of a .wasm component or a native plugin library",
+            file.display()
+        );
     }
     let loader = loader();
     let mut first_error = None;
     for kind in PluginKind::ALL {
-        let spec = PluginSpec { kind, plugin: plugin.clone(), settings: Default::default(), limits: Limits::default() };
+        let spec = PluginSpec {
+            kind,
+            plugin: plugin.clone(),
+            settings: Default::default(),
+            limits: Limits::default(),
+        };
         match loader.load(&spec) {
             Ok(loaded) => return Ok(loaded),
             // A world mismatch means "try the next kind"; anything else is the real answer.
-            Err(sluice_runtime::LoadError::World { .. }) | Err(sluice_runtime::LoadError::Native { .. })
+            Err(sluice_runtime::LoadError::World { .. })
+            | Err(sluice_runtime::LoadError::Native { .. })
                 if first_error.is_some() => {}
             Err(e @ sluice_runtime::LoadError::World { .. }) => first_error = Some(e),
-            Err(e @ sluice_runtime::LoadError::Native { .. }) if e.to_string().contains("expected") => first_error = Some(e),
+            Err(e @ sluice_runtime::LoadError::Native { .. })
+                if e.to_string().contains("expected") =>
+            {
+                first_error = Some(e)
+            }
             Err(e) => return Err(e.into()),
         }
     }
-    Err(first_error.map(anyhow::Error::from).unwrap_or_else(|| anyhow::anyhow!("not a sluice plugin")))
+    Err(first_error
+        .map(anyhow::Error::from)
+        .unwrap_or_else(|| anyhow::anyhow!("not a sluice plugin")))
 }
 
 fn check(file: &Path, json: bool) -> anyhow::Result<()> {
     let loaded = load_any(file)?;
     let kind = loaded.kind();
-    let exports = format!("sluice:policy/{}@{}", kind.name(), sluice_policy::WIT_VERSION);
+    let exports = format!(
+        "sluice:policy/{}@{}",
+        kind.name(),
+        sluice_policy::WIT_VERSION
+    );
     if json {
         let out = serde_json::json!({
             "file": file.display().to_string(),
@@ -135,7 +157,12 @@ fn test(file: &Path, json: bool) -> anyhow::Result<()> {
             .map(|c| serde_json::json!({"case": c.name, "ok": c.outcome.is_ok(), "error": c.outcome.as_ref().err()}))
             .collect();
         let faults: Vec<String> = faults.iter().map(|f| f.to_string()).collect();
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"kind": kind.name(), "cases": cases, "faults": faults}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"kind": kind.name(), "cases": cases, "faults": faults})
+            )?
+        );
     } else {
         for c in &cases {
             match &c.outcome {
@@ -146,7 +173,11 @@ fn test(file: &Path, json: bool) -> anyhow::Result<()> {
         for f in &faults {
             println!("fault   {f}");
         }
-        println!("{} {kind} cases, {} passed, {failed} failed", cases.len(), cases.len() - failed);
+        println!(
+            "{} {kind} cases, {} passed, {failed} failed",
+            cases.len(),
+            cases.len() - failed
+        );
     }
     if failed > 0 {
         bail!("{failed} conformance case(s) failed");

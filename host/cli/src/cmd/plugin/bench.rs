@@ -39,31 +39,57 @@ struct Row {
 /// Runs the benchmark.
 pub fn run(args: Args) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
-        eprintln!("warning: this is a debug build of sluice; run `cargo run --release -- plugin bench` for meaningful figures");
+        eprintln!(
+            "warning: this is a debug build of sluice; run `cargo run --release -- plugin bench` for meaningful figures"
+        );
     }
     let loader = super::loader();
-    let limits = Limits { memory_bytes: 2 << 30, fuel_per_call: u64::MAX / 4 };
+    let limits = Limits {
+        memory_bytes: 2 << 30,
+        fuel_per_call: u64::MAX / 4,
+    };
     let load = |kind, name: &str| -> anyhow::Result<(Loaded, Loaded)> {
-        let spec = PluginSpec { kind, plugin: name.to_string(), settings: Default::default(), limits };
-        Ok((loader.load(&spec)?, Loader::builtin(kind, name, &Default::default())?))
+        let spec = PluginSpec {
+            kind,
+            plugin: name.to_string(),
+            settings: Default::default(),
+            limits,
+        };
+        Ok((
+            loader.load(&spec)?,
+            Loader::builtin(kind, name, &Default::default())?,
+        ))
     };
     let mut rows = Vec::new();
 
     let ctx = fixtures::priority_context(1_700_000_000, args.nodes as u32, 20, 10);
     let jobs = fixtures::job_table(&ctx, args.jobs, 42);
-    if let (Loaded::Priority(mut wasm), Loaded::Priority(mut native)) = load(PluginKind::Priority, &args.priority)? {
+    if let (Loaded::Priority(mut wasm), Loaded::Priority(mut native)) =
+        load(PluginKind::Priority, &args.priority)?
+    {
         let w = median(args.rounds, || {
-            wasm.backend.compute(&ctx, &jobs).expect("wasm priority pass");
+            wasm.backend
+                .compute(&ctx, &jobs)
+                .expect("wasm priority pass");
         });
         let n = median(args.rounds, || {
-            native.backend.compute(&ctx, &jobs).expect("native priority pass");
+            native
+                .backend
+                .compute(&ctx, &jobs)
+                .expect("native priority pass");
         });
-        rows.push(Row { what: format!("priority/{} pass, {} jobs", args.priority, args.jobs), wasm: w, native: n });
+        rows.push(Row {
+            what: format!("priority/{} pass, {} jobs", args.priority, args.jobs),
+            wasm: w,
+            native: n,
+        });
     }
 
     let table = fixtures::node_table(args.nodes);
     let requests = fixtures::job_requests(args.nodes, args.jobs, 43);
-    if let (Loaded::Selection(mut wasm), Loaded::Selection(mut native)) = load(PluginKind::Selection, &args.selection)? {
+    if let (Loaded::Selection(mut wasm), Loaded::Selection(mut native)) =
+        load(PluginKind::Selection, &args.selection)?
+    {
         let mut placed = [0usize; 2];
         let mut pass = |b: &mut dyn sluice_runtime::backend::SelectionBackend, slot: usize| {
             b.begin_pass(&table).expect("begin pass");
@@ -74,15 +100,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         let w = median(args.rounds, || pass(&mut *wasm.backend, 0));
         let n = median(args.rounds, || pass(&mut *native.backend, 1));
-        anyhow::ensure!(placed[0] == placed[1], "wasm placed {} jobs, native {}: the builds disagree", placed[0], placed[1]);
+        anyhow::ensure!(
+            placed[0] == placed[1],
+            "wasm placed {} jobs, native {}: the builds disagree",
+            placed[0],
+            placed[1]
+        );
         rows.push(Row {
-            what: format!("selection/{} pass, {} nodes, {} requests ({} placed)", args.selection, args.nodes, args.jobs, placed[0]),
+            what: format!(
+                "selection/{} pass, {} nodes, {} requests ({} placed)",
+                args.selection, args.nodes, args.jobs, placed[0]
+            ),
             wasm: w,
             native: n,
         });
-        let w = median(args.rounds, || wasm.backend.begin_pass(&table).expect("begin pass"));
-        let n = median(args.rounds, || native.backend.begin_pass(&table).expect("begin pass"));
-        rows.push(Row { what: format!("selection/{} begin-pass only, {} nodes", args.selection, args.nodes), wasm: w, native: n });
+        let w = median(args.rounds, || {
+            wasm.backend.begin_pass(&table).expect("begin pass")
+        });
+        let n = median(args.rounds, || {
+            native.backend.begin_pass(&table).expect("begin pass")
+        });
+        rows.push(Row {
+            what: format!(
+                "selection/{} begin-pass only, {} nodes",
+                args.selection, args.nodes
+            ),
+            wasm: w,
+            native: n,
+        });
     }
 
     if args.json {
@@ -99,9 +144,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("{:<72} {:>11} {:>11} {:>7}", "measurement (median)", "wasm ms", "native ms", "ratio");
+        println!(
+            "{:<72} {:>11} {:>11} {:>7}",
+            "measurement (median)", "wasm ms", "native ms", "ratio"
+        );
         for r in &rows {
-            println!("{:<72} {:>11.3} {:>11.3} {:>6.2}x", r.what, ms(r.wasm), ms(r.native), ratio(r));
+            println!(
+                "{:<72} {:>11.3} {:>11.3} {:>6.2}x",
+                r.what,
+                ms(r.wasm),
+                ms(r.native),
+                ratio(r)
+            );
         }
     }
     Ok(())

@@ -21,25 +21,48 @@ pub fn new(kind: &str, name: &str, dir: &Path) -> anyhow::Result<()> {
         "selection" => SELECTION,
         "gres" | "hres" => bail!(
             "no template for {kind} yet: copy plugins/{} from the sluice repository and rename it",
-            if kind == "gres" { "gres-count" } else { "hres-modes" }
+            if kind == "gres" {
+                "gres-count"
+            } else {
+                "hres-modes"
+            }
         ),
         other => bail!("unknown plugin kind {other:?}: expected priority or selection"),
     };
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
         bail!("crate name {name:?} must be letters, digits, '-' or '_'");
     }
     let root = dir.join(name);
     if root.exists() {
-        bail!("{} already exists; pick another name or folder", root.display());
+        bail!(
+            "{} already exists; pick another name or folder",
+            root.display()
+        );
     }
-    let sdk = std::fs::canonicalize(sdk_path()).with_context(|| format!("cannot find the sluice SDK at {}; set SLUICE_SDK_PATH", sdk_path()))?;
-    let fill = |t: &str| t.replace("{{name}}", name).replace("{{kind}}", kind).replace("{{sdk_path}}", &sdk.display().to_string());
+    let sdk = std::fs::canonicalize(sdk_path()).with_context(|| {
+        format!(
+            "cannot find the sluice SDK at {}; set SLUICE_SDK_PATH",
+            sdk_path()
+        )
+    })?;
+    let fill = |t: &str| {
+        t.replace("{{name}}", name)
+            .replace("{{kind}}", kind)
+            .replace("{{sdk_path}}", &sdk.display().to_string())
+    };
     std::fs::create_dir_all(root.join("src"))?;
     std::fs::write(root.join("Cargo.toml"), fill(CARGO_TOML))?;
     std::fs::write(root.join("src/lib.rs"), fill(source))?;
     println!("created {kind} plugin {}", root.display());
     println!("  test:   cd {} && cargo test", root.display());
     println!("  build:  cargo build --release --target wasm32-wasip2");
-    println!("  check:  sluice plugin check target/wasm32-wasip2/release/{}.wasm", name.replace('-', "_"));
+    println!(
+        "  check:  sluice plugin check target/wasm32-wasip2/release/{}.wasm",
+        name.replace('-', "_")
+    );
     Ok(())
 }
