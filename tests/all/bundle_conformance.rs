@@ -8,15 +8,25 @@ use sluice_runtime::{Limits, Loaded, Loader, PluginSpec, probe};
 use crate::support::*;
 
 fn failures(cases: &[CaseResult]) -> Vec<String> {
-    cases.iter().filter_map(|c| c.outcome.as_ref().err().map(|e| format!("{}: {e}", c.name))).collect()
+    cases
+        .iter()
+        .filter_map(|c| c.outcome.as_ref().err().map(|e| format!("{}: {e}", c.name)))
+        .collect()
 }
 
 #[test]
 fn every_bundled_component_is_conformant() {
     let loader = loader();
     for bundled in sluice_bundle::BUNDLE {
-        let spec = PluginSpec { kind: bundled.kind, plugin: bundled.name.into(), settings: Default::default(), limits: Limits::default() };
-        let loaded = loader.load(&spec).unwrap_or_else(|e| panic!("{}: {e}", bundled.name));
+        let spec = PluginSpec {
+            kind: bundled.kind,
+            plugin: bundled.name.into(),
+            settings: Default::default(),
+            limits: Limits::default(),
+        };
+        let loaded = loader
+            .load(&spec)
+            .unwrap_or_else(|e| panic!("{}: {e}", bundled.name));
         let (cases, faults) = probe::conformance(loaded);
         assert!(!cases.is_empty());
         assert!(faults.is_empty(), "{}: faults {faults:?}", bundled.name);
@@ -30,15 +40,25 @@ fn bundled_component_and_builtin_agree() {
     let ctx = fixtures::priority_context(1_700_000_000, 32, 4, 3);
     let jobs = fixtures::job_table(&ctx, 2_000, 17);
     for name in ["multifactor", "basic"] {
-        let spec = PluginSpec { kind: PluginKind::Priority, plugin: name.into(), settings: Default::default(), limits: Limits::default() };
+        let spec = PluginSpec {
+            kind: PluginKind::Priority,
+            plugin: name.into(),
+            settings: Default::default(),
+            limits: Limits::default(),
+        };
         let mut wasm = match loader.load(&spec).unwrap() {
             Loaded::Priority(g) => g.backend,
             _ => unreachable!(),
         };
-        let mut native = match Loader::builtin(PluginKind::Priority, name, &Default::default()).unwrap() {
-            Loaded::Priority(g) => g.backend,
-            _ => unreachable!(),
-        };
-        assert_eq!(wasm.compute(&ctx, &jobs).unwrap(), native.compute(&ctx, &jobs).unwrap(), "{name}");
+        let mut native =
+            match Loader::builtin(PluginKind::Priority, name, &Default::default()).unwrap() {
+                Loaded::Priority(g) => g.backend,
+                _ => unreachable!(),
+            };
+        assert_eq!(
+            wasm.compute(&ctx, &jobs).unwrap(),
+            native.compute(&ctx, &jobs).unwrap(),
+            "{name}"
+        );
     }
 }

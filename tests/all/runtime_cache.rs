@@ -10,12 +10,26 @@ fn compiled_artifact_is_cached_by_content_hash_and_survives_damage() {
     let dir = std::env::temp_dir().join(format!("sluice-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let engine = WasmEngine::new(Some(dir.clone()));
-    let bytes = std::fs::read(sluice_plugin_artifacts::component("sluice-plugin-priority-basic")).unwrap();
+    let bytes = std::fs::read(sluice_plugin_artifacts::component(
+        "sluice-plugin-priority-basic",
+    ))
+    .unwrap();
     engine.compile("basic", &bytes).unwrap();
-    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     assert_eq!(entries.len(), 1, "one artifact per component");
-    let name = entries[0].file_name().unwrap().to_string_lossy().to_string();
-    assert!(name.ends_with(".cwasm") && name.len() > 64, "keyed by sha256: {name}");
+    let name = entries[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(
+        name.ends_with(".cwasm") && name.len() > 64,
+        "keyed by sha256: {name}"
+    );
 
     // Same bytes: same entry, loadable.
     engine.compile("basic", &bytes).unwrap();
@@ -30,7 +44,12 @@ fn compiled_artifact_is_cached_by_content_hash_and_survives_damage() {
         settings: Default::default(),
         limits: Limits::default(),
     };
-    loader.load(&spec).expect("a damaged cache entry must not stop loading");
-    assert!(std::fs::metadata(&entries[0]).unwrap().len() > 1000, "entry rebuilt");
+    loader
+        .load(&spec)
+        .expect("a damaged cache entry must not stop loading");
+    assert!(
+        std::fs::metadata(&entries[0]).unwrap().len() > 1000,
+        "entry rebuilt"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,16 +14,22 @@ fn priority_slot_with_hostile(mode: &str) -> PrioritySlot {
         Loaded::Priority(g) => g,
         _ => unreachable!(),
     };
-    let fallback = match Loader::builtin(PluginKind::Priority, "basic", &Default::default()).unwrap() {
-        Loaded::Priority(g) => g,
-        _ => unreachable!(),
-    };
+    let fallback =
+        match Loader::builtin(PluginKind::Priority, "basic", &Default::default()).unwrap() {
+            Loaded::Priority(g) => g,
+            _ => unreachable!(),
+        };
     let mut slot = Slot::new(PluginKind::Priority, good, fallback);
     // Loading the hostile one bypasses the smoke call on purpose: a plugin can pass it and
     // still misbehave later on real input.
     let spec = hostile_priority(mode);
     let hostile = match loader
-        .component(PluginKind::Priority, mode, &std::fs::read(&spec.plugin).unwrap(), &spec)
+        .component(
+            PluginKind::Priority,
+            mode,
+            &std::fs::read(&spec.plugin).unwrap(),
+            &spec,
+        )
         .unwrap()
     {
         Loaded::Priority(g) => g,
@@ -40,20 +46,31 @@ fn expect_contained(mode: &str, expected: impl Fn(&Fault) -> bool) {
     let answer = slot.compute(&ctx, &jobs);
     // The previous generation (the well-behaved fixture) answered in its place.
     let mut reference = priority_slot_with_hostile("ok");
-    assert_eq!(answer, reference.compute(&ctx, &jobs), "mode {mode}: the last good policy must answer");
+    assert_eq!(
+        answer,
+        reference.compute(&ctx, &jobs),
+        "mode {mode}: the last good policy must answer"
+    );
     let status = slot.status();
     let active = status.iter().find(|s| s.role == Role::Active).unwrap();
     assert_eq!(active.health.faults, 1, "mode {mode}: the fault is counted");
     let fault_text = active.health.last_fault.clone().unwrap();
     let previous = status.iter().find(|s| s.role == Role::Previous).unwrap();
-    assert_eq!(previous.health.answered, 1, "mode {mode}: the previous generation answered");
+    assert_eq!(
+        previous.health.answered, 1,
+        "mode {mode}: the previous generation answered"
+    );
     assert!(!fault_text.is_empty());
     // The same fault, classified, directly from the backend.
     let mut direct = priority_slot_with_hostile(mode);
-    let raw = direct.get_mut(Role::Active).backend.compute(&ctx, &jobs).and_then(|p| {
-        p.check(jobs.len())?;
-        Ok(p)
-    });
+    let raw = direct
+        .get_mut(Role::Active)
+        .backend
+        .compute(&ctx, &jobs)
+        .and_then(|p| {
+            p.check(jobs.len())?;
+            Ok(p)
+        });
     let err = raw.expect_err("the hostile plugin must fault");
     assert!(expected(&err), "mode {mode}: unexpected fault {err:?}");
 }
@@ -70,7 +87,10 @@ fn memory_bomb_hits_the_cap() {
 
 #[test]
 fn trap_is_contained() {
-    expect_contained("trap", |f| matches!(f, Fault::Trap(t) if t.contains("unreachable")));
+    expect_contained(
+        "trap",
+        |f| matches!(f, Fault::Trap(t) if t.contains("unreachable")),
+    );
 }
 
 #[test]
@@ -100,13 +120,24 @@ fn repeated_faults_back_off_then_quarantine() {
         tried.push(slot.status()[0].health.faults > before);
     }
     let active = &slot.status()[0].health;
-    assert!(active.quarantined, "after {QUARANTINE_AFTER} faults in a row the generation is quarantined");
+    assert!(
+        active.quarantined,
+        "after {QUARANTINE_AFTER} faults in a row the generation is quarantined"
+    );
     assert_eq!(active.faults, QUARANTINE_AFTER as u64);
     // Backoff: the second attempt is not on the very next pass.
-    let attempts: Vec<usize> = tried.iter().enumerate().filter(|(_, t)| **t).map(|(i, _)| i).collect();
+    let attempts: Vec<usize> = tried
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t)
+        .map(|(i, _)| i)
+        .collect();
     // Backoff: 1, 2, 4 … passes between attempts.
     let gaps: Vec<usize> = attempts.windows(2).map(|w| w[1] - w[0]).collect();
-    assert!(gaps.windows(2).all(|g| g[1] == 2 * g[0]), "attempts at passes {attempts:?}");
+    assert!(
+        gaps.windows(2).all(|g| g[1] == 2 * g[0]),
+        "attempts at passes {attempts:?}"
+    );
     // Rolling back clears it.
     slot.rollback().unwrap();
     slot.rollback().unwrap();
@@ -126,7 +157,12 @@ fn selection_slot_with_hostile(mode: &str) -> SelectionSlot {
     let mut slot = Slot::new(PluginKind::Selection, good, fallback);
     let spec = hostile_selection(mode);
     let hostile = match loader
-        .component(PluginKind::Selection, mode, &std::fs::read(&spec.plugin).unwrap(), &spec)
+        .component(
+            PluginKind::Selection,
+            mode,
+            &std::fs::read(&spec.plugin).unwrap(),
+            &spec,
+        )
         .unwrap()
     {
         Loaded::Selection(g) => g,
@@ -145,7 +181,8 @@ fn run_selection_pass(slot: &mut SelectionSlot) -> Vec<Option<sluice_policy::Pla
         req.exclusive = false;
         let p = slot.place(&req, sluice_policy::PlaceMode::Allocate);
         if let Some(p) = &p {
-            host.check_placement(&req, p).expect("every placement the engine sees is valid");
+            host.check_placement(&req, p)
+                .expect("every placement the engine sees is valid");
             host.commit(p);
         }
         out.push(p);
@@ -159,8 +196,15 @@ fn impossible_placements_are_refused_and_retried_with_the_last_good() {
         let mut slot = selection_slot_with_hostile(mode);
         let answers = run_selection_pass(&mut slot);
         let mut reference = selection_slot_with_hostile("ok");
-        assert_eq!(answers, run_selection_pass(&mut reference), "mode {mode}: same placements as the good policy");
-        assert!(answers.iter().any(Option::is_some), "mode {mode}: jobs were placed");
+        assert_eq!(
+            answers,
+            run_selection_pass(&mut reference),
+            "mode {mode}: same placements as the good policy"
+        );
+        assert!(
+            answers.iter().any(Option::is_some),
+            "mode {mode}: jobs were placed"
+        );
         let hostile = &slot.slot.status()[0].health;
         assert!(hostile.faults >= 1, "mode {mode}: the fault is counted");
     }

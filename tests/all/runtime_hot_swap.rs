@@ -8,7 +8,12 @@ use sluice_runtime::{Limits, PluginSpec, PolicySet};
 use crate::support::*;
 
 fn basic_spec() -> PluginSpec {
-    PluginSpec { kind: PluginKind::Priority, plugin: "basic".into(), settings: Default::default(), limits: Limits::default() }
+    PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: "basic".into(),
+        settings: Default::default(),
+        limits: Limits::default(),
+    }
 }
 
 #[test]
@@ -24,7 +29,11 @@ fn swaps_under_load_never_mix_generations_and_refuse_broken_candidates() {
     let mut loads = Vec::new();
     for round in 0..12 {
         // Alternate good and broken candidates; each loads on its own thread.
-        let spec = if round % 3 == 2 { hostile_priority("trap") } else { hostile_priority("ok") };
+        let spec = if round % 3 == 2 {
+            hostile_priority("trap")
+        } else {
+            hostile_priority("ok")
+        };
         loads.push(set.stage(&loader, spec));
         for _ in 0..5 {
             let generation_before = set.priority.active_id();
@@ -56,12 +65,21 @@ fn swaps_under_load_never_mix_generations_and_refuse_broken_candidates() {
     }
     assert_eq!(published.len(), 8, "every good candidate was published");
     assert_eq!(refused, 4, "every broken candidate was refused");
-    assert!(published.windows(2).all(|w| w[0] < w[1]), "generations increase: {published:?}");
+    assert!(
+        published.windows(2).all(|w| w[0] < w[1]),
+        "generations increase: {published:?}"
+    );
     assert_eq!(set.priority.active_id(), *published.last().unwrap());
     let before = set.priority.active_id();
     let restored = set.rollback(PluginKind::Priority).unwrap();
-    assert_ne!(restored, before, "rollback makes the previous generation active");
-    assert_eq!(order(&set.priority.compute(&ctx, &jobs).priority), order(&expected.priority));
+    assert_ne!(
+        restored, before,
+        "rollback makes the previous generation active"
+    );
+    assert_eq!(
+        order(&set.priority.compute(&ctx, &jobs).priority),
+        order(&expected.priority)
+    );
 }
 
 fn order(priorities: &[u32]) -> Vec<usize> {

@@ -1,21 +1,32 @@
 //! Loading refuses what is not a plugin of the expected kind, with an error that says why.
 
 use sluice_policy::PluginKind;
-use sluice_runtime::{LoadError, Limits, PluginSpec};
+use sluice_runtime::{Limits, LoadError, PluginSpec};
 
 use crate::support::*;
 
 fn spec(kind: PluginKind, plugin: &str) -> PluginSpec {
-    PluginSpec { kind, plugin: plugin.into(), settings: Default::default(), limits: Limits::default() }
+    PluginSpec {
+        kind,
+        plugin: plugin.into(),
+        settings: Default::default(),
+        limits: Limits::default(),
+    }
 }
 
 #[test]
 fn wrong_world_is_refused_naming_both_kinds() {
     let path = sluice_plugin_artifacts::component("sluice-plugin-priority-basic");
-    let err = loader().load(&spec(PluginKind::Selection, path)).err().expect("must be refused");
+    let err = loader()
+        .load(&spec(PluginKind::Selection, path))
+        .err()
+        .expect("must be refused");
     let text = err.to_string();
     assert!(matches!(err, LoadError::World { .. }), "{text}");
-    assert!(text.contains("priority plugin") && text.contains("expected a selection plugin"), "{text}");
+    assert!(
+        text.contains("priority plugin") && text.contains("expected a selection plugin"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -24,22 +35,40 @@ fn garbage_is_not_a_component() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("garbage.wasm");
     std::fs::write(&path, b"\0asm but not really").unwrap();
-    let err = loader().load(&spec(PluginKind::Priority, path.to_str().unwrap())).err().unwrap();
+    let err = loader()
+        .load(&spec(PluginKind::Priority, path.to_str().unwrap()))
+        .err()
+        .unwrap();
     assert!(matches!(err, LoadError::Compile { .. }), "{err}");
-    assert!(err.to_string().contains("garbage.wasm"), "the error names the file: {err}");
+    assert!(
+        err.to_string().contains("garbage.wasm"),
+        "the error names the file: {err}"
+    );
 }
 
 #[test]
 fn missing_file_and_unknown_name_say_what_was_expected() {
-    let err = loader().load(&spec(PluginKind::Priority, "/nonexistent/x.wasm")).err().unwrap();
+    let err = loader()
+        .load(&spec(PluginKind::Priority, "/nonexistent/x.wasm"))
+        .err()
+        .unwrap();
     assert!(matches!(err, LoadError::Read { .. }), "{err}");
-    let err = loader().load(&spec(PluginKind::Priority, "no-such-policy")).err().unwrap();
-    assert!(err.to_string().contains("basic"), "lists the bundle's names: {err}");
+    let err = loader()
+        .load(&spec(PluginKind::Priority, "no-such-policy"))
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("basic"),
+        "lists the bundle's names: {err}"
+    );
 }
 
 #[test]
 fn a_plugin_that_fails_its_smoke_call_is_refused() {
-    let err = loader().load(&hostile_priority("trap")).err().expect("smoke call must fail");
+    let err = loader()
+        .load(&hostile_priority("trap"))
+        .err()
+        .expect("smoke call must fail");
     assert!(matches!(err, LoadError::Smoke { .. }), "{err}");
 }
 
@@ -48,7 +77,12 @@ fn host_grants_no_capabilities() {
     // The trap from a guest panic comes from its attempt to write to stderr, a WASI import
     // the host links to a trap: the guest cannot reach anything the host did not grant.
     let spec = hostile_priority("panic");
-    let loaded = loader().component(PluginKind::Priority, "panic", &std::fs::read(&spec.plugin).unwrap(), &spec);
+    let loaded = loader().component(
+        PluginKind::Priority,
+        "panic",
+        &std::fs::read(&spec.plugin).unwrap(),
+        &spec,
+    );
     let mut loaded = loaded.expect("instantiation itself needs no capability");
     let err = sluice_runtime::loader::smoke(&mut loaded).expect_err("the panic must fault");
     assert!(matches!(err, sluice_runtime::Fault::Trap(_)), "{err}");

@@ -2,7 +2,7 @@
 //! component does; a library that is not a sluice plugin is refused.
 
 use sluice_policy::{PluginKind, fixtures};
-use sluice_runtime::{LoadError, Limits, Loaded, PluginSpec};
+use sluice_runtime::{Limits, LoadError, Loaded, PluginSpec};
 
 use crate::support::*;
 
@@ -16,7 +16,12 @@ fn native_library_answers_like_the_component() {
         sluice_plugin_artifacts::native_library("sluice-plugin-priority-basic"),
         sluice_plugin_artifacts::component("sluice-plugin-priority-basic"),
     ] {
-        let spec = PluginSpec { kind: PluginKind::Priority, plugin: plugin.into(), settings: Default::default(), limits: Limits::default() };
+        let spec = PluginSpec {
+            kind: PluginKind::Priority,
+            plugin: plugin.into(),
+            settings: Default::default(),
+            limits: Limits::default(),
+        };
         match loader.load(&spec).unwrap() {
             Loaded::Priority(mut g) => answers.push(g.backend.compute(&ctx, &jobs).unwrap()),
             _ => unreachable!(),
@@ -28,11 +33,19 @@ fn native_library_answers_like_the_component() {
 
 #[test]
 fn a_library_that_is_not_a_plugin_is_refused() {
-    let libc = ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists());
+    let libc = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists());
     let Some(lib) = libc else { return };
-    let spec = PluginSpec { kind: PluginKind::Priority, plugin: lib.into(), settings: Default::default(), limits: Limits::default() };
+    let spec = PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: lib.into(),
+        settings: Default::default(),
+        limits: Limits::default(),
+    };
     let err = loader().load(&spec).err().unwrap();
     assert!(matches!(err, LoadError::Native { .. }), "{err}");
     assert!(err.to_string().contains("not a sluice plugin"), "{err}");

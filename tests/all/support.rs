@@ -13,25 +13,51 @@ pub fn loader() -> Loader {
 
 /// Settings with one text key.
 pub fn text_setting(key: &str, value: &str) -> Settings {
-    Settings(vec![Setting { key: key.into(), value: SettingValue::Text(value.into()) }])
+    Settings(vec![Setting {
+        key: key.into(),
+        value: SettingValue::Text(value.into()),
+    }])
 }
 
 /// Tight limits so that hostile fixtures are stopped quickly.
 pub fn tight_limits() -> Limits {
-    Limits { memory_bytes: 32 << 20, fuel_per_call: 200_000_000 }
+    Limits {
+        memory_bytes: 32 << 20,
+        fuel_per_call: 200_000_000,
+    }
 }
 
 /// A spec for the component built from `package`.
-pub fn component_spec(kind: PluginKind, package: &str, settings: Settings, limits: Limits) -> PluginSpec {
-    PluginSpec { kind, plugin: sluice_plugin_artifacts::component(package).to_string(), settings, limits }
+pub fn component_spec(
+    kind: PluginKind,
+    package: &str,
+    settings: Settings,
+    limits: Limits,
+) -> PluginSpec {
+    PluginSpec {
+        kind,
+        plugin: sluice_plugin_artifacts::component(package).to_string(),
+        settings,
+        limits,
+    }
 }
 
 /// The hostile priority fixture in `mode`.
 pub fn hostile_priority(mode: &str) -> PluginSpec {
-    component_spec(PluginKind::Priority, "sluice-fixture-hostile-priority", text_setting("mode", mode), tight_limits())
+    component_spec(
+        PluginKind::Priority,
+        "sluice-fixture-hostile-priority",
+        text_setting("mode", mode),
+        tight_limits(),
+    )
 }
 
 /// The hostile selection fixture in `mode`.
 pub fn hostile_selection(mode: &str) -> PluginSpec {
-    component_spec(PluginKind::Selection, "sluice-fixture-hostile-selection", text_setting("mode", mode), tight_limits())
+    component_spec(
+        PluginKind::Selection,
+        "sluice-fixture-hostile-selection",
+        text_setting("mode", mode),
+        tight_limits(),
+    )
 }
