@@ -77,12 +77,11 @@ impl Engine {
             .or(first.default_time.unwrap_or(first.max_time).seconds());
         parts.retain(|p| {
             let part = &self.cluster.partitions[p.index()];
-            let time_ok = match (part.max_time.seconds(), time_limit) {
+            match (part.max_time.seconds(), time_limit) {
                 (None, _) => true,
                 (Some(max), Some(limit)) => limit <= max,
                 (Some(_), None) => false,
-            };
-            time_ok
+            }
         });
         if parts.is_empty() {
             return Err(SubmitError::TimeLimit);

@@ -386,19 +386,36 @@ fn backfill_plans_hres_per_slice_with_bf_licenses() {
     let (mut e, _clock) = hres_engine();
     e.params_mut().bf_licenses = true;
     let a = e.submit(one("alice", "natural:100")).unwrap();
-    let b = e.submit(JobSpec { time_limit: Some(1200), ..one("alice", "natural:100") }).unwrap();
+    let b = e
+        .submit(JobSpec {
+            time_limit: Some(1200),
+            ..one("alice", "natural:100")
+        })
+        .unwrap();
     let c = e.submit(one("alice", "natural:100")).unwrap();
     e.tick();
     e.backfill();
-    assert_eq!((e.job(a).unwrap().state, e.job(b).unwrap().state), (JobState::Running, JobState::Running));
+    assert_eq!(
+        (e.job(a).unwrap().state, e.job(b).unwrap().state),
+        (JobState::Running, JobState::Running)
+    );
     assert_eq!(e.job(c).unwrap().reason, Reason::Licenses);
-    assert_eq!(e.job(c).unwrap().start_time, Some(T0 + 600), "a layer of 100 frees when job a ends");
+    assert_eq!(
+        e.job(c).unwrap().start_time,
+        Some(T0 + 600),
+        "a layer of 100 frees when job a ends"
+    );
 }
 
 #[test]
 fn demo_cluster_runs_jobs_with_the_bundled_policies() {
     let cluster = sluice_cluster::Cluster::demo();
-    let user = cluster.associations.iter().find(|a| a.is_user()).map(|a| a.name().to_string()).expect("demo has users");
+    let user = cluster
+        .associations
+        .iter()
+        .find(|a| a.is_user())
+        .map(|a| a.name().to_string())
+        .expect("demo has users");
     let clock = ManualClock::new(T0);
     let policies = Policies {
         priority: Box::new(Multifactor::from_settings(&Settings::default())),
@@ -407,9 +424,24 @@ fn demo_cluster_runs_jobs_with_the_bundled_policies() {
     };
     let mut e = Engine::new(cluster, policies, Arc::new(clock.clone()));
     let ids: Vec<u32> = (0..3)
-        .map(|_| e.submit(JobSpec { min_nodes: 2, tasks: 8, time_limit: Some(600), ..JobSpec::new(&user) }).unwrap())
+        .map(|_| {
+            e.submit(JobSpec {
+                min_nodes: 2,
+                tasks: 8,
+                time_limit: Some(600),
+                ..JobSpec::new(&user)
+            })
+            .unwrap()
+        })
         .collect();
-    let started = e.tick().iter().filter(|ev| matches!(ev, sluice_engine::Event::Started { .. })).count();
+    let started = e
+        .tick()
+        .iter()
+        .filter(|ev| matches!(ev, sluice_engine::Event::Started { .. }))
+        .count();
     assert_eq!(started, 3);
-    assert!(ids.iter().all(|id| e.job(*id).unwrap().state == JobState::Running));
+    assert!(
+        ids.iter()
+            .all(|id| e.job(*id).unwrap().state == JobState::Running)
+    );
 }

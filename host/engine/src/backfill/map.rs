@@ -71,7 +71,9 @@ impl NodeSpaceMap {
     /// Slices overlapping `[from, to)`, found by binary search since slices are in time order.
     fn overlapping(&self, from: i64, to: i64) -> impl Iterator<Item = &Slice> {
         let first = self.slices.partition_point(|s| s.end <= from);
-        self.slices[first..].iter().take_while(move |s| s.begin < to)
+        self.slices[first..]
+            .iter()
+            .take_while(move |s| s.begin < to)
     }
 
     /// Nodes free of reservations during all of `[from, to)`; beyond the window nothing is reserved.
@@ -84,6 +86,19 @@ impl NodeSpaceMap {
             }
         }
         out.unwrap_or_else(|| self.slices[0].avail.clone().tap_full())
+    }
+
+    /// Narrows `nodes` to those free of reservations during all of `[from, to)`, giving up (and
+    /// returning false) as soon as fewer than `min` remain, which is what makes will-run cheap
+    /// when most candidate times fail.
+    pub fn narrow_between(&self, nodes: &mut NodeBitmap, from: i64, to: i64, min: usize) -> bool {
+        for (i, s) in self.overlapping(from, to).enumerate() {
+            nodes.intersect_with(&s.avail);
+            if i % 4 == 0 && nodes.len() < min {
+                return false;
+            }
+        }
+        nodes.len() >= min
     }
 
     /// The most of each license planned jobs hold at any moment of `[from, to)`.
@@ -213,6 +228,20 @@ mod tests {
         assert_eq!(m.slices().len(), 3);
         assert_eq!(m.slices()[1].begin, 100);
         assert_eq!(m.slices()[1].end, 300);
+    }
+
+    #[test]
+    fn narrowing_stops_below_the_minimum() {
+        let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 0, 0, 100);
+        m.add_reservation(100, 200, &nodes(&[0, 1, 2]), &[], &[])
+            .unwrap();
+        let mut all = NodeBitmap::full(4);
+        assert!(!m.narrow_between(&mut all, 50, 150, 2));
+        let mut all = NodeBitmap::full(4);
+        assert!(m.narrow_between(&mut all, 50, 150, 1));
+        assert_eq!(all.iter().collect::<Vec<_>>(), vec![3]);
+        let mut all = NodeBitmap::full(4);
+        assert!(m.narrow_between(&mut all, 200, 900, 4));
     }
 
     #[test]

@@ -341,7 +341,9 @@ impl Engine {
                 }
             }
             let mut avail = freed.clone();
-            avail.intersect_with(&map.avail_between(t, end));
+            if !map.narrow_between(&mut avail, t, end, min_nodes) {
+                continue;
+            }
             if !self.resv.is_empty() {
                 subtract(&mut avail, &self.resv.excluded_nodes(own, t, end));
             }
