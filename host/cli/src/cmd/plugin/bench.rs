@@ -25,6 +25,9 @@ pub struct Args {
     /// Selection policy of the bundle to time.
     #[arg(long, default_value = "cons_tres")]
     selection: String,
+    /// Also time one engine main-loop pass and one backfill pass (slow: two engines of `--jobs`).
+    #[arg(long)]
+    engine: bool,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -130,6 +133,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         });
     }
 
+    if args.engine {
+        rows.extend(engine_passes(&loader, &args, limits)?);
+    }
+
     if args.json {
         let out: Vec<_> = rows
             .iter()
@@ -159,6 +166,69 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One main-loop and one backfill pass of the engine, with the bundle as components and then
+/// linked in natively.
+fn engine_passes(loader: &Loader, args: &Args, limits: Limits) -> anyhow::Result<Vec<Row>> {
+    use sluice_engine::Policies;
+    use sluice_engine::bench::{BenchConfig, run};
+    use sluice_runtime::shared::{HresHandle, PriorityHandle, SelectionHandle};
+    let config = BenchConfig {
+        nodes: args.nodes,
+        jobs: args.jobs,
+        ..BenchConfig::default()
+    };
+    let mut reports = Vec::new();
+    for prefix in ["", "builtin:"] {
+        let specs: Vec<PluginSpec> = [
+            (PluginKind::Priority, &args.priority),
+            (PluginKind::Selection, &args.selection),
+        ]
+        .into_iter()
+        .map(|(kind, name)| PluginSpec {
+            kind,
+            plugin: format!("{prefix}{name}"),
+            settings: Default::default(),
+            limits,
+        })
+        .collect();
+        let set = std::sync::Arc::new(std::sync::Mutex::new(sluice_runtime::PolicySet::load(
+            loader, &specs,
+        )?));
+        let policies = Policies {
+            priority: Box::new(PriorityHandle(set.clone())),
+            selection: Box::new(SelectionHandle(set.clone())),
+            hres: Some(Box::new(HresHandle(set))),
+        };
+        reports.push(run(policies, config.clone()));
+    }
+    let (wasm, native) = (&reports[0], &reports[1]);
+    anyhow::ensure!(
+        wasm.main_stats.started == native.main_stats.started,
+        "wasm started {} jobs in the main pass, native {}: the builds disagree",
+        wasm.main_stats.started,
+        native.main_stats.started
+    );
+    let d = |ms: f64| Duration::from_secs_f64(ms / 1e3);
+    Ok(vec![
+        Row {
+            what: format!(
+                "engine main-loop pass, {} jobs, {} nodes ({} started)",
+                args.jobs, args.nodes, wasm.main_stats.started
+            ),
+            wasm: d(wasm.main_pass_ms),
+            native: d(native.main_pass_ms),
+        },
+        Row {
+            what: format!(
+                "engine backfill pass ({} started)",
+                wasm.backfill_stats.started
+            ),
+            wasm: d(wasm.backfill_pass_ms),
+            native: d(native.backfill_pass_ms),
+        },
+    ])
 }
 
 fn ms(d: Duration) -> f64 {
