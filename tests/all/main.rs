@@ -4,6 +4,7 @@
 mod support;
 
 mod bundle_conformance;
+mod example_policy;
 mod runtime_cache;
 mod runtime_containment;
 mod runtime_hot_swap;
