@@ -58,10 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             settings: Default::default(),
             limits,
         };
-        Ok((
-            loader.load(&spec)?,
-            Loader::builtin(kind, name, &Default::default())?,
-        ))
+        Ok((loader.load(&spec)?, native(&loader, kind, name, limits)?))
     };
     let mut rows = Vec::new();
 
@@ -229,6 +226,29 @@ fn engine_passes(loader: &Loader, args: &Args, limits: Limits) -> anyhow::Result
             native: d(native.backfill_pass_ms),
         },
     ])
+}
+
+/// The native build of a bundled policy: its shared library through `libloading` when this
+/// binary was built in the repository (the path the native plugin path really takes), else the
+/// same code linked in.
+fn native(loader: &Loader, kind: PluginKind, name: &str, limits: Limits) -> anyhow::Result<Loaded> {
+    let library = sluice_bundle::find(kind, name)
+        .and_then(|b| {
+            sluice_plugin_artifacts::NATIVE_LIBRARIES
+                .iter()
+                .find(|(p, _)| *p == b.package)
+        })
+        .map(|(_, path)| *path)
+        .filter(|path| std::path::Path::new(path).exists());
+    Ok(match library {
+        Some(path) => loader.load(&PluginSpec {
+            kind,
+            plugin: path.to_string(),
+            settings: Default::default(),
+            limits,
+        })?,
+        None => Loader::builtin(kind, name, &Default::default())?,
+    })
 }
 
 fn ms(d: Duration) -> f64 {
