@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let spec = PluginSpec {
             kind,
             plugin: name.to_string(),
-            settings: Default::default(),
+            settings: settings(kind),
             limits,
         };
         Ok((loader.load(&spec)?, native(&loader, kind, name, limits)?))
@@ -186,7 +186,7 @@ fn engine_passes(loader: &Loader, args: &Args, limits: Limits) -> anyhow::Result
         .map(|(kind, name)| PluginSpec {
             kind,
             plugin: format!("{prefix}{name}"),
-            settings: Default::default(),
+            settings: settings(kind),
             limits,
         })
         .collect();
@@ -228,6 +228,16 @@ fn engine_passes(loader: &Loader, args: &Args, limits: Limits) -> anyhow::Result
     ])
 }
 
+/// The settings every build is timed with: the demo cluster's, so that multifactor weighs all
+/// its factors (with no settings every weight is Slurm's default 0 and the pass does little).
+fn settings(kind: PluginKind) -> sluice_policy::Settings {
+    sluice_runtime::specs::from_cluster(&sluice_cluster::Cluster::demo())
+        .into_iter()
+        .find(|s| s.kind == kind)
+        .map(|s| s.settings)
+        .unwrap_or_default()
+}
+
 /// The native build of a bundled policy: its shared library through `libloading` when this
 /// binary was built in the repository (the path the native plugin path really takes), else the
 /// same code linked in.
@@ -244,10 +254,10 @@ fn native(loader: &Loader, kind: PluginKind, name: &str, limits: Limits) -> anyh
         Some(path) => loader.load(&PluginSpec {
             kind,
             plugin: path.to_string(),
-            settings: Default::default(),
+            settings: settings(kind),
             limits,
         })?,
-        None => Loader::builtin(kind, name, &Default::default())?,
+        None => Loader::builtin(kind, name, &settings(kind))?,
     })
 }
 
