@@ -45,6 +45,11 @@ pub const BUNDLE: &[BundledPolicy] = &[
         package: "sluice-plugin-gres-gpu",
     },
     BundledPolicy {
+        kind: PluginKind::Gres,
+        name: "count",
+        package: "sluice-plugin-gres-count",
+    },
+    BundledPolicy {
         kind: PluginKind::Hres,
         name: "modes",
         package: "sluice-plugin-hres-modes",
@@ -99,9 +104,47 @@ pub fn instantiate(policy: &BundledPolicy, settings: &Settings) -> NativePolicy 
         "sluice-plugin-gres-gpu" => NativePolicy::Gres(Box::new(
             sluice_plugin_gres_gpu::Gpu::from_settings(settings),
         )),
+        "sluice-plugin-gres-count" => NativePolicy::Gres(Box::new(
+            sluice_plugin_gres_count::CountOnly::from_settings(settings),
+        )),
         "sluice-plugin-hres-modes" => NativePolicy::Hres(Box::new(
             sluice_plugin_hres_modes::HresModes::from_settings(settings),
         )),
         other => unreachable!("bundle entry {other} has no native instance"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_serves_exactly_the_names_configs_may_use() {
+        for kind in PluginKind::ALL {
+            let served: Vec<&str> = BUNDLE
+                .iter()
+                .filter(|p| p.kind == kind)
+                .map(|p| p.name)
+                .collect();
+            assert_eq!(
+                served,
+                sluice_cluster::model::plugins::bundled_names(kind),
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_bundled_policy_has_a_native_instance_of_its_kind() {
+        for policy in BUNDLE {
+            let kind = match instantiate(policy, &Settings::default()) {
+                NativePolicy::Priority(_) => PluginKind::Priority,
+                NativePolicy::Selection(_) => PluginKind::Selection,
+                NativePolicy::Gres(_) => PluginKind::Gres,
+                NativePolicy::Hres(_) => PluginKind::Hres,
+            };
+            assert_eq!(kind, policy.kind, "{}", policy.name);
+            assert!(!policy.component().is_empty());
+        }
     }
 }

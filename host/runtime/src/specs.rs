@@ -2,7 +2,7 @@
 //! its settings, where the multifactor policy also receives the cluster's `Priority*` keys.
 
 use sluice_cluster::Cluster;
-use sluice_cluster::PluginKind as ConfigKind;
+use sluice_cluster::model::plugins::default_plugin;
 use sluice_policy::{PluginKind, SettingValue, Settings};
 
 use crate::limits::Limits;
@@ -14,9 +14,9 @@ pub fn from_cluster(cluster: &Cluster) -> Vec<PluginSpec> {
     PluginKind::ALL
         .into_iter()
         .map(|kind| {
-            let config = cluster.plugins.get(config_kind(kind));
+            let config = cluster.plugins.get(kind);
             let plugin = if config.plugin.is_empty() {
-                config_kind(kind).default_plugin().to_string()
+                default_plugin(kind).to_string()
             } else {
                 config.plugin.clone()
             };
@@ -37,15 +37,6 @@ pub fn from_cluster(cluster: &Cluster) -> Vec<PluginSpec> {
             }
         })
         .collect()
-}
-
-fn config_kind(kind: PluginKind) -> ConfigKind {
-    match kind {
-        PluginKind::Priority => ConfigKind::Priority,
-        PluginKind::Selection => ConfigKind::Selection,
-        PluginKind::Gres => ConfigKind::Gres,
-        PluginKind::Hres => ConfigKind::Hres,
-    }
 }
 
 /// The cluster's `Priority*` keys as multifactor settings; keys set explicitly in the plugin's

@@ -5,7 +5,7 @@ mod gres;
 mod hres;
 mod node;
 mod partition;
-mod plugins;
+pub mod plugins;
 mod power;
 mod priority;
 mod qos;

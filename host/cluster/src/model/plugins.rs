@@ -9,48 +9,22 @@ pub const DEFAULT_MEMORY_LIMIT_MB: u32 = 64;
 /// reasonable policy pass over thousands of jobs while still stopping a runaway loop.
 pub const DEFAULT_FUEL_PER_CALL: u64 = 2_000_000_000;
 
-/// The four plugin kinds a cluster loads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PluginKind {
-    /// Job priority (`multifactor`, `basic`).
-    Priority,
-    /// Node selection (`cons_tres`, `linear`).
-    Selection,
-    /// GRES handling (`gpu`).
-    Gres,
-    /// Hierarchical resources (`modes`).
-    Hres,
+pub use sluice_policy::PluginKind;
+
+/// Names of the bundled plugins of `kind`, default first, as config files may name them. The
+/// bundle crate checks in its tests that it serves exactly these.
+pub fn bundled_names(kind: PluginKind) -> &'static [&'static str] {
+    match kind {
+        PluginKind::Priority => &["multifactor", "basic"],
+        PluginKind::Selection => &["cons_tres", "linear"],
+        PluginKind::Gres => &["gpu", "count"],
+        PluginKind::Hres => &["modes"],
+    }
 }
 
-impl PluginKind {
-    /// Every kind, in the order the host loads them.
-    pub const ALL: [PluginKind; 4] = [Self::Priority, Self::Selection, Self::Gres, Self::Hres];
-
-    /// The bundled plugin loaded when none is named.
-    pub fn default_plugin(self) -> &'static str {
-        self.bundled()[0]
-    }
-
-    /// Names of the bundled plugins of this kind, default first.
-    pub fn bundled(self) -> &'static [&'static str] {
-        match self {
-            Self::Priority => &["multifactor", "basic"],
-            Self::Selection => &["cons_tres", "linear"],
-            Self::Gres => &["gpu"],
-            Self::Hres => &["modes"],
-        }
-    }
-
-    /// The section name in the config file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Priority => "priority",
-            Self::Selection => "selection",
-            Self::Gres => "gres",
-            Self::Hres => "hres",
-        }
-    }
+/// The bundled plugin loaded for `kind` when none is named.
+pub fn default_plugin(kind: PluginKind) -> &'static str {
+    bundled_names(kind)[0]
 }
 
 /// Where a plugin comes from.
@@ -97,7 +71,8 @@ impl PluginConfig {
         } else if self.plugin.ends_with(".so") {
             PluginSource::Native(&self.plugin)
         } else {
-            PluginSource::Bundled(&self.plugin)
+            // `builtin:<name>` is the same bundled policy linked in natively instead of sandboxed.
+            PluginSource::Bundled(self.plugin.strip_prefix("builtin:").unwrap_or(&self.plugin))
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Resolving `[plugins.<kind>]`: empty names become the kind's default, bundled names are checked.
 
+use crate::model::plugins::{bundled_names, default_plugin};
 use crate::model::{PluginKind, PluginSource, Plugins};
 use crate::{ConfigError, Source};
 
@@ -8,19 +9,19 @@ pub fn resolve_plugins(mut plugins: Plugins, source: Source<'_>) -> Result<Plugi
     for kind in PluginKind::ALL {
         let config = plugins.get_mut(kind);
         if config.plugin.is_empty() {
-            config.plugin = kind.default_plugin().to_owned();
+            config.plugin = default_plugin(kind).to_owned();
         }
-        let section = format!("[plugins.{}]", kind.as_str());
+        let section = format!("[plugins.{}]", kind.name());
         let section_start = source.text.find(&section).unwrap_or(0);
         if let PluginSource::Bundled(name) = config.source()
-            && !kind.bundled().contains(&name)
+            && !bundled_names(kind).contains(&name)
         {
             return Err(ConfigError::invalid(
                 source.find_key("plugin", section_start),
-                format!("{} plugin `{name}`", kind.as_str()),
+                format!("{} plugin `{name}`", kind.name()),
                 format!(
                     "one of {} or a path ending in .wasm or .so",
-                    kind.bundled().join(", ")
+                    bundled_names(kind).join(", ")
                 ),
             ));
         }
