@@ -50,3 +50,40 @@ fn a_library_that_is_not_a_plugin_is_refused() {
     assert!(matches!(err, LoadError::Native { .. }), "{err}");
     assert!(err.to_string().contains("not a sluice plugin"), "{err}");
 }
+
+#[test]
+fn a_panic_in_a_native_plugin_is_caught_in_the_library_and_contained() {
+    let spec = PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: sluice_plugin_artifacts::native_library("sluice-fixture-hostile-priority").into(),
+        settings: text_setting("mode", "panic"),
+        limits: Limits::default(),
+    };
+    // The smoke call already meets the panic: the load is refused with it, the host lives on.
+    let err = loader()
+        .load(&spec)
+        .err()
+        .expect("a panicking plugin is refused");
+    assert!(
+        err.to_string()
+            .contains("panic: hostile fixture panics on purpose"),
+        "{err}"
+    );
+    // A library whose policy works answers through the same path.
+    let ok = PluginSpec {
+        settings: text_setting("mode", "ok"),
+        ..spec
+    };
+    let Loaded::Priority(mut g) = loader().load(&ok).unwrap() else {
+        unreachable!()
+    };
+    let ctx = fixtures::priority_context(1_700_000_000, 8, 1, 1);
+    assert_eq!(
+        g.backend
+            .compute(&ctx, &fixtures::job_table(&ctx, 3, 1))
+            .unwrap()
+            .priority
+            .len(),
+        3
+    );
+}
