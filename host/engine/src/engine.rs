@@ -66,6 +66,10 @@ pub struct EngineConfig {
     pub create_missing_associations: bool,
     /// Hold ended jobs in COMPLETING until [`Engine::epilog_complete`] is called for them.
     pub track_completing: bool,
+    /// End running jobs with TIMEOUT when their time limit passes (on). A trace replay that owns
+    /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
+    /// believes a job past its limit ends at the next instant.
+    pub enforce_time_limits: bool,
 }
 
 impl EngineConfig {
@@ -77,6 +81,7 @@ impl EngineConfig {
             first_job_id: 1,
             create_missing_associations: false,
             track_completing: false,
+            enforce_time_limits: true,
         }
     }
 }
@@ -419,12 +424,14 @@ impl Engine {
                 .filter_map(|id| self.jobs[id].spec.begin_time);
             times.extend(begins.filter(|t| *t > self.clock.now()));
         }
-        times.extend(self.running.iter().filter_map(|id| {
-            let job = &self.jobs[id];
-            (job.state == JobState::Running)
-                .then_some(job.end_time)
-                .flatten()
-        }));
+        if self.config.enforce_time_limits {
+            times.extend(self.running.iter().filter_map(|id| {
+                let job = &self.jobs[id];
+                (job.state == JobState::Running)
+                    .then_some(job.end_time)
+                    .flatten()
+            }));
+        }
         if !self.running.is_empty() {
             times.push(self.usage.next_due());
         }

@@ -59,7 +59,9 @@ impl Engine {
                 .unwrap_or_else(|| {
                     job.start_time.unwrap_or(now) + plan_limit(job.time_limit) as i64
                 })
-                .max(now);
+                // A job still holding resources past its limit (time limits not enforced) frees
+                // them no earlier than the next second, never in the past.
+                .max(now + 1);
             for &n in &alloc.placement.nodes {
                 let slot = &mut out.node_free_at[n as usize];
                 *slot = (*slot).max(end);

@@ -1,0 +1,103 @@
+//! The switches a trace replay needs: time limits left to the driver, and purging ended jobs.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use sluice_engine::{Engine, EngineConfig, Event, JobSpec, JobState, ManualClock, Policies};
+
+fn job(nodes: u32, seconds: u64) -> JobSpec {
+    JobSpec {
+        min_nodes: nodes,
+        tasks: nodes,
+        time_limit: Some(seconds),
+        ..JobSpec::new("alice")
+    }
+}
+
+fn replay_engine(enforce: bool) -> (Engine, ManualClock) {
+    let cluster = cluster(2, 1);
+    let clock = ManualClock::new(T0);
+    let mut config = EngineConfig::for_cluster(&cluster);
+    config.enforce_time_limits = enforce;
+    let policies = Policies {
+        priority: Box::new(SiteFactorPriority),
+        selection: Box::new(FirstFit::default()),
+        hres: None,
+    };
+    let engine = Engine::with_config(cluster, policies, Arc::new(clock.clone()), config);
+    (engine, clock)
+}
+
+fn timeouts(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::Ended {
+                    state: JobState::Timeout,
+                    ..
+                }
+            )
+        })
+        .count()
+}
+
+#[test]
+fn with_enforcement_a_job_past_its_limit_times_out() {
+    let (mut e, clock) = replay_engine(true);
+    let id = e.submit(job(1, 60)).unwrap();
+    e.tick();
+    assert_eq!(e.next_wakeup(), Some(T0 + 60));
+    clock.advance(60);
+    assert_eq!(timeouts(&e.tick()), 1);
+    assert_eq!(e.job(id).unwrap().state, JobState::Timeout);
+}
+
+#[test]
+fn without_enforcement_a_job_runs_until_the_driver_ends_it() {
+    let (mut e, clock) = replay_engine(false);
+    let id = e.submit(job(1, 60)).unwrap();
+    e.tick();
+    let usage_due = e.usage().next_due();
+    assert_ne!(usage_due, T0 + 60);
+    assert_eq!(e.next_wakeup(), Some(usage_due), "an end time is no wakeup");
+    clock.advance(600);
+    assert_eq!(timeouts(&e.tick()), 0);
+    assert_eq!(e.job(id).unwrap().state, JobState::Running);
+    // Planning believes the overrunning job ends at once: a 2-node job gets reserved, not started.
+    let wide = e.submit(job(2, 60)).unwrap();
+    e.tick();
+    e.backfill();
+    assert_eq!(e.job(wide).unwrap().state, JobState::Pending);
+    assert!(
+        e.job(wide)
+            .unwrap()
+            .start_time
+            .is_some_and(|t| t > T0 + 600)
+    );
+    e.job_finished(id, 0).unwrap();
+    let events = e.tick();
+    assert_eq!(e.job(id).unwrap().state, JobState::Completed);
+    assert!(
+        events
+            .iter()
+            .any(|ev| matches!(ev, Event::Started { job, .. } if *job == wide))
+    );
+}
+
+#[test]
+fn purge_forgets_only_ended_jobs() {
+    let (mut e, _clock) = replay_engine(false);
+    let id = e.submit(job(1, 60)).unwrap();
+    let waiting = e.submit(job(2, 60)).unwrap();
+    e.tick();
+    assert!(!e.purge(id), "a running job stays");
+    assert!(!e.purge(waiting), "a pending job stays");
+    e.job_finished(id, 0).unwrap();
+    assert!(e.purge(id));
+    assert!(e.job(id).is_none());
+    assert_eq!(e.jobs().count(), 1);
+}
