@@ -371,6 +371,17 @@ impl Engine {
             && params.bf_interval >= 0
             && now >= self.last_backfill + params.bf_interval.max(1);
         let event = self.sched_requested && !params.defer;
+        if self.pending.is_empty() {
+            // A pass over an empty queue decides nothing but would still call the policies.
+            self.sched_requested = false;
+            if periodic {
+                self.last_sched = now;
+            }
+            if backfill {
+                self.last_backfill = now;
+            }
+            return std::mem::take(&mut self.outbox);
+        }
         if periodic {
             self.run_main_pass(true);
             self.last_sched = now;
