@@ -30,10 +30,13 @@ fn the_fixture_configuration_is_valid() {
     assert_eq!(out, vec![Ok(()); 4]);
 }
 
+/// A change that makes a configuration invalid.
+type Breaks = Box<dyn Fn(&mut GresNodeConfig)>;
+
 #[test]
 fn each_broken_rule_is_reported() {
     let good = fixtures::gpu_nodes(1).remove(0);
-    let broken: Vec<(&str, Box<dyn Fn(&mut GresNodeConfig)>)> = vec![
+    let broken: Vec<(&str, Breaks)> = vec![
         ("Count=5 but 4 device files", Box::new(|c| c.count = 5)),
         (
             "File /dev/nvidia0 is given twice",
