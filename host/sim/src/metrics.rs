@@ -22,6 +22,9 @@ pub struct Metrics {
     pub dropped: u64,
     /// Jobs larger than the machine (part of `dropped`).
     pub dropped_oversize: u64,
+    /// Jobs the scheduler refused at submission, e.g. the engine for an unknown partition or a
+    /// time limit over MaxTime (part of `dropped`).
+    pub refused: u64,
     /// Jobs cut short at their requested time (`kill-at-limit`).
     pub killed: u64,
     /// Mean wait in seconds.
@@ -93,6 +96,7 @@ impl MetricsAccumulator {
             jobs: self.jobs,
             dropped,
             dropped_oversize,
+            refused: 0,
             killed: self.killed,
             avg_wait_s: self.wait_sum as f64 / jobs,
             avg_bsld: if self.jobs == 0 {

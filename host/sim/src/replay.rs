@@ -157,6 +157,7 @@ where
     let mut timeline = Timeline::new(next.as_ref().map_or(0, |job| job.submit));
     let mut arrivals: Vec<WorkloadJob> = Vec::new();
     let mut started: Vec<JobKey> = Vec::new();
+    let mut refused: Vec<(JobKey, String)> = Vec::new();
     let mut wakeup: Option<Time> = None;
     let mut now = 0;
     loop {
@@ -201,6 +202,10 @@ where
                 }
             }
         }
+        scheduler.take_refused(&mut refused);
+        for (key, _why) in refused.drain(..) {
+            driver.refuse(key);
+        }
         scheduler.schedule(now, &mut started);
         for key in started.drain(..) {
             driver
@@ -221,14 +226,15 @@ where
             queued: scheduler.queued(),
         });
     }
-    let metrics = driver.metrics.finish(
+    let mut metrics = driver.metrics.finish(
         scheduler.name(),
         config.runtime.as_str(),
         config.procs,
-        source.dropped() + driver.oversize,
+        source.dropped() + driver.oversize + driver.refused,
         driver.oversize,
         wall.elapsed().as_secs_f64(),
     );
+    metrics.refused = driver.refused;
     let records = if config.keep_records {
         driver.records
     } else {
@@ -254,6 +260,7 @@ struct Driver {
     busy: u32,
     submitted: u64,
     oversize: u64,
+    refused: u64,
     metrics: MetricsAccumulator,
     waits: WaitHistogram,
     records: Vec<JobRecord>,
@@ -269,6 +276,7 @@ impl Driver {
             busy: 0,
             submitted: 0,
             oversize: 0,
+            refused: 0,
             metrics: MetricsAccumulator::default(),
             waits: WaitHistogram::default(),
             records: Vec::new(),
@@ -306,6 +314,16 @@ impl Driver {
         self.submitted += 1;
         self.metrics.submitted(job.submit);
         Some((JobKey(slot), seq))
+    }
+
+    /// Forgets a job the scheduler refused at submission.
+    fn refuse(&mut self, key: JobKey) {
+        if let Some(slot) = self.slots.get_mut(key.index())
+            && slot.take_if(|job| job.start.is_none()).is_some()
+        {
+            self.free_slots.push(key.0);
+            self.refused += 1;
+        }
     }
 
     fn start(&mut self, key: JobKey, now: Time) -> Result<(), String> {

@@ -7,6 +7,7 @@
 mod conservative;
 mod easy;
 mod easy_naive;
+pub mod engine;
 mod fcfs;
 mod kind;
 mod profile;
@@ -15,6 +16,7 @@ mod running;
 pub use conservative::Conservative;
 pub use easy::Easy;
 pub use easy_naive::EasyNaive;
+pub use engine::{EngineOptions, EngineScheduler, FlatMachine, Passes};
 pub use fcfs::Fcfs;
 pub use kind::{SchedulerKind, UnknownScheduler};
 
@@ -92,6 +94,13 @@ pub trait ReplayScheduler {
         let _ = now;
         None
     }
+
+    /// Moves into `out` the jobs submitted since the last call that the scheduler refused (with
+    /// why); the driver forgets them and counts them in `refused`. The flat schedulers accept
+    /// every job the driver hands them.
+    fn take_refused(&mut self, out: &mut Vec<(JobKey, String)>) {
+        let _ = out;
+    }
 }
 
 impl<S: ReplayScheduler + ?Sized> ReplayScheduler for Box<S> {
@@ -112,6 +121,9 @@ impl<S: ReplayScheduler + ?Sized> ReplayScheduler for Box<S> {
     }
     fn next_wakeup(&self, now: Time) -> Option<Time> {
         (**self).next_wakeup(now)
+    }
+    fn take_refused(&mut self, out: &mut Vec<(JobKey, String)>) {
+        (**self).take_refused(out)
     }
 }
 

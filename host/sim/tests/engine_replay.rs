@@ -1,0 +1,220 @@
+//! The engine-backed replay: Slurm's decisions on hand-made traces, overruns, refusals,
+//! determinism, and bundles that differ.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{job, kth_path, starts};
+use sluice_engine::Policies;
+use sluice_plugin_priority_basic::Basic;
+use sluice_plugin_priority_multifactor::Multifactor;
+use sluice_plugin_select_cons_tres::ConsTres;
+use sluice_policy::{FromSettings, SettingValue, Settings};
+use sluice_sim::compare::compare;
+use sluice_sim::csv::CsvWriter;
+use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
+use sluice_sim::{
+    MemoryWorkload, ReplayConfig, ReplayOutput, RuntimeMode, SlurmRequest, SwfFields, Time,
+    Workload, WorkloadJob, replay,
+};
+
+/// Which priority policy the bundle has.
+#[derive(Clone, Copy)]
+enum Priority {
+    Basic,
+    Multifactor,
+}
+
+fn policies(priority: Priority) -> Policies {
+    let priority: Box<dyn sluice_policy::PriorityPolicy + Send> = match priority {
+        Priority::Basic => Box::new(Basic::from_settings(&Settings::default())),
+        Priority::Multifactor => Box::new(Multifactor::from_settings(
+            &Settings::default()
+                .with("weight.fairshare", SettingValue::Integer(100_000))
+                .with("weight.age", SettingValue::Integer(10)),
+        )),
+    };
+    Policies {
+        priority,
+        selection: Box::new(ConsTres::from_settings(&Settings::default())),
+        hres: None,
+        gres: Vec::new(),
+    }
+}
+
+fn engine_run(
+    jobs: &[WorkloadJob],
+    procs: u32,
+    priority: Priority,
+    runtime: RuntimeMode,
+) -> ReplayOutput {
+    let cluster = FlatMachine {
+        procs,
+        cpus_per_node: 1,
+    }
+    .cluster()
+    .unwrap();
+    let options = EngineOptions::for_cluster("slurm", &cluster);
+    let mut scheduler = EngineScheduler::new(cluster, policies(priority), options);
+    let mut source = MemoryWorkload::new(jobs, 0, None);
+    let config = ReplayConfig {
+        procs,
+        runtime,
+        keep_records: true,
+    };
+    replay(&mut source, &mut scheduler, &config, ()).expect("replay succeeds")
+}
+
+fn expect(pairs: &[(u64, Time)]) -> BTreeMap<u64, Time> {
+    pairs.iter().copied().collect()
+}
+
+fn user_job(id: u64, submit: Time, run: Time, procs: u32, user: i64) -> WorkloadJob {
+    WorkloadJob {
+        swf: SwfFields {
+            user,
+            ..SwfFields::UNKNOWN
+        },
+        ..job(id, submit, run, run, procs)
+    }
+}
+
+/// 10 one-CPU nodes. J1 holds 6 until t=100; J2 (8 nodes) is reserved from 120 (the free time
+/// rounded up to bf_resolution = 60 s) and starts at 100 in the main loop once J1 ends; J3 fits on
+/// the two nodes the reservation leaves; J4 would need reserved nodes past 120; J5 ends by 100.
+#[test]
+fn slurm_backfill_starts_what_does_not_touch_a_reservation() {
+    let jobs = vec![
+        job(1, 0, 100, 100, 6),
+        job(2, 1, 50, 50, 8),
+        job(3, 2, 500, 500, 2),
+        job(4, 3, 500, 500, 2),
+        job(5, 4, 96, 96, 2),
+    ];
+    let out = engine_run(&jobs, 10, Priority::Basic, RuntimeMode::KillAtLimit);
+    assert_eq!(
+        starts(&out),
+        expect(&[(1, 0), (2, 100), (3, 2), (4, 150), (5, 4)])
+    );
+}
+
+/// The reservation is rounded to whole bf_resolution slots: a job that would end at 110, before
+/// the head's real start (J1 ends at 100 but reservations begin on the minute, at 120), may run;
+/// one that ends at 130 may not, where EASY with exact times would refuse both.
+#[test]
+fn reservations_sit_on_bf_resolution_boundaries() {
+    let jobs = vec![
+        job(1, 0, 100, 100, 6),
+        job(2, 1, 50, 50, 10),
+        job(3, 10, 100, 100, 4),
+        job(4, 11, 119, 119, 4),
+    ];
+    let out = engine_run(&jobs, 10, Priority::Basic, RuntimeMode::KillAtLimit);
+    let s = starts(&out);
+    assert_eq!(
+        s[&3], 10,
+        "ends at 110, inside the slot before the reservation"
+    );
+    assert!(s[&4] >= s[&2], "ends at 130, past the reservation's start");
+    assert!(s[&2] >= 100);
+    let easy = common::run(
+        &jobs,
+        10,
+        sluice_sim::SchedulerKind::Easy,
+        RuntimeMode::KillAtLimit,
+    );
+    assert!(starts(&easy)[&3] > 10, "EASY's shadow time is exact");
+}
+
+/// Under run-to-completion the engine does not kill a job past its estimate: it runs until the
+/// driver ends it, and the wide job waits for it.
+#[test]
+fn jobs_outliving_their_estimate_run_to_completion() {
+    let jobs = vec![job(1, 0, 500, 60, 6), job(2, 1, 50, 50, 8)];
+    let out = engine_run(&jobs, 10, Priority::Basic, RuntimeMode::RunToCompletion);
+    let by_id: BTreeMap<u64, (Time, Time)> = out
+        .records
+        .iter()
+        .map(|r| (r.id, (r.start, r.end)))
+        .collect();
+    assert_eq!(by_id[&1], (0, 500));
+    assert_eq!(by_id[&2], (500, 550));
+    assert_eq!(out.metrics.killed, 0);
+    let killed = engine_run(&jobs, 10, Priority::Basic, RuntimeMode::KillAtLimit);
+    assert_eq!(starts(&killed)[&2], 60);
+}
+
+/// Fair share moves a light user's job ahead of a heavy user's older one; FIFO does not.
+#[test]
+fn multifactor_and_basic_bundles_start_jobs_differently() {
+    let jobs = vec![
+        user_job(1, 0, 1000, 4, 1),
+        user_job(2, 10, 100, 4, 1),
+        user_job(3, 20, 100, 4, 1),
+        user_job(4, 30, 100, 4, 2),
+    ];
+    let fifo = engine_run(&jobs, 4, Priority::Basic, RuntimeMode::KillAtLimit);
+    let fair = engine_run(&jobs, 4, Priority::Multifactor, RuntimeMode::KillAtLimit);
+    assert_eq!(
+        starts(&fifo),
+        expect(&[(1, 0), (2, 1000), (3, 1100), (4, 1200)])
+    );
+    assert_eq!(starts(&fair)[&4], 1000, "user 2 has used nothing");
+    let cmp = compare(&fifo, &fair, 10).unwrap();
+    assert!(cmp.moved_total >= 2);
+    assert_eq!(cmp.moved[0].id, 4);
+}
+
+/// A JSON-lines job for a partition the cluster does not have is refused and counted.
+#[test]
+fn refused_submissions_are_counted_not_replayed() {
+    let mut bad = job(2, 5, 10, 10, 1);
+    bad.slurm = Some(Box::new(SlurmRequest {
+        partition: Some("nope".into()),
+        tasks: 1,
+        cpus_per_task: 1,
+        ..SlurmRequest::default()
+    }));
+    let jobs = vec![job(1, 0, 10, 10, 1), bad, job(3, 6, 10, 10, 1)];
+    let out = engine_run(&jobs, 2, Priority::Basic, RuntimeMode::KillAtLimit);
+    assert_eq!(out.metrics.jobs, 2);
+    assert_eq!(out.metrics.refused, 1);
+    assert_eq!(out.metrics.dropped, 1);
+}
+
+fn kth_prefix(n: usize) -> Vec<WorkloadJob> {
+    Workload::open(&kth_path())
+        .unwrap()
+        .take(n)
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn csv_of(jobs: &[WorkloadJob]) -> Vec<u8> {
+    let cluster = FlatMachine {
+        procs: 100,
+        cpus_per_node: 1,
+    }
+    .cluster()
+    .unwrap();
+    let options = EngineOptions::for_cluster("slurm", &cluster);
+    let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Multifactor), options);
+    let mut source = MemoryWorkload::new(jobs, 0, None);
+    let config = ReplayConfig {
+        procs: 100,
+        runtime: RuntimeMode::RunToCompletion,
+        keep_records: false,
+    };
+    let mut writer = CsvWriter::new(Vec::new()).unwrap();
+    replay(&mut source, &mut scheduler, &config, &mut writer).unwrap();
+    writer.finish().unwrap()
+}
+
+#[test]
+fn the_engine_replay_is_byte_identical_across_runs() {
+    let jobs = kth_prefix(2000);
+    let first = csv_of(&jobs);
+    assert!(first.len() > 2000 * 10, "one row per job");
+    assert_eq!(first, csv_of(&jobs));
+}
