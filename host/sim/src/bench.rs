@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::error::ReadError;
 use crate::replay::{ReplayConfig, ReplayError, replay};
 use crate::runtime::RuntimeMode;
-use crate::scheduler::SchedulerKind;
+use crate::scheduler::{ReplayScheduler, SchedulerKind};
 use crate::workload::{JobSource, MemoryWorkload, Workload};
 
 /// The schedulers timed, in the order they run within a round.
@@ -57,6 +57,31 @@ pub struct BenchReport {
     pub parse_jobs_per_s: f64,
     /// One entry per timed scheduler, EASY first.
     pub results: Vec<Throughput>,
+    /// The schedulers the caller added (e.g. the engine with a bundle), in the order given.
+    pub extra: Vec<NamedThroughput>,
+}
+
+/// Best-of-rounds throughput of a scheduler the caller supplied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedThroughput {
+    /// Its label, e.g. `slurm (wasm)`.
+    pub name: String,
+    /// Rounds it ran.
+    pub rounds: usize,
+    /// Fastest replay, in seconds.
+    pub best_s: f64,
+    /// Jobs replayed per second in the fastest round.
+    pub jobs_per_s: f64,
+}
+
+/// A scheduler for the benchmark to time besides the built-in ones: a fresh one per round.
+pub struct ExtraScheduler<'a> {
+    /// Label in the report.
+    pub name: String,
+    /// Rounds to run (the engine is slower than the flat schedulers, so it may get fewer).
+    pub rounds: usize,
+    /// Builds a fresh scheduler for one replay.
+    pub build: Box<dyn FnMut() -> Box<dyn ReplayScheduler> + 'a>,
 }
 
 impl BenchReport {
@@ -101,7 +126,28 @@ impl fmt::Display for BenchReport {
                 t.best_s * 1e3
             )?;
         }
-        write!(f, "  easy / easy-naive = {:.2}x", self.easy_speedup())
+        for t in &self.extra {
+            writeln!(
+                f,
+                "  {:<12} {:>12} jobs/s  ({:.2} ms, best of {})",
+                t.name,
+                format_rate(t.jobs_per_s),
+                t.best_s * 1e3,
+                t.rounds
+            )?;
+        }
+        write!(f, "  easy / easy-naive = {:.2}x", self.easy_speedup())?;
+        if let Some(easy) = self.throughput(SchedulerKind::Easy) {
+            for t in self.extra.iter().filter(|t| t.jobs_per_s > 0.0) {
+                write!(
+                    f,
+                    "\n  easy / {} = {:.1}x",
+                    t.name,
+                    easy.jobs_per_s / t.jobs_per_s
+                )?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -121,6 +167,17 @@ fn format_rate(rate: f64) -> String {
 /// and FCFS (interleaved, so that drift in machine speed hits all alike) and keeps each one's
 /// fastest round. Timing is reported, never checked.
 pub fn run(trace: &Path, procs: Option<u32>, rounds: usize) -> Result<BenchReport, BenchError> {
+    run_with(trace, procs, rounds, Vec::new())
+}
+
+/// [`run`], then times each of `extra` the same way (its own number of rounds). Machine size:
+/// `procs`, else the trace header.
+pub fn run_with(
+    trace: &Path,
+    procs: Option<u32>,
+    rounds: usize,
+    extra: Vec<ExtraScheduler<'_>>,
+) -> Result<BenchReport, BenchError> {
     let read_start = Instant::now();
     let mut workload = Workload::open(trace)?;
     let jobs: Vec<_> = workload.by_ref().collect::<Result<_, _>>()?;
@@ -144,6 +201,29 @@ pub fn run(trace: &Path, procs: Option<u32>, rounds: usize) -> Result<BenchRepor
             replayed = output.metrics.jobs;
             best[slot] = best[slot].min(output.metrics.wall_s);
         }
+    }
+    let mut extra_results = Vec::new();
+    for mut other in extra {
+        let rounds = other.rounds.max(1);
+        let mut best_s = f64::INFINITY;
+        let mut jobs_done = 0;
+        for _ in 0..rounds {
+            let mut source = MemoryWorkload::new(&jobs, workload.dropped(), None);
+            let mut scheduler = (other.build)();
+            let output = replay(&mut source, &mut scheduler, &config, ())?;
+            best_s = best_s.min(output.metrics.wall_s);
+            jobs_done = output.metrics.jobs;
+        }
+        extra_results.push(NamedThroughput {
+            name: other.name,
+            rounds,
+            best_s,
+            jobs_per_s: if best_s > 0.0 {
+                jobs_done as f64 / best_s
+            } else {
+                0.0
+            },
+        });
     }
     let rate = |seconds: f64| {
         if seconds > 0.0 {
@@ -170,5 +250,6 @@ pub fn run(trace: &Path, procs: Option<u32>, rounds: usize) -> Result<BenchRepor
                 jobs_per_s: rate(best_s),
             })
             .collect(),
+        extra: extra_results,
     })
 }
