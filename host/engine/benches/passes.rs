@@ -33,6 +33,7 @@ fn main() {
         priority: Box::new(Multifactor::from_settings(&settings)),
         selection: Box::new(ConsTres::default()),
         hres: None,
+        gres: Vec::new(),
     };
     let report = run(policies, config);
     println!(

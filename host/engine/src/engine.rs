@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use sluice_cluster::{AssocId, Cluster, NodeId, PartitionId, SchedulerParams};
-use sluice_policy::{HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
+use sluice_policy::{GresPolicy, HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
 
 use crate::clock::Clock;
+use crate::gres::cores::CpuMap;
+use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
 use crate::licenses::LicenseState;
 use crate::node_state::NodeState;
@@ -23,6 +25,9 @@ pub struct Policies {
     pub selection: Box<dyn SelectionPolicy + Send>,
     /// HRES mode logic; without one, jobs asking for HRES are refused at submit.
     pub hres: Option<Box<dyn HresPolicy + Send>>,
+    /// GRES device logic per GRES name (`gpu` → gres/gpu, `nic` → a count-only policy). A name
+    /// without a policy is tracked by the host alone: devices by lowest index, no environment.
+    pub gres: Vec<(String, Box<dyn GresPolicy + Send>)>,
 }
 
 /// Which scheduler runs besides the main loop.
@@ -66,6 +71,9 @@ pub struct EngineConfig {
     pub create_missing_associations: bool,
     /// Hold ended jobs in COMPLETING until [`Engine::epilog_complete`] is called for them.
     pub track_completing: bool,
+    /// Log every GRES allocation and release at debug level on target `sluice::gres`
+    /// (Slurm's `DebugFlags=GRES`).
+    pub debug_gres: bool,
     /// End running jobs with TIMEOUT when their time limit passes (on). A trace replay that owns
     /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
     /// believes a job past its limit ends at the next instant.
@@ -81,6 +89,7 @@ impl EngineConfig {
             first_job_id: 1,
             create_missing_associations: false,
             track_completing: false,
+            debug_gres: false,
             enforce_time_limits: true,
         }
     }
@@ -153,6 +162,8 @@ pub struct Faults {
     pub selection: u64,
     /// HRES answers refused.
     pub hres: u64,
+    /// GRES device picks refused.
+    pub gres: u64,
 }
 
 /// Precomputed per-partition data.
@@ -169,6 +180,8 @@ pub struct Engine {
     pub(crate) policies: Policies,
     pub(crate) nodes: NodeState,
     pub(crate) lic: LicenseState,
+    pub(crate) gres: GresState,
+    pub(crate) cpus: CpuMap,
     pub(crate) resv: Reservations,
     pub(crate) usage: Usage,
     pub(crate) parts: Vec<PartView>,
@@ -195,15 +208,43 @@ impl Engine {
     }
 
     /// Builds an engine with explicit settings.
+    ///
+    /// # Panics
+    /// If a GRES policy refuses the node configuration; [`Engine::try_with_config`] returns that
+    /// as an error instead.
     pub fn with_config(
         cluster: Cluster,
         policies: Policies,
         clock: Arc<dyn Clock>,
         config: EngineConfig,
     ) -> Self {
+        Self::try_with_config(cluster, policies, clock, config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Builds an engine, first asking each GRES policy to validate every node's configuration of
+    /// its name (the role of `node_config_load`); a configuration a policy refuses is an error.
+    pub fn try_with_config(
+        cluster: Cluster,
+        mut policies: Policies,
+        clock: Arc<dyn Clock>,
+        config: EngineConfig,
+    ) -> Result<Self, GresConfigError> {
         let now = clock.now();
         let nodes = NodeState::from_cluster(&cluster);
         let lic = LicenseState::from_cluster(&cluster);
+        let gres = GresState::from_cluster(&cluster, &nodes.table().gres_kinds, |k| {
+            policies.gres.iter().any(|(n, _)| n == k)
+        });
+        let names: Vec<String> = cluster.nodes.iter().map(|n| n.name.clone()).collect();
+        crate::gres::validate(&gres, &names, &mut policies.gres)?;
+        let cpus = CpuMap::new(
+            cluster.nodes.iter().map(|n| n.cpus).collect(),
+            cluster
+                .nodes
+                .iter()
+                .map(|n| u32::from(n.threads_per_core.max(1)))
+                .collect(),
+        );
         let parts = cluster
             .partitions
             .iter()
@@ -246,7 +287,7 @@ impl Engine {
                 usage_factor: 1.0,
             });
         }
-        Self {
+        Ok(Self {
             next_id: config.first_job_id.max(1),
             cluster,
             config,
@@ -254,6 +295,8 @@ impl Engine {
             policies,
             nodes,
             lic,
+            gres,
+            cpus,
             resv: Reservations::default(),
             usage,
             parts,
@@ -269,7 +312,7 @@ impl Engine {
             faults: Faults::default(),
             last_priorities: PriorityReport::default(),
             qos_view,
-        }
+        })
     }
 
     /// The cluster as configured (associations may have grown with `create_missing_associations`).
@@ -352,9 +395,18 @@ impl Engine {
         &self.faults
     }
 
-    /// Replaces the policies (a new plugin generation); takes effect at the next pass.
-    pub fn set_policies(&mut self, policies: Policies) {
+    /// Replaces the policies (a new plugin generation); takes effect at the next pass. GRES
+    /// policies are validated against the node configuration first; on refusal nothing changes.
+    pub fn set_policies(&mut self, mut policies: Policies) -> Result<(), GresConfigError> {
+        let names: Vec<String> = self.cluster.nodes.iter().map(|n| n.name.clone()).collect();
+        crate::gres::validate(&self.gres, &names, &mut policies.gres)?;
         self.policies = policies;
+        Ok(())
+    }
+
+    /// Every node's GRES devices and counts with their holders.
+    pub fn gres(&self) -> &GresState {
+        &self.gres
     }
 
     /// Processes everything due at the clock's current time and returns what the engine decided:

@@ -24,6 +24,29 @@ pub enum SubmitError {
     /// A GRES no node has.
     #[error("invalid generic resource (gres) specification: {0}")]
     UnknownGres(String),
+    /// A GRES type no node configures under that name.
+    #[error(
+        "invalid generic resource (gres) specification: no node has {name} of type {gres_type}"
+    )]
+    UnknownGresType {
+        /// GRES name.
+        name: String,
+        /// Type asked for.
+        gres_type: String,
+    },
+    /// A per-node GRES count above what any node has.
+    #[error(
+        "invalid generic resource (gres) specification: {request} per node, at most {max} on any node"
+    )]
+    GresCount {
+        /// The request, `name[:type]:count`.
+        request: String,
+        /// The most any node configures.
+        max: u64,
+    },
+    /// GPU counts given in two ways that Slurm treats as mutually exclusive.
+    #[error("invalid generic resource (gres) specification: {0} are mutually exclusive")]
+    GresConflict(String),
     /// A bad `-L` request.
     #[error(transparent)]
     Licenses(#[from] LicenseError),

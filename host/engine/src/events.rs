@@ -20,28 +20,14 @@ impl Engine {
         let qos = self.resolve_qos(&spec, assoc)?;
         let mut parts = self.resolve_partitions(&spec)?;
 
+        let gres = self.resolve_gres(&spec)?;
         let mut gres_per_node: Vec<(u32, u32)> = Vec::new();
         let mut gres_types = Vec::new();
-        for g in &spec.gres {
-            let kind = self
-                .nodes
-                .gres_kind(&g.name)
-                .ok_or_else(|| SubmitError::UnknownGres(g.name.clone()))?;
-            if let Some(t) = &g.gres_type {
-                gres_types.push((g.name.clone(), t.clone()));
+        for r in &gres.records {
+            if let Some(t) = &r.gres_type {
+                gres_types.push((r.name.clone(), t.clone()));
             }
-            add_gres(&mut gres_per_node, kind, g.count);
-        }
-        if let Some(gpus) = spec.gpus.filter(|g| *g > 0) {
-            let kind = self
-                .nodes
-                .gres_kind("gpu")
-                .ok_or_else(|| SubmitError::UnknownGres("gpu".into()))?;
-            add_gres(
-                &mut gres_per_node,
-                kind,
-                gpus.div_ceil(spec.min_nodes.max(1)),
-            );
+            add_gres(&mut gres_per_node, r.kind, r.per_node);
         }
 
         let demand = self.lic.resolve(&spec.licenses)?;
@@ -115,6 +101,8 @@ impl Engine {
             demand,
             gres_per_node,
             gres_types,
+            gres,
+            cpu_ids: Vec::new(),
             final_state: None,
             spec,
         };
@@ -368,8 +356,16 @@ impl Engine {
         self.sched_requested = true;
     }
 
-    fn release_resources(&mut self, id: JobId) {
+    pub(crate) fn release_resources(&mut self, id: JobId) {
+        let positions = self.jobs[&id]
+            .alloc
+            .as_ref()
+            .map_or(0, |a| a.placement.nodes.len());
+        self.release_gres(id, &(0..positions).collect::<Vec<_>>());
         let job = self.jobs.get_mut(&id).expect("releasing a known job");
+        for r in &mut job.gres.records {
+            r.bit_step_alloc.iter_mut().for_each(Vec::clear);
+        }
         if let Some(alloc) = &job.alloc {
             self.nodes.release(id, &alloc.placement);
             self.lic.give_back(&alloc.licenses);
@@ -599,6 +595,7 @@ impl Engine {
                 .gres_per_node
                 .iter()
                 .all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
+            && self.gres_fits_config(job, i)
             && job
                 .spec
                 .constraint
@@ -622,8 +619,9 @@ impl Engine {
 }
 
 fn add_gres(list: &mut Vec<(u32, u32)>, kind: u32, count: u32) {
+    // Records of one name differ in type, so their counts add up on the node.
     match list.iter_mut().find(|(k, _)| *k == kind) {
-        Some(slot) => slot.1 = slot.1.max(count),
+        Some(slot) => slot.1 += count,
         None => list.push((kind, count)),
     }
 }

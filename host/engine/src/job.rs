@@ -4,6 +4,7 @@ use serde::Serialize;
 use sluice_cluster::{AssocId, PartitionId, QosId};
 use sluice_policy::{Charge, Placement};
 
+use crate::gres::{JobGres, StepGres};
 use crate::licenses::LicenseDemand;
 use crate::request::{Constraint, Dependency, GresRequest, LicenseRequest};
 
@@ -39,6 +40,10 @@ pub struct JobSpec {
     pub gres: Vec<GresRequest>,
     /// `--gpus`, in total over the job.
     pub gpus: Option<u32>,
+    /// `--gpus-per-node`.
+    pub gpus_per_node: Option<u32>,
+    /// The type of `--gpus` / `--gpus-per-node` (`--gpus=a100:2`), if given.
+    pub gpu_type: Option<String>,
     /// `-L/--licenses`: cluster licenses and HRES resources.
     pub licenses: Vec<LicenseRequest>,
     /// `--constraint`.
@@ -76,6 +81,8 @@ impl JobSpec {
             time_limit: None,
             gres: Vec::new(),
             gpus: None,
+            gpus_per_node: None,
+            gpu_type: None,
             licenses: Vec::new(),
             constraint: None,
             exclusive: false,
@@ -264,6 +271,8 @@ pub struct Step {
     pub state: JobState,
     /// Exit code once ended.
     pub exit_code: Option<i32>,
+    /// The subset of the job's devices the step uses, per job record.
+    pub gres: Vec<StepGres>,
 }
 
 /// A job as the engine tracks it.
@@ -311,6 +320,10 @@ pub struct Job {
     pub gres_per_node: Vec<(u32, u32)>,
     /// Typed GRES asked for, as (name, type): only nodes configuring that type qualify.
     pub gres_types: Vec<(String, String)>,
+    /// GRES as written and per type, with the devices held on each allocated node.
+    pub gres: JobGres,
+    /// Per allocation position: the CPU ids the job holds there (the lowest free at its start).
+    pub cpu_ids: Vec<Vec<u32>>,
     /// The state a COMPLETING job will end in once its epilog completes.
     pub final_state: Option<JobState>,
 }

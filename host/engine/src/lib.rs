@@ -45,6 +45,7 @@ pub mod clock;
 mod engine;
 pub mod error;
 mod events;
+pub mod gres;
 pub mod job;
 pub mod licenses;
 pub mod main_loop;
@@ -54,16 +55,20 @@ pub mod queue;
 pub mod report;
 pub mod request;
 pub mod reservation;
+mod resize;
+pub mod show;
 pub mod steps;
 pub mod usage;
 
 pub use clock::{Clock, ManualClock, WallClock};
 pub use engine::{Engine, EngineConfig, Event, Faults, Loop, PassStats, Policies, SchedulerKind};
 pub use error::{JobError, SubmitError};
+pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
+pub use show::{DeviceRow, LicenseReport, NodeReport};
 
 #[cfg(test)]
 mod tests {

@@ -157,6 +157,16 @@ impl Engine {
         if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
             cand.intersect_with(&self.static_mask(job, rec.partition));
         }
+        if !job.gres_types.is_empty() {
+            // The node table counts GRES per name; which type is free only the device state knows.
+            let busy: Vec<u32> = cand
+                .iter()
+                .filter(|&n| !self.gres_fits_now(job, n as usize))
+                .collect();
+            for n in busy {
+                cand.remove(n);
+            }
+        }
         cand
     }
 
@@ -325,7 +335,16 @@ impl Engine {
                 }
             }
         };
+        let picks = match self.pick_gres(id, &placement) {
+            Ok(picks) => picks,
+            Err(reason) => {
+                self.policies.selection.release(id, &placement);
+                return Err(reason);
+            }
+        };
         self.commit_start(id, rec, placement, licenses, charges, now, by);
+        let alloc = self.jobs[&id].alloc.clone().expect("just started");
+        self.commit_gres(id, &alloc.placement, picks);
         Ok(())
     }
 

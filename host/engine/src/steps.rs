@@ -2,7 +2,9 @@
 
 use crate::engine::Engine;
 use crate::error::JobError;
+use crate::gres::step::step_gres_room;
 use crate::job::{JobId, JobState, Step};
+use crate::request::GresRequest;
 
 impl Engine {
     /// Starts a step of `nodes` nodes with `cpus_per_node` CPUs each inside a running job, on the
@@ -14,7 +16,21 @@ impl Engine {
         nodes: u32,
         cpus_per_node: u32,
     ) -> Result<u32, JobError> {
-        let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
+        self.start_step_with_gres(id, name, nodes, cpus_per_node, &[])
+    }
+
+    /// Starts a step as [`Engine::start_step`] that also uses `gres` (srun's `--gres`, per node):
+    /// on each of its nodes a subset of the job's devices that no running step uses, chosen by
+    /// the GRES policy of each name.
+    pub fn start_step_with_gres(
+        &mut self,
+        id: JobId,
+        name: &str,
+        nodes: u32,
+        cpus_per_node: u32,
+        gres: &[GresRequest],
+    ) -> Result<u32, JobError> {
+        let job = self.jobs.get(&id).ok_or(JobError::UnknownJob(id))?;
         if job.state != JobState::Running {
             return Err(JobError::WrongState {
                 job: id,
@@ -30,12 +46,16 @@ impl Engine {
         }
         let positions: Vec<u32> = (0..alloc.placement.nodes.len())
             .filter(|&p| alloc.placement.cpus[p] - used[p] >= cpus_per_node.max(1))
+            .filter(|&p| step_gres_room(job, p, gres))
             .take(nodes.max(1) as usize)
             .map(|p| p as u32)
             .collect();
         if positions.len() < nodes.max(1) as usize {
             return Err(JobError::StepTooBig(id));
         }
+        let step_gres = self.pick_step_gres(id, &positions, gres)?;
+        self.mark_step_gres(id, &step_gres, true);
+        let job = self.jobs.get_mut(&id).expect("checked above");
         let step_id = job.steps.len() as u32;
         job.steps.push(Step {
             id: step_id,
@@ -44,6 +64,7 @@ impl Engine {
             node_positions: positions,
             state: JobState::Running,
             exit_code: None,
+            gres: step_gres,
         });
         Ok(step_id)
     }
@@ -67,6 +88,8 @@ impl Engine {
             JobState::Failed
         };
         s.exit_code = Some(exit_code);
+        let gres = s.gres.clone();
+        self.mark_step_gres(id, &gres, false);
         Ok(())
     }
 }

@@ -37,7 +37,9 @@ fn with_cons_tres(e: &mut Engine) {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(ConsTres::default()),
         hres: None,
-    });
+        gres: Vec::new(),
+    })
+    .unwrap();
 }
 
 fn backfill_1(cons_tres: bool) {

@@ -369,7 +369,9 @@ fn impossible_placement_is_refused_and_the_job_stays_pending() {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(Liar),
         hres: None,
-    });
+        gres: Vec::new(),
+    })
+    .unwrap();
     let id = e.submit(job("alice", 1, 1, 10)).unwrap();
     assert!(started(&e.tick()).is_empty());
     assert_eq!(e.job(id).unwrap().state, JobState::Pending);
@@ -565,6 +567,7 @@ fn completing_holds_nodes_until_the_epilog_is_done() {
                 priority: Box::new(SiteFactorPriority),
                 selection: Box::new(FirstFit::default()),
                 hres: None,
+                gres: Vec::new(),
             },
             std::sync::Arc::new(clock.clone()),
             config,

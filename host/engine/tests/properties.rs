@@ -109,6 +109,7 @@ fn simulate(
             priority,
             selection,
             hres: None,
+            gres: Vec::new(),
         },
         Arc::new(clock.clone()),
         config,

@@ -25,6 +25,7 @@ fn replay_engine(enforce: bool) -> (Engine, ManualClock) {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(FirstFit::default()),
         hres: None,
+        gres: Vec::new(),
     };
     let engine = Engine::with_config(cluster, policies, Arc::new(clock.clone()), config);
     (engine, clock)

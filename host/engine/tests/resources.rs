@@ -28,7 +28,9 @@ fn hres_engine() -> (Engine, ManualClock) {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(FirstFit::default()),
         hres: Some(Box::new(HresModes::from_settings(&Settings::default()))),
-    });
+        gres: Vec::new(),
+    })
+    .unwrap();
     (e, clock)
 }
 
@@ -98,7 +100,9 @@ fn hres_requests_need_an_hres_policy_and_known_names() {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(FirstFit::default()),
         hres: None,
-    });
+        gres: Vec::new(),
+    })
+    .unwrap();
     assert!(e.submit(one("alice", "natural:1")).is_err());
     let (mut e, _clock) = hres_engine();
     assert!(
@@ -305,6 +309,7 @@ fn reports_show_queue_factors_and_shares() {
         priority: Box::new(Multifactor::from_settings(&settings)),
         selection: Box::new(FirstFit::default()),
         hres: None,
+        gres: Vec::new(),
     };
     let config = EngineConfig::for_cluster(&c);
     let mut e = Engine::with_config(c, policies, Arc::new(clock.clone()), config);
@@ -421,6 +426,7 @@ fn demo_cluster_runs_jobs_with_the_bundled_policies() {
         priority: Box::new(Multifactor::from_settings(&Settings::default())),
         selection: Box::new(sluice_plugin_select_cons_tres::ConsTres::default()),
         hres: Some(Box::new(HresModes::from_settings(&Settings::default()))),
+        gres: Vec::new(),
     };
     let mut e = Engine::new(cluster, policies, Arc::new(clock.clone()));
     let ids: Vec<u32> = (0..3)

@@ -13,7 +13,7 @@ use sluice_cluster::Cluster;
 use sluice_cluster::NodeId;
 use sluice_engine::{Clock, Engine, Event, JobId, JobState, ManualClock, Policies};
 use sluice_policy::PluginKind;
-use sluice_runtime::shared::{HresHandle, PriorityHandle, SelectionHandle};
+use sluice_runtime::shared::{GresHandle, HresHandle, PriorityHandle, SelectionHandle};
 use sluice_runtime::{PolicySet, specs};
 
 /// Arguments of `sluice demo`.
@@ -59,6 +59,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         priority: Box::new(PriorityHandle(set.clone())),
         selection: Box::new(SelectionHandle(set.clone())),
         hres: Some(Box::new(HresHandle(set.clone()))),
+        // The runtime has one GRES slot; the demo cluster's plugin (gres/gpu) serves `gpu`.
+        gres: vec![("gpu".into(), Box::new(GresHandle(set.clone())))],
     };
     let mut engine = Engine::new(cluster, policies, Arc::new(clock.clone()));
 

@@ -314,6 +314,7 @@ pub fn engine_with(
         } else {
             None
         },
+        gres: Vec::new(),
     };
     (
         Engine::with_config(cluster, policies, Arc::new(clock.clone()), config),

@@ -197,6 +197,7 @@ fn engine_passes(loader: &Loader, args: &Args, limits: Limits) -> anyhow::Result
             priority: Box::new(PriorityHandle(set.clone())),
             selection: Box::new(SelectionHandle(set.clone())),
             hres: Some(Box::new(HresHandle(set))),
+            gres: Vec::new(),
         };
         reports.push(run(policies, config.clone()));
     }

@@ -1,0 +1,252 @@
+//! Device choice at job start through `GresPolicy::pick`, commit into node and job state, and release.
+
+use sluice_policy::gres::check_picks;
+use sluice_policy::{GresPolicy, PickRequest, Placement};
+
+use crate::engine::Engine;
+use crate::gres::job::GresRecord;
+use crate::gres::node::GresOnNode;
+use crate::job::{JobId, Reason};
+
+/// What a start will take, decided before anything is committed.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GresPicks {
+    /// Per allocation position: the CPU ids the job gets.
+    pub cpu_ids: Vec<Vec<u32>>,
+    /// Per record (the job's, then any added for `--exclusive`): per position (devices, count).
+    pub records: Vec<Vec<(Vec<u32>, u64)>>,
+    /// Records added because an exclusive job holds every free device of a name it did not ask for.
+    pub extra: Vec<GresRecord>,
+}
+
+/// The built-in choice when no policy is configured for a name: devices close to the job's
+/// cores first, then the lowest index (as gres/gpu does).
+pub(crate) fn builtin_pick(req: &PickRequest) -> Vec<u32> {
+    let mut choices: Vec<(bool, u32)> = req
+        .free
+        .iter()
+        .filter_map(|&i| {
+            let d = req.devices.iter().find(|d| d.index == i)?;
+            let type_ok = req.type_name.is_empty() || d.type_name == req.type_name;
+            let close = d.cores.is_empty()
+                || req.cores.is_empty()
+                || d.cores.iter().any(|c| req.cores.contains(c));
+            type_ok.then_some((!close, i))
+        })
+        .collect();
+    choices.sort_unstable();
+    choices
+        .into_iter()
+        .take(req.count as usize)
+        .map(|(_, i)| i)
+        .collect()
+}
+
+impl Engine {
+    fn gres_policy(&mut self, name: &str) -> Option<&mut (dyn GresPolicy + Send)> {
+        self.policies
+            .gres
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| &mut **p as &mut (dyn GresPolicy + Send))
+    }
+
+    /// Picks the job's devices on every node of `placement`: one batched `pick` per record, each
+    /// answer checked (distinct free devices, the right count and type). `Err` leaves the job
+    /// pending; a refused answer counts as a GRES fault.
+    pub(crate) fn pick_gres(&mut self, id: JobId, p: &Placement) -> Result<GresPicks, Reason> {
+        let kinds = self.nodes.table().gres_kinds.len();
+        let mut picks = GresPicks {
+            cpu_ids: p
+                .nodes
+                .iter()
+                .zip(&p.cpus)
+                .map(|(&n, &c)| self.cpus.lowest_free(n as usize, c))
+                .collect(),
+            ..GresPicks::default()
+        };
+        let mut records = self.jobs[&id].gres.records.clone();
+        // Whatever the placement gives beyond the records (an exclusive job) is held too.
+        for k in 0..kinds {
+            let asked: u32 = records
+                .iter()
+                .filter(|r| r.kind as usize == k)
+                .map(|r| r.per_node)
+                .sum();
+            let most = (0..p.nodes.len())
+                .map(|i| p.gres.get(i * kinds + k).copied().unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            if most > asked {
+                let extra = GresRecord {
+                    name: self.nodes.table().gres_kinds[k].clone(),
+                    kind: k as u32,
+                    ..GresRecord::default()
+                };
+                picks.extra.push(extra.clone());
+                records.push(extra);
+            }
+        }
+        let mut taken: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); kinds]; p.nodes.len()];
+        let mut left: Vec<Vec<u64>> = (0..p.nodes.len())
+            .map(|i| {
+                (0..kinds)
+                    .map(|k| u64::from(p.gres.get(i * kinds + k).copied().unwrap_or(0)))
+                    .collect()
+            })
+            .collect();
+        for r in &records {
+            let k = r.kind as usize;
+            let want: Vec<u64> = (0..p.nodes.len())
+                .map(|i| {
+                    if r.per_node == 0 {
+                        left[i][k]
+                    } else {
+                        u64::from(r.per_node)
+                    }
+                })
+                .collect();
+            let mut got: Vec<(Vec<u32>, u64)> = Vec::with_capacity(p.nodes.len());
+            let mut requests = Vec::new();
+            for (i, &n) in p.nodes.iter().enumerate() {
+                let g: &GresOnNode = self.gres.get(n as usize, k);
+                if want[i] > left[i][k] {
+                    return Err(Reason::Resources);
+                }
+                left[i][k] -= want[i];
+                if g.no_consume {
+                    got.push((Vec::new(), 0));
+                } else if g.has_devices() {
+                    let free: Vec<u32> = g
+                        .free_devices()
+                        .into_iter()
+                        .filter(|d| !taken[i][k].contains(d))
+                        .collect();
+                    requests.push(PickRequest {
+                        node_position: i as u32,
+                        count: want[i] as u32,
+                        type_name: r.gres_type.clone().unwrap_or_default(),
+                        free,
+                        cores: self.cpus.cores_of(n as usize, &picks.cpu_ids[i]),
+                        devices: g.contract_devices(),
+                    });
+                    got.push((Vec::new(), want[i]));
+                } else {
+                    if g.free_of(r.gres_type.as_deref()) < want[i] {
+                        return Err(Reason::Resources);
+                    }
+                    got.push((Vec::new(), want[i]));
+                }
+            }
+            if !requests.is_empty() {
+                let answer = match self.gres_policy(&r.name) {
+                    Some(policy) => policy.pick(&requests),
+                    None => requests.iter().map(builtin_pick).collect(),
+                };
+                let typed_ok = answer.iter().zip(&requests).all(|(pick, req)| {
+                    req.type_name.is_empty()
+                        || pick.iter().all(|d| {
+                            req.devices
+                                .iter()
+                                .any(|c| c.index == *d && c.type_name == req.type_name)
+                        })
+                });
+                if check_picks(&requests, &answer).is_err() || !typed_ok {
+                    if self.policies.gres.iter().any(|(n, _)| *n == r.name) {
+                        self.faults.gres += 1;
+                    }
+                    return Err(Reason::Resources);
+                }
+                for (req, pick) in requests.iter().zip(answer) {
+                    let i = req.node_position as usize;
+                    taken[i][k].extend(&pick);
+                    got[i].0 = pick;
+                }
+            }
+            picks.records.push(got);
+        }
+        Ok(picks)
+    }
+
+    /// Commits checked picks: CPUs, devices and counts are taken and the job's arrays filled.
+    pub(crate) fn commit_gres(&mut self, id: JobId, p: &Placement, picks: GresPicks) {
+        let job = self.jobs.get_mut(&id).expect("starting a known job");
+        job.gres.records.extend(picks.extra);
+        for (i, &n) in p.nodes.iter().enumerate() {
+            self.cpus.take(n as usize, &picks.cpu_ids[i]);
+        }
+        for (r, got) in job.gres.records.iter_mut().zip(picks.records) {
+            r.bit_alloc = got.iter().map(|(d, _)| d.clone()).collect();
+            r.cnt_node_alloc = got.iter().map(|(_, c)| *c).collect();
+            r.bit_step_alloc = vec![Vec::new(); got.len()];
+            for (i, (devices, count)) in got.iter().enumerate() {
+                let node = p.nodes[i] as usize;
+                let g = self.gres.get_mut(node, r.kind as usize);
+                if g.no_consume {
+                    continue;
+                }
+                if devices.is_empty() {
+                    g.take_count(r.gres_type.as_deref(), *count);
+                } else {
+                    g.take_devices(id, devices);
+                }
+                if self.config.debug_gres {
+                    tracing::debug!(
+                        target: "sluice::gres",
+                        job = id,
+                        node = %self.nodes.nodes()[node].name,
+                        gres = %r.name,
+                        devices = ?devices,
+                        count,
+                        "allocated"
+                    );
+                }
+            }
+        }
+        job.cpu_ids = picks.cpu_ids;
+    }
+
+    /// Gives back a job's CPUs, devices and counts on the allocation positions in `positions`.
+    pub(crate) fn release_gres(&mut self, id: JobId, positions: &[usize]) {
+        let job = self.jobs.get(&id).expect("releasing a known job");
+        let Some(alloc) = &job.alloc else { return };
+        for &i in positions {
+            let node = alloc.placement.nodes[i] as usize;
+            if let Some(cpu_ids) = job.cpu_ids.get(i) {
+                self.cpus.give_back(node, cpu_ids);
+            }
+            for r in &job.gres.records {
+                let devices = r.bit_alloc.get(i).cloned().unwrap_or_default();
+                let count = r.cnt_node_alloc.get(i).copied().unwrap_or(0);
+                let g = self.gres.get_mut(node, r.kind as usize);
+                if g.no_consume || count == 0 {
+                    continue;
+                }
+                if devices.is_empty() {
+                    g.give_back(id, &[], &[(r.gres_type.clone(), count)]);
+                } else {
+                    g.give_back(id, &devices, &[]);
+                }
+                if self.config.debug_gres {
+                    tracing::debug!(
+                        target: "sluice::gres",
+                        job = id,
+                        node = %self.nodes.nodes()[node].name,
+                        gres = %r.name,
+                        devices = ?devices,
+                        count,
+                        "released"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Forgets a job's GRES allocation after release (end or requeue): the records keep the request.
+    pub(crate) fn forget_gres(&mut self, id: JobId) {
+        let job = self.jobs.get_mut(&id).expect("a known job");
+        job.gres.records.retain(|r| r.per_node > 0);
+        job.gres.clear_alloc();
+        job.cpu_ids.clear();
+    }
+}

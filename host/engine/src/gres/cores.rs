@@ -1,0 +1,86 @@
+//! Which CPUs of each node each job holds: the lowest free ones, so GRES picks know the job's cores.
+
+/// Per node, a bitmap of CPUs in use. A job gets the lowest free CPU ids on each node (a block
+/// distribution from CPU 0), which makes its cores deterministic for device affinity.
+#[derive(Clone, Debug, Default)]
+pub struct CpuMap {
+    used: Vec<Vec<u64>>,
+    cpus: Vec<u32>,
+    threads: Vec<u32>,
+}
+
+impl CpuMap {
+    /// An empty map over nodes with these CPU counts and threads per core.
+    pub fn new(cpus: Vec<u32>, threads: Vec<u32>) -> Self {
+        let used = cpus
+            .iter()
+            .map(|c| vec![0; c.div_ceil(64) as usize])
+            .collect();
+        Self {
+            used,
+            cpus,
+            threads,
+        }
+    }
+
+    /// The `count` lowest free CPU ids of `node` (fewer if that many are not free).
+    pub fn lowest_free(&self, node: usize, count: u32) -> Vec<u32> {
+        (0..self.cpus[node])
+            .filter(|&c| !self.is_used(node, c))
+            .take(count as usize)
+            .collect()
+    }
+
+    /// The cores (gres.conf `Cores=` numbering) the CPU ids sit on.
+    pub fn cores_of(&self, node: usize, cpu_ids: &[u32]) -> Vec<u32> {
+        let t = self.threads[node].max(1);
+        let mut cores: Vec<u32> = cpu_ids.iter().map(|c| c / t).collect();
+        cores.dedup();
+        cores
+    }
+
+    /// Marks CPUs used.
+    pub fn take(&mut self, node: usize, cpu_ids: &[u32]) {
+        for &c in cpu_ids {
+            self.used[node][c as usize / 64] |= 1 << (c % 64);
+        }
+    }
+
+    /// Marks CPUs free.
+    pub fn give_back(&mut self, node: usize, cpu_ids: &[u32]) {
+        for &c in cpu_ids {
+            if let Some(w) = self.used[node].get_mut(c as usize / 64) {
+                *w &= !(1 << (c % 64));
+            }
+        }
+    }
+
+    /// CPUs in use on `node`.
+    pub fn used(&self, node: usize) -> u32 {
+        self.used[node].iter().map(|w| w.count_ones()).sum()
+    }
+
+    fn is_used(&self, node: usize, c: u32) -> bool {
+        self.used[node][c as usize / 64] & (1 << (c % 64)) != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_get_the_lowest_free_cpus_and_give_them_back() {
+        let mut m = CpuMap::new(vec![8], vec![2]);
+        let a = m.lowest_free(0, 3);
+        assert_eq!(a, vec![0, 1, 2]);
+        m.take(0, &a);
+        let b = m.lowest_free(0, 2);
+        assert_eq!(b, vec![3, 4]);
+        assert_eq!(m.cores_of(0, &b), vec![1, 2], "two threads per core");
+        m.take(0, &b);
+        m.give_back(0, &a);
+        assert_eq!(m.used(0), 2);
+        assert_eq!(m.lowest_free(0, 4), vec![0, 1, 2, 5]);
+    }
+}

@@ -1,0 +1,153 @@
+//! Turns `--gres`, `--gpus` and `--gpus-per-node` into a job's GRES records, refusing what no node could hold.
+
+use crate::engine::Engine;
+use crate::error::SubmitError;
+use crate::gres::job::{GresRecord, JobGres};
+use crate::job::{Job, JobSpec};
+
+impl Engine {
+    /// Resolves a submission's GRES: one record per name and type, with the per-node counts the
+    /// selection plugin sees. Unknown names or types, and counts beyond every node's
+    /// configuration, are refused here rather than left pending forever.
+    pub(crate) fn resolve_gres(&self, spec: &JobSpec) -> Result<JobGres, SubmitError> {
+        let mut text: Vec<String> = spec
+            .gres
+            .iter()
+            .map(|g| match &g.gres_type {
+                Some(t) => format!("{}:{t}:{}", g.name, g.count),
+                None => format!("{}:{}", g.name, g.count),
+            })
+            .collect();
+        let mut wanted: Vec<(String, Option<String>, u32, Option<u32>)> = spec
+            .gres
+            .iter()
+            .map(|g| (g.name.clone(), g.gres_type.clone(), g.count, None))
+            .collect();
+        let typed = |n: u32| match &spec.gpu_type {
+            Some(t) => format!("{t}:{n}"),
+            None => n.to_string(),
+        };
+        if let Some(n) = spec.gpus_per_node.filter(|n| *n > 0) {
+            if spec.gres.iter().any(|g| g.name == "gpu") {
+                return Err(SubmitError::GresConflict(
+                    "--gres=gpu and --gpus-per-node".into(),
+                ));
+            }
+            text.push(format!("gpus-per-node:{}", typed(n)));
+            wanted.push(("gpu".into(), spec.gpu_type.clone(), n, None));
+        }
+        if let Some(n) = spec.gpus.filter(|n| *n > 0) {
+            if spec.gpus_per_node.is_some_and(|g| g > 0)
+                || spec.gres.iter().any(|g| g.name == "gpu")
+            {
+                return Err(SubmitError::GresConflict(
+                    "--gpus with another GPU count".into(),
+                ));
+            }
+            text.push(format!("gpus:{}", typed(n)));
+            // Spread evenly over the minimum node count; a remainder rounds up on every node.
+            let per_node = n.div_ceil(spec.min_nodes.max(1));
+            wanted.push(("gpu".into(), spec.gpu_type.clone(), per_node, Some(n)));
+        }
+        let mut records: Vec<GresRecord> = Vec::new();
+        for (name, gres_type, count, per_job) in wanted {
+            if count == 0 {
+                continue;
+            }
+            let kind = self
+                .nodes
+                .gres_kind(&name)
+                .ok_or_else(|| SubmitError::UnknownGres(name.clone()))?;
+            match records
+                .iter_mut()
+                .find(|r| r.name == name && r.gres_type == gres_type)
+            {
+                Some(r) => r.per_node += count,
+                None => records.push(GresRecord {
+                    name,
+                    kind,
+                    gres_type,
+                    per_node: count,
+                    per_job,
+                    ..GresRecord::default()
+                }),
+            }
+        }
+        for r in &records {
+            let k = r.kind as usize;
+            let max = (0..self.nodes.len())
+                .map(|n| self.gres.get(n, k).count_of(r.gres_type.as_deref()))
+                .max()
+                .unwrap_or(0);
+            if max == 0 {
+                return Err(SubmitError::UnknownGresType {
+                    name: r.name.clone(),
+                    gres_type: r.gres_type.clone().unwrap_or_default(),
+                });
+            }
+            let same_kind: u64 = records
+                .iter()
+                .filter(|o| o.kind == r.kind)
+                .map(|o| u64::from(o.per_node))
+                .sum();
+            let max_kind = (0..self.nodes.len())
+                .map(|n| self.gres.get(n, k).count())
+                .max()
+                .unwrap_or(0);
+            if u64::from(r.per_node) > max || same_kind > max_kind {
+                return Err(SubmitError::GresCount {
+                    request: r.spec(),
+                    max: if u64::from(r.per_node) > max {
+                        max
+                    } else {
+                        max_kind
+                    },
+                });
+            }
+        }
+        Ok(JobGres {
+            text: text.join(","),
+            records,
+        })
+    }
+
+    /// Whether node `i`'s configuration holds every GRES record of the job, type by type.
+    pub(crate) fn gres_fits_config(&self, job: &Job, i: usize) -> bool {
+        job.gres.records.iter().all(|r| {
+            let g = self.gres.get(i, r.kind as usize);
+            let same: u64 = job
+                .gres
+                .records
+                .iter()
+                .filter(|o| o.kind == r.kind && o.gres_type == r.gres_type)
+                .map(|o| u64::from(o.per_node))
+                .sum();
+            let kind: u64 = job
+                .gres
+                .records
+                .iter()
+                .filter(|o| o.kind == r.kind)
+                .map(|o| u64::from(o.per_node))
+                .sum();
+            g.count_of(r.gres_type.as_deref()) >= same && g.count() >= kind
+        })
+    }
+
+    /// Whether node `i` has every GRES record of the job free now, type by type (what the
+    /// per-name counts in the node table cannot tell on a node with several types).
+    pub(crate) fn gres_fits_now(&self, job: &Job, i: usize) -> bool {
+        job.gres.records.iter().all(|r| {
+            let same: u64 = job
+                .gres
+                .records
+                .iter()
+                .filter(|o| o.kind == r.kind && o.gres_type == r.gres_type)
+                .map(|o| u64::from(o.per_node))
+                .sum();
+            self.gres
+                .get(i, r.kind as usize)
+                .free_of(r.gres_type.as_deref())
+                >= same
+        })
+    }
+}
