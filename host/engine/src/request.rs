@@ -81,6 +81,15 @@ pub fn parse_licenses(text: &str) -> Result<Vec<LicenseRequest>, ParseError> {
     Ok(out)
 }
 
+/// Parses `-L` and `--resources` together: Slurm appends `--resources` to the licenses string,
+/// so both name cluster licenses or HRES resources alike.
+pub fn parse_licenses_and_resources(
+    licenses: &str,
+    resources: &str,
+) -> Result<Vec<LicenseRequest>, ParseError> {
+    parse_licenses(&format!("{licenses},{resources}"))
+}
+
 /// One `--gres` item, per node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GresRequest {
