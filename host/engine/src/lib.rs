@@ -11,7 +11,8 @@
 //!     priority: Box::new(priority_policy),                 // any PriorityPolicy + Send
 //!     selection: Box::new(selection_policy),               // any SelectionPolicy + Send
 //!     hres: None,                                          // Some(..) to accept HRES requests
-//! }, Arc::new(clock.clone()));
+//!     gres: vec![("gpu".into(), Box::new(gpu_policy))],    // GresPolicy per GRES name; empty = host only
+//! }, Arc::new(clock.clone()));                             // try_with_config: Err if a GRES policy refuses the config
 //!
 //! let id = engine.submit(JobSpec { min_nodes: 2, time_limit: Some(600), ..JobSpec::new("alice") })?;
 //! for event in engine.tick() {                             // event-triggered main loop runs here
@@ -34,7 +35,15 @@
 //! * Policies are consulted only through the `sluice-policy` traits; every answer is checked with
 //!   the contract's own checks and a refused one leaves the job pending (see [`Engine::faults`]).
 //! * Reports: [`Engine::queue_rows`] (squeue), [`Engine::priority_rows`] (sprio),
-//!   [`Engine::share_rows`] (sshare -l), all `Serialize` for `--json`.
+//!   [`Engine::share_rows`] (sshare -l), [`Engine::node_report`] (scontrol show node, with
+//!   `Gres=`/`GresUsed=` and every device's holder), [`Engine::license_report`] (scontrol show
+//!   license, licenses and HRES layers), all `Serialize` for `--json` and `Display` as scontrol.
+//! * GRES ([`gres`]): per node the devices (bitmaps where gres.conf gives files, counts where not),
+//!   per job the request as written and one record per name and type with arrays indexed by
+//!   allocation position, per step a subset. Devices are chosen by each name's `GresPolicy::pick`
+//!   near the CPUs the job got (the lowest free CPU ids of each node); [`Engine::job_env`] and
+//!   [`Engine::step_env`] give the environment; [`Engine::requeue`] and [`Engine::shrink`] rebuild
+//!   the arrays. `EngineConfig::debug_gres` logs every change on target `sluice::gres`.
 //! * The scheduler besides the main loop is chosen with [`SchedulerKind`] (Slurm's backfill by
 //!   default, EASY, conservative, or plain FCFS) via [`EngineConfig`] or [`Engine::set_scheduler`].
 //! * [`bench::run`] times one main-loop and one backfill pass on a synthetic cluster.

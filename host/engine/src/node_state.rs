@@ -32,7 +32,7 @@ pub struct NodeRuntime {
     pub power: Power,
     /// Features for `--constraint`.
     pub features: Vec<String>,
-    /// Configured GRES types per name (`gpu` → [`a100`]), for typed requests.
+    /// Configured GRES types per name (`gpu` → `a100`), for typed requests.
     pub gres_types: Vec<(String, String)>,
     /// Jobs holding resources on the node.
     pub jobs: Vec<JobId>,
