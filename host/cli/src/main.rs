@@ -22,8 +22,34 @@ enum Command {
     Config(cmd::config::Args),
     /// Replay a workload trace against a scheduler and plugin bundle.
     Sim(cmd::sim::Args),
-    /// Scaffold, check, test and benchmark policy plugins.
+    /// Scaffold, check, test and benchmark policy plugins; list, swap, roll back and shadow them live.
     Plugin(cmd::plugin::Args),
+    /// Run the daemon: API on DIR/sluice.sock, journal and snapshots in DIR.
+    Serve(cmd::serve::Args),
+    /// Submit a batch script or --wrap command (sbatch).
+    Submit(cmd::submit::Args),
+    /// List jobs (squeue).
+    Queue(cmd::queue::Args),
+    /// List partitions and node states (sinfo).
+    Info(cmd::info::Args),
+    /// Cancel or signal jobs (scancel).
+    Cancel(cmd::cancel::Args),
+    /// Hold pending jobs (scontrol hold).
+    Hold(cmd::hold::Args),
+    /// Release held jobs (scontrol release).
+    Release(cmd::release::Args),
+    /// Show a job, node, partition, license, reservation or the config (scontrol show).
+    Show(cmd::show::Args),
+    /// Change a pending job or a node's state (scontrol update).
+    Update(cmd::update::Args),
+    /// Pending jobs' priority factors (sprio).
+    Prio(cmd::prio::Args),
+    /// Fair-share tree (sshare -l).
+    Share(cmd::share::Args),
+    /// Run a step inside an allocation (srun).
+    Run(cmd::run::Args),
+    /// Reload the daemon's configuration (scontrol reconfigure).
+    Reconfigure(cmd::reconfigure::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -41,6 +67,19 @@ fn main() -> std::process::ExitCode {
         Command::Config(args) => cmd::config::run(args),
         Command::Sim(args) => cmd::sim::run(args),
         Command::Plugin(args) => cmd::plugin::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Submit(args) => cmd::submit::run(args),
+        Command::Queue(args) => cmd::queue::run(args),
+        Command::Info(args) => cmd::info::run(args),
+        Command::Cancel(args) => cmd::cancel::run(args),
+        Command::Hold(args) => cmd::hold::run(args),
+        Command::Release(args) => cmd::release::run(args),
+        Command::Show(args) => cmd::show::run(args),
+        Command::Update(args) => cmd::update::run(args),
+        Command::Prio(args) => cmd::prio::run(args),
+        Command::Share(args) => cmd::share::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Reconfigure(args) => cmd::reconfigure::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! `sluice plugin`: scaffold, check, conformance-test and benchmark policy plugins.
 
 mod bench;
+mod live;
 mod scaffold;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +47,42 @@ enum Command {
     },
     /// Time priority and selection passes, WebAssembly against the native build of the same policy.
     Bench(bench::Args),
+    /// Every generation of every kind in the running daemon, with its record.
+    List {
+        #[command(flatten)]
+        conn: crate::cmd::daemon_client::Conn,
+    },
+    /// Swap a plugin in the running daemon: loaded off the scheduling path, published between passes.
+    Swap {
+        /// priority, selection, gres or hres.
+        kind: String,
+        /// The component (.wasm), native library or bundled name.
+        file: String,
+        /// A setting on top of the configured ones (key=value), repeatable.
+        #[arg(long = "set")]
+        set: Vec<String>,
+        #[command(flatten)]
+        conn: crate::cmd::daemon_client::Conn,
+    },
+    /// Make the previous generation of a kind active again.
+    Rollback {
+        /// priority, selection, gres or hres.
+        kind: String,
+        #[command(flatten)]
+        conn: crate::cmd::daemon_client::Conn,
+    },
+    /// `shadow KIND FILE` runs a candidate beside the active policy; `shadow report` / `shadow stop`.
+    Shadow {
+        /// KIND, or `report` / `stop`.
+        kind: Option<String>,
+        /// The candidate.
+        file: Option<String>,
+        /// A setting (key=value), repeatable.
+        #[arg(long = "set")]
+        set: Vec<String>,
+        #[command(flatten)]
+        conn: crate::cmd::daemon_client::Conn,
+    },
 }
 
 /// Runs `sluice plugin`.
@@ -55,6 +92,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Check { file, json } => check(&file, json),
         Command::Test { file, json } => test(&file, json),
         Command::Bench(args) => bench::run(args),
+        Command::List { conn } => live::list(&conn),
+        Command::Swap {
+            kind,
+            file,
+            set,
+            conn,
+        } => live::swap(&conn, &kind, &file, &set),
+        Command::Rollback { kind, conn } => live::rollback(&conn, &kind),
+        Command::Shadow {
+            kind,
+            file,
+            set,
+            conn,
+        } => live::shadow(&conn, kind.as_deref(), file.as_deref(), &set),
     }
 }
 

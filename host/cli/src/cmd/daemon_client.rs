@@ -1,0 +1,58 @@
+//! What every client command shares: finding the daemon (`--state-dir`, `SLUICE_STATE_DIR`, or
+//! the default `$XDG_RUNTIME_DIR/sluice`, else `/tmp/sluice-$UID`) and printing JSON.
+
+use std::path::PathBuf;
+
+use sluice_daemon::client::{Client, default_state_dir};
+
+/// Options of every client command.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Conn {
+    /// The daemon's state directory (default: $XDG_RUNTIME_DIR/sluice, else /tmp/sluice-$UID).
+    #[arg(long, env = "SLUICE_STATE_DIR", global = true)]
+    pub state_dir: Option<PathBuf>,
+    /// Print the daemon's answer as JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+impl Conn {
+    /// The state directory in effect.
+    pub fn dir(&self) -> PathBuf {
+        self.state_dir.clone().unwrap_or_else(default_state_dir)
+    }
+
+    /// A client of that daemon.
+    pub fn client(&self) -> Client {
+        Client::new(&self.dir())
+    }
+}
+
+/// Prints `v` as pretty JSON.
+pub fn print_json(v: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+    );
+}
+
+/// `1-02:03:04` / `2:03:04` / `3:04`, as squeue prints TIME.
+pub fn duration(secs: u64) -> String {
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}-{h:02}:{m:02}:{s:02}")
+    } else if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// Text of a JSON field for a table cell.
+pub fn cell(v: &serde_json::Value, key: &str) -> String {
+    match v.get(key) {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(x) => x.to_string(),
+    }
+}

@@ -1,0 +1,70 @@
+//! `sluice run` (srun inside an allocation): asks the daemon for a step of the job
+//! (`--jobid`, else `SLURM_JOB_ID`), runs the command here with the step's environment, and
+//! reports its exit code; the step's CPUs come from the job's allocation.
+
+use std::process::Command;
+
+use anyhow::{Context, bail};
+use serde_json::json;
+
+use super::daemon_client::{Conn, print_json};
+
+/// Arguments of `sluice run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The job whose allocation the step runs in (default: $SLURM_JOB_ID).
+    #[arg(long, env = "SLURM_JOB_ID")]
+    jobid: Option<u64>,
+    /// Nodes of the step.
+    #[arg(short = 'N', long, default_value_t = 1)]
+    nodes: u32,
+    /// CPUs per node.
+    #[arg(short = 'c', long = "cpus-per-task", default_value_t = 1)]
+    cpus: u32,
+    #[command(flatten)]
+    conn: Conn,
+    /// The command and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    command: Vec<String>,
+}
+
+/// Runs `sluice run`; exits with the command's exit code.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Some(job) = args.jobid else {
+        bail!(
+            "no allocation: pass --jobid ID or run inside a batch job (SLURM_JOB_ID); submit one with `sluice submit`"
+        );
+    };
+    let mut c = args.conn.client();
+    let step = c.post(
+        &format!("/v1/jobs/{job}/steps"),
+        &json!({ "name": args.command[0], "nodes": args.nodes, "cpus_per_node": args.cpus }),
+    )?;
+    let step_id = step["step_id"]
+        .as_u64()
+        .context("the daemon gave no step id")?;
+    let mut cmd = Command::new(&args.command[0]);
+    cmd.args(&args.command[1..]);
+    for (k, v) in step["env"].as_object().into_iter().flatten() {
+        cmd.env(k, v.as_str().unwrap_or_default());
+    }
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {}", args.command[0]));
+    let code = match &status {
+        Ok(s) => s.code().unwrap_or(128),
+        Err(_) => 127,
+    };
+    let end = c.post(
+        &format!("/v1/jobs/{job}/steps/{step_id}/end"),
+        &json!({ "exit_code": code }),
+    )?;
+    if args.conn.json {
+        print_json(&end);
+    }
+    status?;
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}

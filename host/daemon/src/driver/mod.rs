@@ -1,0 +1,425 @@
+//! The driver: one thread owns the engine, the plugin set, the store and the executor. API
+//! handlers and process reapers talk to it over one channel, so a pass never races an API change
+//! and plugin swaps are published only between passes.
+
+mod jobs;
+mod plugins;
+mod recover;
+mod views;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use sluice_cluster::Cluster;
+use sluice_engine::{Engine, Event, JobId};
+use sluice_runtime::Loader;
+use sluice_runtime::shared::SharedSet;
+use tokio::sync::oneshot;
+
+use crate::api::{ApiError, ApiRequest, ApiResult};
+use crate::clock::DaemonClock;
+use crate::config::DaemonConfig;
+use crate::executor::{Executor, ExitReport};
+use crate::identity::Identity;
+use crate::store::Store;
+
+pub use plugins::{Shadow, ShadowReport};
+
+/// A message to the driver.
+pub enum Msg {
+    /// An API request and where to answer it.
+    Api {
+        /// The caller.
+        who: Identity,
+        /// The request.
+        req: ApiRequest,
+        /// The answer goes here once the change is durable.
+        reply: oneshot::Sender<ApiResult>,
+    },
+    /// A job's processes ended.
+    Exited(ExitReport),
+    /// SIGHUP: reload the configuration.
+    Reconfigure,
+    /// Stop the loop (SIGTERM/SIGINT).
+    Shutdown,
+}
+
+/// What the driver is started with.
+pub struct DriverOptions {
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// The cluster file; `None` is the embedded demo cluster.
+    pub cluster_file: Option<PathBuf>,
+    /// The daemon's settings file (`DIR/daemon.toml` unless given).
+    pub daemon_file: PathBuf,
+    /// The plugin loader.
+    pub loader: Loader,
+}
+
+/// Counters for `/v1/metrics`.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Metrics {
+    /// Jobs accepted since start.
+    pub submitted: u64,
+    /// Submissions refused.
+    pub refused: u64,
+    /// Jobs started since start.
+    pub started: u64,
+    /// Jobs ended since start.
+    pub ended: u64,
+    /// Engine ticks run.
+    pub ticks: u64,
+    /// Time spent in ticks, ms.
+    pub tick_ms_total: f64,
+    /// Longest tick, ms.
+    pub tick_ms_max: f64,
+    /// Journal syncs (group commits).
+    pub syncs: u64,
+    /// Snapshots written.
+    pub snapshots: u64,
+    /// Plugin generations published.
+    pub swaps_published: u64,
+    /// Plugin swaps refused.
+    pub swaps_refused: u64,
+    /// Sum of submit→start seconds (wall clock, ms resolution) over started jobs.
+    pub start_latency_ms_total: f64,
+    /// Largest submit→start, ms.
+    pub start_latency_ms_max: f64,
+}
+
+/// The state the driver thread owns.
+pub struct Driver {
+    opts: DriverOptions,
+    cfg: DaemonConfig,
+    cluster: Cluster,
+    engine: Engine,
+    set: SharedSet,
+    clock: Arc<DaemonClock>,
+    store: Store,
+    exec: Box<dyn Executor>,
+    /// Public id → engine id for jobs the engine knows.
+    eid: BTreeMap<u64, JobId>,
+    /// Engine id → public id.
+    pid: HashMap<JobId, u64>,
+    /// Ended jobs to purge from the engine after MinJobAge: (when, engine id).
+    purge: VecDeque<(i64, JobId)>,
+    /// When each pending job was accepted, for submit→start latency.
+    accepted_at: HashMap<u64, Instant>,
+    admin_uid: u32,
+    plugins: plugins::PluginState,
+    metrics: Metrics,
+    started_at: Instant,
+    last_tick: Instant,
+    shutdown: bool,
+}
+
+/// Answers waiting for the next sync.
+type Replies = Vec<(oneshot::Sender<ApiResult>, ApiResult)>;
+
+impl Driver {
+    /// Recovers state from `opts.state_dir` and builds the engine; `exec` runs the jobs.
+    pub fn start(
+        opts: DriverOptions,
+        make_exec: impl FnOnce(Sender<Msg>) -> Box<dyn Executor>,
+        tx: Sender<Msg>,
+    ) -> Result<Self, crate::error::DaemonError> {
+        recover::start(opts, make_exec, tx)
+    }
+
+    /// What recovery found, as JSON for the log.
+    pub fn recovery(&self) -> serde_json::Value {
+        serde_json::to_value(&self.store.recovery).unwrap_or_default()
+    }
+
+    /// Runs until a `Shutdown` message.
+    pub fn run(mut self, rx: Receiver<Msg>) {
+        let watch_every = Duration::from_secs(self.cfg.watch_interval.max(1));
+        let mut last_watch = Instant::now();
+        while !self.shutdown {
+            let timeout = self.next_timeout();
+            let mut replies: Replies = Vec::new();
+            match rx.recv_timeout(timeout) {
+                Ok(msg) => {
+                    self.handle(msg, &mut replies);
+                    // Group commit: take whatever else is queued, then one fsync for all of it.
+                    for _ in 0..4096 {
+                        match rx.try_recv() {
+                            Ok(msg) => self.handle(msg, &mut replies),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            self.sync_and_answer(replies);
+            // Between passes: publish finished loads, then run what is due.
+            self.apply_staged();
+            if self.tick_due() {
+                self.tick();
+            }
+            if last_watch.elapsed() >= watch_every {
+                last_watch = Instant::now();
+                self.watch_plugin_files();
+            }
+            self.purge_old();
+            self.maybe_snapshot();
+        }
+        if let Err(e) = self.store.sync() {
+            tracing::error!("final journal sync: {e}");
+        }
+    }
+
+    fn sync_and_answer(&mut self, replies: Replies) {
+        if let Err(e) = self.store.sync() {
+            // Nothing acknowledged may be lost: stop rather than answer without durability.
+            tracing::error!("journal sync failed, stopping: {e}");
+            for (tx, _) in replies {
+                let _ = tx.send(Err(ApiError::internal(format!("journal sync failed: {e}"))));
+            }
+            std::process::exit(70);
+        }
+        self.metrics.syncs += 1;
+        for (tx, r) in replies {
+            let _ = tx.send(r);
+        }
+    }
+
+    fn next_timeout(&self) -> Duration {
+        let now = self.engine.now();
+        let mut t = Duration::from_millis(1000);
+        if self.plugins.staging() {
+            t = t.min(Duration::from_millis(20));
+        }
+        if let Some(w) = self.engine.next_wakeup()
+            && w <= now
+        {
+            let min = Duration::from_millis(self.cfg.sched_min_interval_ms);
+            t = t.min(min.saturating_sub(self.last_tick.elapsed()));
+        }
+        t
+    }
+
+    fn tick_due(&self) -> bool {
+        let now = self.engine.now();
+        let waited = self.last_tick.elapsed();
+        waited >= Duration::from_secs(1)
+            || (self.engine.next_wakeup().is_some_and(|w| w <= now)
+                && waited >= Duration::from_millis(self.cfg.sched_min_interval_ms))
+    }
+
+    fn handle(&mut self, msg: Msg, replies: &mut Replies) {
+        match msg {
+            Msg::Api {
+                who,
+                req: ApiRequest::Swap { kind, file },
+                reply,
+            } => {
+                // Answered when the load is published or refused, not at the next sync.
+                match self.require_admin(&who, "plugin swap") {
+                    Ok(()) => self.swap_deferred(&kind, &file.file, &file.settings, reply),
+                    Err(e) => replies.push((reply, Err(e))),
+                }
+            }
+            Msg::Api { who, req, reply } => {
+                let result = self.api(&who, req);
+                replies.push((reply, result));
+            }
+            Msg::Exited(report) => self.exited(report),
+            Msg::Reconfigure => {
+                if let Err(e) = self.reconfigure() {
+                    tracing::error!("{}", e.message);
+                }
+            }
+            Msg::Shutdown => self.shutdown = true,
+        }
+    }
+
+    fn is_admin(&self, who: &Identity) -> bool {
+        who.uid == 0 || who.uid == self.admin_uid || self.cfg.admins.contains(&who.user)
+    }
+
+    fn require_admin(&self, who: &Identity, what: &str) -> Result<(), ApiError> {
+        if self.is_admin(who) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(format!(
+                "{what}: user {} (uid {}) is not an admin; only root, the daemon's user and `admins` in daemon.toml may",
+                who.user, who.uid
+            )))
+        }
+    }
+
+    fn api(&mut self, who: &Identity, req: ApiRequest) -> ApiResult {
+        match req {
+            ApiRequest::Health => Ok(self.health()),
+            ApiRequest::Metrics => Ok(self.metrics_json()),
+            ApiRequest::Submit(r) => self.submit(who, *r),
+            ApiRequest::ListJobs(f) => Ok(self.list_jobs(&f)),
+            ApiRequest::ShowJob(id) => self.show_job(id),
+            ApiRequest::Cancel { id, signal } => self.cancel(who, id, signal),
+            ApiRequest::Hold(id) => self.hold(who, id),
+            ApiRequest::Release(id) => self.release(who, id),
+            ApiRequest::Update(id, u) => self.update(who, id, u),
+            ApiRequest::StepStart(id, s) => self.step_start(who, id, s),
+            ApiRequest::StepEnd {
+                id,
+                step,
+                exit_code,
+            } => self.step_end(who, id, step, exit_code),
+            ApiRequest::Nodes => Ok(self.nodes_json()),
+            ApiRequest::ShowNode(n) => self.show_node(&n),
+            ApiRequest::NodeAction {
+                nodes,
+                action,
+                reason,
+            } => {
+                self.require_admin(who, &format!("update NodeName={nodes}"))?;
+                self.node_action(&nodes, action, &reason)
+            }
+            ApiRequest::Partitions => Ok(self.partitions_json()),
+            ApiRequest::Licenses => Ok(json!(self.engine.license_report())),
+            ApiRequest::Reservations => Ok(self.reservations_json()),
+            ApiRequest::CreateReservation(r) => {
+                self.require_admin(who, "create reservation")?;
+                self.create_reservation(r)
+            }
+            ApiRequest::DeleteReservation(n) => {
+                self.require_admin(who, "delete reservation")?;
+                self.delete_reservation(&n)
+            }
+            ApiRequest::Share => Ok(json!(self.engine.share_rows())),
+            ApiRequest::Prio => Ok(self.prio_json()),
+            ApiRequest::Plugins => Ok(self.plugins_json()),
+            ApiRequest::Swap { .. } => Err(ApiError::internal("swaps are answered when staged")),
+            ApiRequest::Rollback(kind) => {
+                self.require_admin(who, "plugin rollback")?;
+                self.rollback(&kind)
+            }
+            ApiRequest::ShadowStart { kind, file } => {
+                self.require_admin(who, "plugin shadow")?;
+                self.shadow_start(&kind, &file.file, &file.settings)
+            }
+            ApiRequest::ShadowReport => self.shadow_report(),
+            ApiRequest::ShadowStop => {
+                self.require_admin(who, "plugin shadow stop")?;
+                self.shadow_stop()
+            }
+            ApiRequest::Reconfigure => {
+                self.require_admin(who, "reconfigure")?;
+                self.reconfigure()
+            }
+            ApiRequest::Config => Ok(self.config_json()),
+        }
+    }
+
+    /// Runs one engine tick and acts on its decisions: journal first, then launch or kill.
+    fn tick(&mut self) {
+        let t0 = Instant::now();
+        self.plugins.before_pass();
+        let events = self.engine.tick();
+        self.last_tick = Instant::now();
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.metrics.ticks += 1;
+        self.metrics.tick_ms_total += ms;
+        self.metrics.tick_ms_max = self.metrics.tick_ms_max.max(ms);
+        if !events.is_empty() || self.plugins.shadow_active() {
+            self.shadow_pass();
+        }
+        self.handle_events(events);
+    }
+
+    fn handle_events(&mut self, events: Vec<Event>) {
+        let mut launches = Vec::new();
+        let mut kills = Vec::new();
+        for event in events {
+            match event {
+                Event::Started { job, .. } => {
+                    if let Some(l) = self.record_start(job) {
+                        launches.push(l);
+                    }
+                }
+                Event::Ended {
+                    job,
+                    state,
+                    exit_code,
+                    time,
+                } => {
+                    if let Some(p) = self.record_end(job, state, exit_code, time) {
+                        kills.push(p);
+                    }
+                }
+                Event::PowerUp { nodes } => {
+                    // Virtual nodes boot at once; a power program would be run here.
+                    for n in nodes {
+                        self.engine.node_powered_up(n);
+                    }
+                }
+            }
+        }
+        if launches.is_empty() && kills.is_empty() {
+            return;
+        }
+        // Journal before acting, so no process runs that a restart would not know about.
+        if let Err(e) = self.store.sync() {
+            tracing::error!("journal sync failed, stopping: {e}");
+            std::process::exit(70);
+        }
+        let grace = Duration::from_secs(self.cfg.kill_wait);
+        for p in kills {
+            self.exec.terminate(p, grace);
+        }
+        for l in launches {
+            let job = l.job;
+            if let Err(e) = self.exec.launch(l) {
+                tracing::error!("job {job}: launch failed: {e}");
+                if let Some(&eid) = self.eid.get(&job) {
+                    let _ = self.engine.job_finished(eid, 127);
+                }
+            }
+        }
+    }
+
+    fn commit(&mut self, rec: crate::image::Record) {
+        if let Err(e) = self.store.commit(rec) {
+            tracing::error!("journal append failed, stopping: {e}");
+            std::process::exit(70);
+        }
+    }
+
+    fn purge_old(&mut self) {
+        let horizon = self.engine.now() - self.cfg.min_job_age as i64;
+        while let Some(&(t, eid)) = self.purge.front() {
+            if t > horizon {
+                break;
+            }
+            self.purge.pop_front();
+            if self.engine.purge(eid)
+                && let Some(p) = self.pid.remove(&eid)
+            {
+                self.eid.remove(&p);
+            }
+        }
+    }
+
+    fn maybe_snapshot(&mut self) {
+        if self.store.since_snapshot() < self.cfg.snapshot_every {
+            return;
+        }
+        if let Err(e) = self.snapshot() {
+            tracing::error!("snapshot failed (the journal keeps everything): {e}");
+        }
+    }
+
+    fn snapshot(&mut self) -> Result<(), crate::error::StoreError> {
+        let usage = recover::own_usage(&self.engine);
+        let now = self.engine.now();
+        self.store.snapshot(usage, now)?;
+        self.metrics.snapshots += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,75 @@
+//! Errors of the daemon library: the store, configuration and the API.
+
+use std::path::PathBuf;
+
+/// Why the durable store could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A record or snapshot passed its checksum but does not parse.
+    #[error("{}: record at offset {offset} does not parse: {message}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the record.
+        offset: u64,
+        /// What the parser said.
+        message: String,
+    },
+}
+
+/// Why the daemon could not start or reload.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The cluster configuration did not load.
+    #[error("{0}")]
+    Config(String),
+    /// A plugin of the configuration did not load.
+    #[error("loading plugins: {0}")]
+    Plugins(String),
+    /// The socket could not be bound or another daemon holds the state directory.
+    #[error("{0}")]
+    Listen(String),
+    /// Anything else at start-up, with what was being done.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Why the client could not get an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No daemon answers on the socket.
+    #[error(
+        "cannot reach the daemon at {}: {source}; is the daemon running? start it with `sluice serve --state-dir {}`",
+        socket.display(), dir.display()
+    )]
+    Connect {
+        /// The socket tried.
+        socket: PathBuf,
+        /// Its state directory.
+        dir: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The connection broke or the answer was not HTTP.
+    #[error("talking to the daemon: {0}")]
+    Protocol(String),
+    /// The daemon refused the request; the message says why.
+    #[error("{message}")]
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// The daemon's explanation.
+        message: String,
+    },
+}

@@ -1,0 +1,170 @@
+//! The live sluice host: a daemon with a JSON-over-HTTP API on a Unix socket, a durable journal
+//! and snapshots, local job execution behind an executor trait, and hot plugin swaps.
+//!
+//! [`serve`] runs it; [`client::Client`] talks to it. `API.md` documents the endpoints.
+
+pub mod api;
+pub mod client;
+pub mod clock;
+pub mod config;
+pub mod driver;
+pub mod error;
+pub mod executor;
+pub mod http;
+pub mod identity;
+pub mod image;
+pub mod journal;
+pub mod request;
+pub mod server;
+pub mod snapshot;
+pub mod store;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use driver::{Driver, DriverOptions, Msg};
+use error::DaemonError;
+use executor::local::LocalExecutor;
+use sluice_runtime::Loader;
+
+/// What `sluice serve` starts with.
+pub struct ServeOptions {
+    /// The state directory (socket, journal, snapshot, job spool).
+    pub state_dir: PathBuf,
+    /// The cluster file; `None` is the embedded demo cluster.
+    pub cluster_file: Option<PathBuf>,
+    /// The daemon settings file; `None` is `DIR/daemon.toml`.
+    pub daemon_file: Option<PathBuf>,
+    /// A TCP address to listen on as well, with its bearer token.
+    pub listen: Option<(String, String)>,
+    /// The plugin loader.
+    pub loader: Loader,
+}
+
+/// Takes the state directory's lock so two daemons never share a journal.
+fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, DaemonError> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| DaemonError::Listen(format!("{}: {e}", path.display())))?;
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(DaemonError::Listen(format!(
+            "{}: another sluice daemon is running with this state directory",
+            dir.display()
+        )));
+    }
+    Ok(f)
+}
+
+/// Runs the daemon until SIGTERM or SIGINT. `ready` is called once the socket accepts requests.
+pub fn serve(
+    opts: ServeOptions,
+    ready: impl FnOnce(&serde_json::Value),
+) -> Result<(), DaemonError> {
+    let dir = opts.state_dir.clone();
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| DaemonError::Other(format!("{}: {e}", dir.display())))?;
+    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+    let _lock = lock_dir(&dir)?;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let dopts = DriverOptions {
+        daemon_file: opts
+            .daemon_file
+            .clone()
+            .unwrap_or_else(|| dir.join("daemon.toml")),
+        state_dir: dir.clone(),
+        cluster_file: opts.cluster_file.clone(),
+        loader: opts.loader.clone(),
+    };
+    let spool = dir.join("jobs");
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let driver_tx = tx.clone();
+    // The driver lives on its own thread for the daemon's lifetime: it forks the jobs, and their
+    // parent-death signal is tied to the forking thread.
+    let driver = std::thread::Builder::new()
+        .name("driver".into())
+        .spawn(move || {
+            let started = Driver::start(
+                dopts,
+                |tx| {
+                    let on_exit: executor::local::OnExit =
+                        Arc::new(move |r| drop(tx.send(Msg::Exited(r))));
+                    Box::new(LocalExecutor::new(spool, on_exit))
+                },
+                driver_tx,
+            );
+            match started {
+                Ok(d) => {
+                    let _ = ready_tx.send(Ok(d.recovery()));
+                    d.run(rx);
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            }
+        })
+        .map_err(|e| DaemonError::Other(format!("starting the driver thread: {e}")))?;
+    let recovery = ready_rx
+        .recv()
+        .map_err(|_| DaemonError::Other("the driver thread died during start-up".into()))??;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| DaemonError::Other(format!("tokio runtime: {e}")))?;
+    let socket = client::socket_path(&dir);
+    let result = rt.block_on(async {
+        let _ = std::fs::remove_file(&socket);
+        let unix = tokio::net::UnixListener::bind(&socket)
+            .map_err(|e| DaemonError::Listen(format!("{}: {e}", socket.display())))?;
+        // Anyone may connect; what they may do is decided from their uid.
+        let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666));
+        tokio::spawn(server::serve_unix(unix, tx.clone()));
+        if let Some((addr, token)) = &opts.listen {
+            if token.is_empty() {
+                return Err(DaemonError::Listen(format!(
+                    "--listen {addr}: a --token is required for TCP"
+                )));
+            }
+            let tcp = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| DaemonError::Listen(format!("{addr}: {e}")))?;
+            tokio::spawn(server::serve_tcp(tcp, token.clone(), tx.clone()));
+        }
+        ready(&recovery);
+        signals(tx.clone()).await;
+        Ok(())
+    });
+    let _ = tx.send(Msg::Shutdown);
+    let _ = driver.join();
+    let _ = std::fs::remove_file(&socket);
+    rt.shutdown_background();
+    result
+}
+
+/// Waits for SIGTERM or SIGINT; SIGHUP asks for a reconfigure and keeps waiting.
+async fn signals(tx: mpsc::Sender<Msg>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot install signal handlers");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = hup.recv() => { let _ = tx.send(Msg::Reconfigure); }
+            _ = term.recv() => return,
+            _ = int.recv() => return,
+        }
+    }
+}
