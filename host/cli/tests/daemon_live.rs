@@ -1,0 +1,351 @@
+//! The real daemon binary: kill -9 while a client submits, jobs with Slurm's environment and
+//! time limits, peer-credential authorization, hot swap under load.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sluice_daemon::client::Client;
+use sluice_daemon::request::SubmitRequest;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn state_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sluice-live-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+struct Daemon {
+    child: Child,
+}
+
+impl Daemon {
+    fn start(dir: &Path) -> Self {
+        let child = Command::new(BIN)
+            .args(["serve", "--state-dir"])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if Client::new(dir).get("/v1/health").is_ok() {
+                return Self { child };
+            }
+            assert!(Instant::now() < deadline, "daemon did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn kill9(mut self) {
+        self.child.kill().unwrap(); // SIGKILL
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wrap(name: &str, cmd: &str, dir: &Path) -> SubmitRequest {
+    SubmitRequest {
+        name: Some(name.into()),
+        script: format!("#!/bin/sh\n{cmd}\n"),
+        workdir: dir.to_string_lossy().into_owned(),
+        ..SubmitRequest::default()
+    }
+}
+
+fn all_jobs(dir: &Path) -> Vec<Value> {
+    Client::new(dir)
+        .get("/v1/jobs?states=PD,CF,R,CG,CD,F,CA,TO,NF")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn wait_for(dir: &Path, id: u64, states: &[&str], secs: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let j = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+        if states.contains(&j["state"].as_str().unwrap_or("")) {
+            return j;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "job {id} stuck in {}",
+            j["state"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn kill_9_while_submitting_loses_no_acknowledged_job() {
+    let dir = state_dir("crash");
+    let mut rng = 0x2545F4914F6CDD1Du64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut acked: Vec<(String, u64)> = Vec::new();
+    let mut unacked: Vec<String> = Vec::new();
+    let mut n = 0;
+    for round in 0..6 {
+        let daemon = Daemon::start(&dir);
+        let mut c = Client::new(&dir);
+        // Kill after a random number of submissions, from another thread, mid-stream.
+        let budget = 40 + next() % 60;
+        let kill_after = Duration::from_millis(50 + next() % 400);
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(kill_after);
+            daemon.kill9();
+        });
+        for _ in 0..budget {
+            n += 1;
+            let name = format!("crash-{n}");
+            let cmd = if n % 3 == 0 { "sleep 100" } else { "true" };
+            match c.post("/v1/jobs", &wrap(&name, cmd, &dir)) {
+                Ok(v) => acked.push((name, v["job_id"].as_u64().unwrap())),
+                Err(_) => {
+                    unacked.push(name);
+                    break;
+                }
+            }
+        }
+        killer.join().unwrap();
+        let _ = round;
+    }
+    let _daemon = Daemon::start(&dir);
+    let jobs = all_jobs(&dir);
+    assert!(acked.len() >= 100, "only {} acknowledged", acked.len());
+    for (name, id) in &acked {
+        let same: Vec<&Value> = jobs.iter().filter(|j| j["name"] == name.as_str()).collect();
+        assert_eq!(same.len(), 1, "{name} appears {} times", same.len());
+        assert_eq!(same[0]["job_id"].as_u64(), Some(*id), "{name} changed id");
+    }
+    for name in &unacked {
+        let count = jobs.iter().filter(|j| j["name"] == name.as_str()).count();
+        assert!(count <= 1, "unacknowledged {name} appears {count} times");
+    }
+    let mut ids: Vec<u64> = jobs.iter().map(|j| j["job_id"].as_u64().unwrap()).collect();
+    ids.sort();
+    let before = ids.len();
+    ids.dedup();
+    assert_eq!(before, ids.len(), "duplicate job ids");
+    for j in &jobs {
+        let state = j["state"].as_str().unwrap();
+        // Consistency: a running job has nodes, an ended one an end time, a pending one neither.
+        match state {
+            "RUNNING" => assert!(!j["nodelist"].as_str().unwrap().is_empty(), "{j}"),
+            "PENDING" => assert!(j["end_time"].is_null(), "{j}"),
+            _ => assert!(!j["end_time"].is_null(), "{j}"),
+        }
+        // Jobs that ran through a crash were requeued (the default), never left RUNNING without a process.
+        if j["restarts"].as_u64().unwrap() > 0 {
+            assert_ne!(state, "NODE_FAIL", "{j}");
+        }
+    }
+}
+
+#[test]
+fn a_batch_script_runs_with_slurm_environment_and_its_limit_is_enforced() {
+    let dir = state_dir("exec");
+    let _d = Daemon::start(&dir);
+    let mut c = Client::new(&dir);
+    let script = "echo id=$SLURM_JOB_ID name=$SLURM_JOB_NAME nodes=$SLURM_JOB_NODELIST nn=$SLURM_NNODES nt=$SLURM_NTASKS cpt=$SLURM_CPUS_PER_TASK part=$SLURM_JOB_PARTITION dir=$SLURM_SUBMIT_DIR\necho err >&2\nexit 3";
+    let mut req = wrap("envcheck", script, &dir);
+    req.ntasks = Some(2);
+    req.cpus_per_task = Some(2);
+    let id = c.post("/v1/jobs", &req).unwrap()["job_id"]
+        .as_u64()
+        .unwrap();
+    let j = wait_for(&dir, id, &["FAILED"], 30);
+    assert_eq!(j["exit_code"], 3);
+    let out = std::fs::read_to_string(dir.join(format!("slurm-{id}.out"))).unwrap();
+    let node = j["nodelist"].as_str().unwrap();
+    assert!(
+        out.contains(&format!(
+            "id={id} name=envcheck nodes={node} nn=1 nt=2 cpt=2 part=compute dir={}",
+            dir.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("err"), "stderr goes to the same file: {out}");
+
+    // Over its one-minute limit; SIGTERM is ignored, so SIGKILL after KillWait ends it.
+    std::fs::write(dir.join("daemon.toml"), "kill_wait = 1\n").unwrap();
+    c.post("/v1/reconfigure", &json!({})).unwrap();
+    let mut req = wrap("overrun", "trap '' TERM; sleep 300", &dir);
+    req.time_limit = Some(60);
+    req.output = Some("out-%j.txt".into());
+    let id = c.post("/v1/jobs", &req).unwrap()["job_id"]
+        .as_u64()
+        .unwrap();
+    let j = wait_for(&dir, id, &["TIMEOUT"], 100);
+    assert_eq!(j["reason"], "TimeLimit");
+    // The process is gone: its exit by SIGKILL was recorded.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let j = c.get(&format!("/v1/jobs/{id}")).unwrap();
+        if j["signal"] == 9 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no SIGKILL recorded: {j}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(dir.join(format!("out-{id}.txt")).exists());
+}
+
+#[test]
+fn another_uid_cannot_cancel_your_job() {
+    if unsafe { libc_geteuid() } != 0 {
+        eprintln!("skipped: switching uid needs root");
+        return;
+    }
+    let dir = state_dir("auth");
+    let _d = Daemon::start(&dir);
+    // A job of uid 65534 (nobody), submitted through the CLI running as that uid.
+    let out = Command::new(BIN)
+        .args([
+            "submit",
+            "--parsable",
+            "--export-none",
+            "--wrap",
+            "sleep 60",
+            "--state-dir",
+        ])
+        .arg(&dir)
+        .current_dir("/")
+        .env_clear()
+        .uid(65534)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let nobody_job: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // Root's job, which nobody may not touch.
+    let root_job = Client::new(&dir)
+        .post("/v1/jobs", &wrap("root-job", "sleep 60", &dir))
+        .unwrap()["job_id"]
+        .as_u64()
+        .unwrap();
+    let cancel = |id: u64| {
+        Command::new(BIN)
+            .args(["cancel", &id.to_string(), "--state-dir"])
+            .arg(&dir)
+            .current_dir("/")
+            .env_clear()
+            .uid(65534)
+            .output()
+            .unwrap()
+    };
+    let refused = cancel(root_job);
+    assert!(!refused.status.success());
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        msg.contains("access denied") && msg.contains("not an admin"),
+        "{msg}"
+    );
+    assert_ne!(
+        Client::new(&dir)
+            .get(&format!("/v1/jobs/{root_job}"))
+            .unwrap()["state"],
+        "CANCELLED"
+    );
+    // Its own job it may cancel; root (an admin) may cancel anyone's.
+    assert!(cancel(nobody_job).status.success());
+    wait_for(&dir, nobody_job, &["CANCELLED"], 10);
+    Client::new(&dir)
+        .post(&format!("/v1/jobs/{root_job}/cancel"), &json!({}))
+        .unwrap();
+}
+
+unsafe fn libc_geteuid() -> u32 {
+    unsafe extern "C" {
+        fn geteuid() -> u32;
+    }
+    unsafe { geteuid() }
+}
+
+use std::os::unix::process::CommandExt;
+
+#[test]
+fn hot_swap_under_load_loses_no_job_and_refuses_a_broken_candidate() {
+    let dir = state_dir("swap");
+    let _d = Daemon::start(&dir);
+    let mut c = Client::new(&dir);
+    let mut ids = Vec::new();
+    let hostile = std::path::Path::new(sluice_plugin_artifacts::component(
+        "sluice-fixture-hostile-priority",
+    ));
+    for round in 0..6 {
+        for i in 0..40 {
+            let cmd = if i % 2 == 0 { "true" } else { "sleep 1" };
+            ids.push(
+                c.post("/v1/jobs", &wrap(&format!("s{round}-{i}"), cmd, &dir))
+                    .unwrap()["job_id"]
+                    .as_u64()
+                    .unwrap(),
+            );
+        }
+        let plugin = if round % 2 == 0 {
+            "basic"
+        } else {
+            "multifactor"
+        };
+        let v = c
+            .post("/v1/plugins/priority/swap", &json!({"file": plugin}))
+            .unwrap();
+        assert_eq!(v["kind"], "priority");
+        if round == 3 {
+            let err = c
+                .post(
+                    "/v1/plugins/priority/swap",
+                    &json!({"file": hostile.to_string_lossy(), "settings": {"mode": "trap"}}),
+                )
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("refused") && err.contains("smoke"), "{err}");
+        }
+    }
+    let plugins = c.get("/v1/plugins").unwrap();
+    let active: Vec<&Value> = plugins["generations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["kind"] == "priority" && g["role"] == "active")
+        .collect();
+    assert_eq!(active.len(), 1);
+    assert!(
+        active[0]["origin"]
+            .as_str()
+            .unwrap()
+            .contains("multifactor"),
+        "{}",
+        active[0]
+    );
+    let metrics = c.get("/v1/metrics").unwrap();
+    assert_eq!(metrics["swaps_published"], 6);
+    assert_eq!(metrics["swaps_refused"], 1);
+    assert_eq!(
+        metrics["engine_faults"]["priority"], 0,
+        "a pass saw a bad answer"
+    );
+    for id in &ids {
+        wait_for(&dir, *id, &["COMPLETED"], 120);
+    }
+}

@@ -1,0 +1,167 @@
+//! Journal and store: checksummed frames, a torn tail cut off, replay equal to the state before the crash.
+
+use std::io::Write;
+
+use sluice_daemon::image::{Image, Record, State};
+use sluice_daemon::journal::{Entry, Journal, encode};
+use sluice_daemon::request::SubmitRequest;
+use sluice_daemon::store::Store;
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("sluice-journal-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn submit(id: u64) -> Record {
+    Record::Submit {
+        id,
+        time: 1000 + id as i64,
+        uid: 1000,
+        user: "alice".into(),
+        request: SubmitRequest {
+            name: Some(format!("job{id}")),
+            script: "#!/bin/sh\ntrue\n".into(),
+            ..SubmitRequest::default()
+        },
+        hold: false,
+    }
+}
+
+#[test]
+fn records_round_trip_and_a_torn_tail_is_cut() {
+    let dir = tmp("torn");
+    let path = dir.join("journal.log");
+    {
+        let (mut j, replay) = Journal::open(&path).unwrap();
+        assert!(replay.records.is_empty());
+        for i in 1..=5 {
+            j.append(&Entry {
+                seq: i,
+                rec: submit(i),
+            })
+            .unwrap();
+        }
+        j.sync().unwrap();
+    }
+    let good_len = std::fs::metadata(&path).unwrap().len();
+    // A crash mid-write: half of a sixth frame.
+    let frame = encode(&Entry {
+        seq: 6,
+        rec: submit(6),
+    });
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&frame[..frame.len() / 2])
+        .unwrap();
+    let (mut j, replay) = Journal::open(&path).unwrap();
+    assert_eq!(replay.records.len(), 5);
+    assert_eq!(replay.truncated, (frame.len() / 2) as u64);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), good_len);
+    // Appending after the cut lands on a clean boundary.
+    j.append(&Entry {
+        seq: 6,
+        rec: submit(6),
+    })
+    .unwrap();
+    j.sync().unwrap();
+    drop(j);
+    let (_, replay) = Journal::open(&path).unwrap();
+    assert_eq!(replay.records.len(), 6);
+    assert_eq!(replay.records[5].seq, 6);
+}
+
+#[test]
+fn a_flipped_byte_fails_the_checksum_and_ends_the_log_there() {
+    let dir = tmp("crc");
+    let path = dir.join("journal.log");
+    {
+        let (mut j, _) = Journal::open(&path).unwrap();
+        for i in 1..=3 {
+            j.append(&Entry {
+                seq: i,
+                rec: submit(i),
+            })
+            .unwrap();
+        }
+        j.sync().unwrap();
+    }
+    let mut bytes = std::fs::read(&path).unwrap();
+    let second = encode(&Entry {
+        seq: 1,
+        rec: submit(1),
+    })
+    .len();
+    bytes[second + 20] ^= 0x55; // inside the second record's payload
+    std::fs::write(&path, &bytes).unwrap();
+    let (_, replay) = Journal::open(&path).unwrap();
+    assert_eq!(replay.records.len(), 1);
+    assert_eq!(replay.truncated as usize, bytes.len() - second);
+}
+
+#[test]
+fn store_replay_equals_the_state_before_the_crash() {
+    let dir = tmp("store");
+    let before: Image;
+    {
+        let mut s = Store::open(&dir).unwrap();
+        for i in 1..=20 {
+            s.commit(submit(i)).unwrap();
+        }
+        s.commit(Record::Started {
+            id: 3,
+            time: 2000,
+            partition: "compute".into(),
+            nodes: vec!["node01".into()],
+            cpus: 4,
+            account: "physics".into(),
+        })
+        .unwrap();
+        s.commit(Record::Cancel { id: 5, time: 2001 }).unwrap();
+        // A snapshot in the middle, then more records in the journal.
+        s.snapshot(Default::default(), 2001).unwrap();
+        s.commit(Record::Ended {
+            id: 3,
+            time: 2100,
+            state: State::Completed,
+            exit_code: Some(0),
+            reason: None,
+        })
+        .unwrap();
+        s.commit(submit(21)).unwrap();
+        s.sync().unwrap();
+        before = s.image().clone();
+        // No clean shutdown: the store is just dropped, as by kill -9.
+    }
+    let s = Store::open(&dir).unwrap();
+    assert!(s.recovery.snapshot);
+    assert_eq!(s.recovery.replayed, 2);
+    assert_eq!(s.image(), &before);
+    assert_eq!(s.image().jobs[&3].state, State::Completed);
+    assert_eq!(s.image().jobs[&5].state, State::Cancelled);
+    assert_eq!(s.image().next_id, 22);
+    // Usage of the run ended after the snapshot counts from the snapshot (2001) on: 99 s × 4 CPUs.
+    assert_eq!(s.image().usage.get("physics/alice"), Some(&396.0));
+}
+
+#[test]
+fn records_a_snapshot_already_holds_are_skipped() {
+    let dir = tmp("skip");
+    let mut s = Store::open(&dir).unwrap();
+    for i in 1..=3 {
+        s.commit(submit(i)).unwrap();
+    }
+    s.sync().unwrap();
+    // Simulate a crash between the snapshot's rename and the journal's truncation.
+    let journal = std::fs::read(dir.join("journal.log")).unwrap();
+    s.snapshot(Default::default(), 0).unwrap();
+    drop(s);
+    std::fs::write(dir.join("journal.log"), journal).unwrap();
+    let s = Store::open(&dir).unwrap();
+    assert_eq!(s.recovery.skipped, 3);
+    assert_eq!(s.recovery.replayed, 0);
+    assert_eq!(s.image().jobs.len(), 3);
+}
