@@ -1,0 +1,103 @@
+//! Load: a bounded client (4 connections) submits 10,000 jobs over the Unix socket as fast as the
+//! API accepts them while the loops run; prints submissions/s and submit→start latency for jobs
+//! that fit at once, and recovery time of the resulting state. Never asserts timings.
+//! About 17 s in a debug build; figures with `cargo test -p sluice --test daemon_load -- --nocapture`.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sluice_daemon::client::Client;
+use sluice_daemon::request::SubmitRequest;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn up(dir: &Path) -> std::process::Child {
+    let child = Command::new(BIN)
+        .args(["serve", "--state-dir"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    while Client::new(dir).get("/v1/health").is_err() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+#[test]
+fn ten_thousand_submissions() {
+    let dir = std::env::temp_dir().join(format!("sluice-load-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut daemon = up(&dir);
+    let total = 10_000;
+    let clients = 4;
+    let t0 = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|k| {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let mut c = Client::new(&dir);
+                let mut ok = 0;
+                for i in (k..total).step_by(clients) {
+                    let req = SubmitRequest {
+                        name: Some(format!("load-{i}")),
+                        script: "#!/bin/sh\ntrue\n".into(),
+                        workdir: dir.to_string_lossy().into_owned(),
+                        output: Some("/dev/null".into()),
+                        ..SubmitRequest::default()
+                    };
+                    c.post("/v1/jobs", &req).unwrap();
+                    ok += 1;
+                }
+                ok
+            })
+        })
+        .collect();
+    let accepted: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    let secs = t0.elapsed().as_secs_f64();
+    assert_eq!(accepted, total);
+    println!(
+        "submitted {accepted} jobs in {secs:.2} s: {:.0} submissions/s",
+        accepted as f64 / secs
+    );
+    let deadline = Instant::now() + Duration::from_secs(900);
+    let mut c = Client::new(&dir);
+    loop {
+        let h = c.get("/v1/health").unwrap();
+        if h["pending"] == 0 && h["running"] == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "jobs did not drain: {h}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let m = c.get("/v1/metrics").unwrap();
+    let started = m["started"].as_f64().unwrap();
+    println!(
+        "all done after {:.1} s; started {started}; submit→start mean {:.1} ms, max {:.1} ms; ticks {} (mean {:.2} ms, max {:.1} ms); journal syncs {}",
+        t0.elapsed().as_secs_f64(),
+        m["start_latency_ms_total"].as_f64().unwrap() / started.max(1.0),
+        m["start_latency_ms_max"].as_f64().unwrap(),
+        m["ticks"],
+        m["tick_ms_total"].as_f64().unwrap() / m["ticks"].as_f64().unwrap().max(1.0),
+        m["tick_ms_max"].as_f64().unwrap(),
+        m["syncs"],
+    );
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let t1 = Instant::now();
+    let mut daemon = up(&dir);
+    let h = Client::new(&dir).get("/v1/health").unwrap();
+    println!(
+        "restart after kill -9 with {} jobs: answering after {:.0} ms (store recovery {:.1} ms, {} records replayed)",
+        h["jobs"],
+        t1.elapsed().as_secs_f64() * 1e3,
+        h["recovery"]["millis"].as_f64().unwrap(),
+        h["recovery"]["replayed"]
+    );
+    assert_eq!(h["jobs"], total);
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+}
