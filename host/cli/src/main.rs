@@ -53,6 +53,11 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // Like every Unix tool, end quietly when the reader of our output goes away (`| head`).
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG")

@@ -34,7 +34,16 @@ pub fn key_values(v: &Value) -> String {
     };
     let mut out = String::new();
     let mut line = String::new();
+    let mut nested = Vec::new();
     for (k, val) in map {
+        // Lists of records (a node's devices) get a line each, as scontrol prints sub-records.
+        if let Value::Array(items) = val
+            && !items.is_empty()
+            && items.iter().all(Value::is_object)
+        {
+            nested.extend(items.iter().map(|item| format!("     {}: {}", camel(k), key_values(item).trim_end().replace("\n   ", " "))));
+            continue;
+        }
         let text = match val {
             Value::Null => "(null)".into(),
             Value::String(s) => s.clone(),
@@ -52,6 +61,10 @@ pub fn key_values(v: &Value) -> String {
     if !line.is_empty() {
         out.push_str("   ");
         out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for n in nested {
+        out.push_str(&n);
         out.push('\n');
     }
     out.trim_start().to_string()
