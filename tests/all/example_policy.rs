@@ -29,8 +29,14 @@ fn example_boosts_the_project_near_its_deadline_through_the_component() {
     let project = "acct1";
     let settings = |deadline: i64| {
         Settings(vec![
-            Setting { key: "project".into(), value: SettingValue::Text(project.into()) },
-            Setting { key: "deadline".into(), value: SettingValue::Integer(deadline) },
+            Setting {
+                key: "project".into(),
+                value: SettingValue::Text(project.into()),
+            },
+            Setting {
+                key: "deadline".into(),
+                value: SettingValue::Integer(deadline),
+            },
         ])
     };
     let answer = |deadline| match loader().load(&spec(settings(deadline))).unwrap() {
@@ -46,10 +52,16 @@ fn example_boosts_the_project_near_its_deadline_through_the_component() {
     let mut boosted = 0;
     for i in 0..jobs.len() {
         if in_project(i) {
-            assert!(near.priority[i] > past.priority[i], "job {i} of the project is boosted before the deadline");
+            assert!(
+                near.priority[i] > past.priority[i],
+                "job {i} of the project is boosted before the deadline"
+            );
             boosted += 1;
         } else {
-            assert_eq!(near.priority[i], past.priority[i], "job {i} outside the project is unaffected");
+            assert_eq!(
+                near.priority[i], past.priority[i],
+                "job {i} outside the project is unaffected"
+            );
         }
     }
     assert!(boosted > 0, "the fixture has project jobs");

@@ -6,13 +6,20 @@ use std::process::{Command, Output};
 fn sluice(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(args)
-        .env("SLUICE_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-component-cache"))
+        .env(
+            "SLUICE_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-component-cache"),
+        )
         .output()
         .expect("sluice runs")
 }
 
 fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 #[test]
@@ -21,8 +28,14 @@ fn demo_schedules_every_job_with_the_wasm_bundle_and_survives_a_hot_swap() {
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("summary: 60 submitted, 60 started"), "{t}");
-    assert!(t.contains("hot swap between passes: priority multifactor -> basic: Published"), "{t}");
-    assert!(t.contains("multifactor (bundle component)"), "the components answered: {t}");
+    assert!(
+        t.contains("hot swap between passes: priority multifactor -> basic: Published"),
+        "{t}"
+    );
+    assert!(
+        t.contains("multifactor (bundle component)"),
+        "the components answered: {t}"
+    );
     assert!(t.contains("by Backfill") || t.contains("by Main"), "{t}");
 }
 
@@ -39,31 +52,62 @@ fn check_reports_kind_and_version_and_refuses_garbage() {
     std::fs::write(&garbage, b"not a component").unwrap();
     let out = sluice(&["plugin", "check", garbage.to_str().unwrap()]);
     assert!(!out.status.success());
-    assert!(text(&out).contains("not a valid component"), "{}", text(&out));
+    assert!(
+        text(&out).contains("not a valid component"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
 fn test_passes_the_bundle_and_fails_a_hostile_plugin() {
-    let good = sluice(&["plugin", "test", sluice_plugin_artifacts::component("sluice-plugin-hres-modes")]);
+    let good = sluice(&[
+        "plugin",
+        "test",
+        sluice_plugin_artifacts::component("sluice-plugin-hres-modes"),
+    ]);
     assert!(good.status.success(), "{}", text(&good));
     assert!(text(&good).contains("0 failed"));
     // The short-answer fixture passes its smoke call on an empty… no: it is refused at load.
-    let bad = sluice(&["plugin", "test", sluice_plugin_artifacts::component("sluice-fixture-hostile-priority")]);
-    assert!(bad.status.success(), "the hostile fixture in its default (ok) mode is conformant: {}", text(&bad));
+    let bad = sluice(&[
+        "plugin",
+        "test",
+        sluice_plugin_artifacts::component("sluice-fixture-hostile-priority"),
+    ]);
+    assert!(
+        bad.status.success(),
+        "the hostile fixture in its default (ok) mode is conformant: {}",
+        text(&bad)
+    );
 }
 
 #[test]
 fn new_scaffolds_a_plugin_that_builds_and_checks() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("scaffold-{}", std::process::id()));
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("scaffold-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let out = sluice(&["plugin", "new", "priority", "site-fifo", "--dir", dir.to_str().unwrap()]);
+    let out = sluice(&[
+        "plugin",
+        "new",
+        "priority",
+        "site-fifo",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out));
     let krate = dir.join("site-fifo");
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins-wasm");
     let build = Command::new(env!("CARGO"))
         .current_dir(&krate)
-        .args(["build", "--offline", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+        .args([
+            "build",
+            "--offline",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
         .arg(&target)
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -73,8 +117,26 @@ fn new_scaffolds_a_plugin_that_builds_and_checks() {
     let wasm = target.join("wasm32-wasip2/release/site_fifo.wasm");
     let out = sluice(&["plugin", "test", wasm.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out));
-    let out = sluice(&["plugin", "new", "priority", "site-fifo", "--dir", dir.to_str().unwrap()]);
+    let out = sluice(&[
+        "plugin",
+        "new",
+        "priority",
+        "site-fifo",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
     assert!(!out.status.success(), "refuses to overwrite");
-    let out = sluice(&["plugin", "new", "scheduler", "x", "--dir", dir.to_str().unwrap()]);
-    assert!(text(&out).contains("expected priority or selection"), "{}", text(&out));
+    let out = sluice(&[
+        "plugin",
+        "new",
+        "scheduler",
+        "x",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out).contains("expected priority or selection"),
+        "{}",
+        text(&out)
+    );
 }

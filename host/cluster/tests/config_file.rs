@@ -73,7 +73,10 @@ fn an_almost_empty_file_gets_slurm_defaults() {
     );
     for kind in PluginKind::ALL {
         let plugin = cluster.plugins.get(kind);
-        assert_eq!(plugin.plugin, sluice_cluster::model::plugins::default_plugin(kind));
+        assert_eq!(
+            plugin.plugin,
+            sluice_cluster::model::plugins::default_plugin(kind)
+        );
         assert_eq!(plugin.memory_limit_mb, 64);
         assert_eq!(plugin.fuel_per_call, 2_000_000_000);
     }

@@ -67,14 +67,14 @@ macro_rules! export_gres {
                 ) -> ::std::vec::Vec<::std::vec::Vec<u32>> {
                     $crate::wasm::gres_glue::pick::<$policy>(requests)
                 }
-        fn env(
+                fn env(
                     alloc: w::NodeDevices,
                     step: bool,
                 ) -> ::std::vec::Vec<(::std::string::String, ::std::string::String)> {
                     $crate::wasm::gres_glue::env::<$policy>(alloc, step)
                 }
             }
-            $crate::wasm::gres::export_gres_world!(SluiceExport with_types_in $crate::wasm::gres);
+    $crate::wasm::gres::export_gres_world!(SluiceExport with_types_in $crate::wasm::gres);
         };
         $crate::__export_native!(Gres, $policy);
     };
@@ -99,7 +99,7 @@ macro_rules! export_hres {
                     demands: ::std::vec::Vec<w::Demand>,
                     candidates: ::std::vec::Vec<u64>,
                 ) -> ::std::vec::Vec<u64> {
-            $crate::wasm::hres_glue::eligible::<$policy>(demands, candidates)
+                    $crate::wasm::hres_glue::eligible::<$policy>(demands, candidates)
                 }
                 fn charge(
                     demands: ::std::vec::Vec<w::Demand>,
@@ -109,7 +109,7 @@ macro_rules! export_hres {
                     $crate::wasm::hres_glue::charge::<$policy>(demands, nodes)
                 }
             }
-            $crate::wasm::hres::export_hres_world!(SluiceExport with_types_in $crate::wasm::hres);
+    $crate::wasm::hres::export_hres_world!(SluiceExport with_types_in $crate::wasm::hres);
         };
         $crate::__export_native!(Hres, $policy);
     };

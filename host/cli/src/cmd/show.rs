@@ -41,7 +41,13 @@ pub fn key_values(v: &Value) -> String {
             && !items.is_empty()
             && items.iter().all(Value::is_object)
         {
-            nested.extend(items.iter().map(|item| format!("     {}: {}", camel(k), key_values(item).trim_end().replace("\n   ", " "))));
+            nested.extend(items.iter().map(|item| {
+                format!(
+                    "     {}: {}",
+                    camel(k),
+                    key_values(item).trim_end().replace("\n   ", " ")
+                )
+            }));
             continue;
         }
         let text = match val {
