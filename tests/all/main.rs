@@ -5,6 +5,7 @@ mod support;
 
 mod bundle_conformance;
 mod example_policy;
+mod gres_by_name;
 mod runtime_cache;
 mod runtime_containment;
 mod runtime_hot_swap;

@@ -19,8 +19,11 @@ pub struct PolicySet {
     pub priority: PrioritySlot,
     /// Node selection.
     pub selection: SelectionSlot,
-    /// GRES device logic.
+    /// GRES device logic for `gpu`, the plugin `[plugins.gres]` names.
     pub gres: GresSlot,
+    /// Every other GRES name of the cluster (`nic`, …), each served by its own generation of the
+    /// bundle's count-only plugin: the GRES interface is not GPU-shaped.
+    pub gres_by_name: std::collections::BTreeMap<String, GresSlot>,
     /// HRES mode logic.
     pub hres: HresSlot,
     staged_tx: Sender<Result<Loaded, LoadError>>,
@@ -79,9 +82,32 @@ impl PolicySet {
                 }
                 _ => unreachable!("loaded in kind order"),
             },
+            gres_by_name: Default::default(),
             staged_tx: tx,
             staged_rx: rx,
         })
+    }
+
+    /// Loads the plugins a cluster's configuration names, plus a count-only GRES slot for every
+    /// GRES name other than `gpu` that its nodes configure.
+    pub fn load_for_cluster(
+        loader: &Loader,
+        cluster: &sluice_cluster::Cluster,
+    ) -> Result<Self, LoadError> {
+        let mut set = Self::load(loader, &crate::specs::from_cluster(cluster))?;
+        for (name, spec) in crate::specs::gres_by_name(cluster) {
+            let Loaded::Gres(active) = loader.load(&spec)? else {
+                unreachable!("a gres spec loads a gres plugin")
+            };
+            let Loaded::Gres(fallback) =
+                Loader::builtin(PluginKind::Gres, "count", &spec.settings)?
+            else {
+                unreachable!("the bundle's count plugin is a gres plugin")
+            };
+            set.gres_by_name
+                .insert(name, Slot::new(PluginKind::Gres, active, fallback));
+        }
+        Ok(set)
     }
 
     /// Starts loading `spec` on a background thread; the result is published by the next
@@ -150,12 +176,18 @@ impl PolicySet {
 
     /// Every generation of every kind.
     pub fn status(&self) -> Vec<(PluginKind, Vec<GenerationStatus>)> {
-        vec![
+        let mut out = vec![
             (PluginKind::Priority, self.priority.status()),
             (PluginKind::Selection, self.selection.slot.status()),
             (PluginKind::Gres, self.gres.status()),
             (PluginKind::Hres, self.hres.slot.status()),
-        ]
+        ];
+        out.extend(
+            self.gres_by_name
+                .values()
+                .map(|slot| (PluginKind::Gres, slot.status())),
+        );
+        out
     }
 }
 

@@ -13,6 +13,7 @@ use sluice_policy::{
     PriorityContext, PriorityPolicy, SelectionPolicy, Share,
 };
 
+use crate::contained::GresSlot;
 use crate::policy_set::PolicySet;
 
 /// A policy set shared between the engine's handles and the host.
@@ -28,8 +29,8 @@ fn lock(set: &SharedSet) -> MutexGuard<'_, PolicySet> {
 pub struct PriorityHandle(pub SharedSet);
 /// The selection slot of a shared set.
 pub struct SelectionHandle(pub SharedSet);
-/// The GRES slot of a shared set.
-pub struct GresHandle(pub SharedSet);
+/// The GRES slot of a shared set for one GRES name (`gpu` is the configured slot).
+pub struct GresHandle(pub SharedSet, pub String);
 /// The HRES slot of a shared set.
 pub struct HresHandle(pub SharedSet);
 
@@ -54,15 +55,43 @@ impl SelectionPolicy for SelectionHandle {
     }
 }
 
+impl GresHandle {
+    fn with<R>(&self, f: impl FnOnce(&mut GresSlot) -> R) -> R {
+        let mut set = lock(&self.0);
+        let set = &mut *set;
+        f(set.gres_by_name.get_mut(&self.1).unwrap_or(&mut set.gres))
+    }
+}
+
 impl GresPolicy for GresHandle {
     fn validate(&mut self, nodes: &[GresNodeConfig]) -> Vec<Result<(), String>> {
-        lock(&self.0).gres.validate(nodes)
+        self.with(|slot| slot.validate(nodes))
     }
     fn pick(&mut self, requests: &[PickRequest]) -> Vec<Vec<u32>> {
-        lock(&self.0).gres.pick(requests)
+        self.with(|slot| slot.pick(requests))
     }
     fn env(&mut self, alloc: &NodeDevices, step: bool) -> Vec<(String, String)> {
-        lock(&self.0).gres.env(alloc, step)
+        self.with(|slot| slot.env(alloc, step))
+    }
+}
+
+/// The engine's policies, all answered by `set`: one GRES policy per GRES name it holds.
+pub fn engine_policies(set: &SharedSet) -> sluice_engine::Policies {
+    let mut gres: Vec<(String, Box<dyn GresPolicy + Send>)> = vec![(
+        "gpu".into(),
+        Box::new(GresHandle(set.clone(), "gpu".into())),
+    )];
+    for name in lock(set).gres_by_name.keys() {
+        gres.push((
+            name.clone(),
+            Box::new(GresHandle(set.clone(), name.clone())),
+        ));
+    }
+    sluice_engine::Policies {
+        priority: Box::new(PriorityHandle(set.clone())),
+        selection: Box::new(SelectionHandle(set.clone())),
+        hres: Some(Box::new(HresHandle(set.clone()))),
+        gres,
     }
 }
 

@@ -41,6 +41,37 @@ pub fn from_cluster(cluster: &Cluster) -> Vec<PluginSpec> {
 
 /// The cluster's `Priority*` keys as multifactor settings; keys set explicitly in the plugin's
 /// own settings table win.
+/// A count-only GRES plugin spec for every GRES name other than `gpu` the cluster's nodes
+/// configure, with Slurm-style variable names (`nic` → `SLURM_JOB_NICS`).
+pub fn gres_by_name(cluster: &Cluster) -> Vec<(String, PluginSpec)> {
+    let gpu = cluster.plugins.get(PluginKind::Gres);
+    let names: std::collections::BTreeSet<&str> = cluster
+        .nodes
+        .iter()
+        .flat_map(|n| n.gres.iter().map(|g| g.name.as_str()))
+        .filter(|n| *n != "gpu")
+        .collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let settings = Settings::default().with(
+                "env_name",
+                SettingValue::Text(format!("{}S", name.to_ascii_uppercase())),
+            );
+            let spec = PluginSpec {
+                kind: PluginKind::Gres,
+                plugin: "count".into(),
+                settings,
+                limits: Limits {
+                    memory_bytes: gpu.memory_limit_mb as usize * (1 << 20),
+                    fuel_per_call: gpu.fuel_per_call,
+                },
+            };
+            (name.to_string(), spec)
+        })
+        .collect()
+}
+
 fn with_priority_params(cluster: &Cluster, explicit: Settings) -> Settings {
     let p = &cluster.priority;
     let mut s = Settings::default()

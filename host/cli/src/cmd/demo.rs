@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use sluice_cluster::Cluster;
 use sluice_cluster::NodeId;
-use sluice_engine::{Clock, Engine, Event, JobId, JobState, ManualClock, Policies};
+use sluice_engine::{Clock, Engine, Event, JobId, JobState, ManualClock};
 use sluice_policy::PluginKind;
-use sluice_runtime::shared::{GresHandle, HresHandle, PriorityHandle, SelectionHandle};
+use sluice_runtime::shared::engine_policies;
 use sluice_runtime::{PolicySet, specs};
 
 /// Arguments of `sluice demo`.
@@ -52,16 +52,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             s.limits.memory_bytes >> 20
         );
     }
-    let set = PolicySet::load(&loader, &specs).context("loading the default bundle")?;
+    let set =
+        PolicySet::load_for_cluster(&loader, &cluster).context("loading the default bundle")?;
     let set = Arc::new(Mutex::new(set));
     let clock = ManualClock::new(START);
-    let policies = Policies {
-        priority: Box::new(PriorityHandle(set.clone())),
-        selection: Box::new(SelectionHandle(set.clone())),
-        hres: Some(Box::new(HresHandle(set.clone()))),
-        // The runtime has one GRES slot; the demo cluster's plugin (gres/gpu) serves `gpu`.
-        gres: vec![("gpu".into(), Box::new(GresHandle(set.clone())))],
-    };
+    let policies = engine_policies(&set);
     let mut engine = Engine::new(cluster, policies, Arc::new(clock.clone()));
 
     let workload = workload::generate(args.jobs, args.seed, START);

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use sluice_cluster::{AssocId, Cluster};
-use sluice_engine::{Engine, EngineConfig, Hold, JobState, Policies};
-use sluice_runtime::shared::{GresHandle, HresHandle, PriorityHandle, SelectionHandle};
+use sluice_engine::{Engine, EngineConfig, Hold, JobState};
+use sluice_runtime::shared::engine_policies;
 use sluice_runtime::{PolicySet, specs};
 
 use super::{Driver, DriverOptions, Metrics, Msg, plugins};
@@ -74,12 +74,7 @@ pub(super) fn build_engine(
             cluster.associations[i].raw_usage = *u;
         }
     }
-    let policies = Policies {
-        priority: Box::new(PriorityHandle(set.clone())),
-        selection: Box::new(SelectionHandle(set.clone())),
-        hres: Some(Box::new(HresHandle(set.clone()))),
-        gres: vec![("gpu".into(), Box::new(GresHandle(set.clone())))],
-    };
+    let policies = engine_policies(set);
     let mut config = EngineConfig::for_cluster(&cluster);
     // Slurm without AccountingStorageEnforce accepts users it has no association for.
     config.create_missing_associations = true;
@@ -95,8 +90,8 @@ pub(super) fn start(
     let store = Store::open(&opts.state_dir)?;
     let cluster = load_cluster(&opts)?;
     let specs = specs::from_cluster(&cluster);
-    let set =
-        PolicySet::load(&opts.loader, &specs).map_err(|e| DaemonError::Plugins(e.to_string()))?;
+    let set = PolicySet::load_for_cluster(&opts.loader, &cluster)
+        .map_err(|e| DaemonError::Plugins(e.to_string()))?;
     let set = Arc::new(Mutex::new(set));
     let clock = Arc::new(DaemonClock::new());
     let engine = build_engine(cluster.clone(), &set, clock.clone(), &store.image().usage);

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use sluice_cluster::Cluster;
 use sluice_engine::Policies;
-use sluice_runtime::shared::{GresHandle, HresHandle, PriorityHandle, SelectionHandle};
+use sluice_runtime::shared::engine_policies;
 use sluice_runtime::{PolicySet, specs};
 
 /// How the bundle's policies run (`--bundle`).
@@ -50,12 +50,5 @@ pub fn policies(cluster: &Cluster, mode: BundleMode) -> anyhow::Result<Policies>
     }
     let loader = super::super::plugin::loader();
     let set = PolicySet::load(&loader, &specs).context("loading the plugin bundle")?;
-    let set = Arc::new(Mutex::new(set));
-    Ok(Policies {
-        priority: Box::new(PriorityHandle(set.clone())),
-        selection: Box::new(SelectionHandle(set.clone())),
-        hres: Some(Box::new(HresHandle(set.clone()))),
-        // The runtime has one GRES slot; it serves `gpu`, as in the demo.
-        gres: vec![("gpu".into(), Box::new(GresHandle(set)))],
-    })
+    Ok(engine_policies(&Arc::new(Mutex::new(set))))
 }
