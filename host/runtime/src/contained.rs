@@ -11,7 +11,7 @@ use sluice_policy::{
 
 use crate::backend::{GresBackend, HresBackend, PriorityBackend, SelectionBackend};
 use crate::error::Fault;
-use crate::slot::{Role, Slot};
+use crate::slot::Slot;
 
 /// A contained priority plugin.
 pub type PrioritySlot = Slot<dyn PriorityBackend>;
@@ -20,7 +20,6 @@ pub struct SelectionSlot {
     /// The generations.
     pub slot: Slot<dyn SelectionBackend>,
     table: NodeTable,
-    answering: Option<Role>,
 }
 /// A contained GRES plugin.
 pub type GresSlot = Slot<dyn GresBackend>;
@@ -30,7 +29,6 @@ pub struct HresSlot {
     pub slot: Slot<dyn HresBackend>,
     resources: Vec<HresResource>,
     layers: Vec<HresLayer>,
-    answering: Option<Role>,
 }
 
 impl PriorityPolicy for PrioritySlot {
@@ -74,30 +72,13 @@ impl SelectionSlot {
         Self {
             slot,
             table: NodeTable::default(),
-            answering: None,
         }
     }
 
-    /// Hands the pass's table to the first of `roles` that takes it.
-    fn begin_with(&mut self, roles: &[Role]) {
-        self.answering = None;
-        for &role in roles {
-            let outcome = self.slot.get_mut(role).backend.begin_pass(&self.table);
-            self.slot.record(role, &outcome);
-            if outcome.is_ok() {
-                self.answering = Some(role);
-                return;
-            }
-        }
-    }
-
-    /// Fails over from the answering generation to the next one, replaying the pass so far.
+    /// Hands the pass so far to the next generation after a fault.
     fn fail_over(&mut self) {
-        let rest = self
-            .answering
-            .map(|current| self.slot.answerers_after(current))
-            .unwrap_or_default();
-        self.begin_with(&rest);
+        let table = &self.table;
+        self.slot.fail_over(|b| b.begin_pass(table));
     }
 }
 
@@ -105,12 +86,12 @@ impl SelectionPolicy for SelectionSlot {
     fn begin_pass(&mut self, nodes: &NodeTable) {
         self.slot.next_pass();
         self.table = nodes.clone();
-        let roles = self.slot.answerers();
-        self.begin_with(&roles);
+        let table = &self.table;
+        self.slot.begin(|b| b.begin_pass(table));
     }
 
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
-        while let Some(role) = self.answering {
+        while let Some(role) = self.slot.answering() {
             let outcome = self
                 .slot
                 .get_mut(role)
@@ -139,7 +120,7 @@ impl SelectionPolicy for SelectionSlot {
 
     fn release(&mut self, job_id: u32, placement: &Placement) {
         self.table.release(placement);
-        if let Some(role) = self.answering {
+        if let Some(role) = self.slot.answering() {
             let outcome = self.slot.get_mut(role).backend.release(job_id, placement);
             self.slot.record(role, &outcome);
             if outcome.is_err() {
@@ -199,46 +180,24 @@ impl HresSlot {
             slot,
             resources: Vec::new(),
             layers: Vec::new(),
-            answering: None,
         }
-    }
-
-    fn begin_with(&mut self, roles: &[Role]) {
-        self.answering = None;
-        for &role in roles {
-            let outcome = self
-                .slot
-                .get_mut(role)
-                .backend
-                .begin_pass(&self.resources, &self.layers);
-            self.slot.record(role, &outcome);
-            if outcome.is_ok() {
-                self.answering = Some(role);
-                return;
-            }
-        }
-    }
-
-    fn fail_over(&mut self) {
-        let rest = self
-            .answering
-            .map(|current| self.slot.answerers_after(current))
-            .unwrap_or_default();
-        self.begin_with(&rest);
     }
 
     fn ask<R>(
         &mut self,
         mut f: impl FnMut(&mut dyn HresBackend, &[HresLayer]) -> Result<R, Fault>,
     ) -> Option<R> {
-        while let Some(role) = self.answering {
+        while let Some(role) = self.slot.answering() {
             let layers = std::mem::take(&mut self.layers);
             let outcome = f(&mut *self.slot.get_mut(role).backend, &layers);
             self.layers = layers;
             self.slot.record(role, &outcome);
             match outcome {
                 Ok(r) => return Some(r),
-                Err(_) => self.fail_over(),
+                Err(_) => {
+                    let (resources, layers) = (&self.resources, &self.layers);
+                    self.slot.fail_over(|b| b.begin_pass(resources, layers));
+                }
             }
         }
         None
@@ -250,8 +209,8 @@ impl HresPolicy for HresSlot {
         self.slot.next_pass();
         self.resources = resources.to_vec();
         self.layers = layers.to_vec();
-        let roles = self.slot.answerers();
-        self.begin_with(&roles);
+        let (resources, layers) = (&self.resources, &self.layers);
+        self.slot.begin(|b| b.begin_pass(resources, layers));
     }
 
     fn eligible(&mut self, demands: &[Demand], candidates: &[u64]) -> Vec<u64> {

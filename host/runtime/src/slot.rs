@@ -90,6 +90,7 @@ pub struct Slot<B: ?Sized> {
     previous: Option<Generation<B>>,
     fallback: Generation<B>,
     pass: u64,
+    answering: Option<Role>,
 }
 
 impl<B: ?Sized> Slot<B> {
@@ -101,6 +102,7 @@ impl<B: ?Sized> Slot<B> {
             previous: None,
             fallback,
             pass: 0,
+            answering: None,
         }
     }
 
@@ -219,6 +221,44 @@ impl<B: ?Sized> Slot<B> {
                     quarantined = g.health.quarantined,
                     "plugin fault contained: {fault}"
                 );
+            }
+        }
+    }
+
+    /// For kinds whose guest keeps the pass's state (selection, HRES): hands the pass to the first
+    /// answerer whose `begin_pass` succeeds; it answers the rest of the pass.
+    pub fn begin(&mut self, begin_pass: impl FnMut(&mut B) -> Result<(), Fault>) {
+        let roles = self.answerers();
+        self.begin_with(&roles, begin_pass);
+    }
+
+    /// After the answering generation faulted mid-pass: hands the pass so far (through
+    /// `begin_pass`, with the host's own state) to the next generation in line.
+    pub fn fail_over(&mut self, begin_pass: impl FnMut(&mut B) -> Result<(), Fault>) {
+        let rest = self
+            .answering
+            .map(|current| self.answerers_after(current))
+            .unwrap_or_default();
+        self.begin_with(&rest, begin_pass);
+    }
+
+    /// The generation answering this pass, if any took it.
+    pub fn answering(&self) -> Option<Role> {
+        self.answering
+    }
+
+    fn begin_with(
+        &mut self,
+        roles: &[Role],
+        mut begin_pass: impl FnMut(&mut B) -> Result<(), Fault>,
+    ) {
+        self.answering = None;
+        for &role in roles {
+            let outcome = begin_pass(&mut *self.get_mut(role).backend);
+            self.record(role, &outcome);
+            if outcome.is_ok() {
+                self.answering = Some(role);
+                return;
             }
         }
     }
