@@ -1,92 +1,15 @@
 //! The real daemon binary: kill -9 while a client submits, jobs with Slurm's environment and
 //! time limits, peer-credential authorization, hot swap under load.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sluice_daemon::client::Client;
-use sluice_daemon::request::SubmitRequest;
 
-const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+mod common;
 
-fn state_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sluice-live-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-struct Daemon {
-    child: Child,
-}
-
-impl Daemon {
-    fn start(dir: &Path) -> Self {
-        let child = Command::new(BIN)
-            .args(["serve", "--state-dir"])
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if Client::new(dir).get("/v1/health").is_ok() {
-                return Self { child };
-            }
-            assert!(Instant::now() < deadline, "daemon did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn kill9(mut self) {
-        self.child.kill().unwrap(); // SIGKILL
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wrap(name: &str, cmd: &str, dir: &Path) -> SubmitRequest {
-    SubmitRequest {
-        name: Some(name.into()),
-        script: format!("#!/bin/sh\n{cmd}\n"),
-        workdir: dir.to_string_lossy().into_owned(),
-        ..SubmitRequest::default()
-    }
-}
-
-fn all_jobs(dir: &Path) -> Vec<Value> {
-    Client::new(dir)
-        .get("/v1/jobs?states=PD,CF,R,CG,CD,F,CA,TO,NF")
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
-fn wait_for(dir: &Path, id: u64, states: &[&str], secs: u64) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        let j = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
-        if states.contains(&j["state"].as_str().unwrap_or("")) {
-            return j;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "job {id} stuck in {}",
-            j["state"]
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+use common::{BIN, Daemon, all_jobs, state_dir, wait_for, wrap};
 
 #[test]
 fn kill_9_while_submitting_loses_no_acknowledged_job() {

@@ -73,7 +73,7 @@ enum Command {
     },
     /// `shadow KIND FILE` runs a candidate beside the active policy; `shadow report` / `shadow stop`.
     Shadow {
-        /// KIND, or `report` / `stop`.
+        /// KIND (`priority` or `selection`), or `report` / `stop`.
         kind: Option<String>,
         /// The candidate.
         file: Option<String>,

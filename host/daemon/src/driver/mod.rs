@@ -4,7 +4,9 @@
 
 mod jobs;
 mod plugins;
+mod recording;
 mod recover;
+mod shadow;
 mod views;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -27,7 +29,7 @@ use crate::executor::{Executor, ExitReport};
 use crate::identity::Identity;
 use crate::store::Store;
 
-pub use plugins::{Shadow, ShadowReport};
+pub use shadow::{SelectionShadowReport, ShadowReport};
 
 /// A message to the driver.
 pub enum Msg {
@@ -159,6 +161,7 @@ impl Driver {
             self.sync_and_answer(replies);
             // Between passes: publish finished loads, then run what is due.
             self.apply_staged();
+            self.shadow_loaded();
             if self.tick_due() {
                 self.tick();
             }
@@ -192,7 +195,7 @@ impl Driver {
     fn next_timeout(&self) -> Duration {
         let now = self.engine.now();
         let mut t = Duration::from_millis(1000);
-        if self.plugins.staging() {
+        if self.plugins.staging() || self.plugins.shadows.loading() {
             t = t.min(Duration::from_millis(20));
         }
         if let Some(w) = self.engine.next_wakeup()
@@ -222,6 +225,17 @@ impl Driver {
                 // Answered when the load is published or refused, not at the next sync.
                 match self.require_admin(&who, "plugin swap") {
                     Ok(()) => self.swap_deferred(&kind, &file.file, &file.settings, reply),
+                    Err(e) => replies.push((reply, Err(e))),
+                }
+            }
+            Msg::Api {
+                who,
+                req: ApiRequest::ShadowStart { kind, file },
+                reply,
+            } => {
+                // Answered once the candidate is loaded off this thread, or refused.
+                match self.require_admin(&who, "plugin shadow") {
+                    Ok(()) => self.shadow_start_deferred(&kind, &file.file, &file.settings, reply),
                     Err(e) => replies.push((reply, Err(e))),
                 }
             }
@@ -300,9 +314,8 @@ impl Driver {
                 self.require_admin(who, "plugin rollback")?;
                 self.rollback(&kind)
             }
-            ApiRequest::ShadowStart { kind, file } => {
-                self.require_admin(who, "plugin shadow")?;
-                self.shadow_start(&kind, &file.file, &file.settings)
+            ApiRequest::ShadowStart { .. } => {
+                Err(ApiError::internal("shadows are answered when loaded"))
             }
             ApiRequest::ShadowReport => self.shadow_report(),
             ApiRequest::ShadowStop => {

@@ -1,23 +1,23 @@
 //! Plugins: list, swap (staged off the scheduling path, published between passes), rollback,
-//! swaps on change of the configured plugin files, reconfigure, and shadow evaluation of a
-//! priority candidate beside the active policy.
+//! swaps on change of the configured plugin files, reconfigure.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
-use serde::Serialize;
+use std::sync::Arc;
+
 use serde_json::{Value, json};
-use sluice_engine::JobState;
-use sluice_policy::{JobTable, PluginKind, SettingValue};
-use sluice_runtime::backend::PriorityBackend;
+use sluice_policy::{PluginKind, SettingValue};
 use sluice_runtime::policy_set::SwapOutcome;
 use sluice_runtime::shared::SharedSet;
-use sluice_runtime::{Loaded, Loader, PluginSpec, specs};
+use sluice_runtime::{Loader, PluginSpec, specs};
 use tokio::sync::oneshot;
 
 use super::Driver;
+use super::recording::Recorder;
+use super::shadow::Shadows;
 use crate::api::{ApiError, ApiResult};
 use crate::config::DaemonConfig;
 
@@ -39,12 +39,12 @@ struct Queued {
 
 /// Swap bookkeeping.
 pub(super) struct PluginState {
-    loader: Loader,
+    pub(super) loader: Loader,
     specs: Vec<PluginSpec>,
     staging: Option<Staging>,
     queue: VecDeque<Queued>,
     mtimes: BTreeMap<PathBuf, Option<SystemTime>>,
-    shadow: Option<Shadow>,
+    pub(super) shadows: Shadows,
     passes: u64,
 }
 
@@ -58,7 +58,7 @@ fn file_of(spec: &PluginSpec) -> Option<PathBuf> {
 }
 
 impl PluginState {
-    pub(super) fn new(specs: &[PluginSpec], loader: &Loader) -> Self {
+    pub(super) fn new(specs: &[PluginSpec], loader: &Loader, recorder: Arc<Recorder>) -> Self {
         let mtimes = specs
             .iter()
             .filter_map(file_of)
@@ -73,7 +73,7 @@ impl PluginState {
             staging: None,
             queue: VecDeque::new(),
             mtimes,
-            shadow: None,
+            shadows: Shadows::new(recorder),
             passes: 0,
         }
     }
@@ -87,12 +87,12 @@ impl PluginState {
     }
 
     pub(super) fn shadow_active(&self) -> bool {
-        self.shadow.is_some()
+        self.shadows.active()
     }
 }
 
 /// Parses a kind name.
-fn kind_of(name: &str) -> Result<PluginKind, ApiError> {
+pub(super) fn kind_of(name: &str) -> Result<PluginKind, ApiError> {
     PluginKind::ALL
         .into_iter()
         .find(|k| k.name() == name)
@@ -101,37 +101,6 @@ fn kind_of(name: &str) -> Result<PluginKind, ApiError> {
                 "plugin kind {name:?}: expected priority, selection, gres or hres"
             ))
         })
-}
-
-/// A priority candidate evaluated beside the active policy on every pass.
-pub struct Shadow {
-    kind: PluginKind,
-    origin: String,
-    backend: Box<dyn PriorityBackend>,
-    report: ShadowReport,
-}
-
-/// How often and where a shadow candidate would have decided differently.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ShadowReport {
-    /// Kind.
-    pub kind: String,
-    /// Candidate.
-    pub origin: String,
-    /// Passes evaluated.
-    pub passes: u64,
-    /// Passes where at least one job's rank differed.
-    pub passes_differing: u64,
-    /// Job rows compared, summed over passes.
-    pub rows_compared: u64,
-    /// Rows whose rank differed, summed over passes.
-    pub rows_differing: u64,
-    /// Calls where the candidate faulted (it never acts, so nothing else happens).
-    pub faults: u64,
-    /// Last fault.
-    pub last_fault: Option<String>,
-    /// The largest rank moves seen: (job, partition, active rank, candidate rank), largest first.
-    pub largest_moves: Vec<(u64, String, usize, usize)>,
 }
 
 impl Driver {
@@ -155,15 +124,17 @@ impl Driver {
                 })
             })
             .collect();
+        let shadows = self.plugins.shadows.list();
         json!({
             "generations": rows,
             "staging": self.plugins.staging.as_ref().map(|s| json!({"kind": s.kind.name(), "origin": s.origin})),
             "queued": self.plugins.queue.len(),
-            "shadow": self.plugins.shadow.as_ref().map(|s| json!({"kind": s.kind.name(), "origin": s.origin})),
+            "shadow": shadows.first(),
+            "shadows": shadows,
         })
     }
 
-    fn spec_for(
+    pub(super) fn spec_for(
         &self,
         kind: PluginKind,
         file: &str,
@@ -352,164 +323,5 @@ impl Driver {
             "plugins_staged": staged,
             "note": if topology_changed { "nodes or partitions changed: they take effect at the next restart" } else { "" },
         }))
-    }
-
-    pub(super) fn shadow_start(
-        &mut self,
-        kind: &str,
-        file: &str,
-        settings: &BTreeMap<String, String>,
-    ) -> ApiResult {
-        let kind = kind_of(kind)?;
-        if kind != PluginKind::Priority {
-            return Err(ApiError::bad(format!(
-                "plugin shadow {}: only priority candidates can be shadowed so far",
-                kind.name()
-            )));
-        }
-        let spec = self.spec_for(kind, file, settings);
-        // Loading compiles the component; done here on the driver, so keep candidates small.
-        let loaded = self
-            .plugins
-            .loader
-            .load(&spec)
-            .map_err(|e| ApiError::bad(format!("plugin shadow priority {file}: {e}")))?;
-        let Loaded::Priority(g) = loaded else {
-            return Err(ApiError::bad(format!(
-                "plugin shadow priority {file}: not a priority plugin"
-            )));
-        };
-        self.plugins.shadow = Some(Shadow {
-            kind,
-            origin: g.origin.clone(),
-            backend: g.backend,
-            report: ShadowReport {
-                kind: kind.name().into(),
-                origin: g.origin,
-                ..ShadowReport::default()
-            },
-        });
-        Ok(json!({"shadow": kind.name(), "origin": file}))
-    }
-
-    pub(super) fn shadow_report(&self) -> ApiResult {
-        let s = self
-            .plugins
-            .shadow
-            .as_ref()
-            .ok_or_else(|| ApiError::not_found("plugin shadow report: no shadow is running; start one with `sluice plugin shadow priority FILE`"))?;
-        Ok(json!(s.report))
-    }
-
-    pub(super) fn shadow_stop(&mut self) -> ApiResult {
-        let s = self
-            .plugins
-            .shadow
-            .take()
-            .ok_or_else(|| ApiError::not_found("plugin shadow stop: no shadow is running"))?;
-        Ok(json!(s.report))
-    }
-
-    /// Asks the shadow candidate about the pending jobs the active policy just ranked and
-    /// compares the two orders; nothing the candidate says is acted on.
-    pub(super) fn shadow_pass(&mut self) {
-        let Some(shadow) = self.plugins.shadow.as_mut() else {
-            return;
-        };
-        let ctx = self.engine.priority_context();
-        let gpu = self.engine.nodes().gres_kind("gpu");
-        let mut t = JobTable::default();
-        let mut rows = Vec::new();
-        let mut active = Vec::new();
-        let qos_n = ctx.qos.len().max(1) as u32;
-        for id in self.engine.pending_ids().collect::<Vec<_>>() {
-            let Some(job) = self.engine.job(id) else {
-                continue;
-            };
-            if job.state != JobState::Pending || job.hold.is_some() || job.priority.is_empty() {
-                continue;
-            }
-            let gpn: u32 = job
-                .gres_per_node
-                .iter()
-                .filter(|(k, _)| Some(*k) == gpu)
-                .map(|(_, c)| *c)
-                .sum();
-            for (pos, p) in job.partitions.iter().enumerate() {
-                rows.push((id, p.index()));
-                active.push(job.priority.get(pos).copied().unwrap_or(0));
-                t.job_id.push(id);
-                t.submit_time.push(job.submit_time);
-                t.eligible_time
-                    .push(job.eligible_time.unwrap_or(job.submit_time));
-                t.association.push(job.assoc.0);
-                t.partition.push(p.0);
-                t.qos.push(job.qos.0.min(qos_n - 1));
-                let n = job.spec.min_nodes.max(1);
-                t.nodes.push(n);
-                t.cpus.push(job.cpus().min(u64::from(u32::MAX)) as u32);
-                t.memory_mb
-                    .push(job.spec.memory_per_node_mb.saturating_mul(u64::from(n)));
-                t.gpus.push(gpn.saturating_mul(n));
-                t.time_limit.push(
-                    job.time_limit
-                        .unwrap_or(u64::from(u32::MAX))
-                        .min(u64::from(u32::MAX)) as u32,
-                );
-                t.nice.push(job.spec.nice);
-                t.site_factor.push(job.spec.site_factor);
-            }
-        }
-        if rows.is_empty() {
-            return;
-        }
-        let r = &mut shadow.report;
-        r.passes += 1;
-        let candidate = match shadow.backend.compute(&ctx, &t) {
-            Ok(p) if p.check(rows.len()).is_ok() => p.priority,
-            Ok(p) => {
-                r.faults += 1;
-                r.last_fault = Some(format!(
-                    "answer failed the contract check: {:?}",
-                    p.check(rows.len()).err()
-                ));
-                return;
-            }
-            Err(f) => {
-                r.faults += 1;
-                r.last_fault = Some(f.to_string());
-                return;
-            }
-        };
-        let rank = |prio: &[u32]| {
-            let mut order: Vec<usize> = (0..prio.len()).collect();
-            order.sort_by_key(|&i| (std::cmp::Reverse(prio[i]), t.submit_time[i], t.job_id[i]));
-            let mut rank = vec![0; prio.len()];
-            for (r, i) in order.into_iter().enumerate() {
-                rank[i] = r;
-            }
-            rank
-        };
-        let (ra, rc) = (rank(&active), rank(&candidate));
-        let mut differ = 0;
-        let mut moves = Vec::new();
-        for i in 0..rows.len() {
-            if ra[i] != rc[i] {
-                differ += 1;
-                let job = self.pid.get(&rows[i].0).copied().unwrap_or(0);
-                let part = self.cluster.partitions[rows[i].1].name.clone();
-                moves.push((job, part, ra[i], rc[i]));
-            }
-        }
-        r.rows_compared += rows.len() as u64;
-        r.rows_differing += differ;
-        if differ > 0 {
-            r.passes_differing += 1;
-        }
-        r.largest_moves.extend(moves);
-        r.largest_moves
-            .sort_by_key(|m| std::cmp::Reverse(m.2.abs_diff(m.3)));
-        r.largest_moves.dedup_by_key(|m| (m.0, m.1.clone()));
-        r.largest_moves.truncate(10);
     }
 }

@@ -13,6 +13,7 @@ use sluice_engine::{Engine, EngineConfig, Hold, JobState};
 use sluice_runtime::shared::engine_policies;
 use sluice_runtime::{PolicySet, specs};
 
+use super::recording::{Recorder, RecordingSelection};
 use super::{Driver, DriverOptions, Metrics, Msg, plugins};
 use crate::clock::DaemonClock;
 use crate::config::{DaemonConfig, OnCrash};
@@ -67,6 +68,7 @@ pub(super) fn build_engine(
     set: &plugins::Set,
     clock: Arc<DaemonClock>,
     usage: &BTreeMap<String, f64>,
+    recorder: &Arc<Recorder>,
 ) -> Engine {
     for i in 0..cluster.associations.len() {
         let key = assoc_key(&cluster, AssocId(i as u32));
@@ -74,7 +76,12 @@ pub(super) fn build_engine(
             cluster.associations[i].raw_usage = *u;
         }
     }
-    let policies = engine_policies(set);
+    let mut policies = engine_policies(set);
+    // A selection shadow is asked what the active policy was asked, so record those calls.
+    policies.selection = Box::new(RecordingSelection {
+        inner: policies.selection,
+        recorder: recorder.clone(),
+    });
     let mut config = EngineConfig::for_cluster(&cluster);
     // Slurm without AccountingStorageEnforce accepts users it has no association for.
     config.create_missing_associations = true;
@@ -94,10 +101,17 @@ pub(super) fn start(
         .map_err(|e| DaemonError::Plugins(e.to_string()))?;
     let set = Arc::new(Mutex::new(set));
     let clock = Arc::new(DaemonClock::new());
-    let engine = build_engine(cluster.clone(), &set, clock.clone(), &store.image().usage);
+    let recorder = Arc::new(Recorder::default());
+    let engine = build_engine(
+        cluster.clone(),
+        &set,
+        clock.clone(),
+        &store.image().usage,
+        &recorder,
+    );
     let exec = make_exec(tx);
     let mut d = Driver {
-        plugins: plugins::PluginState::new(&specs, &opts.loader),
+        plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),
         opts,
         cfg,
         cluster,

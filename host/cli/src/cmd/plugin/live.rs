@@ -54,8 +54,8 @@ pub fn list(conn: &Conn) -> anyhow::Result<()> {
             }
         );
     }
-    if !v["shadow"].is_null() {
-        println!("shadow: {} {}", v["shadow"]["kind"], v["shadow"]["origin"]);
+    for s in v["shadows"].as_array().into_iter().flatten() {
+        println!("shadow: {} {}", cell(s, "kind"), cell(s, "origin"));
     }
     Ok(())
 }

@@ -1,0 +1,120 @@
+//! Helpers the tests that run the real daemon binary share: state dirs, a daemon child, polling.
+// Each test crate uses a different subset of these.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sluice_daemon::client::Client;
+use sluice_daemon::request::SubmitRequest;
+
+/// The `sluice` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_sluice");
+
+/// A fresh state directory for test `name`, unique per test process.
+pub fn state_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sluice-live-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A running `sluice serve`, killed when dropped.
+pub struct Daemon {
+    /// The daemon process.
+    pub child: Child,
+}
+
+impl Daemon {
+    /// `sluice serve --state-dir DIR`, once it answers.
+    pub fn start(dir: &Path) -> Self {
+        Self::start_with(dir, &[])
+    }
+
+    /// `sluice serve --state-dir DIR ARGS…` with its log in `DIR/daemon.err`, once it answers.
+    pub fn start_with(dir: &Path, args: &[&str]) -> Self {
+        let log = std::fs::File::create(dir.join("daemon.err")).unwrap();
+        let mut child = Command::new(BIN)
+            .args(["serve", "--state-dir"])
+            .arg(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if Client::new(dir).get("/v1/health").is_ok() {
+                return Self { child };
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("daemon exited with {status}: {}", log_of(dir));
+            }
+            assert!(Instant::now() < deadline, "daemon did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGKILL, and reap it.
+    pub fn kill9(mut self) {
+        self.child.kill().unwrap(); // SIGKILL
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the daemon wrote to stderr so far (only for daemons started with `start_with`).
+pub fn log_of(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("daemon.err")).unwrap_or_default()
+}
+
+/// A `--wrap`-style submission running `cmd` in `dir`.
+pub fn wrap(name: &str, cmd: &str, dir: &Path) -> SubmitRequest {
+    SubmitRequest {
+        name: Some(name.into()),
+        script: format!("#!/bin/sh\n{cmd}\n"),
+        workdir: dir.to_string_lossy().into_owned(),
+        ..SubmitRequest::default()
+    }
+}
+
+/// Every job the daemon knows, in any state.
+pub fn all_jobs(dir: &Path) -> Vec<Value> {
+    Client::new(dir)
+        .get("/v1/jobs?states=PD,CF,R,CG,CD,F,CA,TO,NF")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Polls job `id` until it is in one of `states`; fails after `secs`.
+pub fn wait_for(dir: &Path, id: u64, states: &[&str], secs: u64) -> Value {
+    poll(secs, &format!("job {id} in {states:?}"), || {
+        let j = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+        states
+            .contains(&j["state"].as_str().unwrap_or(""))
+            .then_some(j)
+    })
+}
+
+/// Calls `f` every 100 ms until it gives a value; fails naming `what` after `secs`. A bound on
+/// waiting, never a timing assertion: a slow machine only waits longer.
+pub fn poll<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
