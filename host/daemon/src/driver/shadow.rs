@@ -234,6 +234,7 @@ impl Driver {
         let _ = l.reply.send(answer);
     }
 
+    /// `plugin shadow report`: both kinds side by side, `null` for one not running.
     pub(super) fn shadow_report(&self) -> ApiResult {
         if !self.plugins.shadows.active() {
             return Err(ApiError::not_found(
@@ -243,6 +244,7 @@ impl Driver {
         Ok(self.plugins.shadows.report())
     }
 
+    /// `plugin shadow stop`: stops every shadow and the recording, answering the final reports.
     pub(super) fn shadow_stop(&mut self) -> ApiResult {
         let report = self.shadow_report()?;
         let shadows = &mut self.plugins.shadows;
