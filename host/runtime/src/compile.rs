@@ -94,7 +94,7 @@ impl WasmEngine {
         for kind in PluginKind::ALL {
             for version in SUPPORTED_VERSIONS {
                 let name = format!("sluice:policy/{}@{version}", kind.name());
-                if exports.iter().any(|e| *e == name) {
+                if exports.contains(&name) {
                     return Ok((kind, version));
                 }
             }

@@ -52,7 +52,7 @@ pub fn load(path: &Path, settings: &Settings) -> Result<NativePlugin, LoadError>
 }
 
 /// The log sink native and built-in policies write to, forwarded into `tracing`.
-pub extern "C" fn forward_log(level: u8, message: *const u8, len: usize) {
+extern "C" fn forward_log(level: u8, message: *const u8, len: usize) {
     // SAFETY: the SDK passes a pointer and length of a live `&str`.
     let text = unsafe { std::str::from_utf8(std::slice::from_raw_parts(message, len)) }
         .unwrap_or("<not utf-8>");

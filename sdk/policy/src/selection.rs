@@ -288,6 +288,18 @@ pub trait SelectionPolicy {
     fn release(&mut self, job_id: u32, placement: &Placement);
 }
 
+impl<T: SelectionPolicy + ?Sized> SelectionPolicy for Box<T> {
+    fn begin_pass(&mut self, nodes: &NodeTable) {
+        (**self).begin_pass(nodes)
+    }
+    fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
+        (**self).place(req, mode)
+    }
+    fn release(&mut self, job_id: u32, placement: &Placement) {
+        (**self).release(job_id, placement)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,17 +405,5 @@ mod tests {
                 "{p:?} should be refused"
             );
         }
-    }
-}
-
-impl<T: SelectionPolicy + ?Sized> SelectionPolicy for Box<T> {
-    fn begin_pass(&mut self, nodes: &NodeTable) {
-        (**self).begin_pass(nodes)
-    }
-    fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
-        (**self).place(req, mode)
-    }
-    fn release(&mut self, job_id: u32, placement: &Placement) {
-        (**self).release(job_id, placement)
     }
 }
