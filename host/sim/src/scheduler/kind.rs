@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{Conservative, Easy, EasyNaive, Fcfs, ReplayScheduler};
+use super::{Conservative, Easy, EasyAccasim, EasyNaive, Fcfs, ReplayScheduler};
 
 /// The built-in flat-machine schedulers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -16,15 +16,18 @@ pub enum SchedulerKind {
     Conservative,
     /// The naive EASY used as a speed baseline; same schedule as `Easy`.
     EasyNaive,
+    /// AccaSim's published EASY (fixed reservation on specific nodes), for the KTH cross-check.
+    EasyAccasim,
 }
 
 impl SchedulerKind {
     /// Every kind, in the order `--help` lists them.
-    pub const ALL: [SchedulerKind; 4] = [
+    pub const ALL: [SchedulerKind; 5] = [
         SchedulerKind::Fcfs,
         SchedulerKind::Easy,
         SchedulerKind::Conservative,
         SchedulerKind::EasyNaive,
+        SchedulerKind::EasyAccasim,
     ];
 
     /// The name used on the command line and in reports.
@@ -34,6 +37,7 @@ impl SchedulerKind {
             SchedulerKind::Easy => "easy",
             SchedulerKind::Conservative => "conservative",
             SchedulerKind::EasyNaive => "easy-naive",
+            SchedulerKind::EasyAccasim => "easy-accasim",
         }
     }
 
@@ -44,6 +48,7 @@ impl SchedulerKind {
             SchedulerKind::Easy => Box::new(Easy::new(procs)),
             SchedulerKind::Conservative => Box::new(Conservative::new(procs)),
             SchedulerKind::EasyNaive => Box::new(EasyNaive::new(procs)),
+            SchedulerKind::EasyAccasim => Box::new(EasyAccasim::new(procs)),
         }
     }
 }
@@ -56,7 +61,7 @@ impl fmt::Display for SchedulerKind {
 
 /// A scheduler name that is not one of the built-in ones.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler `{0}` (expected fcfs, easy, conservative or easy-naive)")]
+#[error("unknown scheduler `{0}` (expected fcfs, easy, conservative, easy-naive or easy-accasim)")]
 pub struct UnknownScheduler(pub String);
 
 impl FromStr for SchedulerKind {

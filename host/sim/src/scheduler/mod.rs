@@ -6,6 +6,7 @@
 
 mod conservative;
 mod easy;
+mod easy_accasim;
 mod easy_naive;
 pub mod engine;
 mod fcfs;
@@ -15,6 +16,7 @@ mod running;
 
 pub use conservative::Conservative;
 pub use easy::Easy;
+pub use easy_accasim::EasyAccasim;
 pub use easy_naive::EasyNaive;
 pub use engine::{EngineOptions, EngineScheduler, FlatMachine, Passes};
 pub use fcfs::Fcfs;

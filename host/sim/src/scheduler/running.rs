@@ -60,6 +60,16 @@ impl RunningJobs {
         })
     }
 
+    /// The first believed end, taken literally (start + estimate, even if already past), at which
+    /// at least `procs` processors are free; `None` if even all running jobs ending is not enough.
+    pub(super) fn first_fit_by_estimate(&self, procs: u32) -> Option<Time> {
+        let mut available = self.free;
+        self.by_end.iter().find_map(|&(end, key)| {
+            available += self.slots[key.index()].map_or(0, |(_, p)| p);
+            (available >= procs).then_some(end)
+        })
+    }
+
     /// EASY's shadow time and extra processors for a head job needing `procs`: the believed time
     /// when enough processors are free for it, and how many of those it leaves over.
     pub(super) fn shadow(&self, procs: u32, now: Time) -> (Time, u32) {

@@ -50,8 +50,9 @@ pub struct Args {
     /// bf_interval of virtual time as configured (periodic, slower).
     #[arg(long, default_value = "event", value_parser = ["event", "periodic"])]
     pub passes: String,
-    /// Scheduler: fcfs, easy (Mu'alem & Feitelson), conservative, or slurm (the full engine).
-    #[arg(long, default_value = "easy", value_parser = ["fcfs", "easy", "conservative", "slurm"])]
+    /// Scheduler: fcfs, easy (Mu'alem & Feitelson), conservative, easy-accasim (AccaSim's EASY),
+    /// or slurm (the full engine).
+    #[arg(long, default_value = "easy", value_parser = ["fcfs", "easy", "conservative", "easy-accasim", "slurm"])]
     pub scheduler: String,
     /// kill-at-limit: a job ends at min(run time, requested time); run-to-completion: it runs its
     /// full recorded run time.
@@ -71,7 +72,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
     /// Replay the same trace with this scheduler too and compare the two runs.
-    #[arg(long, value_name = "OTHER", value_parser = ["fcfs", "easy", "conservative", "slurm"])]
+    #[arg(long, value_name = "OTHER", value_parser = ["fcfs", "easy", "conservative", "easy-accasim", "slurm"])]
     pub compare_scheduler: Option<String>,
     /// Replay the same trace with the engine under two cluster files (their plugin bundles) and
     /// compare the runs; --report DIR gets the comparison and overlaid plots.
