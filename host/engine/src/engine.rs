@@ -197,6 +197,9 @@ pub struct Engine {
     pub(crate) last_backfill_stats: PassStats,
     pub(crate) faults: Faults,
     pub(crate) last_priorities: PriorityReport,
+    /// Whether the next pass recalculates every eligible job's priority: set at start-up, when
+    /// usage decays (every PriorityCalcPeriod) and when the policies change.
+    pub(crate) priorities_due: bool,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -311,6 +314,7 @@ impl Engine {
             last_backfill_stats: PassStats::default(),
             faults: Faults::default(),
             last_priorities: PriorityReport::default(),
+            priorities_due: true,
             qos_view,
         })
     }
@@ -401,7 +405,14 @@ impl Engine {
         let names: Vec<String> = self.cluster.nodes.iter().map(|n| n.name.clone()).collect();
         crate::gres::validate(&self.gres, &names, &mut policies.gres)?;
         self.policies = policies;
+        self.priorities_due = true;
         Ok(())
+    }
+
+    /// Recalculates every pending job's priority at the next pass instead of at the next
+    /// PriorityCalcPeriod, e.g. after a new priority policy was swapped in behind the engine.
+    pub fn recalculate_priorities(&mut self) {
+        self.priorities_due = true;
     }
 
     /// Every node's GRES devices and counts with their holders.

@@ -92,6 +92,7 @@ impl Engine {
             reason: Reason::None,
             hold: spec.hold.then_some(Hold::User),
             priority: Vec::new(),
+            priority_time: None,
             start_time: None,
             end_time: None,
             exit_code: None,
@@ -178,6 +179,7 @@ impl Engine {
             });
         }
         job.hold = None;
+        job.priority_time = None;
         self.refresh_job(id, now);
         self.sched_requested = true;
         Ok(())
@@ -398,6 +400,8 @@ impl Engine {
         let Some(prev) = self.usage.decay_if_due(now) else {
             return;
         };
+        // Slurm's decay thread recalculates every pending job's priority after decaying usage.
+        self.priorities_due = true;
         for id in self.running.iter() {
             let job = &self.jobs[id];
             if job.state != JobState::Running {
@@ -437,6 +441,7 @@ impl Engine {
                 job.reason = reason;
                 if job.hold.is_some() {
                     job.priority.iter_mut().for_each(|p| *p = 0);
+                    job.priority_time = None;
                 }
                 false
             }

@@ -300,8 +300,12 @@ pub struct Job {
     pub reason: Reason,
     /// Hold, if any.
     pub hold: Option<Hold>,
-    /// Priority per requested partition (same order as `partitions`) from the last pass.
+    /// Priority per requested partition (same order as `partitions`) from the last priority
+    /// calculation that saw the job eligible.
     pub priority: Vec<u32>,
+    /// When `priority` was calculated; `None` until a pass sees the job eligible, and again after
+    /// a hold, release or requeue, so the next pass recalculates.
+    pub priority_time: Option<i64>,
     /// Start time: actual once started, the backfill estimate while pending.
     pub start_time: Option<i64>,
     /// End time: the time-limit end while running, the actual end once ended.

@@ -36,9 +36,23 @@ impl Engine {
     }
 
     /// The sorted queue of eligible jobs, or `None` when the priority answer was refused.
+    ///
+    /// As in Slurm, passes order jobs by stored priorities: every eligible job's priority is
+    /// recalculated when usage decays (each PriorityCalcPeriod) or when some eligible job has
+    /// none yet (new, released, requeued); otherwise no priority call is made.
     pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
         let eligible = self.collect_eligible(now);
-        let mut records = self.prioritize(&eligible)?;
+        let due = self.priorities_due
+            || eligible
+                .iter()
+                .any(|id| self.jobs[id].priority_time.is_none());
+        let mut records = if due {
+            let records = self.prioritize(&eligible, now)?;
+            self.priorities_due = false;
+            records
+        } else {
+            self.stored_priorities(&eligible)
+        };
         queue::sort(&mut records);
         Some(records)
     }

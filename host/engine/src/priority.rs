@@ -102,7 +102,7 @@ impl Engine {
 
     /// Asks the priority policy for every eligible job and returns the queue records, unsorted.
     /// A refused answer leaves every job pending this pass (`None`).
-    pub(crate) fn prioritize(&mut self, eligible: &[JobId]) -> Option<Vec<QueueRecord>> {
+    pub(crate) fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<Vec<QueueRecord>> {
         let ctx = self.priority_context();
         let (table, rows) = self.job_table(eligible);
         let answer = self.policies.priority.compute(&ctx, &table);
@@ -114,16 +114,10 @@ impl Engine {
         for (i, &(id, pos)) in rows.iter().enumerate() {
             let job = self.jobs.get_mut(&id).expect("eligible job exists");
             job.priority[pos as usize] = answer.priority[i];
-            let partition = job.partitions[pos as usize];
-            records.push(QueueRecord {
-                job: id,
-                partition,
-                part_pos: pos,
-                has_reservation: job.reservation.is_some(),
-                tier: self.cluster.partitions[partition.index()].priority_tier,
-                priority: answer.priority[i],
-                submit_time: job.submit_time,
-            });
+            job.priority_time = Some(now);
+        }
+        for &(id, pos) in &rows {
+            records.push(self.queue_record(id, pos));
         }
         self.last_priorities = PriorityReport {
             rows: rows
@@ -134,5 +128,30 @@ impl Engine {
             factors: answer.factors,
         };
         Some(records)
+    }
+
+    /// Queue records from the priorities the jobs already hold (one per job and partition).
+    pub(crate) fn stored_priorities(&self, eligible: &[JobId]) -> Vec<QueueRecord> {
+        let mut records = Vec::with_capacity(eligible.len());
+        for &id in eligible {
+            for pos in 0..self.jobs[&id].partitions.len() {
+                records.push(self.queue_record(id, pos as u16));
+            }
+        }
+        records
+    }
+
+    fn queue_record(&self, id: JobId, pos: u16) -> QueueRecord {
+        let job = &self.jobs[&id];
+        let partition = job.partitions[pos as usize];
+        QueueRecord {
+            job: id,
+            partition,
+            part_pos: pos,
+            has_reservation: job.reservation.is_some(),
+            tier: self.cluster.partitions[partition.index()].priority_tier,
+            priority: job.priority[pos as usize],
+            submit_time: job.submit_time,
+        }
     }
 }

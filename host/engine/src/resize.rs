@@ -29,6 +29,7 @@ impl Engine {
         job.steps.clear();
         job.start_time = None;
         job.end_time = None;
+        job.priority_time = None;
         self.pending.insert(id);
         self.outbox.push(Event::Ended {
             job: id,

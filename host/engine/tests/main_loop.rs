@@ -586,3 +586,64 @@ fn completing_holds_nodes_until_the_epilog_is_done() {
     assert_eq!(started(&e2.tick()), vec![b]);
     let _ = e.tick();
 }
+
+/// Site-factor priorities that count the calls made to them.
+struct CountingPriority(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+impl sluice_policy::PriorityPolicy for CountingPriority {
+    fn compute(
+        &mut self,
+        ctx: &sluice_policy::PriorityContext,
+        jobs: &sluice_policy::JobTable,
+    ) -> sluice_policy::Priorities {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        SiteFactorPriority.compute(ctx, jobs)
+    }
+}
+
+#[test]
+fn priorities_are_recalculated_per_calc_period_and_for_jobs_without_one() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let calls = std::sync::Arc::new(AtomicUsize::new(0));
+    let mut c = cluster(1, 1);
+    c.priority.priority_calc_period = 300;
+    let (mut e, clock) = engine_with(
+        c,
+        Box::new(CountingPriority(calls.clone())),
+        SchedulerKind::Backfill,
+    );
+    let calls_now = || calls.load(SeqCst);
+    let first = e.submit(job("alice", 1, 1, 600)).unwrap();
+    assert_eq!(started(&e.tick()), vec![first]);
+    assert_eq!(calls_now(), 1, "the new job needs a priority");
+
+    let low = e.submit(job("alice", 5, 1, 10)).unwrap();
+    let high = e.submit(job("alice", 9, 1, 10)).unwrap();
+    clock.advance(10);
+    e.tick();
+    assert_eq!(calls_now(), 2, "main loop and backfill share one calculation");
+    assert_eq!(e.job(high).unwrap().priority, vec![9]);
+    assert_eq!(e.job(low).unwrap().priority_time, Some(e.now()));
+
+    clock.advance(10);
+    e.tick();
+    assert_eq!(calls_now(), 2, "nothing new and no decay: stored priorities order the queue");
+
+    clock.advance(300);
+    e.tick();
+    assert_eq!(calls_now(), 3, "usage decayed: every pending job is recalculated");
+
+    e.hold(low, sluice_engine::Hold::User).unwrap();
+    e.release(low).unwrap();
+    clock.advance(1);
+    e.tick();
+    assert_eq!(calls_now(), 4, "a released job is recalculated");
+
+    e.recalculate_priorities();
+    e.schedule();
+    assert_eq!(calls_now(), 5, "an explicit recalculation");
+
+    // The stored order still holds: the higher site factor starts first when the node frees.
+    e.job_finished(first, 0).unwrap();
+    clock.advance(1);
+    assert_eq!(started(&e.tick()), vec![high]);
+}

@@ -229,6 +229,10 @@ impl Driver {
                     if let Some(s) = self.plugins.specs.iter_mut().find(|s| s.kind == kind) {
                         s.plugin = staging.origin.clone();
                     }
+                    if kind == PluginKind::Priority {
+                        // The queue is ordered by stored priorities; the new policy ranks it now.
+                        self.engine.recalculate_priorities();
+                    }
                     Ok(
                         json!({"kind": kind.name(), "generation": generation, "origin": staging.origin}),
                     )
@@ -257,6 +261,9 @@ impl Driver {
             .unwrap_or_else(|p| p.into_inner())
             .rollback(kind)
             .map_err(|e| ApiError::conflict(format!("plugin rollback {}: {e}", kind.name())))?;
+        if kind == PluginKind::Priority {
+            self.engine.recalculate_priorities();
+        }
         Ok(json!({"kind": kind.name(), "generation": generation}))
     }
 
