@@ -72,6 +72,11 @@ impl Engine {
             return;
         };
         stats.queued = records.len();
+        if records.is_empty() {
+            // Nothing eligible: no selection pass to begin.
+            self.last_main_stats = stats;
+            return;
+        }
         self.policies.selection.begin_pass(self.nodes.table());
         let usable = self.nodes.usable_bitmap();
         let mut plan = Plan {

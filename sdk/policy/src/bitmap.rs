@@ -18,8 +18,9 @@ impl NodeBitmap {
     /// The set of nodes `0..nodes`.
     pub fn full(nodes: usize) -> Self {
         let mut map = Self::with_capacity(nodes);
-        for n in 0..nodes {
-            map.insert(n as u32);
+        for (i, w) in map.words.iter_mut().enumerate() {
+            let bits = (nodes - i * 64).min(64);
+            *w = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
         }
         map
     }
@@ -141,6 +142,16 @@ mod tests {
             c.intersect_with(&b);
             prop_assert!(c.is_subset_of(&a) && c.is_subset_of(&b));
             prop_assert_eq!(c.is_empty(), !a.intersects(&b));
+        }
+    }
+
+    #[test]
+    fn full_holds_exactly_the_first_nodes() {
+        for nodes in [0, 1, 63, 64, 65, 128, 130] {
+            let one_by_one: NodeBitmap = (0..nodes as u32).collect();
+            let mut expected = NodeBitmap::with_capacity(nodes);
+            expected.union_with(&one_by_one);
+            assert_eq!(NodeBitmap::full(nodes), expected, "{nodes} nodes");
         }
     }
 

@@ -30,10 +30,52 @@ struct WillRun {
 struct Releases {
     /// Per node: when every job on it will have ended.
     node_free_at: Vec<i64>,
+    /// Nodes by (`node_free_at`, index), so planning a job needs no sort; empty when stale.
+    by_release: Vec<u32>,
     /// (end, license, count) of running jobs.
     licenses: Vec<(i64, usize, i64)>,
     /// (end, layer, amount) of running jobs.
     hres: Vec<(i64, usize, i64)>,
+}
+
+impl Releases {
+    /// Puts `by_release` in order again after a start changed release times.
+    fn sort_by_release(&mut self) {
+        if self.by_release.len() != self.node_free_at.len() {
+            let free_at = &self.node_free_at;
+            self.by_release = (0..free_at.len() as u32).collect();
+            self.by_release
+                .sort_unstable_by_key(|&n| (free_at[n as usize], n));
+        }
+    }
+}
+
+/// What decides a plain job's candidate release times: partition, CPUs and memory per node,
+/// and whether it takes whole nodes (jobs with GRES, features or a reservation are not plain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Shape {
+    partition: usize,
+    cpus_per_node: u32,
+    memory_per_node_mb: u64,
+    exclusive: bool,
+}
+
+/// What every job planned in one backfill pass shares: the pass's times, the order nodes are
+/// reserved in, and buffers reused from job to job.
+struct Planning {
+    now: i64,
+    window_end: i64,
+    res: i64,
+    with_licenses: bool,
+    /// Nodes by (weight, index): whole nodes to reserve are taken in this order.
+    by_weight: Vec<u32>,
+    /// (time the node could take one share, node), ascending.
+    from: Vec<(i64, u32)>,
+    /// The job shape `from` was built for while it is still true (no start since): jobs of the
+    /// same shape share it, as most jobs of a trace do.
+    from_shape: Option<Shape>,
+    /// Candidate start times, ascending.
+    times: Vec<i64>,
 }
 
 fn floor_to(t: i64, res: i64) -> i64 {
@@ -48,6 +90,7 @@ impl Engine {
     fn releases(&self, now: i64) -> Releases {
         let mut out = Releases {
             node_free_at: vec![now; self.nodes.len()],
+            by_release: Vec::new(),
             licenses: Vec::new(),
             hres: Vec::new(),
         };
@@ -88,6 +131,11 @@ impl Engine {
             return;
         };
         stats.queued = records.len();
+        if records.is_empty() {
+            // Nothing eligible: no selection pass to begin.
+            self.last_backfill_stats = stats;
+            return;
+        }
         self.policies.selection.begin_pass(self.nodes.table());
 
         let res = params.bf_resolution.max(1) as i64;
@@ -111,6 +159,19 @@ impl Engine {
         );
         let usable = self.nodes.usable_bitmap();
         let mut rel = self.releases(now);
+        let weight = &self.nodes.table().weight;
+        let mut by_weight: Vec<u32> = (0..self.nodes.len() as u32).collect();
+        by_weight.sort_by_key(|&n| (weight[n as usize], n));
+        let mut planning = Planning {
+            now,
+            window_end,
+            res,
+            with_licenses: params.bf_licenses,
+            by_weight,
+            from: Vec::new(),
+            from_shape: None,
+            times: Vec::new(),
+        };
         let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
         let mut per_user: HashMap<String, u32> = HashMap::new();
         let mut per_part = vec![0u32; self.parts.len()];
@@ -166,6 +227,7 @@ impl Engine {
                 Ok(()) => {
                     stats.started += 1;
                     self.note_started(rec.job, now, &mut rel);
+                    planning.from_shape = None;
                     continue;
                 }
                 Err(reason) => reason,
@@ -191,16 +253,7 @@ impl Engine {
                 job.start_time = None;
                 continue;
             }
-            match self.will_run(
-                rec,
-                now,
-                window_end,
-                res,
-                &map,
-                &rel,
-                &usable,
-                params.bf_licenses,
-            ) {
+            match self.will_run(rec, &mut planning, &map, &mut rel, &usable) {
                 Some(plan) => {
                     let slot_start = floor_to(plan.start, res);
                     let slot_end = ceil_to(plan.start + limit, res).max(slot_start + res);
@@ -235,6 +288,7 @@ impl Engine {
             for &n in &alloc.placement.nodes {
                 rel.node_free_at[n as usize] = rel.node_free_at[n as usize].max(end);
             }
+            rel.by_release.clear();
             rel.licenses
                 .extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
             rel.hres
@@ -245,18 +299,36 @@ impl Engine {
     /// The earliest time after `now` at which the job fits on whole nodes that no planned job holds
     /// (select's WILL_RUN): nodes count once every job on them has ended, or at once if what is
     /// free there already holds one node's share.
-    #[allow(clippy::too_many_arguments)]
     fn will_run(
         &mut self,
         rec: &QueueRecord,
-        now: i64,
-        window_end: i64,
-        res: i64,
+        planning: &mut Planning,
         map: &NodeSpaceMap,
-        rel: &Releases,
+        rel: &mut Releases,
         usable: &NodeBitmap,
-        with_licenses: bool,
     ) -> Option<WillRun> {
+        let mut from = std::mem::take(&mut planning.from);
+        let mut times = std::mem::take(&mut planning.times);
+        let found = self.plan_start(rec, planning, &mut from, &mut times, map, rel, usable);
+        planning.from = from;
+        planning.times = times;
+        found
+    }
+
+    /// [`Engine::will_run`] with the pass's buffers taken out of `planning`.
+    #[allow(clippy::too_many_arguments)]
+    fn plan_start(
+        &mut self,
+        rec: &QueueRecord,
+        planning: &mut Planning,
+        from: &mut Vec<(i64, u32)>,
+        times: &mut Vec<i64>,
+        map: &NodeSpaceMap,
+        rel: &mut Releases,
+        usable: &NodeBitmap,
+    ) -> Option<WillRun> {
+        let (now, window_end, res) = (planning.now, planning.window_end, planning.res);
+        let with_licenses = planning.with_licenses;
         let job = &self.jobs[&rec.job];
         let own = job.reservation;
         let limit = plan_limit(job.time_limit) as i64;
@@ -271,48 +343,83 @@ impl Engine {
 
         let table = self.nodes.table();
         let kinds = table.gres_kinds.len();
-        let mut cand = self.parts[rec.partition.index()].nodes.clone();
-        cand.intersect_with(usable);
-        if let Some(r) = own.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
-            cand.intersect_with(&self.resv.get(r).nodes);
-        }
-        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
-            cand.intersect_with(&self.static_mask(job, rec.partition));
-        }
-        // When each candidate could take one node's share.
-        let mut from: Vec<(i64, u32)> = Vec::new();
-        for n in cand.iter() {
-            let i = n as usize;
-            let fits_config = table.cpus[i] >= per_node_cpus
-                && table.memory_mb[i] >= mem
-                && gres
-                    .iter()
-                    .all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c);
-            if !fits_config {
-                continue;
+        let shape = Shape {
+            partition: rec.partition.index(),
+            cpus_per_node: per_node_cpus,
+            memory_per_node_mb: mem,
+            exclusive,
+        };
+        let plain = own.is_none()
+            && gres.is_empty()
+            && job.gres_types.is_empty()
+            && job.spec.constraint.is_none();
+        if !plain || planning.from_shape != Some(shape) {
+            let mut cand = self.parts[rec.partition.index()].nodes.clone();
+            cand.intersect_with(usable);
+            if let Some(r) = own.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
+                cand.intersect_with(&self.resv.get(r).nodes);
             }
-            let fits_now = if exclusive {
-                self.nodes.is_idle(i)
-            } else {
-                table.free_cpus[i] >= per_node_cpus
-                    && table.free_memory_mb[i] >= mem
+            if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
+                cand.intersect_with(&self.static_mask(job, rec.partition));
+            }
+            // When each candidate could take one node's share, ascending by (time, node): the nodes
+            // that can now in index order, then the others in the pass's release order.
+            let fits_config = |i: usize| {
+                table.cpus[i] >= per_node_cpus
+                    && table.memory_mb[i] >= mem
                     && gres
                         .iter()
-                        .all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
+                        .all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
             };
-            let t = if fits_now { now } else { rel.node_free_at[i] };
-            from.push((t, n));
+            let fits_now = |i: usize| {
+                if exclusive {
+                    self.nodes.is_idle(i)
+                } else {
+                    table.free_cpus[i] >= per_node_cpus
+                        && table.free_memory_mb[i] >= mem
+                        && gres
+                            .iter()
+                            .all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
+                }
+            };
+            from.clear();
+            let mut later = NodeBitmap::with_capacity(self.nodes.len());
+            for n in cand.iter() {
+                let i = n as usize;
+                if !fits_config(i) {
+                    continue;
+                }
+                if fits_now(i) {
+                    from.push((now, n));
+                } else {
+                    later.insert(n);
+                }
+            }
+            let fit_now = from.len();
+            rel.sort_by_release();
+            for &n in &rel.by_release {
+                if later.contains(n) {
+                    from.push((rel.node_free_at[n as usize], n));
+                }
+            }
+            if from.get(fit_now).is_some_and(|&(t, _)| t <= now) {
+                // A node released by now that still cannot take a share: interleave it by index.
+                from.sort_unstable();
+            }
+            planning.from_shape = plain.then_some(shape);
         }
         if from.len() < min_nodes {
             return None;
         }
-        from.sort_unstable();
-        let mut times: Vec<i64> = from
-            .iter()
-            .map(|(t, _)| ceil_to(*t, res).max(*t))
-            .filter(|t| *t > now)
-            .collect();
-        times.extend(map.boundaries_after(now));
+        // Before this time fewer than `min_nodes` candidates could take a share.
+        let enough_at = from[min_nodes - 1].0;
+        times.clear();
+        times.extend(
+            from.iter()
+                .map(|(t, _)| ceil_to(*t, res).max(*t))
+                .filter(|t| *t >= enough_at),
+        );
+        times.extend(map.boundaries_after(now).filter(|t| *t >= enough_at));
         times.extend(self.resv.boundaries(now, window_end));
         if let Some(r) = own {
             times.push(self.resv.get(r).start);
@@ -321,13 +428,14 @@ impl Engine {
             times.extend(rel.licenses.iter().map(|(t, ..)| *t));
             times.extend(rel.hres.iter().map(|(t, ..)| *t));
         }
-        times.retain(|t| *t > now && *t < window_end);
-        times.sort_unstable();
+        times.retain(|t| *t > now && *t < window_end && *t >= enough_at);
+        // Mostly two ascending runs (release and slice times): the stable sort merges them.
+        times.sort();
         times.dedup();
 
         let mut freed = NodeBitmap::with_capacity(self.nodes.len());
         let mut next = 0;
-        for t in times {
+        for &t in times.iter() {
             while next < from.len() && from[next].0 <= t {
                 freed.insert(from[next].1);
                 next += 1;
@@ -395,7 +503,7 @@ impl Engine {
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    let chosen = self.pick_nodes(&avail, min_nodes);
+                    let chosen = pick_nodes(&planning.by_weight, &avail, min_nodes);
                     let list: Vec<u32> = chosen.iter().collect();
                     let hres = self
                         .policies
@@ -416,7 +524,7 @@ impl Engine {
                     });
                 }
             }
-            let chosen = self.pick_nodes(&avail, min_nodes);
+            let chosen = pick_nodes(&planning.by_weight, &avail, min_nodes);
             return Some(WillRun {
                 start: t,
                 nodes: chosen,
@@ -427,14 +535,17 @@ impl Engine {
         None
     }
 
-    /// The `count` lowest-weight nodes of `avail` (lowest index on ties), whole nodes to reserve.
-    fn pick_nodes(&self, avail: &NodeBitmap, count: usize) -> NodeBitmap {
-        let weight = &self.nodes.table().weight;
-        let mut list: Vec<u32> = avail.iter().collect();
-        list.sort_by_key(|&n| (weight[n as usize], n));
-        list.truncate(count);
-        list.into_iter().collect()
-    }
+}
+
+/// The first `count` nodes of `avail` in `by_weight` order (the lowest weight, lowest index on
+/// ties): whole nodes to reserve.
+fn pick_nodes(by_weight: &[u32], avail: &NodeBitmap, count: usize) -> NodeBitmap {
+    by_weight
+        .iter()
+        .copied()
+        .filter(|&n| avail.contains(n))
+        .take(count)
+        .collect()
 }
 
 fn merge_charges(charges: &[Charge]) -> Vec<(usize, i64)> {

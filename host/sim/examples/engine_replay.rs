@@ -1,0 +1,53 @@
+//! The engine-backed replay with the default priority and selection policies linked in, no
+//! wasmtime: a quick loop for profiling the engine itself.
+//! `cargo run --release -p sluice-sim --example engine_replay -- TRACE [PROCS]`
+
+use sluice_engine::Policies;
+use sluice_plugin_priority_multifactor::Multifactor;
+use sluice_plugin_select_cons_tres::ConsTres;
+use sluice_policy::{FromSettings, SettingValue, Settings};
+use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
+use sluice_sim::{ReplayConfig, RuntimeMode, Workload, replay};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let trace = args
+        .next()
+        .ok_or("usage: engine_replay TRACE [PROCS]")?;
+    let procs: u32 = args.next().map(|p| p.parse()).transpose()?.unwrap_or(100);
+    let cluster = FlatMachine {
+        procs,
+        cpus_per_node: 1,
+    }
+    .cluster()?;
+    // The weights `sluice sim` hands the bundle for a flat machine (FlatMachine's [priority]).
+    let settings = Settings::default()
+        .with("weight.age", SettingValue::Integer(1000))
+        .with("weight.fairshare", SettingValue::Integer(10_000))
+        .with("max_age", SettingValue::Integer(7 * 86_400));
+    let policies = Policies {
+        priority: Box::new(Multifactor::from_settings(&settings)),
+        selection: Box::new(ConsTres::from_settings(&Settings::default())),
+        hres: None,
+        gres: Vec::new(),
+    };
+    let options = EngineOptions::for_cluster("slurm (linked)", &cluster);
+    let mut scheduler = EngineScheduler::new(cluster, policies, options);
+    let mut workload = Workload::open(std::path::Path::new(&trace))?;
+    let config = ReplayConfig {
+        procs,
+        runtime: RuntimeMode::KillAtLimit,
+        keep_records: false,
+    };
+    let out = replay(&mut workload, &mut scheduler, &config, ())?;
+    let m = &out.metrics;
+    println!(
+        "jobs {} avg_wait_s {:.3} avg_bsld {:.3} wall_s {:.3} jobs_per_s {:.0}",
+        m.jobs,
+        m.avg_wait_s,
+        m.avg_bsld,
+        m.wall_s,
+        m.jobs as f64 / m.wall_s
+    );
+    Ok(())
+}
