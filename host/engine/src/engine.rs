@@ -200,6 +200,8 @@ pub struct Engine {
     /// Whether the next pass recalculates every eligible job's priority: set at start-up, when
     /// usage decays (every PriorityCalcPeriod) and when the policies change.
     pub(crate) priorities_due: bool,
+    /// Whether the selection policy has this pass's node table (`begin_pass` was called).
+    pub(crate) selection_begun: bool,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -315,6 +317,7 @@ impl Engine {
             faults: Faults::default(),
             last_priorities: PriorityReport::default(),
             priorities_due: true,
+            selection_begun: false,
             qos_view,
         })
     }

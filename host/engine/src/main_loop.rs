@@ -77,7 +77,9 @@ impl Engine {
             self.last_main_stats = stats;
             return;
         }
-        self.policies.selection.begin_pass(self.nodes.table());
+        // The node table crosses at the pass's first placement; a pass that places nothing
+        // costs the policy nothing.
+        self.selection_begun = false;
         let usable = self.nodes.usable_bitmap();
         let mut plan = Plan {
             exclude: NodeBitmap::with_capacity(self.nodes.len()),
@@ -325,6 +327,14 @@ impl Engine {
             }
         }
         let req = self.job_request(id, &cand);
+        if !self.nodes.table().could_fit(&req) {
+            // No placement could pass the contract checks: the policy would answer none.
+            return Err(Reason::Resources);
+        }
+        if !self.selection_begun {
+            self.policies.selection.begin_pass(self.nodes.table());
+            self.selection_begun = true;
+        }
         let Some(placement) = self.policies.selection.place(&req, PlaceMode::Allocate) else {
             return Err(Reason::Resources);
         };

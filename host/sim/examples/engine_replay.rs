@@ -2,12 +2,54 @@
 //! wasmtime: a quick loop for profiling the engine itself.
 //! `cargo run --release -p sluice-sim --example engine_replay -- TRACE [PROCS]`
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use sluice_engine::Policies;
 use sluice_plugin_priority_multifactor::Multifactor;
 use sluice_plugin_select_cons_tres::ConsTres;
-use sluice_policy::{FromSettings, SettingValue, Settings};
+use sluice_policy::{
+    FromSettings, JobRequest, JobTable, NodeTable, PlaceMode, Placement, Priorities,
+    PriorityContext, PriorityPolicy, SelectionPolicy, SettingValue, Settings,
+};
 use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
 use sluice_sim::{ReplayConfig, RuntimeMode, Workload, replay};
+
+/// Counts the calls that cross the boundary in a real bundle: priority calculations, selection
+/// passes and placements.
+#[derive(Default)]
+struct Calls {
+    priority: AtomicU64,
+    begin_pass: AtomicU64,
+    place: AtomicU64,
+}
+
+struct CountedPriority<P>(P, Arc<Calls>);
+
+impl<P: PriorityPolicy> PriorityPolicy for CountedPriority<P> {
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
+        self.1.priority.fetch_add(1, Relaxed);
+        self.0.compute(ctx, jobs)
+    }
+}
+
+struct CountedSelection<S>(S, Arc<Calls>);
+
+impl<S: SelectionPolicy> SelectionPolicy for CountedSelection<S> {
+    fn begin_pass(&mut self, nodes: &NodeTable) {
+        self.1.begin_pass.fetch_add(1, Relaxed);
+        self.0.begin_pass(nodes);
+    }
+
+    fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
+        self.1.place.fetch_add(1, Relaxed);
+        self.0.place(req, mode)
+    }
+
+    fn release(&mut self, job_id: u32, placement: &Placement) {
+        self.0.release(job_id, placement);
+    }
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -25,9 +67,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with("weight.age", SettingValue::Integer(1000))
         .with("weight.fairshare", SettingValue::Integer(10_000))
         .with("max_age", SettingValue::Integer(7 * 86_400));
+    let calls = Arc::new(Calls::default());
     let policies = Policies {
-        priority: Box::new(Multifactor::from_settings(&settings)),
-        selection: Box::new(ConsTres::from_settings(&Settings::default())),
+        priority: Box::new(CountedPriority(
+            Multifactor::from_settings(&settings),
+            calls.clone(),
+        )),
+        selection: Box::new(CountedSelection(
+            ConsTres::from_settings(&Settings::default()),
+            calls.clone(),
+        )),
         hres: None,
         gres: Vec::new(),
     };
@@ -48,6 +97,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         m.avg_bsld,
         m.wall_s,
         m.jobs as f64 / m.wall_s
+    );
+    println!(
+        "priority calls {} selection passes {} placements {}",
+        calls.priority.load(Relaxed),
+        calls.begin_pass.load(Relaxed),
+        calls.place.load(Relaxed)
     );
     Ok(())
 }

@@ -123,6 +123,42 @@ impl NodeTable {
         }
     }
 
+    /// Whether some placement could pass [`NodeTable::check_placement`] for `req`: at least
+    /// `min_nodes` candidates with a free CPU and the memory and GRES asked free (all of the node
+    /// when exclusive), holding enough free CPUs between them. A host asks the policy only then,
+    /// so a job that cannot fit costs no call across the boundary.
+    pub fn could_fit(&self, req: &JobRequest) -> bool {
+        let kinds = self.gres_kinds.len();
+        let (mut nodes, mut cpus) = (0u32, 0u64);
+        for (w, &word) in req.candidates.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if i >= self.len() {
+                    break;
+                }
+                let free = self.free_cpus[i];
+                let free_mem = self.free_memory_mb[i];
+                let whole = free == self.cpus[i] && free_mem == self.memory_mb[i];
+                let gres_ok = req.gres_per_node.iter().all(|&(k, c)| {
+                    self.gres_free
+                        .get(i * kinds + k as usize)
+                        .is_some_and(|&f| f >= c)
+                });
+                if free > 0
+                    && free_mem >= req.memory_per_node_mb
+                    && (whole || !req.exclusive)
+                    && gres_ok
+                {
+                    nodes += 1;
+                    cpus += u64::from(free);
+                }
+            }
+        }
+        nodes >= req.min_nodes.max(1) && cpus >= req.tasks as u64 * req.cpus_per_task.max(1) as u64
+    }
+
     /// Checks `p` against every rule of `selection.place` for `req`, on this table's free state.
     pub fn check_placement(&self, req: &JobRequest, p: &Placement) -> Result<(), ContractError> {
         let kinds = self.gres_kinds.len();
@@ -349,6 +385,87 @@ mod tests {
         );
         t.release(&p);
         assert_eq!(t, table());
+    }
+
+    #[test]
+    fn could_fit_refuses_what_no_placement_satisfies() {
+        let t = table();
+        assert!(t.could_fit(&request()));
+        // Node 1 has no GPU free, so a GPU job restricted to it cannot fit.
+        assert!(!t.could_fit(&JobRequest {
+            candidates: vec![0b10],
+            ..request()
+        }));
+        // 13 CPUs are more than the 12 free on both nodes together.
+        assert!(!t.could_fit(&JobRequest {
+            tasks: 13,
+            gres_per_node: vec![],
+            min_nodes: 2,
+            max_nodes: 2,
+            ..request()
+        }));
+        // Exclusive: node 1 is partly used.
+        assert!(!t.could_fit(&JobRequest {
+            exclusive: true,
+            candidates: vec![0b10],
+            gres_per_node: vec![],
+            ..request()
+        }));
+    }
+
+    proptest::proptest! {
+        /// Any placement the contract accepts implies `could_fit`: skipping the policy when it
+        /// says no never loses a start.
+        #[test]
+        fn could_fit_holds_whenever_a_valid_placement_exists(
+            nodes in proptest::collection::vec((1u32..5, 0u32..5, 1u64..4, 0u64..4, 0u32..3), 1..7),
+            pick in proptest::collection::vec(proptest::bool::ANY, 7),
+            exclusive in proptest::bool::ANY,
+            extra_candidates in 0u64..128,
+        ) {
+            let t = NodeTable {
+                cpus: nodes.iter().map(|n| n.0).collect(),
+                free_cpus: nodes.iter().map(|n| n.1.min(n.0)).collect(),
+                memory_mb: nodes.iter().map(|n| n.2).collect(),
+                free_memory_mb: nodes.iter().map(|n| n.3.min(n.2)).collect(),
+                weight: vec![1; nodes.len()],
+                power: vec![Power::Up; nodes.len()],
+                gres_kinds: vec!["gpu".into()],
+                gres_total: nodes.iter().map(|n| n.4).collect(),
+                gres_free: nodes.iter().map(|n| n.4).collect(),
+            };
+            // A placement built from what is free on the picked nodes.
+            let chosen: Vec<usize> = (0..nodes.len())
+                .filter(|&i| pick[i] && t.free_cpus[i] > 0)
+                .filter(|&i| !exclusive || (t.free_cpus[i] == t.cpus[i] && t.free_memory_mb[i] == t.memory_mb[i]))
+                .collect();
+            proptest::prop_assume!(!chosen.is_empty());
+            let mem = chosen.iter().map(|&i| t.free_memory_mb[i]).min().unwrap();
+            let gpus = chosen.iter().map(|&i| t.gres_free[i]).min().unwrap();
+            let p = Placement {
+                nodes: chosen.iter().map(|&i| i as u32).collect(),
+                cpus: chosen.iter().map(|&i| t.free_cpus[i]).collect(),
+                memory_mb: chosen.iter().map(|&i| if exclusive { t.memory_mb[i] } else { mem }).collect(),
+                gres: chosen.iter().map(|&i| if exclusive { t.gres_free[i] } else { gpus }).collect(),
+            };
+            let mut candidates = extra_candidates & ((1 << nodes.len()) - 1);
+            for &i in &chosen {
+                candidates |= 1 << i;
+            }
+            let req = JobRequest {
+                job_id: 1,
+                min_nodes: chosen.len() as u32,
+                max_nodes: chosen.len() as u32,
+                tasks: p.cpus.iter().sum(),
+                cpus_per_task: 1,
+                memory_per_node_mb: mem,
+                gres_per_node: if gpus > 0 { vec![(0, gpus)] } else { vec![] },
+                exclusive,
+                candidates: vec![candidates],
+            };
+            proptest::prop_assert!(t.check_placement(&req, &p).is_ok());
+            proptest::prop_assert!(t.could_fit(&req));
+        }
     }
 
     #[test]

@@ -131,9 +131,10 @@ impl NodeSpaceMap {
     }
 
     fn split_at(&mut self, t: i64) -> Result<(), TableFull> {
-        let Some(i) = self.slices.iter().position(|s| s.begin < t && t < s.end) else {
+        let i = self.slices.partition_point(|s| s.end <= t);
+        if self.slices.get(i).is_none_or(|s| s.begin >= t) {
             return Ok(());
-        };
+        }
         if self.slices.len() >= self.max_records {
             return Err(TableFull);
         }
@@ -175,14 +176,13 @@ impl NodeSpaceMap {
                 s.hres[i] += c;
             }
         }
-        let mut merged: Vec<Slice> = Vec::with_capacity(self.slices.len());
-        for s in self.slices.drain(..) {
-            match merged.last_mut() {
-                Some(prev) if prev.same_content(&s) => prev.end = s.end,
-                _ => merged.push(s),
+        self.slices.dedup_by(|next, prev| {
+            let same = prev.same_content(next);
+            if same {
+                prev.end = next.end;
             }
-        }
-        self.slices = merged;
+            same
+        });
         Ok(())
     }
 }

@@ -136,7 +136,9 @@ impl Engine {
             self.last_backfill_stats = stats;
             return;
         }
-        self.policies.selection.begin_pass(self.nodes.table());
+        // The node table crosses at the pass's first placement; a pass that places nothing
+        // costs the policy nothing.
+        self.selection_begun = false;
 
         let res = params.bf_resolution.max(1) as i64;
         let window_end = if kind == SchedulerKind::Conservative {
@@ -196,11 +198,11 @@ impl Engine {
                 stats.stopped_by = Some("bf_max_job_start");
                 break;
             }
-            let user = self.jobs[&rec.job].spec.user.clone();
             if limited {
                 let p = rec.partition.index();
+                let user = &self.jobs[&rec.job].spec.user;
                 if params.bf_max_job_user > 0
-                    && per_user.get(&user).copied().unwrap_or(0) >= params.bf_max_job_user
+                    && per_user.get(user).copied().unwrap_or(0) >= params.bf_max_job_user
                 {
                     continue;
                 }
@@ -208,7 +210,9 @@ impl Engine {
                     continue;
                 }
                 per_part[p] += 1;
-                *per_user.entry(user).or_default() += 1;
+                if params.bf_max_job_user > 0 {
+                    *per_user.entry(user.clone()).or_default() += 1;
+                }
             }
             stats.tested += 1;
 
