@@ -45,6 +45,7 @@ pub struct NodeRuntime {
 pub struct NodeState {
     nodes: Vec<NodeRuntime>,
     table: NodeTable,
+    by_weight: Vec<u32>,
 }
 
 impl NodeState {
@@ -104,7 +105,19 @@ impl NodeState {
                 reason: None,
             });
         }
-        Self { nodes, table }
+        let mut by_weight: Vec<u32> = (0..nodes.len() as u32).collect();
+        by_weight.sort_by_key(|&n| (table.weight[n as usize], n));
+        Self {
+            nodes,
+            table,
+            by_weight,
+        }
+    }
+
+    /// Node indices by (Weight, index): the order whole nodes are reserved in. Weights are
+    /// configuration, so the order is fixed for the engine's life.
+    pub fn by_weight(&self) -> &[u32] {
+        &self.by_weight
     }
 
     /// Number of nodes.

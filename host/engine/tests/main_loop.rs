@@ -620,17 +620,29 @@ fn priorities_are_recalculated_per_calc_period_and_for_jobs_without_one() {
     let high = e.submit(job("alice", 9, 1, 10)).unwrap();
     clock.advance(10);
     e.tick();
-    assert_eq!(calls_now(), 2, "main loop and backfill share one calculation");
+    assert_eq!(
+        calls_now(),
+        2,
+        "main loop and backfill share one calculation"
+    );
     assert_eq!(e.job(high).unwrap().priority, vec![9]);
     assert_eq!(e.job(low).unwrap().priority_time, Some(e.now()));
 
     clock.advance(10);
     e.tick();
-    assert_eq!(calls_now(), 2, "nothing new and no decay: stored priorities order the queue");
+    assert_eq!(
+        calls_now(),
+        2,
+        "nothing new and no decay: stored priorities order the queue"
+    );
 
     clock.advance(300);
     e.tick();
-    assert_eq!(calls_now(), 3, "usage decayed: every pending job is recalculated");
+    assert_eq!(
+        calls_now(),
+        3,
+        "usage decayed: every pending job is recalculated"
+    );
 
     e.hold(low, sluice_engine::Hold::User).unwrap();
     e.release(low).unwrap();

@@ -53,9 +53,7 @@ impl<S: SelectionPolicy> SelectionPolicy for CountedSelection<S> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let trace = args
-        .next()
-        .ok_or("usage: engine_replay TRACE [PROCS]")?;
+    let trace = args.next().ok_or("usage: engine_replay TRACE [PROCS]")?;
     let procs: u32 = args.next().map(|p| p.parse()).transpose()?.unwrap_or(100);
     let cluster = FlatMachine {
         procs,

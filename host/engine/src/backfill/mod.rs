@@ -67,8 +67,6 @@ struct Planning {
     window_end: i64,
     res: i64,
     with_licenses: bool,
-    /// Nodes by (weight, index): whole nodes to reserve are taken in this order.
-    by_weight: Vec<u32>,
     /// (time the node could take one share, node), ascending.
     from: Vec<(i64, u32)>,
     /// The job shape `from` was built for while it is still true (no start since): jobs of the
@@ -161,15 +159,11 @@ impl Engine {
         );
         let usable = self.nodes.usable_bitmap();
         let mut rel = self.releases(now);
-        let weight = &self.nodes.table().weight;
-        let mut by_weight: Vec<u32> = (0..self.nodes.len() as u32).collect();
-        by_weight.sort_by_key(|&n| (weight[n as usize], n));
         let mut planning = Planning {
             now,
             window_end,
             res,
             with_licenses: params.bf_licenses,
-            by_weight,
             from: Vec::new(),
             from_shape: None,
             times: Vec::new(),
@@ -507,7 +501,7 @@ impl Engine {
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    let chosen = pick_nodes(&planning.by_weight, &avail, min_nodes);
+                    let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
                     let list: Vec<u32> = chosen.iter().collect();
                     let hres = self
                         .policies
@@ -528,7 +522,7 @@ impl Engine {
                     });
                 }
             }
-            let chosen = pick_nodes(&planning.by_weight, &avail, min_nodes);
+            let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
             return Some(WillRun {
                 start: t,
                 nodes: chosen,
@@ -538,7 +532,6 @@ impl Engine {
         }
         None
     }
-
 }
 
 /// The first `count` nodes of `avail` in `by_weight` order (the lowest weight, lowest index on
