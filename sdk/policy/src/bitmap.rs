@@ -20,7 +20,11 @@ impl NodeBitmap {
         let mut map = Self::with_capacity(nodes);
         for (i, w) in map.words.iter_mut().enumerate() {
             let bits = (nodes - i * 64).min(64);
-            *w = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            *w = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
         }
         map
     }
