@@ -7,6 +7,8 @@ pub struct NodeBitmap {
     pub words: Vec<u64>,
 }
 
+// The small methods are `#[inline]`: the engine calls them in its innermost planning loops, and
+// without it they stay out-of-line calls across the crate boundary.
 impl NodeBitmap {
     /// An empty set able to hold `nodes` nodes without growing.
     pub fn with_capacity(nodes: usize) -> Self {
@@ -35,6 +37,7 @@ impl NodeBitmap {
     }
 
     /// Adds node `n`.
+    #[inline]
     pub fn insert(&mut self, n: u32) {
         let word = n as usize / 64;
         if word >= self.words.len() {
@@ -44,6 +47,7 @@ impl NodeBitmap {
     }
 
     /// Removes node `n`.
+    #[inline]
     pub fn remove(&mut self, n: u32) {
         if let Some(w) = self.words.get_mut(n as usize / 64) {
             *w &= !(1 << (n % 64));
@@ -51,6 +55,7 @@ impl NodeBitmap {
     }
 
     /// Whether node `n` is in the set.
+    #[inline]
     pub fn contains(&self, n: u32) -> bool {
         self.words
             .get(n as usize / 64)
@@ -58,16 +63,19 @@ impl NodeBitmap {
     }
 
     /// Number of nodes in the set.
+    #[inline]
     pub fn len(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Whether the set is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.words.iter().all(|w| *w == 0)
     }
 
     /// Whether every node of `self` is also in `other`.
+    #[inline]
     pub fn is_subset_of(&self, other: &NodeBitmap) -> bool {
         self.words
             .iter()
@@ -76,6 +84,7 @@ impl NodeBitmap {
     }
 
     /// Keeps only the nodes also in `other`.
+    #[inline]
     pub fn intersect_with(&mut self, other: &NodeBitmap) {
         for (i, w) in self.words.iter_mut().enumerate() {
             *w &= other.words.get(i).copied().unwrap_or(0);
@@ -83,6 +92,7 @@ impl NodeBitmap {
     }
 
     /// Adds every node of `other`.
+    #[inline]
     pub fn union_with(&mut self, other: &NodeBitmap) {
         if other.words.len() > self.words.len() {
             self.words.resize(other.words.len(), 0);
@@ -93,11 +103,13 @@ impl NodeBitmap {
     }
 
     /// Whether the two sets share a node.
+    #[inline]
     pub fn intersects(&self, other: &NodeBitmap) -> bool {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
     }
 
     /// The nodes in ascending order.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.words.iter().enumerate().flat_map(|(i, &w)| {
             let mut w = w;

@@ -123,7 +123,8 @@ impl NodeSpaceMap {
 
     /// Slice starts after `from`: the times when what is reserved changes.
     pub fn boundaries_after(&self, from: i64) -> impl Iterator<Item = i64> + '_ {
-        self.slices
+        let first = self.slices.partition_point(|s| s.begin <= from);
+        self.slices[first..]
             .iter()
             .map(|s| s.begin)
             .chain(std::iter::once(self.end()))

@@ -412,12 +412,20 @@ impl Engine {
         // Before this time fewer than `min_nodes` candidates could take a share.
         let enough_at = from[min_nodes - 1].0;
         times.clear();
-        times.extend(
-            from.iter()
-                .map(|(t, _)| ceil_to(*t, res).max(*t))
-                .filter(|t| *t >= enough_at),
-        );
-        times.extend(map.boundaries_after(now).filter(|t| *t >= enough_at));
+        // Many nodes free up at the same instant (one job's end): push each time once.
+        let mut last_raw = None;
+        for &(raw, _) in from.iter() {
+            if last_raw == Some(raw) {
+                continue;
+            }
+            last_raw = Some(raw);
+            let t = ceil_to(raw, res).max(raw);
+            if t >= enough_at && times.last() != Some(&t) {
+                times.push(t);
+            }
+        }
+        // Times are whole seconds: after `enough_at - 1` is from `enough_at` on.
+        times.extend(map.boundaries_after(now.max(enough_at - 1)));
         times.extend(self.resv.boundaries(now, window_end));
         if let Some(r) = own {
             times.push(self.resv.get(r).start);
