@@ -200,6 +200,8 @@ pub struct Engine {
     /// Whether the next pass recalculates every eligible job's priority: set at start-up, when
     /// usage decays (every PriorityCalcPeriod) and when the policies change.
     pub(crate) priorities_due: bool,
+    /// The context of the last priority calculation, refreshed for the next one.
+    pub(crate) context_cache: Option<sluice_policy::PriorityContext>,
     /// Whether the selection policy has this pass's node table (`begin_pass` was called).
     pub(crate) selection_begun: bool,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
@@ -317,6 +319,7 @@ impl Engine {
             faults: Faults::default(),
             last_priorities: PriorityReport::default(),
             priorities_due: true,
+            context_cache: None,
             selection_begun: false,
             qos_view,
         })

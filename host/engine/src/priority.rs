@@ -57,6 +57,22 @@ impl Engine {
         }
     }
 
+    /// [`Engine::priority_context`] from the last calculation with the clock and usage brought up
+    /// to date; built afresh when associations were added. Partitions, QOS and the association
+    /// tree are configuration, fixed for the engine's life, so only their usage is copied again.
+    fn refreshed_context(&mut self) -> PriorityContext {
+        match self.context_cache.take() {
+            Some(mut ctx) if ctx.associations.len() == self.cluster.associations.len() => {
+                ctx.now = self.clock.now();
+                for (a, &usage) in ctx.associations.iter_mut().zip(self.usage.all()) {
+                    a.raw_usage = usage;
+                }
+                ctx
+            }
+            _ => self.priority_context(),
+        }
+    }
+
     /// Builds the job table (one row per job and partition) for the given eligible jobs.
     pub(crate) fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
         let mut t = JobTable::default();
@@ -103,9 +119,10 @@ impl Engine {
     /// Asks the priority policy for every eligible job and returns the queue records, unsorted.
     /// A refused answer leaves every job pending this pass (`None`).
     pub(crate) fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<Vec<QueueRecord>> {
-        let ctx = self.priority_context();
+        let ctx = self.refreshed_context();
         let (table, rows) = self.job_table(eligible);
         let answer = self.policies.priority.compute(&ctx, &table);
+        self.context_cache = Some(ctx);
         if answer.priority.len() != table.len() || answer.check(table.len()).is_err() {
             self.faults.priority += 1;
             return None;

@@ -129,6 +129,8 @@ impl NodeTable {
     /// so a job that cannot fit costs no call across the boundary.
     pub fn could_fit(&self, req: &JobRequest) -> bool {
         let kinds = self.gres_kinds.len();
+        let min_nodes = req.min_nodes.max(1);
+        let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
         let (mut nodes, mut cpus) = (0u32, 0u64);
         for (w, &word) in req.candidates.iter().enumerate() {
             let mut bits = word;
@@ -153,10 +155,13 @@ impl NodeTable {
                 {
                     nodes += 1;
                     cpus += u64::from(free);
+                    if nodes >= min_nodes && cpus >= needed {
+                        return true;
+                    }
                 }
             }
         }
-        nodes >= req.min_nodes.max(1) && cpus >= req.tasks as u64 * req.cpus_per_task.max(1) as u64
+        false
     }
 
     /// Checks `p` against every rule of `selection.place` for `req`, on this table's free state.

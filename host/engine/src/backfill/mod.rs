@@ -39,6 +39,32 @@ struct Releases {
 }
 
 impl Releases {
+    /// Nodes `nodes` are now held until at least `end`: their release times move and they move
+    /// to their new places in `by_release` (a start touches few nodes, so no full sort).
+    fn release_later(&mut self, nodes: &[u32], end: i64) {
+        let sorted = self.by_release.len() == self.node_free_at.len();
+        for &n in nodes {
+            let i = n as usize;
+            let old = self.node_free_at[i];
+            let new = old.max(end);
+            if new == old {
+                continue;
+            }
+            if sorted {
+                let free_at = &self.node_free_at;
+                let at = self
+                    .by_release
+                    .partition_point(|&m| (free_at[m as usize], m) < (old, n));
+                self.by_release.remove(at);
+                let to = self
+                    .by_release
+                    .partition_point(|&m| (free_at[m as usize], m) < (new, n));
+                self.by_release.insert(to, n);
+            }
+            self.node_free_at[i] = new;
+        }
+    }
+
     /// Puts `by_release` in order again after a start changed release times.
     fn sort_by_release(&mut self) {
         if self.by_release.len() != self.node_free_at.len() {
@@ -283,10 +309,7 @@ impl Engine {
         let job = &self.jobs[&id];
         let end = now + plan_limit(job.time_limit) as i64;
         if let Some(alloc) = &job.alloc {
-            for &n in &alloc.placement.nodes {
-                rel.node_free_at[n as usize] = rel.node_free_at[n as usize].max(end);
-            }
-            rel.by_release.clear();
+            rel.release_later(&alloc.placement.nodes, end);
             rel.licenses
                 .extend(alloc.licenses.iter().map(|&(i, c)| (end, i, i64::from(c))));
             rel.hres
@@ -562,4 +585,33 @@ fn merge_charges(charges: &[Charge]) -> Vec<(usize, i64)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn releases(free_at: &[i64]) -> Releases {
+        Releases {
+            node_free_at: free_at.to_vec(),
+            by_release: Vec::new(),
+            licenses: Vec::new(),
+            hres: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_start_moves_its_nodes_to_their_new_release_order() {
+        let mut rel = releases(&[5, 0, 9, 0, 5, 7]);
+        rel.sort_by_release();
+        assert_eq!(rel.by_release, vec![1, 3, 0, 4, 5, 2]);
+        // Nodes 3 and 4 are now held until 8; node 2 already until 9 stays.
+        rel.release_later(&[3, 4, 2], 8);
+        let incremental = rel.by_release.clone();
+        assert_eq!(rel.node_free_at, vec![5, 0, 9, 8, 8, 7]);
+        rel.by_release.clear();
+        rel.sort_by_release();
+        assert_eq!(incremental, rel.by_release);
+        assert_eq!(incremental, vec![1, 0, 5, 3, 4, 2]);
+    }
 }
