@@ -95,6 +95,9 @@ struct Planning {
     with_licenses: bool,
     /// (time the node could take one share, node), ascending.
     from: Vec<(i64, u32)>,
+    /// For each distinct time of `from`: that time, how many entries of `from` are due by then,
+    /// and their nodes. Built with `from`, so a job reuses it as it reuses `from`.
+    freed: Vec<(i64, usize, NodeBitmap)>,
     /// The job shape `from` was built for while it is still true (no start since): jobs of the
     /// same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
@@ -191,6 +194,7 @@ impl Engine {
             res,
             with_licenses: params.bf_licenses,
             from: Vec::new(),
+            freed: Vec::new(),
             from_shape: None,
             times: Vec::new(),
         };
@@ -427,6 +431,15 @@ impl Engine {
                 // A node released by now that still cannot take a share: interleave it by index.
                 from.sort_unstable();
             }
+            let freed = &mut planning.freed;
+            freed.clear();
+            let mut nodes = NodeBitmap::with_capacity(self.nodes.len());
+            for (k, &(t, n)) in from.iter().enumerate() {
+                nodes.insert(n);
+                if from.get(k + 1).is_none_or(|&(next, _)| next != t) {
+                    freed.push((t, k + 1, nodes.clone()));
+                }
+            }
             planning.from_shape = plain.then_some(shape);
         }
         if from.len() < min_nodes {
@@ -462,14 +475,13 @@ impl Engine {
         times.sort();
         times.dedup();
 
-        let mut freed = NodeBitmap::with_capacity(self.nodes.len());
-        let mut next = 0;
         for &t in times.iter() {
-            while next < from.len() && from[next].0 <= t {
-                freed.insert(from[next].1);
-                next += 1;
-            }
-            if next < min_nodes {
+            // The nodes that could take a share by `t`.
+            let due = planning.freed.partition_point(|(at, ..)| *at <= t);
+            let Some((_, count, freed)) = due.checked_sub(1).map(|i| &planning.freed[i]) else {
+                continue;
+            };
+            if *count < min_nodes {
                 continue;
             }
             let end = t + limit;
