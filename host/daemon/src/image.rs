@@ -215,8 +215,8 @@ pub enum Record {
         uid: u32,
         /// Owner name.
         user: String,
-        /// The request as accepted.
-        request: SubmitRequest,
+        /// The request as accepted (boxed: it is most of the record's size).
+        request: Box<SubmitRequest>,
         /// Submitted held (`-H`).
         hold: bool,
     },
@@ -405,7 +405,7 @@ impl Image {
                         id: *id,
                         uid: *uid,
                         user: user.clone(),
-                        request: request.clone(),
+                        request: (**request).clone(),
                         submit_time: *time,
                         state: State::Pending,
                         hold: hold.then_some(HoldBy::User),

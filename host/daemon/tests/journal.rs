@@ -20,11 +20,11 @@ fn submit(id: u64) -> Record {
         time: 1000 + id as i64,
         uid: 1000,
         user: "alice".into(),
-        request: SubmitRequest {
+        request: Box::new(SubmitRequest {
             name: Some(format!("job{id}")),
             script: "#!/bin/sh\ntrue\n".into(),
             ..SubmitRequest::default()
-        },
+        }),
         hold: false,
     }
 }

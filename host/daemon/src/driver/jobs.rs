@@ -99,7 +99,7 @@ impl Driver {
             time,
             uid: who.uid,
             user: who.user.clone(),
-            request,
+            request: Box::new(request),
             hold,
         });
         if hold {
