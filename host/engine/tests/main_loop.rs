@@ -587,19 +587,6 @@ fn completing_holds_nodes_until_the_epilog_is_done() {
     let _ = e.tick();
 }
 
-/// Site-factor priorities that count the calls made to them.
-struct CountingPriority(std::sync::Arc<std::sync::atomic::AtomicUsize>);
-impl sluice_policy::PriorityPolicy for CountingPriority {
-    fn compute(
-        &mut self,
-        ctx: &sluice_policy::PriorityContext,
-        jobs: &sluice_policy::JobTable,
-    ) -> sluice_policy::Priorities {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        SiteFactorPriority.compute(ctx, jobs)
-    }
-}
-
 #[test]
 fn priorities_are_recalculated_per_calc_period_and_for_jobs_without_one() {
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

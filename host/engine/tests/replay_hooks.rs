@@ -103,26 +103,12 @@ fn purge_forgets_only_ended_jobs() {
     assert_eq!(e.jobs().count(), 1);
 }
 
-/// Counts priority calls, answering like [`SiteFactorPriority`].
-struct Counting(Arc<std::sync::atomic::AtomicUsize>);
-
-impl sluice_policy::PriorityPolicy for Counting {
-    fn compute(
-        &mut self,
-        ctx: &sluice_policy::PriorityContext,
-        jobs: &sluice_policy::JobTable,
-    ) -> sluice_policy::Priorities {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        SiteFactorPriority.compute(ctx, jobs)
-    }
-}
-
 #[test]
 fn ticks_with_nothing_pending_call_no_policy() {
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (mut e, clock) = engine_with(
         cluster(2, 1),
-        Box::new(Counting(calls.clone())),
+        Box::new(CountingPriority(calls.clone())),
         sluice_engine::SchedulerKind::Backfill,
     );
     let id = e.submit(job(1, 60)).unwrap();

@@ -110,6 +110,16 @@ impl PriorityPolicy for SiteFactorPriority {
     }
 }
 
+/// Site-factor priorities that count the calls made to them.
+pub struct CountingPriority(pub Arc<std::sync::atomic::AtomicUsize>);
+
+impl PriorityPolicy for CountingPriority {
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        SiteFactorPriority.compute(ctx, jobs)
+    }
+}
+
 /// HRES MODE_1/MODE_2 logic as slurm-semantics §7.3 describes it, for tests only.
 #[derive(Default)]
 pub struct TestHres {
