@@ -42,6 +42,10 @@ enum Command {
     Show(cmd::show::Args),
     /// Change a pending job or a node's state (scontrol update).
     Update(cmd::update::Args),
+    /// Create an advance reservation (scontrol create reservation).
+    Create(cmd::reservation::CreateArgs),
+    /// Delete an advance reservation (scontrol delete reservation).
+    Delete(cmd::reservation::DeleteArgs),
     /// Pending jobs' priority factors (sprio).
     Prio(cmd::prio::Args),
     /// Fair-share tree (sshare -l).
@@ -81,6 +85,8 @@ fn main() -> std::process::ExitCode {
         Command::Release(args) => cmd::release::run(args),
         Command::Show(args) => cmd::show::run(args),
         Command::Update(args) => cmd::update::run(args),
+        Command::Create(args) => cmd::reservation::create(args),
+        Command::Delete(args) => cmd::reservation::delete(args),
         Command::Prio(args) => cmd::prio::run(args),
         Command::Share(args) => cmd::share::run(args),
         Command::Run(args) => cmd::run::run(args),

@@ -5,9 +5,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::{BIN, Daemon, log_of, poll, state_dir, wait_for, wrap};
+use common::{Daemon, json_of, log_of, poll, sluice, state_dir, wait_for, wrap};
 use serde_json::Value;
 use sluice_daemon::client::Client;
 
@@ -37,24 +36,6 @@ fn install(from: &str, to: &Path) {
     let tmp = to.with_extension("tmp");
     std::fs::copy(from, &tmp).unwrap();
     std::fs::rename(&tmp, to).unwrap();
-}
-
-fn sluice(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .arg("--state-dir")
-        .arg(dir)
-        .output()
-        .unwrap()
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The active generation of `kind` as `plugin list --json` shows it.

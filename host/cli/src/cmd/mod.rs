@@ -12,6 +12,7 @@ pub mod prio;
 pub mod queue;
 pub mod reconfigure;
 pub mod release;
+pub mod reservation;
 pub mod run;
 pub mod serve;
 pub mod share;
