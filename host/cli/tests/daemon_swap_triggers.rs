@@ -158,7 +158,10 @@ fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() 
     let cons_tres = active(&dir, "selection");
     assert!(from(&cons_tres, "cons_tres"), "{cons_tres}");
     let linear = sluice_plugin_artifacts::component("sluice-plugin-select-linear");
-    let started = json_of(&sluice(&dir, &["plugin", "shadow", "selection", linear]));
+    let started = json_of(&sluice(
+        &dir,
+        &["plugin", "shadow", "selection", linear, "--json"],
+    ));
     assert_eq!(started["shadow"], "selection", "{started}");
     let list = json_of(&sluice(&dir, &["plugin", "list", "--json"]));
     assert_eq!(list["shadow"]["kind"], "selection", "{list}");
@@ -201,7 +204,13 @@ fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() 
         assert_ne!(job["nodelist"], d[2], "{job} vs {d}");
     }
 
-    let stopped = json_of(&sluice(&dir, &["plugin", "shadow", "stop"]));
+    // The same report for people.
+    let text = sluice(&dir, &["plugin", "shadow", "report"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with("selection shadow: "), "{text}");
+    assert!(text.contains("placements compared"), "{text}");
+
+    let stopped = json_of(&sluice(&dir, &["plugin", "shadow", "stop", "--json"]));
     assert_eq!(stopped["selection"]["origin"], sel["origin"], "{stopped}");
     for id in ids {
         let _ = c.post(&format!("/v1/jobs/{id}/cancel"), &serde_json::json!({}));

@@ -3,6 +3,7 @@
 mod bench;
 mod live;
 mod scaffold;
+mod shadow_report;
 
 use std::path::{Path, PathBuf};
 

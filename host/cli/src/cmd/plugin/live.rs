@@ -112,15 +112,26 @@ pub fn shadow(
     let v = match (kind, file) {
         (Some("report"), None) | (None, None) => c.get("/v1/shadow")?,
         (Some("stop"), None) => c.delete("/v1/shadow")?,
-        (Some(k), Some(f)) => c.post(
-            &format!("/v1/plugins/{k}/shadow"),
-            &json!({ "file": abs(f), "settings": settings(set)? }),
-        )?,
+        (Some(k), Some(f)) => {
+            let v = c.post(
+                &format!("/v1/plugins/{k}/shadow"),
+                &json!({ "file": abs(f), "settings": settings(set)? }),
+            )?;
+            if !conn.json {
+                println!("shadowing {k} with {}", v["origin"].as_str().unwrap_or(f));
+                return Ok(());
+            }
+            v
+        }
         (Some(k), None) => anyhow::bail!(
             "plugin shadow {k}: expected `shadow KIND FILE`, `shadow report` or `shadow stop`"
         ),
         (None, Some(_)) => unreachable!("clap fills kind first"),
     };
-    print_json(&v);
+    if conn.json {
+        print_json(&v);
+    } else {
+        print!("{}", super::shadow_report::render(&v));
+    }
     Ok(())
 }
