@@ -210,6 +210,32 @@ fn fairshare_is_the_fair_tree_factor_of_the_jobs_user() {
 }
 
 #[test]
+fn one_policy_called_again_answers_as_a_fresh_one_when_usage_changes_or_not() {
+    let settings = [
+        ("weight.fairshare", int(100_000)),
+        ("weight.age", int(1000)),
+    ];
+    let mut reused = policy(&settings);
+    let t = jobs(&[&|_| {}, &|t| {
+        let i = last(t);
+        t.association[i] = 3;
+    }]);
+    let busy_idle = context();
+    let mut swapped = context();
+    swapped.associations[2].raw_usage = 100.0;
+    swapped.associations[3].raw_usage = 0.0;
+    swapped.now += 600;
+    // The same tree twice, another, then the first again: the reused policy must follow.
+    for ctx in [&busy_idle, &busy_idle, &swapped, &busy_idle] {
+        let fresh = testing::priorities(&mut policy(&settings), ctx, &t);
+        assert_eq!(testing::priorities(&mut reused, ctx, &t), fresh);
+    }
+    let first = testing::priorities(&mut reused, &busy_idle, &t);
+    let second = testing::priorities(&mut reused, &swapped, &t);
+    assert_ne!(factor(&first, "FAIRSHARE"), factor(&second, "FAIRSHARE"));
+}
+
+#[test]
 fn favor_small_ranks_smaller_jobs_higher() {
     let t = jobs(&[&|_| {}, &|t| {
         let i = last(t);
