@@ -175,7 +175,12 @@ impl Engine {
             .rows
             .iter()
             .enumerate()
-            .filter(|(_, (id, _))| self.jobs.get(id).is_some_and(|j| j.is_pending()))
+            // Held, released or requeued since the calculation: not shown until recalculated.
+            .filter(|(_, (id, _))| {
+                self.jobs
+                    .get(id)
+                    .is_some_and(|j| j.is_pending() && j.priority_time.is_some())
+            })
             .map(|(i, &(id, part))| {
                 let job = &self.jobs[&id];
                 PriorityRow {

@@ -632,6 +632,12 @@ fn priorities_are_recalculated_per_calc_period_and_for_jobs_without_one() {
     );
 
     e.hold(low, sluice_engine::Hold::User).unwrap();
+    let shown: Vec<_> = e.priority_rows().iter().map(|r| r.job_id).collect();
+    assert_eq!(
+        shown,
+        vec![high],
+        "a held job leaves the sprio rows at once"
+    );
     e.release(low).unwrap();
     clock.advance(1);
     e.tick();
