@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::http::Request;
-use crate::image::{NodeAction, ReservationRecord, State};
+use crate::image::{NodeAction, State};
 use crate::request::{SubmitRequest, UpdateRequest};
 
 /// A refused or failed request: an HTTP status and a message saying what to do.
@@ -148,7 +148,7 @@ pub enum ApiRequest {
     /// `GET /v1/reservations`.
     Reservations,
     /// `POST /v1/reservations`.
-    CreateReservation(ReservationRecord),
+    CreateReservation(sluice_engine::ReservationSpec),
     /// `DELETE /v1/reservations/{name}`.
     DeleteReservation(String),
     /// `GET /v1/share`.

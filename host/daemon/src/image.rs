@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sluice_engine::JobState;
+use sluice_engine::{JobState, ReservationSpec};
 
 use crate::request::{SubmitRequest, UpdateRequest};
 
@@ -306,7 +306,7 @@ pub enum Record {
     /// An advance reservation was created.
     ReservationCreate {
         /// What was asked.
-        spec: crate::image::ReservationRecord,
+        spec: ReservationSpec,
     },
     /// An advance reservation was deleted.
     ReservationDelete {
@@ -337,26 +337,6 @@ pub enum Record {
     },
 }
 
-/// `scontrol create reservation` as journaled.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ReservationRecord {
-    /// `ReservationName`.
-    pub name: String,
-    /// `StartTime`, Unix seconds.
-    pub start: i64,
-    /// `EndTime`, Unix seconds.
-    pub end: i64,
-    /// `Nodes`, by name.
-    pub nodes: Vec<String>,
-    /// `Licenses`.
-    pub licenses: Vec<String>,
-    /// `Users`.
-    pub users: Vec<String>,
-    /// `Accounts`.
-    pub accounts: Vec<String>,
-}
-
 /// Everything the daemon must not lose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Image {
@@ -369,7 +349,7 @@ pub struct Image {
     /// Nodes with an admin state (absent: as configured).
     pub nodes: BTreeMap<String, NodeAdmin>,
     /// Advance reservations, by name.
-    pub reservations: BTreeMap<String, ReservationRecord>,
+    pub reservations: BTreeMap<String, ReservationSpec>,
     /// Each association's own raw usage (`account` or `account/user`): the engine's at the last
     /// snapshot plus CPU-seconds of runs ended since.
     pub usage: BTreeMap<String, f64>,

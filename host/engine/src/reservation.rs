@@ -1,6 +1,6 @@
 //! Advance reservations of nodes, licenses and HRES for users or accounts, honoured by both loops.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sluice_cluster::{Cluster, NodeId};
 use sluice_policy::NodeBitmap;
 
@@ -36,8 +36,9 @@ pub enum ReservationError {
     },
 }
 
-/// What `scontrol create reservation` takes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// What `scontrol create reservation` takes (and what the daemon journals).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ReservationSpec {
     /// `ReservationName`.
     pub name: String,

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, bail};
 use serde_json::json;
-use sluice_daemon::image::ReservationRecord;
+use sluice_engine::ReservationSpec;
 
 use super::daemon_client::{Conn, print_json};
 
@@ -76,10 +76,10 @@ fn expect_reservation(verb: &str, what: &str) -> anyhow::Result<()> {
 }
 
 /// The reservation the `Key=Value` pairs describe, with times resolved against `now`.
-fn record(pairs: &[String], now: i64) -> anyhow::Result<ReservationRecord> {
-    let mut r = ReservationRecord {
+fn record(pairs: &[String], now: i64) -> anyhow::Result<ReservationSpec> {
+    let mut r = ReservationSpec {
         start: now,
-        ..ReservationRecord::default()
+        ..ReservationSpec::default()
     };
     let (mut duration, mut end) = (None, None);
     for pair in pairs {

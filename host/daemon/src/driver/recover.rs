@@ -151,7 +151,7 @@ impl Driver {
             }
         }
         for r in image.reservations.values() {
-            if let Err(e) = self.engine.create_reservation(&super::views::resv_spec(r)) {
+            if let Err(e) = self.engine.create_reservation(r) {
                 tracing::warn!("reservation {}: no longer valid: {e}", r.name);
             }
         }

@@ -8,20 +8,7 @@ use sluice_policy::Power;
 
 use super::Driver;
 use crate::api::{ApiError, ApiResult};
-use crate::image::{NodeAction, Record, ReservationRecord, State};
-
-/// The engine's reservation spec of a journaled one.
-pub(super) fn resv_spec(r: &ReservationRecord) -> ReservationSpec {
-    ReservationSpec {
-        name: r.name.clone(),
-        start: r.start,
-        end: r.end,
-        nodes: r.nodes.clone(),
-        licenses: r.licenses.clone(),
-        users: r.users.clone(),
-        accounts: r.accounts.clone(),
-    }
-}
+use crate::image::{NodeAction, Record, State};
 
 impl Driver {
     pub(super) fn health(&self) -> Value {
@@ -180,14 +167,14 @@ impl Driver {
         json!(self.store.image().reservations.values().collect::<Vec<_>>())
     }
 
-    pub(super) fn create_reservation(&mut self, r: ReservationRecord) -> ApiResult {
+    pub(super) fn create_reservation(&mut self, r: ReservationSpec) -> ApiResult {
         if r.name.is_empty() {
             return Err(ApiError::bad(
                 "create reservation: ReservationName is required",
             ));
         }
         self.engine
-            .create_reservation(&resv_spec(&r))
+            .create_reservation(&r)
             .map_err(|e| ApiError::bad(format!("create reservation {}: {e}", r.name)))?;
         let name = r.name.clone();
         self.commit(Record::ReservationCreate { spec: r });
