@@ -152,6 +152,46 @@ fn reconfigure_keeps_a_broken_configuration_out_and_stages_a_valid_change() {
 }
 
 #[test]
+fn a_priority_shadow_ranks_the_waiting_jobs_beside_the_active_policy() {
+    let dir = state_dir("prioshadow");
+    let _d = Daemon::start_with(&dir, &[]);
+    let basic = sluice_plugin_artifacts::component("sluice-plugin-priority-basic");
+    let started = json_of(&sluice(
+        &dir,
+        &["plugin", "shadow", "priority", basic, "--json"],
+    ));
+    assert_eq!(started["shadow"], "priority", "{started}");
+
+    // Jobs that wait (begin in an hour) in two partitions' worth of rows at most.
+    let mut c = Client::new(&dir);
+    let begin = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        + 3600;
+    for i in 0..3 {
+        c.post(
+            "/v1/jobs",
+            &sluice_daemon::request::SubmitRequest {
+                begin: Some(begin),
+                ..wrap(&format!("later-{i}"), "true", &dir)
+            },
+        )
+        .unwrap();
+    }
+    let report = poll(30, "a priority shadow pass over the waiting jobs", || {
+        let r = c.get("/v1/shadow").unwrap();
+        (r["priority"]["rows_compared"].as_u64() >= Some(3)).then_some(r)
+    });
+    let p = &report["priority"];
+    assert_eq!(p["faults"], 0, "{p}");
+    assert!(p["passes"].as_u64() >= Some(1), "{p}");
+    assert!(report["selection"].is_null(), "{report}");
+    let stopped = json_of(&sluice(&dir, &["plugin", "shadow", "stop", "--json"]));
+    assert_eq!(stopped["priority"]["origin"], p["origin"], "{stopped}");
+}
+
+#[test]
 fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() {
     let dir = state_dir("selshadow");
     let _d = Daemon::start_with(&dir, &[]);

@@ -73,8 +73,9 @@ impl Engine {
         }
     }
 
-    /// Builds the job table (one row per job and partition) for the given eligible jobs.
-    pub(crate) fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
+    /// The job table a priority call gets for `jobs` (one row per job and partition), with each
+    /// row's (job, position in its partition list).
+    pub fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
         let mut t = JobTable::default();
         let mut rows = Vec::with_capacity(eligible.len());
         let gpu = self.nodes.gres_kind("gpu");

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use serde::Serialize;
 use serde_json::{Value, json};
 use sluice_engine::JobState;
-use sluice_policy::{JobTable, NodeTable, PlaceMode, PluginKind};
+use sluice_policy::{NodeTable, PlaceMode, PluginKind};
 use sluice_runtime::backend::{PriorityBackend, SelectionBackend};
 use sluice_runtime::{LoadError, Loaded};
 use tokio::sync::oneshot;
@@ -381,48 +381,22 @@ impl Driver {
     /// compares the two orders; nothing the candidate says is acted on.
     fn priority_shadow_pass(&mut self) {
         let ctx = self.engine.priority_context();
-        let gpu = self.engine.nodes().gres_kind("gpu");
-        let mut t = JobTable::default();
-        let mut rows = Vec::new();
-        let mut active = Vec::new();
-        let qos_n = ctx.qos.len().max(1) as u32;
-        for id in self.engine.pending_ids().collect::<Vec<_>>() {
-            let Some(job) = self.engine.job(id) else {
-                continue;
-            };
-            if job.state != JobState::Pending || job.hold.is_some() || job.priority.is_empty() {
-                continue;
-            }
-            let gpn: u32 = job
-                .gres_per_node
-                .iter()
-                .filter(|(k, _)| Some(*k) == gpu)
-                .map(|(_, c)| *c)
-                .sum();
-            for (pos, p) in job.partitions.iter().enumerate() {
-                rows.push((id, p.index()));
-                active.push(job.priority.get(pos).copied().unwrap_or(0));
-                t.job_id.push(id);
-                t.submit_time.push(job.submit_time);
-                t.eligible_time
-                    .push(job.eligible_time.unwrap_or(job.submit_time));
-                t.association.push(job.assoc.0);
-                t.partition.push(p.0);
-                t.qos.push(job.qos.0.min(qos_n - 1));
-                let n = job.spec.min_nodes.max(1);
-                t.nodes.push(n);
-                t.cpus.push(job.cpus().min(u64::from(u32::MAX)) as u32);
-                t.memory_mb
-                    .push(job.spec.memory_per_node_mb.saturating_mul(u64::from(n)));
-                t.gpus.push(gpn.saturating_mul(n));
-                t.time_limit.push(
-                    job.time_limit
-                        .unwrap_or(u64::from(u32::MAX))
-                        .min(u64::from(u32::MAX)) as u32,
-                );
-                t.nice.push(job.spec.nice);
-                t.site_factor.push(job.spec.site_factor);
-            }
+        let ranked: Vec<_> = self
+            .engine
+            .pending_ids()
+            .filter(|&id| {
+                self.engine.job(id).is_some_and(|j| {
+                    j.state == JobState::Pending && j.hold.is_none() && !j.priority.is_empty()
+                })
+            })
+            .collect();
+        let (t, positions) = self.engine.job_table(&ranked);
+        let mut rows = Vec::with_capacity(positions.len());
+        let mut active = Vec::with_capacity(positions.len());
+        for &(id, pos) in &positions {
+            let job = self.engine.job(id).expect("listed above");
+            rows.push((id, job.partitions[pos as usize].index()));
+            active.push(job.priority[pos as usize]);
         }
         if rows.is_empty() {
             return;
