@@ -37,7 +37,7 @@ enum Command {
     /// Hold pending jobs (scontrol hold).
     Hold(cmd::hold::Args),
     /// Release held jobs (scontrol release).
-    Release(cmd::release::Args),
+    Release(cmd::hold::Args),
     /// Show a job, node, partition, license, reservation or the config (scontrol show).
     Show(cmd::show::Args),
     /// Change a pending job or a node's state (scontrol update).
@@ -81,8 +81,8 @@ fn main() -> std::process::ExitCode {
         Command::Queue(args) => cmd::queue::run(args),
         Command::Info(args) => cmd::info::run(args),
         Command::Cancel(args) => cmd::cancel::run(args),
-        Command::Hold(args) => cmd::hold::run(args),
-        Command::Release(args) => cmd::release::run(args),
+        Command::Hold(args) => cmd::hold::run(args, cmd::hold::Action::Hold),
+        Command::Release(args) => cmd::hold::run(args, cmd::hold::Action::Release),
         Command::Show(args) => cmd::show::run(args),
         Command::Update(args) => cmd::update::run(args),
         Command::Create(args) => cmd::reservation::create(args),

@@ -11,7 +11,6 @@ pub mod plugin;
 pub mod prio;
 pub mod queue;
 pub mod reconfigure;
-pub mod release;
 pub mod reservation;
 pub mod run;
 pub mod serve;
