@@ -1,6 +1,7 @@
 //! Exact placements of select/linear on small hand-made tables.
 
 use sluice_plugin_select_linear::Linear;
+use sluice_sdk::testing::fixtures::tasks_job as job;
 use sluice_sdk::testing::{self, allocate_all, fixtures};
 use sluice_sdk::*;
 
@@ -20,20 +21,6 @@ fn table(free_cpus: &[u32]) -> NodeTable {
         gres_kinds: vec!["gpu".into()],
         gres_total: vec![1; n],
         gres_free: vec![1; n],
-    }
-}
-
-fn job(id: u32, tasks: u32, min: u32, max: u32, nodes: usize) -> JobRequest {
-    JobRequest {
-        job_id: id,
-        min_nodes: min,
-        max_nodes: max,
-        tasks,
-        cpus_per_task: 1,
-        memory_per_node_mb: 100,
-        gres_per_node: vec![],
-        exclusive: false,
-        candidates: NodeBitmap::full(nodes).words,
     }
 }
 

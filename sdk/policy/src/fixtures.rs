@@ -188,6 +188,22 @@ pub fn job_requests(nodes: usize, n: usize, seed: u64) -> Vec<JobRequest> {
         .collect()
 }
 
+/// Job `id` of `tasks` one-CPU tasks on `min..=max` nodes, 100 MB per node, every one of `nodes`
+/// nodes a candidate: the shape hand-made selection tests place.
+pub fn tasks_job(id: u32, tasks: u32, min: u32, max: u32, nodes: usize) -> JobRequest {
+    JobRequest {
+        job_id: id,
+        min_nodes: min,
+        max_nodes: max,
+        tasks,
+        cpus_per_task: 1,
+        memory_per_node_mb: 100,
+        gres_per_node: vec![],
+        exclusive: false,
+        candidates: NodeBitmap::full(nodes).words,
+    }
+}
+
 /// GPU configuration of `n` nodes with 4 devices each, two per socket of 32 cores.
 pub fn gpu_nodes(n: usize) -> Vec<GresNodeConfig> {
     (0..n)
