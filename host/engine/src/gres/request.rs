@@ -115,13 +115,7 @@ impl Engine {
     pub(crate) fn gres_fits_config(&self, job: &Job, i: usize) -> bool {
         job.gres.records.iter().all(|r| {
             let g = self.gres.get(i, r.kind as usize);
-            let same: u64 = job
-                .gres
-                .records
-                .iter()
-                .filter(|o| o.kind == r.kind && o.gres_type == r.gres_type)
-                .map(|o| u64::from(o.per_node))
-                .sum();
+            let same = per_node_of_type(job, r);
             let kind: u64 = job
                 .gres
                 .records
@@ -137,17 +131,21 @@ impl Engine {
     /// per-name counts in the node table cannot tell on a node with several types).
     pub(crate) fn gres_fits_now(&self, job: &Job, i: usize) -> bool {
         job.gres.records.iter().all(|r| {
-            let same: u64 = job
-                .gres
-                .records
-                .iter()
-                .filter(|o| o.kind == r.kind && o.gres_type == r.gres_type)
-                .map(|o| u64::from(o.per_node))
-                .sum();
+            let same = per_node_of_type(job, r);
             self.gres
                 .get(i, r.kind as usize)
                 .free_of(r.gres_type.as_deref())
                 >= same
         })
     }
+}
+
+/// What the job asks per node of `r`'s name and type, over all its records of that pair.
+fn per_node_of_type(job: &Job, r: &GresRecord) -> u64 {
+    job.gres
+        .records
+        .iter()
+        .filter(|o| o.kind == r.kind && o.gres_type == r.gres_type)
+        .map(|o| u64::from(o.per_node))
+        .sum()
 }
