@@ -153,9 +153,8 @@ impl Engine {
         }
     }
 
-    /// Holds a pending job (scontrol hold / uhold); its priority becomes 0.
-    pub fn hold(&mut self, id: JobId, who: Hold) -> Result<(), JobError> {
-        let now = self.clock.now();
+    /// Pending job `id`, or why an action on pending jobs cannot apply to it.
+    fn pending_job(&mut self, id: JobId) -> Result<&mut Job, JobError> {
         let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
         if job.state != JobState::Pending {
             return Err(JobError::WrongState {
@@ -163,23 +162,22 @@ impl Engine {
                 state: job.state,
             });
         }
-        job.hold = Some(who);
+        Ok(job)
+    }
+
+    /// Holds a pending job (scontrol hold / uhold); its priority becomes 0.
+    pub fn hold(&mut self, id: JobId, who: Hold) -> Result<(), JobError> {
+        let now = self.clock.now();
+        self.pending_job(id)?.hold = Some(who);
         self.refresh_job(id, now);
         Ok(())
     }
 
-    /// Releases a held job (scontrol release).
+    /// Releases a held job (scontrol release); holding cleared its priority, so the next pass
+    /// calculates one.
     pub fn release(&mut self, id: JobId) -> Result<(), JobError> {
         let now = self.clock.now();
-        let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
-        if job.state != JobState::Pending {
-            return Err(JobError::WrongState {
-                job: id,
-                state: job.state,
-            });
-        }
-        job.hold = None;
-        job.priority_time = None;
+        self.pending_job(id)?.hold = None;
         self.refresh_job(id, now);
         self.sched_requested = true;
         Ok(())
