@@ -57,6 +57,23 @@ impl Engine {
         Some(records)
     }
 
+    /// The start both loops share: the sorted queue, and the selection policy due its node table
+    /// at the pass's first placement (a pass that places nothing costs the policy nothing). `Err`
+    /// is the whole pass's record when there is nothing to do or the priority answer was refused.
+    pub(crate) fn open_pass(&mut self, now: i64) -> Result<Vec<QueueRecord>, PassStats> {
+        let Some(records) = self.build_queue(now) else {
+            return Err(PassStats {
+                stopped_by: Some("priority answer refused"),
+                ..PassStats::default()
+            });
+        };
+        if records.is_empty() {
+            return Err(PassStats::default());
+        }
+        self.selection_begun = false;
+        Ok(records)
+    }
+
     /// One main-loop pass. `full` is the periodic run over the whole queue; otherwise the
     /// event-triggered run that stops after `default_queue_depth` jobs.
     pub(crate) fn run_main_pass(&mut self, full: bool) {
@@ -65,21 +82,17 @@ impl Engine {
         let started_at = self.clock.micros();
         let params = self.config.params.clone();
         let fcfs = self.config.scheduler == SchedulerKind::Fcfs;
-        let mut stats = PassStats::default();
-        let Some(records) = self.build_queue(now) else {
-            stats.stopped_by = Some("priority answer refused");
-            self.last_main_stats = stats;
-            return;
+        let records = match self.open_pass(now) {
+            Ok(records) => records,
+            Err(stats) => {
+                self.last_main_stats = stats;
+                return;
+            }
         };
-        stats.queued = records.len();
-        if records.is_empty() {
-            // Nothing eligible: no selection pass to begin.
-            self.last_main_stats = stats;
-            return;
-        }
-        // The node table crosses at the pass's first placement; a pass that places nothing
-        // costs the policy nothing.
-        self.selection_begun = false;
+        let mut stats = PassStats {
+            queued: records.len(),
+            ..PassStats::default()
+        };
         let usable = self.nodes.usable_bitmap();
         let mut plan = Plan {
             exclude: NodeBitmap::with_capacity(self.nodes.len()),

@@ -151,21 +151,17 @@ impl Engine {
         let params = self.config.params.clone();
         let kind = self.config.scheduler;
         let limited = kind == SchedulerKind::Backfill;
-        let mut stats = PassStats::default();
-        let Some(records) = self.build_queue(now) else {
-            stats.stopped_by = Some("priority answer refused");
-            self.last_backfill_stats = stats;
-            return;
+        let records = match self.open_pass(now) {
+            Ok(records) => records,
+            Err(stats) => {
+                self.last_backfill_stats = stats;
+                return;
+            }
         };
-        stats.queued = records.len();
-        if records.is_empty() {
-            // Nothing eligible: no selection pass to begin.
-            self.last_backfill_stats = stats;
-            return;
-        }
-        // The node table crosses at the pass's first placement; a pass that places nothing
-        // costs the policy nothing.
-        self.selection_begun = false;
+        let mut stats = PassStats {
+            queued: records.len(),
+            ..PassStats::default()
+        };
 
         let res = params.bf_resolution.max(1) as i64;
         let window_end = if kind == SchedulerKind::Conservative {
