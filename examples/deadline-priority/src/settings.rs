@@ -48,23 +48,9 @@ const KNOWN: &[&str] = &[
 impl Config {
     /// Reads the settings, returning one warning per value it had to ignore.
     pub fn parse(s: &Settings) -> (Self, Vec<String>) {
-        let mut warnings: Vec<String> =
-            s.0.iter()
-                .filter(|x| !KNOWN.contains(&x.key.as_str()))
-                .map(|x| format!("unknown setting `{}` ignored", x.key))
-                .collect();
+        let mut warnings = s.unknown_keys(KNOWN);
         let d = Config::default();
-        let mut num = |key: &str, default: f64| match s.get(key) {
-            None => default,
-            Some(SettingValue::Integer(v)) => *v as f64,
-            Some(SettingValue::Float(v)) if v.is_finite() => *v,
-            Some(other) => {
-                warnings.push(format!(
-                    "{key} must be a number, got {other:?}; using {default}"
-                ));
-                default
-            }
-        };
+        let mut num = |key: &str, default: f64| s.number_or_warn(key, default, &mut warnings);
         let boost = num("boost", d.boost);
         let window = num("window", d.window as f64).max(0.0) as i64;
         let weight_age = num("weight.age", d.weight_age);

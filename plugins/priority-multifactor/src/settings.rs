@@ -122,12 +122,7 @@ impl Config {
     /// Reads the settings; returns the configuration and one warning per ignored or suspicious
     /// value, so that nothing is dropped silently.
     pub fn parse(settings: &Settings) -> (Self, Vec<String>) {
-        let mut warnings = Vec::new();
-        for s in &settings.0 {
-            if !KNOWN_KEYS.contains(&s.key.as_str()) {
-                warnings.push(format!("unknown setting `{}` ignored", s.key));
-            }
-        }
+        let mut warnings = settings.unknown_keys(KNOWN_KEYS);
         let weights = Weights {
             age: weight(settings, "weight.age", &mut warnings),
             assoc: weight(settings, "weight.assoc", &mut warnings),
@@ -136,14 +131,14 @@ impl Config {
             partition: weight(settings, "weight.partition", &mut warnings),
             qos: weight(settings, "weight.qos", &mut warnings),
             tres: TresWeights {
-                cpu: number(settings, "weight.tres.cpu", 0.0, &mut warnings),
-                mem: number(settings, "weight.tres.mem", 0.0, &mut warnings),
-                node: number(settings, "weight.tres.node", 0.0, &mut warnings),
-                gpu: number(settings, "weight.tres.gres/gpu", 0.0, &mut warnings),
+                cpu: settings.number_or_warn("weight.tres.cpu", 0.0, &mut warnings),
+                mem: settings.number_or_warn("weight.tres.mem", 0.0, &mut warnings),
+                node: settings.number_or_warn("weight.tres.node", 0.0, &mut warnings),
+                gpu: settings.number_or_warn("weight.tres.gres/gpu", 0.0, &mut warnings),
             },
         };
         let tres = weights.tres;
-        let mut max_age = number(settings, "max_age", DEFAULT_MAX_AGE as f64, &mut warnings);
+        let mut max_age = settings.number_or_warn("max_age", DEFAULT_MAX_AGE as f64, &mut warnings);
         if max_age < 0.0 {
             warnings.push(format!("max_age {max_age} is negative; using 0"));
             max_age = 0.0;
@@ -167,8 +162,8 @@ impl Config {
             }
         };
         let tres_totals = TresTotals {
-            mem_mb: number(settings, "cluster_tres.mem", 0.0, &mut warnings),
-            gpus: number(settings, "cluster_tres.gres/gpu", 0.0, &mut warnings),
+            mem_mb: settings.number_or_warn("cluster_tres.mem", 0.0, &mut warnings),
+            gpus: settings.number_or_warn("cluster_tres.gres/gpu", 0.0, &mut warnings),
         };
         if !flags.no_normal_tres {
             if tres.mem != 0.0 && tres_totals.mem_mb <= 0.0 {
@@ -195,24 +190,9 @@ impl Config {
     }
 }
 
-/// A number (integer or float), or `default` with a warning when of another type.
-fn number(settings: &Settings, key: &str, default: f64, warnings: &mut Vec<String>) -> f64 {
-    match settings.get(key) {
-        None => default,
-        Some(SettingValue::Integer(v)) => *v as f64,
-        Some(SettingValue::Float(v)) if v.is_finite() => *v,
-        Some(other) => {
-            warnings.push(format!(
-                "{key} must be a number, got {other:?}; using {default}"
-            ));
-            default
-        }
-    }
-}
-
 /// A `PriorityWeight*` value: Slurm stores these as uint32, so negatives become 0.
 fn weight(settings: &Settings, key: &str, warnings: &mut Vec<String>) -> f64 {
-    let v = number(settings, key, 0.0, warnings);
+    let v = settings.number_or_warn(key, 0.0, warnings);
     if !(0.0..=f64::from(u32::MAX)).contains(&v) {
         let clamped = v.clamp(0.0, f64::from(u32::MAX));
         warnings.push(format!(

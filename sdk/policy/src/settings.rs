@@ -43,6 +43,31 @@ impl Settings {
         }
     }
 
+    /// `key` as a finite number (integers widen), `default` when absent; of another type it is
+    /// `default` with a warning pushed onto `warnings`, so a policy drops nothing silently.
+    pub fn number_or_warn(&self, key: &str, default: f64, warnings: &mut Vec<String>) -> f64 {
+        match self.get(key) {
+            None => default,
+            Some(SettingValue::Integer(v)) => *v as f64,
+            Some(SettingValue::Float(v)) if v.is_finite() => *v,
+            Some(other) => {
+                warnings.push(format!(
+                    "{key} must be a number, got {other:?}; using {default}"
+                ));
+                default
+            }
+        }
+    }
+
+    /// One warning per key not in `known`: a policy ignores those, and says so.
+    pub fn unknown_keys(&self, known: &[&str]) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|s| !known.contains(&s.key.as_str()))
+            .map(|s| format!("unknown setting `{}` ignored", s.key))
+            .collect()
+    }
+
     /// `key` as an integer, or `default` when absent or of another type.
     pub fn i64_or(&self, key: &str, default: i64) -> i64 {
         match self.get(key) {
