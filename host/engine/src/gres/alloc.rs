@@ -19,6 +19,30 @@ pub(crate) struct GresPicks {
     pub extra: Vec<GresRecord>,
 }
 
+/// One GRES state change on target `sluice::gres` when `debug` (`EngineConfig::debug_gres`,
+/// Slurm's `DebugFlags=GRES`) is on.
+fn log_gres(
+    debug: bool,
+    id: JobId,
+    node: &str,
+    name: &str,
+    devices: &[u32],
+    count: u64,
+    what: &str,
+) {
+    if debug {
+        tracing::debug!(
+            target: "sluice::gres",
+            job = id,
+            node = %node,
+            gres = %name,
+            devices = ?devices,
+            count,
+            "{what}"
+        );
+    }
+}
+
 /// The built-in choice when no policy is configured for a name: devices close to the job's
 /// cores first, then the lowest index (as gres/gpu does).
 pub(crate) fn builtin_pick(req: &PickRequest) -> Vec<u32> {
@@ -190,17 +214,15 @@ impl Engine {
                 } else {
                     g.take_devices(id, devices);
                 }
-                if self.config.debug_gres {
-                    tracing::debug!(
-                        target: "sluice::gres",
-                        job = id,
-                        node = %self.nodes.nodes()[node].name,
-                        gres = %r.name,
-                        devices = ?devices,
-                        count,
-                        "allocated"
-                    );
-                }
+                log_gres(
+                    self.config.debug_gres,
+                    id,
+                    &self.nodes.nodes()[node].name,
+                    &r.name,
+                    devices,
+                    *count,
+                    "allocated",
+                );
             }
         }
         job.cpu_ids = picks.cpu_ids;
@@ -227,17 +249,15 @@ impl Engine {
                 } else {
                     g.give_back(id, &devices, &[]);
                 }
-                if self.config.debug_gres {
-                    tracing::debug!(
-                        target: "sluice::gres",
-                        job = id,
-                        node = %self.nodes.nodes()[node].name,
-                        gres = %r.name,
-                        devices = ?devices,
-                        count,
-                        "released"
-                    );
-                }
+                log_gres(
+                    self.config.debug_gres,
+                    id,
+                    &self.nodes.nodes()[node].name,
+                    &r.name,
+                    &devices,
+                    count,
+                    "released",
+                );
             }
         }
     }
