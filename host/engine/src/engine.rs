@@ -78,6 +78,10 @@ pub struct EngineConfig {
     /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
     /// believes a job past its limit ends at the next instant.
     pub enforce_time_limits: bool,
+    /// Skip a backfill pass when no pending job needs as few CPUs as the usable nodes have free:
+    /// such a pass could start nothing and would only refresh expected start times and reasons,
+    /// which a replay never shows. Off in the live host, so `squeue --start` stays current.
+    pub skip_backfill_without_fit: bool,
 }
 
 impl EngineConfig {
@@ -91,6 +95,7 @@ impl EngineConfig {
             track_completing: false,
             debug_gres: false,
             enforce_time_limits: true,
+            skip_backfill_without_fit: false,
         }
     }
 }
@@ -458,10 +463,21 @@ impl Engine {
             self.run_main_pass(false);
         }
         if backfill {
-            self.run_backfill_pass();
+            if !self.config.skip_backfill_without_fit || self.some_pending_job_fits() {
+                self.run_backfill_pass();
+            }
             self.last_backfill = now;
         }
         std::mem::take(&mut self.outbox)
+    }
+
+    /// Whether some pending job needs no more CPUs than the usable nodes have free (a necessary
+    /// condition for any start, cheap enough to ask before a backfill pass).
+    fn some_pending_job_fits(&self) -> bool {
+        let usable = self.nodes.usable_bitmap();
+        let free_cpus = &self.nodes.table().free_cpus;
+        let free: u64 = usable.iter().map(|n| u64::from(free_cpus[n as usize])).sum();
+        self.pending.iter().any(|id| self.jobs[id].cpus() <= free)
     }
 
     /// Runs a full (periodic) main-loop pass now, whatever the intervals say.

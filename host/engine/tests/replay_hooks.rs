@@ -17,10 +17,14 @@ fn job(nodes: u32, seconds: u64) -> JobSpec {
 }
 
 fn replay_engine(enforce: bool) -> (Engine, ManualClock) {
+    replay_engine_with(|config| config.enforce_time_limits = enforce)
+}
+
+fn replay_engine_with(configure: impl FnOnce(&mut EngineConfig)) -> (Engine, ManualClock) {
     let cluster = cluster(2, 1);
     let clock = ManualClock::new(T0);
     let mut config = EngineConfig::for_cluster(&cluster);
-    config.enforce_time_limits = enforce;
+    configure(&mut config);
     let policies = Policies {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(FirstFit::default()),
@@ -120,4 +124,27 @@ fn ticks_with_nothing_pending_call_no_policy() {
     let events = e.tick();
     assert!(events.iter().any(|ev| matches!(ev, Event::Ended { .. })));
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), after_start);
+}
+
+#[test]
+fn a_backfill_pass_that_could_start_nothing_is_skipped_only_when_asked() {
+    for skip in [false, true] {
+        let (mut e, clock) = replay_engine_with(|c| c.skip_backfill_without_fit = skip);
+        let running = e.submit(job(2, 600)).unwrap();
+        e.tick();
+        let waiting = e.submit(job(1, 60)).unwrap();
+        // Past bf_interval: a backfill pass is due, with no CPU free for the waiting job.
+        clock.advance(31);
+        e.tick();
+        let planned = e.job(waiting).unwrap().start_time;
+        assert_eq!(planned.is_none(), skip, "skip {skip}: planned start {planned:?}");
+        // Either way the job starts once the nodes come back.
+        clock.advance(10);
+        e.job_finished(running, 0).unwrap();
+        let started = e
+            .tick()
+            .iter()
+            .any(|ev| matches!(ev, Event::Started { job, .. } if *job == waiting));
+        assert!(started, "skip {skip}");
+    }
 }

@@ -1,6 +1,6 @@
 //! The engine-backed replay with the default priority and selection policies linked in, no
 //! wasmtime: a quick loop for profiling the engine itself.
-//! `cargo run --release -p sluice-sim --example engine_replay -- TRACE [PROCS]`
+//! `cargo run --release -p sluice-sim --example engine_replay -- TRACE [PROCS [CSV]]`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -13,6 +13,7 @@ use sluice_policy::{
     PriorityContext, PriorityPolicy, SelectionPolicy, SettingValue, Settings,
 };
 use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
+use sluice_sim::csv::CsvWriter;
 use sluice_sim::{ReplayConfig, RuntimeMode, Workload, replay};
 
 /// Counts the calls that cross the boundary in a real bundle: priority calculations, selection
@@ -53,8 +54,9 @@ impl<S: SelectionPolicy> SelectionPolicy for CountedSelection<S> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let trace = args.next().ok_or("usage: engine_replay TRACE [PROCS]")?;
+    let trace = args.next().ok_or("usage: engine_replay TRACE [PROCS [CSV]]")?;
     let procs: u32 = args.next().map(|p| p.parse()).transpose()?.unwrap_or(100);
+    let csv = args.next();
     let cluster = FlatMachine {
         procs,
         cpus_per_node: 1,
@@ -86,7 +88,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         runtime: RuntimeMode::KillAtLimit,
         keep_records: false,
     };
-    let out = replay(&mut workload, &mut scheduler, &config, ())?;
+    let out = match &csv {
+        Some(path) => {
+            let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+            replay(&mut workload, &mut scheduler, &config, CsvWriter::new(file)?)?
+        }
+        None => replay(&mut workload, &mut scheduler, &config, ())?,
+    };
     let m = &out.metrics;
     println!(
         "jobs {} avg_wait_s {:.3} avg_bsld {:.3} wall_s {:.3} jobs_per_s {:.0}",

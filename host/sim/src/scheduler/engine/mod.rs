@@ -177,6 +177,7 @@ impl EngineScheduler {
             config.scheduler = self.options.kind;
             config.create_missing_associations = true;
             config.enforce_time_limits = false;
+            config.skip_backfill_without_fit = true;
             if self.options.passes == Passes::Event {
                 // Every tick is then due for a full main pass and a backfill pass; ticks happen
                 // only at event times.
