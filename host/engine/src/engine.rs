@@ -476,7 +476,10 @@ impl Engine {
     fn some_pending_job_fits(&self) -> bool {
         let usable = self.nodes.usable_bitmap();
         let free_cpus = &self.nodes.table().free_cpus;
-        let free: u64 = usable.iter().map(|n| u64::from(free_cpus[n as usize])).sum();
+        let free: u64 = usable
+            .iter()
+            .map(|n| u64::from(free_cpus[n as usize]))
+            .sum();
         self.pending.iter().any(|id| self.jobs[id].cpus() <= free)
     }
 
