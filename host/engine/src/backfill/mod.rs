@@ -101,8 +101,13 @@ struct Planning {
     /// The job shape `from` was built for while it is still true (no start since): jobs of the
     /// same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
+    /// The distinct times of `from` rounded up to `res` (what `from` alone offers as start
+    /// times), ascending; built with `from`.
+    release_times: Vec<i64>,
     /// Candidate start times, ascending.
     times: Vec<i64>,
+    /// The nodes a candidate time is being checked with (kept to spare an allocation per time).
+    avail: NodeBitmap,
 }
 
 fn floor_to(t: i64, res: i64) -> i64 {
@@ -192,7 +197,9 @@ impl Engine {
             from: Vec::new(),
             freed: Vec::new(),
             from_shape: None,
+            release_times: Vec::new(),
             times: Vec::new(),
+            avail: NodeBitmap::default(),
         };
         let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
         let mut per_user: HashMap<String, u32> = HashMap::new();
@@ -429,11 +436,17 @@ impl Engine {
             }
             let freed = &mut planning.freed;
             freed.clear();
+            planning.release_times.clear();
             let mut nodes = NodeBitmap::with_capacity(self.nodes.len());
             for (k, &(t, n)) in from.iter().enumerate() {
                 nodes.insert(n);
                 if from.get(k + 1).is_none_or(|&(next, _)| next != t) {
                     freed.push((t, k + 1, nodes.clone()));
+                    // Many nodes free up at the same instant (one job's end): each time once.
+                    let rounded = ceil_to(t, res).max(t);
+                    if planning.release_times.last() != Some(&rounded) {
+                        planning.release_times.push(rounded);
+                    }
                 }
             }
             planning.from_shape = plain.then_some(shape);
@@ -444,21 +457,19 @@ impl Engine {
         // Before this time fewer than `min_nodes` candidates could take a share.
         let enough_at = from[min_nodes - 1].0;
         times.clear();
-        // Many nodes free up at the same instant (one job's end): push each time once.
-        let mut last_raw = None;
-        for &(raw, _) in from.iter() {
-            if last_raw == Some(raw) {
-                continue;
-            }
-            last_raw = Some(raw);
-            let t = ceil_to(raw, res).max(raw);
-            if t >= enough_at && times.last() != Some(&t) {
-                times.push(t);
-            }
-        }
+        let keep = |t: i64| t > now && t < window_end && t >= enough_at;
+        // Release times and slice starts are each ascending: merge them, then add the rarer
+        // sources and sort only when there are any.
+        let releases = planning.release_times.iter().copied().filter(|&t| keep(t));
         // Times are whole seconds: after `enough_at - 1` is from `enough_at` on.
-        times.extend(map.boundaries_after(now.max(enough_at - 1)));
-        times.extend(self.resv.boundaries(now, window_end));
+        let slices = map
+            .boundaries_after(now.max(enough_at - 1))
+            .filter(|&t| keep(t));
+        merge_ascending(releases, slices, times);
+        let merged = times.len();
+        if !self.resv.is_empty() {
+            times.extend(self.resv.boundaries(now, window_end));
+        }
         if let Some(r) = own {
             times.push(self.resv.get(r).start);
         }
@@ -466,10 +477,11 @@ impl Engine {
             times.extend(rel.licenses.iter().map(|(t, ..)| *t));
             times.extend(rel.hres.iter().map(|(t, ..)| *t));
         }
-        times.retain(|t| *t > now && *t < window_end && *t >= enough_at);
-        // Mostly two ascending runs (release and slice times): the stable sort merges them.
-        times.sort();
-        times.dedup();
+        if times.len() > merged {
+            times.retain(|&t| keep(t));
+            times.sort_unstable();
+            times.dedup();
+        }
 
         for &t in times.iter() {
             // The nodes that could take a share by `t`.
@@ -487,10 +499,12 @@ impl Engine {
                     continue;
                 }
             }
-            let mut avail = freed.clone();
-            if !map.narrow_between(&mut avail, t, end, min_nodes) {
+            let avail = &mut planning.avail;
+            avail.clone_from(freed);
+            if !map.narrow_between(avail, t, end, min_nodes) {
                 continue;
             }
+            let mut avail = std::mem::take(avail);
             if !self.resv.is_empty() {
                 subtract(&mut avail, &self.resv.excluded_nodes(own, t, end));
             }
@@ -570,6 +584,25 @@ impl Engine {
             });
         }
         None
+    }
+}
+
+/// Appends the ascending runs `a` and `b` to `out` in order, each value once.
+fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, out: &mut Vec<i64>) {
+    let mut a = a.peekable();
+    let mut b = b.peekable();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(&x), Some(&y)) if x <= y => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        let t = next.expect("peeked");
+        if out.last() != Some(&t) {
+            out.push(t);
+        }
     }
 }
 
