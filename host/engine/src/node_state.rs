@@ -46,6 +46,8 @@ pub struct NodeState {
     nodes: Vec<NodeRuntime>,
     table: NodeTable,
     by_weight: Vec<u32>,
+    /// Nodes whose health is UP, kept with `health` since every pass asks for it.
+    usable: NodeBitmap,
 }
 
 impl NodeState {
@@ -107,10 +109,17 @@ impl NodeState {
         }
         let mut by_weight: Vec<u32> = (0..nodes.len() as u32).collect();
         by_weight.sort_by_key(|&n| (table.weight[n as usize], n));
+        let mut usable = NodeBitmap::with_capacity(nodes.len());
+        for (n, node) in nodes.iter().enumerate() {
+            if node.health == Health::Up {
+                usable.insert(n as u32);
+            }
+        }
         Self {
             nodes,
             table,
             by_weight,
+            usable,
         }
     }
 
@@ -161,13 +170,7 @@ impl NodeState {
 
     /// Nodes that may take new jobs.
     pub fn usable_bitmap(&self) -> NodeBitmap {
-        let mut map = NodeBitmap::with_capacity(self.nodes.len());
-        for n in 0..self.nodes.len() {
-            if self.usable(n) {
-                map.insert(n as u32);
-            }
-        }
-        map
+        self.usable.clone()
     }
 
     /// Whether nothing is allocated on the node.
@@ -196,6 +199,11 @@ impl NodeState {
         let node = &mut self.nodes[n.index()];
         node.health = health;
         node.reason = reason;
+        if health == Health::Up {
+            self.usable.insert(n.0);
+        } else {
+            self.usable.remove(n.0);
+        }
     }
 
     /// Sets a node's power state (in the runtime state and in the table the plugin sees).
