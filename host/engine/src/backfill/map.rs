@@ -88,17 +88,51 @@ impl NodeSpaceMap {
         out.unwrap_or_else(|| self.slices[0].avail.clone().tap_full())
     }
 
-    /// Narrows `nodes` to those free of reservations during all of `[from, to)`, giving up (and
-    /// returning false) as soon as fewer than `min` remain, which is what makes will-run cheap
-    /// when most candidate times fail.
-    pub fn narrow_between(&self, nodes: &mut NodeBitmap, from: i64, to: i64, min: usize) -> bool {
-        for (i, s) in self.overlapping(from, to).enumerate() {
-            nodes.intersect_with(&s.avail);
-            if i % 4 == 0 && nodes.len() < min {
-                return false;
+    /// Sets `out` to the nodes of `nodes` free of reservations during all of `[from, to)`,
+    /// giving up as soon as fewer than `min` remain, which is what makes will-run cheap when
+    /// most candidate times fail. `Err(retry)` says when a later start on the same `nodes` could
+    /// first succeed: if one slice alone leaves fewer than `min` of them, every start before
+    /// its end overlaps it too (otherwise `retry` is `from + 1`: no skip).
+    pub fn narrow_between(
+        &self,
+        nodes: &NodeBitmap,
+        out: &mut NodeBitmap,
+        from: i64,
+        to: i64,
+        min: usize,
+    ) -> Result<(), i64> {
+        out.clone_from(nodes);
+        let first = self.slices.partition_point(|s| s.end <= from);
+        let mut short_at = None;
+        for (i, s) in self.slices[first..]
+            .iter()
+            .take_while(|s| s.begin < to)
+            .enumerate()
+        {
+            out.intersect_with(&s.avail);
+            if i % 4 == 0 && out.len() < min {
+                short_at = Some(first + i);
+                break;
             }
         }
-        nodes.len() >= min
+        let Some(last) = short_at else {
+            return if out.len() >= min {
+                Ok(())
+            } else {
+                Err(from + 1)
+            };
+        };
+        // The latest slice that alone leaves too few: no start before its end can use it.
+        let alone = self.slices[first..=last].iter().rev().find(|s| {
+            let free = nodes
+                .words
+                .iter()
+                .zip(&s.avail.words)
+                .map(|(a, b)| (a & b).count_ones() as usize)
+                .sum::<usize>();
+            free < min
+        });
+        Err(alone.map_or(from + 1, |s| s.end))
     }
 
     /// The most of each license planned jobs hold at any moment of `[from, to)`.
@@ -236,13 +270,30 @@ mod tests {
         let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 0, 0, 100);
         m.add_reservation(100, 200, &nodes(&[0, 1, 2]), &[], &[])
             .unwrap();
-        let mut all = NodeBitmap::full(4);
-        assert!(!m.narrow_between(&mut all, 50, 150, 2));
-        let mut all = NodeBitmap::full(4);
-        assert!(m.narrow_between(&mut all, 50, 150, 1));
-        assert_eq!(all.iter().collect::<Vec<_>>(), vec![3]);
-        let mut all = NodeBitmap::full(4);
-        assert!(m.narrow_between(&mut all, 200, 900, 4));
+        let all = NodeBitmap::full(4);
+        let mut out = NodeBitmap::default();
+        // Slice [100, 200) alone leaves one node: no start before 200 can have two.
+        assert_eq!(m.narrow_between(&all, &mut out, 50, 150, 2), Err(200));
+        assert_eq!(m.narrow_between(&all, &mut out, 50, 150, 1), Ok(()));
+        assert_eq!(out.iter().collect::<Vec<_>>(), vec![3]);
+        assert_eq!(m.narrow_between(&all, &mut out, 200, 900, 4), Ok(()));
+    }
+
+    #[test]
+    fn narrowing_skips_only_past_a_slice_that_alone_falls_short() {
+        let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(4), 0, 0, 100);
+        m.add_reservation(100, 200, &nodes(&[0, 1]), &[], &[])
+            .unwrap();
+        m.add_reservation(200, 300, &nodes(&[2, 3]), &[], &[])
+            .unwrap();
+        let all = NodeBitmap::full(4);
+        let mut out = NodeBitmap::default();
+        // Each slice alone leaves two, together none: later starts may still fit.
+        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 2), Err(151));
+        assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 2), Ok(()));
+        assert_eq!(out.iter().collect::<Vec<_>>(), vec![0, 1]);
+        // Three nodes: the slice [200, 300) alone is short, so nothing starts before 300.
+        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 3), Err(300));
     }
 
     #[test]

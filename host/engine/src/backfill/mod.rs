@@ -483,9 +483,14 @@ impl Engine {
             times.dedup();
         }
 
+        // Candidate times before this fail on the same nodes (see `narrow_between`).
+        let mut skip_until = (i64::MIN, 0);
         for &t in times.iter() {
             // The nodes that could take a share by `t`.
             let due = planning.freed.partition_point(|(at, ..)| *at <= t);
+            if t < skip_until.0 && due == skip_until.1 {
+                continue;
+            }
             let Some((_, count, freed)) = due.checked_sub(1).map(|i| &planning.freed[i]) else {
                 continue;
             };
@@ -499,12 +504,11 @@ impl Engine {
                     continue;
                 }
             }
-            let avail = &mut planning.avail;
-            avail.clone_from(freed);
-            if !map.narrow_between(avail, t, end, min_nodes) {
+            if let Err(retry) = map.narrow_between(freed, &mut planning.avail, t, end, min_nodes) {
+                skip_until = (retry, due);
                 continue;
             }
-            let mut avail = std::mem::take(avail);
+            let mut avail = std::mem::take(&mut planning.avail);
             if !self.resv.is_empty() {
                 subtract(&mut avail, &self.resv.excluded_nodes(own, t, end));
             }
