@@ -103,25 +103,25 @@ impl NodeSpaceMap {
     ) -> Result<(), i64> {
         out.clone_from(nodes);
         let first = self.slices.partition_point(|s| s.end <= from);
-        let mut short_at = None;
+        let mut visited = 0;
         for (i, s) in self.slices[first..]
             .iter()
             .take_while(|s| s.begin < to)
             .enumerate()
         {
             out.intersect_with(&s.avail);
+            visited = i + 1;
             if i % 4 == 0 && out.len() < min {
-                short_at = Some(first + i);
                 break;
             }
         }
-        let Some(last) = short_at else {
-            return if out.len() >= min {
-                Ok(())
-            } else {
-                Err(from + 1)
-            };
-        };
+        if out.len() >= min {
+            return Ok(());
+        }
+        if visited == 0 {
+            return Err(from + 1);
+        }
+        let last = first + visited - 1;
         // The latest slice that alone leaves too few: no start before its end can use it.
         let alone = self.slices[first..=last].iter().rev().find(|s| {
             let free = nodes
@@ -292,8 +292,10 @@ mod tests {
         assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 2), Err(151));
         assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 2), Ok(()));
         assert_eq!(out.iter().collect::<Vec<_>>(), vec![0, 1]);
-        // Three nodes: the slice [200, 300) alone is short, so nothing starts before 300.
-        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 3), Err(300));
+        // Three nodes: the slice [100, 200) alone is short, so nothing starts before 200.
+        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 3), Err(200));
+        // From 200 the slice [200, 300) alone is short, so nothing starts before 300.
+        assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 3), Err(300));
     }
 
     #[test]
