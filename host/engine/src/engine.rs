@@ -474,12 +474,7 @@ impl Engine {
     /// Whether some pending job needs no more CPUs than the usable nodes have free (a necessary
     /// condition for any start, cheap enough to ask before a backfill pass).
     fn some_pending_job_fits(&self) -> bool {
-        let usable = self.nodes.usable_bitmap();
-        let free_cpus = &self.nodes.table().free_cpus;
-        let free: u64 = usable
-            .iter()
-            .map(|n| u64::from(free_cpus[n as usize]))
-            .sum();
+        let free = self.nodes.free_cpus_on(&self.nodes.usable_bitmap());
         self.pending.iter().any(|id| self.jobs[id].cpus() <= free)
     }
 

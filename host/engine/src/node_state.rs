@@ -173,6 +173,14 @@ impl NodeState {
         self.usable.clone()
     }
 
+    /// Free CPUs summed over `nodes`: no job needing more can be placed on them.
+    pub fn free_cpus_on(&self, nodes: &NodeBitmap) -> u64 {
+        nodes
+            .iter()
+            .map(|n| u64::from(self.table.free_cpus[n as usize]))
+            .sum()
+    }
+
     /// Whether nothing is allocated on the node.
     pub fn is_idle(&self, n: usize) -> bool {
         self.nodes[n].jobs.is_empty()

@@ -188,6 +188,7 @@ impl Engine {
             max_records,
         );
         let usable = self.nodes.usable_bitmap();
+        let mut free_cpus = self.nodes.free_cpus_on(&usable);
         let mut rel = self.releases(now);
         let mut planning = Planning {
             now,
@@ -254,11 +255,23 @@ impl Engine {
                 plan.lic_held = map.licenses_between(now, end);
                 plan.hres_held = map.hres_between(now, end);
             }
-            let reason = match self.try_start(rec, now, &usable, &plan, Loop::Backfill) {
+            // A job of nodes alone that needs more CPUs than are free fails for Resources
+            // whatever the policy says; the check spares building its request.
+            let job = &self.jobs[&rec.job];
+            let nodes_alone = job.demand.licenses.is_empty()
+                && job.demand.hres.is_empty()
+                && job.reservation.is_none();
+            let attempt = if nodes_alone && job.cpus() > free_cpus {
+                Err(Reason::Resources)
+            } else {
+                self.try_start(rec, now, &usable, &plan, Loop::Backfill)
+            };
+            let reason = match attempt {
                 Ok(()) => {
                     stats.started += 1;
                     self.note_started(rec.job, now, &mut rel);
                     planning.from_shape = None;
+                    free_cpus = self.nodes.free_cpus_on(&usable);
                     continue;
                 }
                 Err(reason) => reason,
