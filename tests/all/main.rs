@@ -2,6 +2,9 @@
 //! test executable instead of one per file.
 
 mod support;
+// The policy the WIT-version fixtures answer with, to check their answers against.
+#[path = "../fixtures/usage_priority.rs"]
+mod usage_priority;
 
 mod bundle_conformance;
 mod example_policy;
@@ -11,3 +14,4 @@ mod runtime_containment;
 mod runtime_hot_swap;
 mod runtime_loading;
 mod runtime_native;
+mod wit_versions;

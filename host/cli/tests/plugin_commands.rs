@@ -46,7 +46,19 @@ fn check_reports_kind_and_version_and_refuses_garbage() {
     assert!(out.status.success(), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kind"], "selection");
+    assert_eq!(
+        v["wit_version"], "0.2.0",
+        "the SDK builds the newest version"
+    );
+
+    // A component built against an older supported version reports its own.
+    let old = sluice_plugin_artifacts::component("sluice-fixture-priority-v0-1");
+    let out = sluice(&["plugin", "check", old, "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "priority");
     assert_eq!(v["wit_version"], "0.1.0");
+    assert_eq!(v["exports"][0], "sluice:policy/priority@0.1.0");
 
     let garbage = Path::new(env!("CARGO_TARGET_TMPDIR")).join("garbage.wasm");
     std::fs::write(&garbage, b"not a component").unwrap();

@@ -11,9 +11,34 @@ use wasmtime::{Config, Engine};
 
 use crate::error::LoadError;
 
+/// A version of the WIT package `sluice:policy` this host has bindings for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WitVersion {
+    /// `wit/v0.1.0`: the whole priority context with every priority call.
+    V0_1_0,
+    /// `wit/v0.2.0`: the priority context's static part only when it changed (`set-cluster`).
+    V0_2_0,
+}
+
+impl WitVersion {
+    /// The version as the package names it (`0.2.0`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V0_1_0 => "0.1.0",
+            Self::V0_2_0 => "0.2.0",
+        }
+    }
+}
+
+impl std::fmt::Display for WitVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// WIT package versions this host loads; a later version gets its own folder and is added here
 /// while the older ones stay.
-pub const SUPPORTED_VERSIONS: &[&str] = &["0.1.0"];
+pub const SUPPORTED_VERSIONS: &[WitVersion] = &[WitVersion::V0_1_0, WitVersion::V0_2_0];
 
 /// The engine and the compiled-artifact cache.
 #[derive(Clone)]
@@ -85,14 +110,14 @@ impl WasmEngine {
         &self,
         origin: &str,
         component: &Component,
-    ) -> Result<(PluginKind, &'static str), LoadError> {
+    ) -> Result<(PluginKind, WitVersion), LoadError> {
         let ty = component.component_type();
         let exports: Vec<String> = ty
             .exports(&self.engine)
             .map(|(name, _)| name.to_string())
             .collect();
         for kind in PluginKind::ALL {
-            for version in SUPPORTED_VERSIONS {
+            for &version in SUPPORTED_VERSIONS {
                 let name = format!("sluice:policy/{}@{version}", kind.name());
                 if exports.contains(&name) {
                     return Ok((kind, version));
@@ -104,7 +129,11 @@ impl WasmEngine {
             reason: format!(
                 "exports [{}], expected one of sluice:policy/{{priority,selection,gres,hres}}@{{{}}}",
                 exports.join(", "),
-                SUPPORTED_VERSIONS.join(",")
+                SUPPORTED_VERSIONS
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
         })
     }

@@ -9,12 +9,13 @@ use sluice_policy::native::{
 use sluice_policy::{NodeBitmap, PlaceMode, PluginKind, Settings, fixtures};
 
 use crate::backend::{GresBackend, HresBackend, PriorityBackend, SelectionBackend};
-use crate::compile::WasmEngine;
+use crate::compile::{WasmEngine, WitVersion};
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::slot::Generation;
-use crate::wasm::bindings;
-use crate::wasm::instance::WasmInstance;
+use crate::wasm::bindings::{v0_1, v0_2};
+use crate::wasm::instance::{WasmInstance, World};
+use crate::wasm::priority::PriorityV0_2;
 
 /// Which plugin to load for a kind, with its settings and limits.
 #[derive(Clone, Debug)]
@@ -134,32 +135,49 @@ impl Loader {
                 ),
             });
         }
-        let engine = self.engine.engine();
-        let (settings, limits) = (spec.settings.clone(), spec.limits);
-        Ok(match kind {
-            PluginKind::Priority => Loaded::Priority(Generation::new(
+        // One adapter per world and version; a component is built against one version.
+        let new = Instantiate {
+            engine: self.engine.engine(),
+            component: &component,
+            origin,
+            spec,
+        };
+        use PluginKind as K;
+        use WitVersion as V;
+        Ok(match (kind, version) {
+            (K::Priority, V::V0_1_0) => Loaded::Priority(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::priority::PriorityPolicy>::new(
-                    engine, &component, origin, settings, limits,
-                )?),
+                Box::new(new.instance::<v0_1::priority::PriorityPolicy>()?),
             )),
-            PluginKind::Selection => Loaded::Selection(Generation::new(
+            (K::Priority, V::V0_2_0) => Loaded::Priority(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::selection::SelectionPolicy>::new(
-                    engine, &component, origin, settings, limits,
-                )?),
+                Box::new(PriorityV0_2::new(
+                    new.instance::<v0_2::priority::PriorityPolicy>()?,
+                )),
             )),
-            PluginKind::Gres => Loaded::Gres(Generation::new(
+            (K::Selection, V::V0_1_0) => Loaded::Selection(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::gres::GresPolicy>::new(
-                    engine, &component, origin, settings, limits,
-                )?),
+                Box::new(new.instance::<v0_1::selection::SelectionPolicy>()?),
             )),
-            PluginKind::Hres => Loaded::Hres(Generation::new(
+            (K::Selection, V::V0_2_0) => Loaded::Selection(Generation::new(
                 origin,
-                Box::new(WasmInstance::<bindings::hres::HresPolicy>::new(
-                    engine, &component, origin, settings, limits,
-                )?),
+                Box::new(new.instance::<v0_2::selection::SelectionPolicy>()?),
+            )),
+            (K::Gres, V::V0_1_0) => Loaded::Gres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_1::gres::GresPolicy>()?),
+            )),
+            (K::Gres, V::V0_2_0) => Loaded::Gres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_2::gres::GresPolicy>()?),
+            )),
+            (K::Hres, V::V0_1_0) => Loaded::Hres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_1::hres::HresPolicy>()?),
+            )),
+            (K::Hres, V::V0_2_0) => Loaded::Hres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_2::hres::HresPolicy>()?),
             )),
         })
     }
@@ -181,6 +199,27 @@ impl Loader {
     pub fn default_builtin(kind: PluginKind) -> Option<Loaded> {
         let bundled = sluice_bundle::default_for(kind)?;
         Self::builtin(kind, bundled.name, &Settings::default()).ok()
+    }
+}
+
+/// What every component instance of one load is made from.
+struct Instantiate<'a> {
+    engine: &'a wasmtime::Engine,
+    component: &'a wasmtime::component::Component,
+    origin: &'a str,
+    spec: &'a PluginSpec,
+}
+
+impl Instantiate<'_> {
+    /// A live instance of world `W`, with the spec's settings and limits.
+    fn instance<W: World>(&self) -> Result<WasmInstance<W>, LoadError> {
+        WasmInstance::new(
+            self.engine,
+            self.component,
+            self.origin,
+            self.spec.settings.clone(),
+            self.spec.limits,
+        )
     }
 }
 

@@ -1,9 +1,11 @@
 //! The policy contract as plain Rust: data tables, answers and one trait per plugin kind.
 //!
-//! This crate is the Rust face of `wit/v0.1.0`. The engine schedules against these traits; the
-//! runtime implements them with WebAssembly components, native libraries or built-in policies;
-//! plugin authors implement them through `sluice-sdk`. It depends on neither wasmtime nor
-//! wit-bindgen, so everything that only needs the contract builds in seconds.
+//! This crate is the Rust face of the WIT contract (`wit/v0.2.0`, and `wit/v0.1.0` before it:
+//! both carry the same data; 0.2.0 sends a [`PriorityContext`]'s static part only when it
+//! changed). The engine schedules against these traits; the runtime implements them with
+//! WebAssembly components of either version, native libraries or built-in policies; plugin
+//! authors implement them through `sluice-sdk`. It depends on neither wasmtime nor wit-bindgen,
+//! so everything that only needs the contract builds in seconds.
 
 pub mod bitmap;
 pub mod conformance;
@@ -79,11 +81,12 @@ impl std::fmt::Display for PluginKind {
     }
 }
 
-/// The WIT package version this crate mirrors.
-pub const WIT_VERSION: &str = "0.1.0";
+/// The WIT package version `sluice-sdk` builds components against; the host also loads
+/// components of the older versions it lists in `sluice_runtime::compile::SUPPORTED_VERSIONS`.
+pub const WIT_VERSION: &str = "0.2.0";
 
-/// The WIT package name, including version, that components must import and export.
-pub const WIT_PACKAGE: &str = "sluice:policy@0.1.0";
+/// The WIT package name, including version, that `sluice-sdk` components import and export.
+pub const WIT_PACKAGE: &str = "sluice:policy@0.2.0";
 
 /// How a plugin is built from its settings, once per plugin generation.
 pub trait FromSettings: Sized {

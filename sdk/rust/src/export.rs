@@ -10,11 +10,18 @@ macro_rules! export_priority {
             use $crate::wasm::priority::exports::sluice::policy::priority as w;
             struct SluiceExport;
             impl w::Guest for SluiceExport {
-                fn compute(ctx: w::Context, jobs: w::JobTable) -> w::Priorities {
-                    $crate::wasm::priority_glue::compute::<$policy>(ctx, jobs)
+                fn set_cluster(cluster: w::Cluster) {
+                    $crate::wasm::priority_glue::set_cluster(cluster)
                 }
-                fn shares(ctx: w::Context) -> ::std::vec::Vec<w::Share> {
-                    $crate::wasm::priority_glue::shares::<$policy>(ctx)
+                fn compute(
+                    now: i64,
+                    usage: ::std::vec::Vec<f64>,
+                    jobs: w::JobTable,
+                ) -> w::Priorities {
+                    $crate::wasm::priority_glue::compute::<$policy>(now, usage, jobs)
+                }
+                fn shares(now: i64, usage: ::std::vec::Vec<f64>) -> ::std::vec::Vec<w::Share> {
+                    $crate::wasm::priority_glue::shares::<$policy>(now, usage)
                 }
             }
             $crate::wasm::priority::export_priority_world!(SluiceExport with_types_in $crate::wasm::priority);

@@ -11,7 +11,7 @@ use sluice_policy as p;
 /// Bindings of the `priority-policy` world (and of the shared `host` interface).
 pub mod priority {
     wit_bindgen::generate!({
-        path: "../../wit/v0.1.0",
+        path: "../../wit/v0.2.0",
         world: "priority-policy",
         pub_export_macro: true,
         export_macro_name: "export_priority_world",
@@ -23,39 +23,39 @@ pub mod priority {
 /// Bindings of the `selection-policy` world.
 pub mod selection {
     wit_bindgen::generate!({
-        path: "../../wit/v0.1.0",
+        path: "../../wit/v0.2.0",
         world: "selection-policy",
         pub_export_macro: true,
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.1.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.2.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `gres-policy` world.
 pub mod gres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.1.0",
+        path: "../../wit/v0.2.0",
         world: "gres-policy",
         pub_export_macro: true,
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.1.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.2.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `hres-policy` world.
 pub mod hres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.1.0",
+        path: "../../wit/v0.2.0",
         world: "hres-policy",
         pub_export_macro: true,
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.1.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.2.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -112,13 +112,23 @@ pub fn with_instance<T: p::FromSettings + 'static, R>(f: impl FnOnce(&mut T) -> 
 }
 
 /// Conversions and glue for the priority world.
+///
+/// The guest keeps the context built at `set-cluster`; each `compute` and `shares` writes the
+/// clock and the usage column into it in place, so a call allocates nothing for the context and
+/// the policy still sees a whole [`p::PriorityContext`].
 pub mod priority_glue {
     use super::*;
     use priority::exports::sluice::policy::priority as w;
 
-    fn context(c: w::Context) -> p::PriorityContext {
-        p::PriorityContext {
-            now: c.now,
+    thread_local! {
+        // The cluster of the last `set-cluster`, with the last call's clock and usage.
+        static CONTEXT: RefCell<Option<p::PriorityContext>> = const { RefCell::new(None) };
+    }
+
+    /// `priority.set-cluster`: keeps the static part, with usage zero until a call brings it.
+    pub fn set_cluster(c: w::Cluster) {
+        let ctx = p::PriorityContext {
+            now: 0,
             cluster_nodes: c.cluster_nodes,
             cluster_cpus: c.cluster_cpus,
             partitions: c
@@ -147,10 +157,35 @@ pub mod priority_glue {
                     parent: x.parent,
                     is_user: x.is_user,
                     raw_shares: x.raw_shares,
-                    raw_usage: x.raw_usage,
+                    raw_usage: 0.0,
                 })
                 .collect(),
-        }
+        };
+        CONTEXT.with(|cell| *cell.borrow_mut() = Some(ctx));
+    }
+
+    /// Runs `f` on the kept context with `now` and `usage` written into it.
+    ///
+    /// A call before any `set-cluster`, or with a usage column of another length, means the host
+    /// broke the contract; the guest traps (through the panic) rather than answer about a
+    /// cluster it does not have.
+    fn with_context<R>(now: i64, usage: &[f64], f: impl FnOnce(&p::PriorityContext) -> R) -> R {
+        CONTEXT.with(|cell| {
+            let mut kept = cell.borrow_mut();
+            let ctx = kept
+                .as_mut()
+                .expect("the host calls set-cluster before compute and shares");
+            assert_eq!(
+                usage.len(),
+                ctx.associations.len(),
+                "usage has one value per association of the last set-cluster"
+            );
+            ctx.now = now;
+            for (a, &u) in ctx.associations.iter_mut().zip(usage) {
+                a.raw_usage = u;
+            }
+            f(ctx)
+        })
     }
 
     fn jobs(j: w::JobTable) -> p::JobTable {
@@ -173,11 +208,12 @@ pub mod priority_glue {
 
     /// `priority.compute` for policy `T`.
     pub fn compute<T: p::PriorityPolicy + p::FromSettings + 'static>(
-        c: w::Context,
+        now: i64,
+        usage: Vec<f64>,
         j: w::JobTable,
     ) -> w::Priorities {
-        let (c, j) = (context(c), jobs(j));
-        let out = with_instance::<T, _>(|t| t.compute(&c, &j));
+        let j = jobs(j);
+        let out = with_context(now, &usage, |c| with_instance::<T, _>(|t| t.compute(c, &j)));
         w::Priorities {
             priority: out.priority,
             factors: out
@@ -193,10 +229,10 @@ pub mod priority_glue {
 
     /// `priority.shares` for policy `T`.
     pub fn shares<T: p::PriorityPolicy + p::FromSettings + 'static>(
-        c: w::Context,
+        now: i64,
+        usage: Vec<f64>,
     ) -> Vec<w::Share> {
-        let c = context(c);
-        with_instance::<T, _>(|t| t.shares(&c))
+        with_context(now, &usage, |c| with_instance::<T, _>(|t| t.shares(c)))
             .into_iter()
             .map(|s| w::Share {
                 association: s.association,

@@ -172,17 +172,14 @@ fn load_any(file: &Path) -> anyhow::Result<sluice_runtime::Loaded> {
 fn check(file: &Path, json: bool) -> anyhow::Result<()> {
     let loaded = load_any(file)?;
     let kind = loaded.kind();
-    let exports = format!(
-        "sluice:policy/{}@{}",
-        kind.name(),
-        sluice_policy::WIT_VERSION
-    );
+    let version = wit_version(file)?;
+    let exports = format!("sluice:policy/{}@{version}", kind.name());
     if json {
         let out = serde_json::json!({
             "file": file.display().to_string(),
             "kind": kind.name(),
             "world": kind.world(),
-            "wit_version": sluice_policy::WIT_VERSION,
+            "wit_version": version,
             "exports": [exports],
             "smoke_call": "ok",
         });
@@ -191,11 +188,24 @@ fn check(file: &Path, json: bool) -> anyhow::Result<()> {
         println!("file:        {}", file.display());
         println!("kind:        {kind}");
         println!("world:       {}", kind.world());
-        println!("wit version: {}", sluice_policy::WIT_VERSION);
+        println!("wit version: {version}");
         println!("exports:     {exports}");
         println!("smoke call:  ok");
     }
     Ok(())
+}
+
+/// The WIT version a component was built against (the host loads every supported one); a
+/// native library speaks this build's `sluice-policy`, whose version it is then.
+fn wit_version(file: &Path) -> anyhow::Result<&'static str> {
+    if file.extension().is_none_or(|e| e != "wasm") {
+        return Ok(sluice_policy::WIT_VERSION);
+    }
+    let engine = loader().engine().clone();
+    let origin = file.display().to_string();
+    let bytes = std::fs::read(file).with_context(|| format!("reading {origin}"))?;
+    let component = engine.compile(&origin, &bytes)?;
+    Ok(engine.inspect(&origin, &component)?.1.as_str())
 }
 
 fn test(file: &Path, json: bool) -> anyhow::Result<()> {

@@ -2,13 +2,13 @@
 //!
 //! A trap poisons a component instance, so after any fault the next call starts from a fresh
 //! store and instance (tens of microseconds with `InstancePre`); policies are stateless between
-//! passes by contract, so nothing is lost.
+//! passes by contract, so nothing is lost that the host cannot hand the fresh instance again
+//! (the priority world's cluster: see [`WasmInstance::live_incarnation`]).
 
 use sluice_policy::Settings;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 
-use super::bindings::priority::sluice::policy::host;
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 
@@ -50,34 +50,67 @@ impl ResourceLimiter for MemoryCap {
     }
 }
 
-impl host::Host for HostState {
-    fn log(&mut self, level: host::Level, message: String, fields: Vec<(String, String)>) {
+/// Implements one WIT version's `host` interface for [`HostState`]; the versions' `host`
+/// interfaces are the same shape in different generated modules.
+macro_rules! host_imports {
+    ($version:ident) => {
+        impl crate::wasm::bindings::$version::priority::sluice::policy::host::Host for HostState {
+            fn log(
+                &mut self,
+                level: crate::wasm::bindings::$version::priority::sluice::policy::host::Level,
+                message: String,
+                fields: Vec<(String, String)>,
+            ) {
+                use crate::wasm::bindings::$version::priority::sluice::policy::host::Level as L;
+                let level = match level {
+                    L::Error => tracing::Level::ERROR,
+                    L::Warn => tracing::Level::WARN,
+                    L::Info => tracing::Level::INFO,
+                    L::Debug => tracing::Level::DEBUG,
+                    L::Trace => tracing::Level::TRACE,
+                };
+                self.log_line(level, &message, &fields);
+            }
+
+            fn settings(
+                &mut self,
+            ) -> Vec<crate::wasm::bindings::$version::priority::sluice::policy::host::Setting> {
+                use crate::wasm::bindings::$version::priority::sluice::policy::host as h;
+                use sluice_policy::SettingValue as V;
+                self.settings
+                    .0
+                    .iter()
+                    .map(|s| h::Setting {
+                        key: s.key.clone(),
+                        value: match &s.value {
+                            V::Boolean(b) => h::SettingValue::Boolean(*b),
+                            V::Integer(i) => h::SettingValue::Integer(*i),
+                            V::Float(f) => h::SettingValue::Float(*f),
+                            V::Text(t) => h::SettingValue::Text(t.clone()),
+                        },
+                    })
+                    .collect()
+            }
+        }
+    };
+}
+
+host_imports!(v0_1);
+host_imports!(v0_2);
+
+impl HostState {
+    /// One guest log line as a `tracing` event tagged with the plugin.
+    fn log_line(&self, level: tracing::Level, message: &str, fields: &[(String, String)]) {
         let fields: String = fields.iter().map(|(k, v)| format!(" {k}={v}")).collect();
         let plugin = self.plugin.as_str();
+        // `tracing` macros need the level as a constant, hence one arm per level.
         match level {
-            host::Level::Error => tracing::error!(plugin, "{message}{fields}"),
-            host::Level::Warn => tracing::warn!(plugin, "{message}{fields}"),
-            host::Level::Info => tracing::info!(plugin, "{message}{fields}"),
-            host::Level::Debug => tracing::debug!(plugin, "{message}{fields}"),
-            host::Level::Trace => tracing::trace!(plugin, "{message}{fields}"),
+            tracing::Level::ERROR => tracing::error!(plugin, "{message}{fields}"),
+            tracing::Level::WARN => tracing::warn!(plugin, "{message}{fields}"),
+            tracing::Level::INFO => tracing::info!(plugin, "{message}{fields}"),
+            tracing::Level::DEBUG => tracing::debug!(plugin, "{message}{fields}"),
+            _ => tracing::trace!(plugin, "{message}{fields}"),
         }
-    }
-
-    fn settings(&mut self) -> Vec<host::Setting> {
-        use sluice_policy::SettingValue as V;
-        self.settings
-            .0
-            .iter()
-            .map(|s| host::Setting {
-                key: s.key.clone(),
-                value: match &s.value {
-                    V::Boolean(b) => host::SettingValue::Boolean(*b),
-                    V::Integer(i) => host::SettingValue::Integer(*i),
-                    V::Float(f) => host::SettingValue::Float(*f),
-                    V::Text(t) => host::SettingValue::Text(t.clone()),
-                },
-            })
-            .collect()
     }
 }
 
@@ -91,6 +124,31 @@ pub trait World: Sized + Send + 'static {
     fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self>;
 }
 
+/// Implements [`World`] for a generated world type `$world` with pre-instantiated form `$pre`:
+/// its own imports (the `host` interface) linked, every other import linked to a trap.
+macro_rules! impl_world {
+    ($world:ty, $pre:ident) => {
+        impl crate::wasm::instance::World for $world {
+            type Pre = $pre<crate::wasm::instance::HostState>;
+            fn pre(
+                linker: &mut wasmtime::component::Linker<crate::wasm::instance::HostState>,
+                component: &wasmtime::component::Component,
+            ) -> wasmtime::Result<Self::Pre> {
+                <$world>::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)?;
+                linker.define_unknown_imports_as_traps(component)?;
+                $pre::new(linker.instantiate_pre(component)?)
+            }
+            fn instantiate(
+                pre: &Self::Pre,
+                store: &mut wasmtime::Store<crate::wasm::instance::HostState>,
+            ) -> wasmtime::Result<Self> {
+                pre.instantiate(store)
+            }
+        }
+    };
+}
+pub(crate) use impl_world;
+
 /// A live instance of a component of world `W`, re-created after any fault.
 pub struct WasmInstance<W: World> {
     engine: Engine,
@@ -99,6 +157,7 @@ pub struct WasmInstance<W: World> {
     settings: Settings,
     limits: Limits,
     live: Option<(Store<HostState>, W)>,
+    incarnation: u64,
 }
 
 impl<W: World> WasmInstance<W> {
@@ -123,6 +182,7 @@ impl<W: World> WasmInstance<W> {
             settings,
             limits,
             live: None,
+            incarnation: 0,
         };
         instance.ensure_live().map_err(|f| LoadError::Instantiate {
             origin: plugin.to_string(),
@@ -149,8 +209,17 @@ impl<W: World> WasmInstance<W> {
             let bindings =
                 W::instantiate(&self.pre, &mut store).map_err(|e| self.classify(&store, e))?;
             self.live = Some((store, bindings));
+            self.incarnation += 1;
         }
         Ok(())
+    }
+
+    /// Makes sure an instance is live and says which one: the number changes whenever a fresh
+    /// instance replaces one a fault discarded, so state the host handed the old one (the
+    /// priority world's cluster) is known to be gone.
+    pub fn live_incarnation(&mut self) -> Result<u64, Fault> {
+        self.ensure_live()?;
+        Ok(self.incarnation)
     }
 
     /// Runs one call with a fresh fuel budget; any error drops the instance and is classified.

@@ -4,5 +4,5 @@ pub mod bindings;
 mod gres;
 mod hres;
 pub mod instance;
-mod priority;
+pub(crate) mod priority;
 mod selection;

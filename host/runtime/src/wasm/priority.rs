@@ -1,114 +1,286 @@
 //! The priority world over a component instance: columns lent to the guest, answers brought back.
+//!
+//! WIT 0.1.0 sends the whole context with every `compute`. WIT 0.2.0 sends the cluster's static
+//! part with `set-cluster` only when it differs from what this instance last got, and then just
+//! the clock and the usage column per call; [`PriorityV0_2`] keeps that bookkeeping.
 
-use sluice_policy::{Factor, JobTable, Priorities, PriorityContext, Share};
-use wasmtime::Store;
-use wasmtime::component::{Component, HasSelf, Linker};
+use sluice_policy::{Association, Partition, PriorityContext, Qos};
 
-use super::bindings::priority::{
-    PriorityPolicy, PriorityPolicyPre, exports::sluice::policy::priority as w,
-};
-use super::instance::{HostState, WasmInstance, World};
-use crate::backend::PriorityBackend;
-use crate::error::Fault;
+/// Conversions both versions share (the same record shapes in different generated modules):
+/// partitions, QOS, the job table lent to the guest and the answers brought back.
+macro_rules! shared {
+    ($version:ident) => {
+        use sluice_policy::{Factor, JobTable, Priorities, PriorityContext, Share};
 
-impl World for PriorityPolicy {
-    type Pre = PriorityPolicyPre<HostState>;
-    fn pre(linker: &mut Linker<HostState>, component: &Component) -> wasmtime::Result<Self::Pre> {
-        PriorityPolicy::add_to_linker::<_, HasSelf<_>>(linker, |s| s)?;
-        linker.define_unknown_imports_as_traps(component)?;
-        PriorityPolicyPre::new(linker.instantiate_pre(component)?)
-    }
-    fn instantiate(pre: &Self::Pre, store: &mut Store<HostState>) -> wasmtime::Result<Self> {
-        pre.instantiate(store)
-    }
-}
-
-fn with_context<R>(ctx: &PriorityContext, f: impl FnOnce(w::Context<'_>) -> R) -> R {
-    let partitions: Vec<w::Partition<'_>> = ctx
-        .partitions
-        .iter()
-        .map(|p| w::Partition {
-            name: &p.name,
-            priority_job_factor: p.priority_job_factor,
-            priority_tier: p.priority_tier,
-        })
-        .collect();
-    let qos: Vec<w::Qos<'_>> = ctx
-        .qos
-        .iter()
-        .map(|q| w::Qos {
-            name: &q.name,
-            priority: q.priority,
-            usage_factor: q.usage_factor,
-        })
-        .collect();
-    let associations: Vec<w::Association<'_>> = ctx
-        .associations
-        .iter()
-        .map(|a| w::Association {
-            name: &a.name,
-            parent: a.parent,
-            is_user: a.is_user,
-            raw_shares: a.raw_shares,
-            raw_usage: a.raw_usage,
-        })
-        .collect();
-    f(w::Context {
-        now: ctx.now,
-        cluster_nodes: ctx.cluster_nodes,
-        cluster_cpus: ctx.cluster_cpus,
-        partitions: &partitions,
-        qos: &qos,
-        associations: &associations,
-    })
-}
-
-impl PriorityBackend for WasmInstance<PriorityPolicy> {
-    fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Result<Priorities, Fault> {
-        let table = w::JobTable {
-            job_id: &jobs.job_id,
-            submit_time: &jobs.submit_time,
-            eligible_time: &jobs.eligible_time,
-            association: &jobs.association,
-            partition: &jobs.partition,
-            qos: &jobs.qos,
-            nodes: &jobs.nodes,
-            cpus: &jobs.cpus,
-            memory_mb: &jobs.memory_mb,
-            gpus: &jobs.gpus,
-            time_limit: &jobs.time_limit,
-            nice: &jobs.nice,
-            site_factor: &jobs.site_factor,
+        use crate::wasm::bindings::$version::priority::{
+            PriorityPolicy, PriorityPolicyPre, exports::sluice::policy::priority as w,
         };
-        let out = with_context(ctx, |c| {
-            self.call(|b, s| b.sluice_policy_priority().call_compute(s, c, table))
-        })?;
-        Ok(Priorities {
-            priority: out.priority,
-            factors: out
-                .factors
-                .into_iter()
-                .map(|f| Factor {
-                    name: f.name,
-                    values: f.values,
+        use crate::wasm::instance::impl_world;
+
+        impl_world!(PriorityPolicy, PriorityPolicyPre);
+
+        fn partitions(ctx: &PriorityContext) -> Vec<w::Partition<'_>> {
+            ctx.partitions
+                .iter()
+                .map(|p| w::Partition {
+                    name: &p.name,
+                    priority_job_factor: p.priority_job_factor,
+                    priority_tier: p.priority_tier,
+                })
+                .collect()
+        }
+
+        fn qos(ctx: &PriorityContext) -> Vec<w::Qos<'_>> {
+            ctx.qos
+                .iter()
+                .map(|q| w::Qos {
+                    name: &q.name,
+                    priority: q.priority,
+                    usage_factor: q.usage_factor,
+                })
+                .collect()
+        }
+
+        fn job_table(jobs: &JobTable) -> w::JobTable<'_> {
+            w::JobTable {
+                job_id: &jobs.job_id,
+                submit_time: &jobs.submit_time,
+                eligible_time: &jobs.eligible_time,
+                association: &jobs.association,
+                partition: &jobs.partition,
+                qos: &jobs.qos,
+                nodes: &jobs.nodes,
+                cpus: &jobs.cpus,
+                memory_mb: &jobs.memory_mb,
+                gpus: &jobs.gpus,
+                time_limit: &jobs.time_limit,
+                nice: &jobs.nice,
+                site_factor: &jobs.site_factor,
+            }
+        }
+
+        fn priorities(out: w::Priorities) -> Priorities {
+            Priorities {
+                priority: out.priority,
+                factors: out
+                    .factors
+                    .into_iter()
+                    .map(|f| Factor {
+                        name: f.name,
+                        values: f.values,
+                    })
+                    .collect(),
+            }
+        }
+
+        fn shares(out: Vec<w::Share>) -> Vec<Share> {
+            out.into_iter()
+                .map(|x| Share {
+                    association: x.association,
+                    norm_shares: x.norm_shares,
+                    effective_usage: x.effective_usage,
+                    fair_share: x.fair_share,
+                    level_fs: x.level_fs,
+                })
+                .collect()
+        }
+    };
+}
+
+/// WIT 0.1.0: the whole context, usage included, crosses with every call.
+mod v0_1 {
+    shared!(v0_1);
+
+    use crate::backend::PriorityBackend;
+    use crate::error::Fault;
+    use crate::wasm::instance::WasmInstance;
+
+    fn with_context<R>(ctx: &PriorityContext, f: impl FnOnce(w::Context<'_>) -> R) -> R {
+        let associations: Vec<w::Association<'_>> = ctx
+            .associations
+            .iter()
+            .map(|a| w::Association {
+                name: &a.name,
+                parent: a.parent,
+                is_user: a.is_user,
+                raw_shares: a.raw_shares,
+                raw_usage: a.raw_usage,
+            })
+            .collect();
+        f(w::Context {
+            now: ctx.now,
+            cluster_nodes: ctx.cluster_nodes,
+            cluster_cpus: ctx.cluster_cpus,
+            partitions: &partitions(ctx),
+            qos: &qos(ctx),
+            associations: &associations,
+        })
+    }
+
+    impl PriorityBackend for WasmInstance<PriorityPolicy> {
+        fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Result<Priorities, Fault> {
+            let table = job_table(jobs);
+            let out = with_context(ctx, |c| {
+                self.call(|b, s| b.sluice_policy_priority().call_compute(s, c, table))
+            })?;
+            Ok(priorities(out))
+        }
+
+        fn shares(&mut self, ctx: &PriorityContext) -> Result<Vec<Share>, Fault> {
+            let out = with_context(ctx, |c| {
+                self.call(|b, s| b.sluice_policy_priority().call_shares(s, c))
+            })?;
+            Ok(shares(out))
+        }
+    }
+}
+
+/// WIT 0.2.0: the static part once per change, the clock and the usage column per call.
+mod v0_2 {
+    shared!(v0_2);
+
+    use super::SentCluster;
+    use crate::backend::PriorityBackend;
+    use crate::error::Fault;
+    use crate::wasm::instance::WasmInstance;
+
+    /// A WIT 0.2.0 priority component and what it was last told about the cluster.
+    pub struct PriorityV0_2 {
+        instance: WasmInstance<PriorityPolicy>,
+        /// The static part the live instance holds; `None` when it holds none for sure.
+        sent: Option<SentCluster>,
+        /// The usage column, kept so that a call does not allocate it afresh.
+        usage: Vec<f64>,
+    }
+
+    impl PriorityV0_2 {
+        /// Wraps a freshly created instance, which has not been sent a cluster yet.
+        pub fn new(instance: WasmInstance<PriorityPolicy>) -> Self {
+            Self {
+                instance,
+                sent: None,
+                usage: Vec::new(),
+            }
+        }
+
+        /// Sends `set-cluster` unless the live instance already holds `ctx`'s static part, and
+        /// fills the usage column for the call that follows.
+        fn prepare(&mut self, ctx: &PriorityContext) -> Result<(), Fault> {
+            let incarnation = self.instance.live_incarnation()?;
+            if !self
+                .sent
+                .as_ref()
+                .is_some_and(|s| s.is_current(incarnation, ctx))
+            {
+                // Forgotten first: if the call faults, the instance is discarded with it.
+                self.sent = None;
+                let associations: Vec<w::Association<'_>> = ctx
+                    .associations
+                    .iter()
+                    .map(|a| w::Association {
+                        name: &a.name,
+                        parent: a.parent,
+                        is_user: a.is_user,
+                        raw_shares: a.raw_shares,
+                    })
+                    .collect();
+                let cluster = w::Cluster {
+                    cluster_nodes: ctx.cluster_nodes,
+                    cluster_cpus: ctx.cluster_cpus,
+                    partitions: &partitions(ctx),
+                    qos: &qos(ctx),
+                    associations: &associations,
+                };
+                self.instance
+                    .call(|b, s| b.sluice_policy_priority().call_set_cluster(s, cluster))?;
+                self.sent = Some(SentCluster::of(incarnation, ctx));
+            }
+            self.usage.clear();
+            self.usage
+                .extend(ctx.associations.iter().map(|a| a.raw_usage));
+            Ok(())
+        }
+    }
+
+    impl PriorityBackend for PriorityV0_2 {
+        fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Result<Priorities, Fault> {
+            self.prepare(ctx)?;
+            let (usage, table) = (&self.usage, job_table(jobs));
+            let out = self.instance.call(|b, s| {
+                b.sluice_policy_priority()
+                    .call_compute(s, ctx.now, usage, table)
+            })?;
+            Ok(priorities(out))
+        }
+
+        fn shares(&mut self, ctx: &PriorityContext) -> Result<Vec<Share>, Fault> {
+            self.prepare(ctx)?;
+            let usage = &self.usage;
+            let out = self
+                .instance
+                .call(|b, s| b.sluice_policy_priority().call_shares(s, ctx.now, usage))?;
+            Ok(shares(out))
+        }
+    }
+}
+
+pub use v0_2::PriorityV0_2;
+
+/// The static part of a priority context as it was last sent to one instance: everything but
+/// the clock and the usage.
+struct SentCluster {
+    /// Which instance got it ([`super::instance::WasmInstance::live_incarnation`]).
+    incarnation: u64,
+    cluster_nodes: u32,
+    cluster_cpus: u32,
+    partitions: Vec<Partition>,
+    qos: Vec<Qos>,
+    /// The associations as sent; their `raw_usage` is not part of the static part and is zero.
+    associations: Vec<Association>,
+}
+
+impl SentCluster {
+    fn of(incarnation: u64, ctx: &PriorityContext) -> Self {
+        Self {
+            incarnation,
+            cluster_nodes: ctx.cluster_nodes,
+            cluster_cpus: ctx.cluster_cpus,
+            partitions: ctx.partitions.clone(),
+            qos: ctx.qos.clone(),
+            associations: ctx
+                .associations
+                .iter()
+                .map(|a| Association {
+                    raw_usage: 0.0,
+                    ..a.clone()
                 })
                 .collect(),
-        })
+        }
     }
 
-    fn shares(&mut self, ctx: &PriorityContext) -> Result<Vec<Share>, Fault> {
-        let out = with_context(ctx, |c| {
-            self.call(|b, s| b.sluice_policy_priority().call_shares(s, c))
-        })?;
-        Ok(out
-            .into_iter()
-            .map(|x| Share {
-                association: x.association,
-                norm_shares: x.norm_shares,
-                effective_usage: x.effective_usage,
-                fair_share: x.fair_share,
-                level_fs: x.level_fs,
+    /// Whether instance `incarnation` holds `ctx`'s static part, compared by value. Usage factors
+    /// are compared by bit pattern so that a NaN does not make every pass resend the cluster.
+    fn is_current(&self, incarnation: u64, ctx: &PriorityContext) -> bool {
+        self.incarnation == incarnation
+            && self.cluster_nodes == ctx.cluster_nodes
+            && self.cluster_cpus == ctx.cluster_cpus
+            && self.partitions == ctx.partitions
+            && self.qos.len() == ctx.qos.len()
+            && self.qos.iter().zip(&ctx.qos).all(|(a, b)| {
+                a.name == b.name
+                    && a.priority == b.priority
+                    && a.usage_factor.to_bits() == b.usage_factor.to_bits()
             })
-            .collect())
+            && self.associations.len() == ctx.associations.len()
+            && self
+                .associations
+                .iter()
+                .zip(&ctx.associations)
+                .all(|(a, b)| {
+                    a.parent == b.parent
+                        && a.raw_shares == b.raw_shares
+                        && a.is_user == b.is_user
+                        && a.name == b.name
+                })
     }
 }

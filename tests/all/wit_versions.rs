@@ -1,0 +1,258 @@
+//! Both WIT versions load and answer: a component built against `wit/v0.1.0` still works, and a
+//! `wit/v0.2.0` priority component is sent the cluster's static part when, and only when, the
+//! instance does not hold it yet (first call, a change, a fresh instance after a trap).
+
+use sluice_fixture_priority_v0_2_probe::{ASSOCIATIONS, SET_CLUSTER, TRAP_JOB};
+use sluice_policy::{
+    Association, JobTable, PluginKind, Priorities, PriorityContext, SettingValue, Settings,
+    fixtures,
+};
+use sluice_runtime::backend::PriorityBackend;
+use sluice_runtime::{Fault, Limits, Loaded, Loader};
+
+use crate::support::*;
+use crate::usage_priority;
+
+const NOW: i64 = 1_700_000_000;
+
+/// The priority component built from `package`, loaded without the smoke call so that the
+/// first call a test makes is the instance's first.
+fn priority_component(package: &str) -> Box<dyn PriorityBackend> {
+    let spec = component_spec(
+        PluginKind::Priority,
+        package,
+        Settings::default(),
+        Limits::default(),
+    );
+    let bytes = std::fs::read(&spec.plugin).unwrap();
+    match loader()
+        .component(PluginKind::Priority, package, &bytes, &spec)
+        .unwrap()
+    {
+        Loaded::Priority(g) => g.backend,
+        _ => unreachable!("loaded as a priority plugin"),
+    }
+}
+
+/// What the fixtures' policy answers for `jobs` in `ctx`, computed here from the host's data.
+fn expected(ctx: &PriorityContext, jobs: &JobTable) -> Vec<u32> {
+    jobs.submit_time
+        .iter()
+        .zip(&jobs.association)
+        .map(|(&t, &a)| {
+            usage_priority::priority(ctx.now, t, ctx.associations[a as usize].raw_usage)
+        })
+        .collect()
+}
+
+/// Every value of the factor `name`, which the probe makes the same for every job.
+fn probe_factor(p: &Priorities, name: &str) -> f64 {
+    let values = &p
+        .factors
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("no {name} factor in {p:?}"))
+        .values;
+    assert!(values.windows(2).all(|w| w[0] == w[1]), "{values:?}");
+    values[0]
+}
+
+/// `ctx` an hour later, after usage decayed and some associations used more: every usage value
+/// differs and the users' order by usage changes.
+fn decayed(ctx: &PriorityContext) -> PriorityContext {
+    let mut later = ctx.clone();
+    later.now += 3600;
+    for (i, a) in later.associations.iter_mut().enumerate() {
+        a.raw_usage = a.raw_usage * 0.5 + (i * 7919 % 1000) as f64 * 500.0;
+    }
+    later
+}
+
+/// Checks one probe answer: the fixture's priorities for this context (so the usage column and
+/// the held cluster match what the host meant), and how many set-cluster calls it has seen.
+fn check_probe(
+    probe: &mut dyn PriorityBackend,
+    ctx: &PriorityContext,
+    jobs: &JobTable,
+    set_cluster_calls: u32,
+) {
+    let answer = probe.compute(ctx, jobs).expect("the probe answers");
+    assert_eq!(answer.priority, expected(ctx, jobs), "priorities");
+    assert_eq!(
+        probe_factor(&answer, SET_CLUSTER),
+        f64::from(set_cluster_calls),
+        "set-cluster calls so far"
+    );
+    assert_eq!(
+        probe_factor(&answer, ASSOCIATIONS),
+        ctx.associations.len() as f64,
+        "associations the guest holds"
+    );
+}
+
+#[test]
+fn a_v0_1_component_still_loads_and_answers() {
+    let mut old = priority_component("sluice-fixture-priority-v0-1");
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    let jobs = fixtures::job_table(&ctx, 200, 9);
+    for ctx in [ctx.clone(), decayed(&ctx)] {
+        let answer = old.compute(&ctx, &jobs).unwrap();
+        assert_eq!(answer.priority, expected(&ctx, &jobs));
+        let shares = old.shares(&ctx).unwrap();
+        assert_eq!(shares.len(), ctx.associations.len());
+        for (s, a) in shares.iter().zip(&ctx.associations) {
+            let echo =
+                usage_priority::share_echo(a.raw_shares, a.raw_usage, &a.name, a.is_user, a.parent);
+            assert_eq!(
+                (s.norm_shares, s.effective_usage, s.fair_share, s.level_fs),
+                echo,
+                "association {}",
+                a.name
+            );
+        }
+    }
+    // And through the loader's checks, as a site's old plugin file would be loaded.
+    let spec = component_spec(
+        PluginKind::Priority,
+        "sluice-fixture-priority-v0-1",
+        Settings::default(),
+        Limits::default(),
+    );
+    assert!(matches!(loader().load(&spec), Ok(Loaded::Priority(_))));
+}
+
+#[test]
+fn set_cluster_is_sent_first_and_then_only_when_the_static_part_changes() {
+    let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    let jobs = fixtures::job_table(&ctx, 200, 9);
+    check_probe(&mut *probe, &ctx, &jobs, 1);
+    // Usage and clock are not the static part: they cross with every call.
+    let later = decayed(&ctx);
+    check_probe(&mut *probe, &later, &jobs, 1);
+    check_probe(&mut *probe, &decayed(&later), &jobs, 1);
+    let shares = probe.shares(&later).unwrap();
+    let usage: Vec<f64> = shares.iter().map(|s| s.effective_usage).collect();
+    let want: Vec<f64> = later.associations.iter().map(|a| a.raw_usage).collect();
+    assert_eq!(usage, want, "shares gets the usage column too");
+    check_probe(&mut *probe, &later, &jobs, 1);
+
+    // A new user's first job creates an association: the host sends the cluster again.
+    let mut grown = later.clone();
+    grown.associations.push(Association {
+        name: "newcomer".into(),
+        parent: Some(1),
+        is_user: true,
+        raw_shares: 1,
+        raw_usage: 0.0,
+    });
+    check_probe(&mut *probe, &grown, &jobs, 2);
+    check_probe(&mut *probe, &decayed(&grown), &jobs, 2);
+
+    // Each part of the static part counts, and only once per change.
+    let mut renamed = grown.clone();
+    renamed.associations[2].name.push_str("-renamed");
+    check_probe(&mut *probe, &renamed, &jobs, 3);
+    let mut reshared = renamed.clone();
+    reshared.associations[2].raw_shares += 1;
+    check_probe(&mut *probe, &reshared, &jobs, 4);
+    let mut repartitioned = reshared.clone();
+    repartitioned.partitions[1].priority_job_factor += 1;
+    check_probe(&mut *probe, &repartitioned, &jobs, 5);
+    let mut requalified = repartitioned.clone();
+    requalified.qos[1].usage_factor = f64::NAN;
+    check_probe(&mut *probe, &requalified, &jobs, 6);
+    // NaN is compared by bit pattern, so it does not resend every pass.
+    check_probe(&mut *probe, &requalified, &jobs, 6);
+    let mut resized = requalified.clone();
+    resized.cluster_cpus += 64;
+    check_probe(&mut *probe, &resized, &jobs, 7);
+    check_probe(&mut *probe, &decayed(&resized), &jobs, 7);
+}
+
+#[test]
+fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
+    let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    let jobs = fixtures::job_table(&ctx, 200, 9);
+    check_probe(&mut *probe, &ctx, &jobs, 1);
+    check_probe(&mut *probe, &ctx, &jobs, 1);
+
+    let mut poisoned = jobs.clone();
+    poisoned.job_id[0] = TRAP_JOB;
+    let fault = probe.compute(&ctx, &poisoned).expect_err("the probe traps");
+    assert!(matches!(fault, Fault::Trap(_)), "{fault}");
+
+    // The trap discarded the instance; its successor has seen one set-cluster, the one the host
+    // sent it before this call.
+    check_probe(&mut *probe, &ctx, &jobs, 1);
+    check_probe(&mut *probe, &decayed(&ctx), &jobs, 1);
+    assert!(
+        probe.shares(&ctx).unwrap().len() == ctx.associations.len(),
+        "shares after the trap has the cluster too"
+    );
+}
+
+#[test]
+fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
+    // The SDK's guest writes usage into the context it kept; every step must still answer as
+    // the same policy linked in does with the whole context.
+    let settings = Settings::default()
+        .with("weight.age", SettingValue::Integer(1000))
+        .with("weight.fairshare", SettingValue::Integer(10_000))
+        .with("weight.jobsize", SettingValue::Integer(500))
+        .with("weight.partition", SettingValue::Integer(700))
+        .with("weight.qos", SettingValue::Integer(300));
+    let spec = sluice_runtime::PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: "multifactor".into(),
+        settings: settings.clone(),
+        limits: Limits::default(),
+    };
+    let mut wasm = match loader().load(&spec).unwrap() {
+        Loaded::Priority(g) => g.backend,
+        _ => unreachable!(),
+    };
+    let mut native = match Loader::builtin(PluginKind::Priority, "multifactor", &settings).unwrap()
+    {
+        Loaded::Priority(g) => g.backend,
+        _ => unreachable!(),
+    };
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    let mut grown = decayed(&ctx);
+    grown.associations.push(Association {
+        name: "newcomer".into(),
+        parent: Some(1),
+        is_user: true,
+        raw_shares: 3,
+        raw_usage: 0.0,
+    });
+    let mut reshaped = decayed(&grown);
+    reshaped.associations[3].parent = Some(0);
+    reshaped.partitions[0].priority_job_factor = 5;
+    let steps = [
+        ctx.clone(),
+        decayed(&ctx),
+        grown.clone(),
+        decayed(&grown),
+        reshaped,
+        ctx,
+    ];
+    // The same jobs throughout, so that the clock moves their age too.
+    let jobs = fixtures::job_table(&steps[0], 300, 4);
+    let mut answers = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let answer = wasm.compute(step, &jobs).unwrap();
+        assert_eq!(answer, native.compute(step, &jobs).unwrap(), "step {i}");
+        assert_eq!(
+            format!("{:?}", wasm.shares(step).unwrap()),
+            format!("{:?}", native.shares(step).unwrap()),
+            "shares at step {i}"
+        );
+        answers.push(answer);
+    }
+    let same: Vec<usize> = (1..answers.len())
+        .filter(|&i| answers[i] == answers[i - 1])
+        .collect();
+    assert!(same.is_empty(), "steps {same:?} did not change the answer");
+}
