@@ -35,6 +35,60 @@ pub struct FairTree {
     pub standing: Vec<Standing>,
 }
 
+/// The Fair Tree of the last association table it was asked about, computed again only when
+/// that table differs in what Fair Tree reads: parents, user flags, RawShares and usage.
+///
+/// Usage decays only every PriorityCalcPeriod, while the host asks for priorities at every
+/// pass that finds a new job, so most calls see the table of the call before. Names are never
+/// compared (Fair Tree does not read them), usage by bit pattern (so NaN matches itself), and
+/// nothing is cloned on a hit: one pass over the table decides.
+#[derive(Clone, Debug, Default)]
+pub struct CachedFairTree {
+    /// What Fair Tree read of each association of `tree`'s table.
+    inputs: Vec<TreeInput>,
+    tree: Option<FairTree>,
+}
+
+/// The fields of one association that Fair Tree reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct TreeInput {
+    parent: Option<u32>,
+    raw_shares: u32,
+    usage_bits: u64,
+    is_user: bool,
+}
+
+impl TreeInput {
+    fn of(a: &Association) -> Self {
+        Self {
+            parent: a.parent,
+            raw_shares: a.raw_shares,
+            usage_bits: a.raw_usage.to_bits(),
+            is_user: a.is_user,
+        }
+    }
+}
+
+impl CachedFairTree {
+    /// The Fair Tree of `assocs`: the kept one when its table read the same, else computed.
+    pub fn get(&mut self, assocs: &[Association]) -> &FairTree {
+        let same = self.inputs.len() == assocs.len()
+            && self
+                .inputs
+                .iter()
+                .zip(assocs)
+                .all(|(k, a)| *k == TreeInput::of(a));
+        if !same {
+            self.tree = None;
+        }
+        self.tree.get_or_insert_with(|| {
+            self.inputs.clear();
+            self.inputs.extend(assocs.iter().map(TreeInput::of));
+            FairTree::compute(assocs)
+        })
+    }
+}
+
 /// The tree as Fair Tree walks it: children re-parented past `FairShare=parent` accounts.
 struct Shape<'a> {
     assocs: &'a [Association],

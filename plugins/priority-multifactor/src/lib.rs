@@ -32,14 +32,24 @@ pub mod settings;
 use sluice_sdk::*;
 
 use crate::factors::JobSize;
-use crate::fair_tree::FairTree;
+use crate::fair_tree::CachedFairTree;
 use crate::settings::Config;
 
 /// Multifactor priority with Fair Tree fairshare.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Multifactor {
     /// The settings this generation was built with.
     pub config: Config,
+    /// Fair Tree of the last association table, reused while the table is unchanged.
+    fair_tree: CachedFairTree,
+}
+
+/// Two policies are equal when they are configured alike; the cached Fair Tree is derived from
+/// the calls' input and changes no answer.
+impl PartialEq for Multifactor {
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+    }
 }
 
 impl FromSettings for Multifactor {
@@ -48,14 +58,17 @@ impl FromSettings for Multifactor {
         for w in &warnings {
             sluice_sdk::log::warn(w);
         }
-        Multifactor { config }
+        Multifactor::new(config)
     }
 }
 
 impl Multifactor {
     /// A policy with the given configuration.
     pub fn new(config: Config) -> Self {
-        Self { config }
+        Self {
+            config,
+            fair_tree: CachedFairTree::default(),
+        }
     }
 }
 
@@ -119,7 +132,7 @@ impl PriorityPolicy for Multifactor {
             sum.add("ASSOC", vec![0.0; n]);
         }
         if w.fairshare != 0.0 {
-            let tree = FairTree::compute(&ctx.associations);
+            let tree = self.fair_tree.get(&ctx.associations);
             let per_assoc: Vec<f64> = (0..ctx.associations.len())
                 .map(|a| w.fairshare * tree.factor(a))
                 .collect();
@@ -179,7 +192,8 @@ impl PriorityPolicy for Multifactor {
     }
 
     fn shares(&mut self, ctx: &PriorityContext) -> Vec<Share> {
-        FairTree::compute(&ctx.associations)
+        self.fair_tree
+            .get(&ctx.associations)
             .standing
             .iter()
             .enumerate()
