@@ -137,7 +137,11 @@ fn a_backfill_pass_that_could_start_nothing_is_skipped_only_when_asked() {
         clock.advance(31);
         e.tick();
         let planned = e.job(waiting).unwrap().start_time;
-        assert_eq!(planned.is_none(), skip, "skip {skip}: planned start {planned:?}");
+        assert_eq!(
+            planned.is_none(),
+            skip,
+            "skip {skip}: planned start {planned:?}"
+        );
         // Either way the job starts once the nodes come back.
         clock.advance(10);
         e.job_finished(running, 0).unwrap();

@@ -16,8 +16,8 @@ use sluice_policy::{
     FromSettings, JobRequest, JobTable, NodeTable, PlaceMode, Placement, Priorities,
     PriorityContext, PriorityPolicy, SelectionPolicy, SettingValue, Settings,
 };
-use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
 use sluice_sim::csv::CsvWriter;
+use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
 use sluice_sim::{ReplayConfig, RuntimeMode, Workload, replay};
 
 /// Counts the calls that cross the boundary in a real bundle: priority calculations, selection
@@ -58,7 +58,9 @@ impl<S: SelectionPolicy> SelectionPolicy for CountedSelection<S> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let trace = args.next().ok_or("usage: engine_replay TRACE [PROCS [CSV]]")?;
+    let trace = args
+        .next()
+        .ok_or("usage: engine_replay TRACE [PROCS [CSV]]")?;
     let procs: u32 = args.next().map(|p| p.parse()).transpose()?.unwrap_or(100);
     let csv = args.next();
     let cluster = FlatMachine {
@@ -95,7 +97,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = match &csv {
         Some(path) => {
             let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-            replay(&mut workload, &mut scheduler, &config, CsvWriter::new(file)?)?
+            replay(
+                &mut workload,
+                &mut scheduler,
+                &config,
+                CsvWriter::new(file)?,
+            )?
         }
         None => replay(&mut workload, &mut scheduler, &config, ())?,
     };
