@@ -4,10 +4,8 @@ mod cmd;
 
 use clap::{Parser, Subcommand};
 
-// The scheduling engine allocates small short-lived buffers per pass; mimalloc makes a replay
-// about a sixth faster than the system allocator (host/sim/README.md, "Speed").
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// No `#[global_allocator]` here: native plugins return memory their system allocator made and
+// the host frees it (ARCHITECTURE.md, Architecture Invariants).
 
 /// sluice: a workload scheduler whose site policies are sandboxed WebAssembly components.
 #[derive(Parser)]

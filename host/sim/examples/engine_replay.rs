@@ -2,10 +2,6 @@
 //! wasmtime: a quick loop for profiling the engine itself.
 //! `cargo run --release -p sluice-sim --example engine_replay -- TRACE [PROCS [CSV]]`
 
-// The allocator the `sluice` binary uses, so the figures compare.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
