@@ -489,7 +489,7 @@ impl Engine {
                 .cluster
                 .associations
                 .iter()
-                .position(|a| a.kind == AssocKind::User(spec.user.clone()))
+                .position(|a| matches!(&a.kind, AssocKind::User(u) if *u == spec.user))
                 .map(|i| AssocId(i as u32)),
         };
         if let Some(id) = found {

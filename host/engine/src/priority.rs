@@ -76,7 +76,8 @@ impl Engine {
     /// The job table a priority call gets for `jobs` (one row per job and partition), with each
     /// row's (job, position in its partition list).
     pub fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
-        let mut t = JobTable::default();
+        // A job has a row per partition it was submitted to; most name one.
+        let mut t = JobTable::with_capacity(eligible.len());
         let mut rows = Vec::with_capacity(eligible.len());
         let gpu = self.nodes.gres_kind("gpu");
         for &id in eligible {

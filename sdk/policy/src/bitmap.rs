@@ -1,10 +1,24 @@
 //! Node sets as bitmaps over node indices, the shape candidate sets cross the boundary in.
 
 /// A set of node indices stored as 64-bit words (bit `n % 64` of word `n / 64`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct NodeBitmap {
     /// The words; trailing words may be absent, which means their bits are clear.
     pub words: Vec<u64>,
+}
+
+// By hand for `clone_from`: planning copies a candidate set into a scratch set for every
+// candidate time, and the derived one would allocate each time.
+impl Clone for NodeBitmap {
+    fn clone(&self) -> Self {
+        Self {
+            words: self.words.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.words.clone_from(&source.words);
+    }
 }
 
 // The small methods are `#[inline]`: the engine calls them in its innermost planning loops, and

@@ -90,6 +90,25 @@ pub struct JobTable {
 }
 
 impl JobTable {
+    /// An empty table with room for `rows` rows in every column.
+    pub fn with_capacity(rows: usize) -> Self {
+        Self {
+            job_id: Vec::with_capacity(rows),
+            submit_time: Vec::with_capacity(rows),
+            eligible_time: Vec::with_capacity(rows),
+            association: Vec::with_capacity(rows),
+            partition: Vec::with_capacity(rows),
+            qos: Vec::with_capacity(rows),
+            nodes: Vec::with_capacity(rows),
+            cpus: Vec::with_capacity(rows),
+            memory_mb: Vec::with_capacity(rows),
+            gpus: Vec::with_capacity(rows),
+            time_limit: Vec::with_capacity(rows),
+            nice: Vec::with_capacity(rows),
+            site_factor: Vec::with_capacity(rows),
+        }
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.job_id.len()

@@ -88,6 +88,18 @@ impl NodeSpaceMap {
         out.unwrap_or_else(|| self.slices[0].avail.clone().tap_full())
     }
 
+    /// Sets `out` to the nodes of `all` that some planned job holds at a moment of `[from, to)`:
+    /// what a job running then must not use (the complement of [`Self::avail_between`]).
+    pub fn reserved_between(&self, all: &NodeBitmap, out: &mut NodeBitmap, from: i64, to: i64) {
+        out.clone_from(all);
+        for s in self.overlapping(from, to) {
+            out.intersect_with(&s.avail);
+        }
+        for (o, a) in out.words.iter_mut().zip(&all.words) {
+            *o = a & !*o;
+        }
+    }
+
     /// Sets `out` to the nodes of `nodes` free of reservations during all of `[from, to)`,
     /// giving up as soon as fewer than `min` remain, which is what makes will-run cheap when
     /// most candidate times fail. `Err(retry)` says when a later start on the same `nodes` could
@@ -263,6 +275,32 @@ mod tests {
         assert_eq!(m.slices().len(), 3);
         assert_eq!(m.slices()[1].begin, 100);
         assert_eq!(m.slices()[1].end, 300);
+    }
+
+    #[test]
+    fn reserved_nodes_are_the_complement_of_the_free_ones() {
+        let mut m = NodeSpaceMap::new(0, 1000, NodeBitmap::full(70), 0, 0, 100);
+        m.add_reservation(100, 200, &nodes(&[0, 65]), &[], &[])
+            .unwrap();
+        m.add_reservation(300, 400, &nodes(&[3]), &[], &[]).unwrap();
+        let all = NodeBitmap::full(70);
+        // A stale, larger scratch set must not leak into the answer.
+        let mut out = NodeBitmap::full(200);
+        m.reserved_between(&all, &mut out, 50, 350);
+        assert_eq!(out.iter().collect::<Vec<_>>(), vec![0, 3, 65]);
+        m.reserved_between(&all, &mut out, 200, 300);
+        assert!(out.is_empty());
+        // Past the window nothing is reserved.
+        m.reserved_between(&all, &mut out, 2000, 3000);
+        assert!(out.is_empty());
+        for (from, to) in [(0, 150), (150, 320), (0, 1000)] {
+            let mut expected = all.clone();
+            for n in m.avail_between(from, to).iter() {
+                expected.remove(n);
+            }
+            m.reserved_between(&all, &mut out, from, to);
+            assert_eq!(out, expected, "[{from}, {to})");
+        }
     }
 
     #[test]

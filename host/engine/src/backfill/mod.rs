@@ -188,6 +188,9 @@ impl Engine {
             max_records,
         );
         let usable = self.nodes.usable_bitmap();
+        let all_nodes = NodeBitmap::full(self.nodes.len());
+        // Refilled for every job: what planned jobs hold during its run.
+        let mut plan = Plan::default();
         let mut free_cpus = self.nodes.free_cpus_on(&usable);
         let mut rel = self.releases(now);
         let mut planning = Planning {
@@ -246,11 +249,7 @@ impl Engine {
 
             let limit = plan_limit(self.jobs[&rec.job].time_limit) as i64;
             let end = now + limit;
-            let mut plan = Plan {
-                exclude: NodeBitmap::full(self.nodes.len()),
-                ..Plan::default()
-            };
-            subtract(&mut plan.exclude, &map.avail_between(now, end));
+            map.reserved_between(&all_nodes, &mut plan.exclude, now, end);
             if params.bf_licenses {
                 plan.lic_held = map.licenses_between(now, end);
                 plan.hres_held = map.hres_between(now, end);
@@ -448,13 +447,22 @@ impl Engine {
                 from.sort_unstable();
             }
             let freed = &mut planning.freed;
-            freed.clear();
+            // The previous shape's sets are overwritten in place, sparing an allocation each.
+            let mut filled = 0;
             planning.release_times.clear();
             let mut nodes = NodeBitmap::with_capacity(self.nodes.len());
             for (k, &(t, n)) in from.iter().enumerate() {
                 nodes.insert(n);
                 if from.get(k + 1).is_none_or(|&(next, _)| next != t) {
-                    freed.push((t, k + 1, nodes.clone()));
+                    match freed.get_mut(filled) {
+                        Some(slot) => {
+                            slot.0 = t;
+                            slot.1 = k + 1;
+                            slot.2.clone_from(&nodes);
+                        }
+                        None => freed.push((t, k + 1, nodes.clone())),
+                    }
+                    filled += 1;
                     // Many nodes free up at the same instant (one job's end): each time once.
                     let rounded = ceil_to(t, res).max(t);
                     if planning.release_times.last() != Some(&rounded) {
@@ -462,6 +470,7 @@ impl Engine {
                     }
                 }
             }
+            planning.freed.truncate(filled);
             planning.from_shape = plain.then_some(shape);
         }
         if from.len() < min_nodes {
@@ -626,12 +635,16 @@ fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, o
 /// The first `count` nodes of `avail` in `by_weight` order (the lowest weight, lowest index on
 /// ties): whole nodes to reserve.
 fn pick_nodes(by_weight: &[u32], avail: &NodeBitmap, count: usize) -> NodeBitmap {
-    by_weight
+    let mut chosen = NodeBitmap::with_capacity(avail.words.len() * 64);
+    for n in by_weight
         .iter()
         .copied()
         .filter(|&n| avail.contains(n))
         .take(count)
-        .collect()
+    {
+        chosen.insert(n);
+    }
+    chosen
 }
 
 fn merge_charges(charges: &[Charge]) -> Vec<(usize, i64)> {
