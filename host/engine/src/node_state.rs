@@ -46,6 +46,8 @@ pub struct NodeState {
     nodes: Vec<NodeRuntime>,
     table: NodeTable,
     by_weight: Vec<u32>,
+    /// Whether `by_weight` is plain index order (every node has the same weight, the usual case).
+    weight_is_index_order: bool,
     /// Nodes whose health is UP, kept with `health` since every pass asks for it.
     usable: NodeBitmap,
 }
@@ -115,10 +117,12 @@ impl NodeState {
                 usable.insert(n as u32);
             }
         }
+        let weight_is_index_order = by_weight.iter().enumerate().all(|(i, &n)| n as usize == i);
         Self {
             nodes,
             table,
             by_weight,
+            weight_is_index_order,
             usable,
         }
     }
@@ -127,6 +131,12 @@ impl NodeState {
     /// configuration, so the order is fixed for the engine's life.
     pub fn by_weight(&self) -> &[u32] {
         &self.by_weight
+    }
+
+    /// Whether [`Self::by_weight`] is index order, so "the first nodes by weight" of a set are
+    /// its lowest indices.
+    pub fn weight_is_index_order(&self) -> bool {
+        self.weight_is_index_order
     }
 
     /// Number of nodes.

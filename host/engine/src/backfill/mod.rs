@@ -323,6 +323,12 @@ impl Engine {
         self.last_backfill_stats = stats;
     }
 
+    /// The first `count` nodes of `avail` by weight: whole nodes to reserve.
+    fn pick_nodes(&self, avail: &NodeBitmap, count: usize) -> NodeBitmap {
+        let order = (!self.nodes.weight_is_index_order()).then(|| self.nodes.by_weight());
+        pick_nodes(order, avail, count)
+    }
+
     /// Records a job started by backfill in the planning picture.
     fn note_started(&self, id: JobId, now: i64, rel: &mut Releases) {
         let job = &self.jobs[&id];
@@ -580,7 +586,7 @@ impl Engine {
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
+                    let chosen = self.pick_nodes(&avail, min_nodes);
                     let list: Vec<u32> = chosen.iter().collect();
                     let hres = self
                         .policies
@@ -601,7 +607,7 @@ impl Engine {
                     });
                 }
             }
-            let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
+            let chosen = self.pick_nodes(&avail, min_nodes);
             return Some(WillRun {
                 start: t,
                 nodes: chosen,
@@ -633,9 +639,29 @@ fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, o
 }
 
 /// The first `count` nodes of `avail` in `by_weight` order (the lowest weight, lowest index on
-/// ties): whole nodes to reserve.
-fn pick_nodes(by_weight: &[u32], avail: &NodeBitmap, count: usize) -> NodeBitmap {
+/// ties), or by index when `by_weight` is `None` (every weight equal).
+fn pick_nodes(by_weight: Option<&[u32]>, avail: &NodeBitmap, count: usize) -> NodeBitmap {
     let mut chosen = NodeBitmap::with_capacity(avail.words.len() * 64);
+    let Some(by_weight) = by_weight else {
+        // The lowest indices: whole words while they fit, then the low bits of the next.
+        let mut left = count;
+        for (out, &word) in chosen.words.iter_mut().zip(&avail.words) {
+            let ones = word.count_ones() as usize;
+            if ones <= left {
+                *out = word;
+                left -= ones;
+                continue;
+            }
+            let mut rest = word;
+            for _ in 0..left {
+                let lowest = rest & rest.wrapping_neg();
+                *out |= lowest;
+                rest ^= lowest;
+            }
+            break;
+        }
+        return chosen;
+    };
     for n in by_weight
         .iter()
         .copied()
@@ -669,6 +695,41 @@ mod tests {
             licenses: Vec::new(),
             hres: Vec::new(),
         }
+    }
+
+    #[test]
+    fn picking_by_index_takes_what_the_weight_order_takes_when_weights_are_equal() {
+        let index_order: Vec<u32> = (0..200).collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..200 {
+            // A cheap deterministic mix of dense and sparse sets over 200 nodes.
+            let mut avail = NodeBitmap::with_capacity(200);
+            for n in 0..200 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                if seed % (1 + round % 5) == 0 {
+                    avail.insert(n);
+                }
+            }
+            for count in [0, 1, 5, 63, 64, 65, 130, 200] {
+                let fast = pick_nodes(None, &avail, count);
+                let slow = pick_nodes(Some(&index_order), &avail, count);
+                assert_eq!(
+                    fast.len(),
+                    count.min(avail.len()),
+                    "round {round} count {count}"
+                );
+                assert_eq!(
+                    fast.iter().collect::<Vec<_>>(),
+                    slow.iter().collect::<Vec<_>>()
+                );
+            }
+        }
+        // A real weight order is followed, not the index order.
+        let avail: NodeBitmap = [1, 2, 3].into_iter().collect();
+        let picked = pick_nodes(Some(&[3, 2, 1, 0]), &avail, 2);
+        assert_eq!(picked.iter().collect::<Vec<_>>(), vec![2, 3]);
     }
 
     #[test]
