@@ -708,7 +708,7 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                if seed % (1 + round % 5) == 0 {
+                if seed.is_multiple_of(1 + round % 5) {
                     avail.insert(n);
                 }
             }
