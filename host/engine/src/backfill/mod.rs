@@ -513,9 +513,13 @@ impl Engine {
 
         // Candidate times before this fail on the same nodes (see `narrow_between`).
         let mut skip_until = (i64::MIN, 0);
+        // How many entries of `freed` are due by `t`; times ascend, so it only moves forward.
+        let mut due = 0;
         for &t in times.iter() {
             // The nodes that could take a share by `t`.
-            let due = planning.freed.partition_point(|(at, ..)| *at <= t);
+            while planning.freed.get(due).is_some_and(|(at, ..)| *at <= t) {
+                due += 1;
+            }
             if t < skip_until.0 && due == skip_until.1 {
                 continue;
             }
