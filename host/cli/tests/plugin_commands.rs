@@ -72,6 +72,23 @@ fn check_reports_kind_and_version_and_refuses_garbage() {
 }
 
 #[test]
+fn check_loads_and_calls_a_native_library() {
+    // The binary frees what a native plugin allocated: it must share the plugin's allocator
+    // (a custom global allocator in `sluice` crashed here).
+    for (name, kind) in [
+        ("sluice-plugin-priority-multifactor", "priority"),
+        ("sluice-plugin-select-cons-tres", "selection"),
+    ] {
+        let path = sluice_plugin_artifacts::native_library(name);
+        let out = sluice(&["plugin", "check", path, "--json"]);
+        assert!(out.status.success(), "{name}: {}", text(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["kind"], kind, "{name}");
+        assert_eq!(v["smoke_call"], "ok", "{name}: {v}");
+    }
+}
+
+#[test]
 fn test_passes_the_bundle_and_fails_a_hostile_plugin() {
     let good = sluice(&[
         "plugin",
