@@ -42,6 +42,8 @@ pub struct Throughput {
     pub best_s: f64,
     /// Jobs replayed per second in the fastest round.
     pub jobs_per_s: f64,
+    /// Most jobs in flight at once (the replay's memory follows it, not the trace length).
+    pub peak_in_flight: u64,
 }
 
 /// The benchmark's findings.
@@ -72,6 +74,8 @@ pub struct NamedThroughput {
     pub best_s: f64,
     /// Jobs replayed per second in the fastest round.
     pub jobs_per_s: f64,
+    /// Most jobs in flight at once.
+    pub peak_in_flight: u64,
 }
 
 /// A scheduler for the benchmark to time besides the built-in ones: a fresh one per round.
@@ -120,20 +124,22 @@ impl fmt::Display for BenchReport {
         for t in &self.results {
             writeln!(
                 f,
-                "  {:<12} {:>12} jobs/s  ({:.2} ms)",
+                "  {:<12} {:>12} jobs/s  ({:.2} ms; peak {} jobs in flight)",
                 t.scheduler.as_str(),
                 format_rate(t.jobs_per_s),
-                t.best_s * 1e3
+                t.best_s * 1e3,
+                t.peak_in_flight
             )?;
         }
         for t in &self.extra {
             writeln!(
                 f,
-                "  {:<12} {:>12} jobs/s  ({:.2} ms, best of {})",
+                "  {:<12} {:>12} jobs/s  ({:.2} ms, best of {}; peak {} jobs in flight)",
                 t.name,
                 format_rate(t.jobs_per_s),
                 t.best_s * 1e3,
-                t.rounds
+                t.rounds,
+                t.peak_in_flight
             )?;
         }
         write!(f, "  easy / easy-naive = {:.2}x", self.easy_speedup())?;
@@ -192,6 +198,7 @@ pub fn run_with(
     };
     let rounds = rounds.max(1);
     let mut best = [f64::INFINITY; TIMED.len()];
+    let mut peak = [0u64; TIMED.len()];
     let mut replayed = 0;
     for _ in 0..rounds {
         for (slot, kind) in TIMED.iter().enumerate() {
@@ -200,6 +207,7 @@ pub fn run_with(
             let output = replay(&mut source, &mut scheduler, &config, ())?;
             replayed = output.metrics.jobs;
             best[slot] = best[slot].min(output.metrics.wall_s);
+            peak[slot] = output.metrics.peak_in_flight;
         }
     }
     let mut extra_results = Vec::new();
@@ -207,12 +215,14 @@ pub fn run_with(
         let rounds = other.rounds.max(1);
         let mut best_s = f64::INFINITY;
         let mut jobs_done = 0;
+        let mut peak_in_flight = 0;
         for _ in 0..rounds {
             let mut source = MemoryWorkload::new(&jobs, workload.dropped(), None);
             let mut scheduler = (other.build)();
             let output = replay(&mut source, &mut scheduler, &config, ())?;
             best_s = best_s.min(output.metrics.wall_s);
             jobs_done = output.metrics.jobs;
+            peak_in_flight = output.metrics.peak_in_flight;
         }
         extra_results.push(NamedThroughput {
             name: other.name,
@@ -223,6 +233,7 @@ pub fn run_with(
             } else {
                 0.0
             },
+            peak_in_flight,
         });
     }
     let rate = |seconds: f64| {
@@ -244,10 +255,12 @@ pub fn run_with(
         results: TIMED
             .iter()
             .zip(best)
-            .map(|(&scheduler, best_s)| Throughput {
+            .zip(peak)
+            .map(|((&scheduler, best_s), peak_in_flight)| Throughput {
                 scheduler,
                 best_s,
                 jobs_per_s: rate(best_s),
+                peak_in_flight,
             })
             .collect(),
         extra: extra_results,

@@ -27,6 +27,9 @@ pub struct Metrics {
     pub refused: u64,
     /// Jobs cut short at their requested time (`kill-at-limit`).
     pub killed: u64,
+    /// Most jobs in flight (queued or running) at one time: what the replay's memory follows,
+    /// whatever the trace's length.
+    pub peak_in_flight: u64,
     /// Mean wait in seconds.
     pub avg_wait_s: f64,
     /// Mean bounded slowdown (τ = 10 s).
@@ -98,6 +101,7 @@ impl MetricsAccumulator {
             dropped_oversize,
             refused: 0,
             killed: self.killed,
+            peak_in_flight: 0,
             avg_wait_s: self.wait_sum as f64 / jobs,
             avg_bsld: if self.jobs == 0 {
                 0.0

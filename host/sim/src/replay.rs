@@ -235,6 +235,8 @@ where
         wall.elapsed().as_secs_f64(),
     );
     metrics.refused = driver.refused;
+    // Slots are reused as jobs end, so there are as many as were ever in flight at once.
+    metrics.peak_in_flight = driver.slots.len() as u64;
     let records = if config.keep_records {
         driver.records
     } else {

@@ -218,3 +218,44 @@ fn the_engine_replay_is_byte_identical_across_runs() {
     assert!(first.len() > 2000 * 10, "one row per job");
     assert_eq!(first, csv_of(&jobs));
 }
+
+#[test]
+fn memory_follows_the_jobs_in_flight_not_the_trace_length() {
+    // 20,000 jobs in bursts of five, each burst done before the next: never more than five in
+    // flight. A replay holding the trace would show a peak of thousands.
+    let jobs: Vec<WorkloadJob> = (0..20_000u64)
+        .map(|i| job(i + 1, (i / 5) as Time * 1_000, 300, 600, 4))
+        .collect();
+    let config = ReplayConfig {
+        procs: 8,
+        runtime: RuntimeMode::KillAtLimit,
+        keep_records: false,
+    };
+    for kind in [
+        sluice_sim::SchedulerKind::Easy,
+        sluice_sim::SchedulerKind::Fcfs,
+    ] {
+        let mut source = MemoryWorkload::new(&jobs, 0, None);
+        let mut scheduler = kind.build(8);
+        let out = replay(&mut source, &mut scheduler, &config, ()).unwrap();
+        assert_eq!(out.metrics.jobs, 20_000);
+        assert_eq!(out.metrics.peak_in_flight, 5, "{}", kind.as_str());
+        assert!(out.records.is_empty());
+    }
+
+    let cluster = FlatMachine {
+        procs: 8,
+        cpus_per_node: 1,
+    }
+    .cluster()
+    .unwrap();
+    let options = EngineOptions::for_cluster("slurm", &cluster);
+    let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Multifactor), options);
+    let mut source = MemoryWorkload::new(&jobs, 0, None);
+    let out = replay(&mut source, &mut scheduler, &config, ()).unwrap();
+    assert_eq!(out.metrics.jobs, 20_000);
+    assert_eq!(out.metrics.peak_in_flight, 5);
+    // The engine forgets every job once it has ended.
+    let engine = scheduler.engine().expect("the engine was built");
+    assert_eq!(engine.jobs().count(), 0);
+}

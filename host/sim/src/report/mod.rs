@@ -145,6 +145,7 @@ pub fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
         ("jobs", m.jobs.to_string()),
         ("dropped", m.dropped.to_string()),
         ("killed at limit", m.killed.to_string()),
+        ("peak jobs in flight", m.peak_in_flight.to_string()),
         ("avg wait (s)", format!("{:.1}", m.avg_wait_s)),
         ("max wait (s)", m.max_wait_s.to_string()),
         ("avg bounded slowdown", format!("{:.2}", m.avg_bsld)),
