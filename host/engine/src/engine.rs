@@ -13,6 +13,7 @@ use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
 use crate::licenses::LicenseState;
 use crate::node_state::NodeState;
+use crate::pending::PendingJobs;
 use crate::priority::PriorityReport;
 use crate::reservation::Reservations;
 use crate::usage::Usage;
@@ -191,7 +192,7 @@ pub struct Engine {
     pub(crate) usage: Usage,
     pub(crate) parts: Vec<PartView>,
     pub(crate) jobs: BTreeMap<JobId, Job>,
-    pub(crate) pending: BTreeSet<JobId>,
+    pub(crate) pending: PendingJobs,
     pub(crate) running: BTreeSet<JobId>,
     pub(crate) next_id: JobId,
     pub(crate) outbox: Vec<Event>,
@@ -313,7 +314,7 @@ impl Engine {
             usage,
             parts,
             jobs: BTreeMap::new(),
-            pending: BTreeSet::new(),
+            pending: PendingJobs::default(),
             running: BTreeSet::new(),
             outbox: Vec::new(),
             sched_requested: false,
@@ -471,11 +472,13 @@ impl Engine {
         std::mem::take(&mut self.outbox)
     }
 
-    /// Whether some pending job needs no more CPUs than the usable nodes have free (a necessary
-    /// condition for any start, cheap enough to ask before a backfill pass).
-    fn some_pending_job_fits(&self) -> bool {
-        let free = self.nodes.free_cpus_on(&self.nodes.usable_bitmap());
-        self.pending.iter().any(|id| self.jobs[id].cpus() <= free)
+    /// Whether the pending job needing the fewest CPUs needs no more than the usable nodes have
+    /// free: a necessary condition for any start, cheap enough to ask before every pass (a
+    /// replay skips the passes that could start nothing).
+    pub fn some_pending_job_fits(&self) -> bool {
+        self.pending
+            .fewest_cpus()
+            .is_some_and(|fewest| fewest <= self.nodes.free_cpus_on(self.nodes.usable_nodes()))
     }
 
     /// Runs a full (periodic) main-loop pass now, whatever the intervals say.

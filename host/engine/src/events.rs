@@ -120,8 +120,8 @@ impl Engine {
         job.priority = vec![0; job.partitions.len()];
         let id = job.id;
         self.next_id += 1;
+        self.pending.insert(id, job.cpus());
         self.jobs.insert(id, job);
-        self.pending.insert(id);
         self.refresh_job(id, now);
         self.sched_requested = true;
         Ok(id)
@@ -136,7 +136,7 @@ impl Engine {
                 job.state = JobState::Cancelled;
                 job.end_time = Some(now);
                 job.start_time = None;
-                self.pending.remove(&id);
+                self.pending.remove(id, job.cpus());
                 self.outbox.push(Event::Ended {
                     job: id,
                     state: JobState::Cancelled,

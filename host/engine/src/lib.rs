@@ -59,6 +59,7 @@ pub mod job;
 pub mod licenses;
 pub mod main_loop;
 pub mod node_state;
+mod pending;
 pub mod priority;
 pub mod queue;
 pub mod report;

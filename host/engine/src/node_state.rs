@@ -183,6 +183,11 @@ impl NodeState {
         self.usable.clone()
     }
 
+    /// Nodes that may take new jobs, borrowed.
+    pub fn usable_nodes(&self) -> &NodeBitmap {
+        &self.usable
+    }
+
     /// Free CPUs summed over `nodes`: no job needing more can be placed on them.
     pub fn free_cpus_on(&self, nodes: &NodeBitmap) -> u64 {
         nodes

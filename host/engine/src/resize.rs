@@ -30,7 +30,8 @@ impl Engine {
         job.start_time = None;
         job.end_time = None;
         job.priority_time = None;
-        self.pending.insert(id);
+        let cpus = job.cpus();
+        self.pending.insert(id, cpus);
         self.outbox.push(Event::Ended {
             job: id,
             state: JobState::Pending,

@@ -6,7 +6,7 @@ mod spec;
 pub use machine::FlatMachine;
 pub use spec::{SpecError, job_spec};
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -132,9 +132,6 @@ pub struct EngineScheduler {
     trace_id_of_key: Vec<u64>,
     refused: Vec<(JobKey, String)>,
     queued: usize,
-    /// CPUs of each pending job by key, and how many pending jobs need each CPU count.
-    cpus_of_key: Vec<u64>,
-    pending_cpus: BTreeMap<u64, u32>,
     skipped: u64,
 }
 
@@ -151,8 +148,6 @@ impl EngineScheduler {
             trace_id_of_key: Vec::new(),
             refused: Vec::new(),
             queued: 0,
-            cpus_of_key: Vec::new(),
-            pending_cpus: BTreeMap::new(),
             skipped: 0,
         }
     }
@@ -194,44 +189,14 @@ impl EngineScheduler {
         }
     }
 
-    fn set_key(&mut self, key: JobKey, id: Option<JobId>, trace_id: u64, cpus: u64) {
+    fn set_key(&mut self, key: JobKey, id: Option<JobId>, trace_id: u64) {
         let i = key.index();
         if self.id_of_key.len() <= i {
             self.id_of_key.resize(i + 1, None);
             self.trace_id_of_key.resize(i + 1, 0);
-            self.cpus_of_key.resize(i + 1, 0);
         }
         self.id_of_key[i] = id;
         self.trace_id_of_key[i] = trace_id;
-        self.cpus_of_key[i] = cpus;
-        *self.pending_cpus.entry(cpus).or_default() += 1;
-    }
-
-    fn forget_pending_cpus(&mut self, key: JobKey) {
-        let cpus = self.cpus_of_key[key.index()];
-        if let Some(count) = self.pending_cpus.get_mut(&cpus) {
-            *count -= 1;
-            if *count == 0 {
-                self.pending_cpus.remove(&cpus);
-            }
-        }
-    }
-
-    /// Whether the smallest pending job needs no more CPUs than are free.
-    fn could_start_any(&self) -> bool {
-        let (Some((&smallest, _)), Some(engine)) =
-            (self.pending_cpus.first_key_value(), self.engine())
-        else {
-            return false;
-        };
-        let free: u64 = engine
-            .nodes()
-            .table()
-            .free_cpus
-            .iter()
-            .map(|&c| u64::from(c))
-            .sum();
-        smallest <= free
     }
 }
 
@@ -253,11 +218,10 @@ impl ReplayScheduler for EngineScheduler {
                 return;
             }
         };
-        let cpus = u64::from(spec.tasks.max(1)) * u64::from(spec.cpus_per_task.max(1));
         match self.engine_at(now).submit(spec) {
             Ok(id) => {
                 self.key_of.insert(id, job.key);
-                self.set_key(job.key, Some(id), job.id, cpus);
+                self.set_key(job.key, Some(id), job.id);
                 if job.slurm.is_some() {
                     self.by_trace_id.insert(job.id, id);
                 }
@@ -288,7 +252,9 @@ impl ReplayScheduler for EngineScheduler {
         if matches!(self.state, State::Idle(_)) {
             return;
         }
-        if self.options.passes == Passes::Event && !self.could_start_any() {
+        if self.options.passes == Passes::Event
+            && !self.engine().is_some_and(Engine::some_pending_job_fits)
+        {
             // Neither loop can start a job that needs more CPUs than are free, and a pass keeps
             // nothing but its starts, so skipping it starts nothing differently. It does move
             // where usage is next accrued (Slurm's per-interval approximation does not compose),
@@ -306,7 +272,6 @@ impl ReplayScheduler for EngineScheduler {
             {
                 start.push(key);
                 self.queued -= 1;
-                self.forget_pending_cpus(key);
             }
         }
     }
