@@ -43,12 +43,8 @@ fn policies(priority: Priority) -> Policies {
     }
 }
 
-fn engine_run(
-    jobs: &[WorkloadJob],
-    procs: u32,
-    priority: Priority,
-    runtime: RuntimeMode,
-) -> ReplayOutput {
+/// The engine on a flat machine of `procs` one-CPU nodes, with `priority` in its bundle.
+fn flat_engine(procs: u32, priority: Priority) -> EngineScheduler {
     let cluster = FlatMachine {
         procs,
         cpus_per_node: 1,
@@ -56,7 +52,16 @@ fn engine_run(
     .cluster()
     .unwrap();
     let options = EngineOptions::for_cluster("slurm", &cluster);
-    let mut scheduler = EngineScheduler::new(cluster, policies(priority), options);
+    EngineScheduler::new(cluster, policies(priority), options)
+}
+
+fn engine_run(
+    jobs: &[WorkloadJob],
+    procs: u32,
+    priority: Priority,
+    runtime: RuntimeMode,
+) -> ReplayOutput {
+    let mut scheduler = flat_engine(procs, priority);
     let mut source = MemoryWorkload::new(jobs, 0, None);
     let config = ReplayConfig {
         procs,
@@ -192,14 +197,7 @@ fn kth_prefix(n: usize) -> Vec<WorkloadJob> {
 }
 
 fn csv_of(jobs: &[WorkloadJob]) -> Vec<u8> {
-    let cluster = FlatMachine {
-        procs: 100,
-        cpus_per_node: 1,
-    }
-    .cluster()
-    .unwrap();
-    let options = EngineOptions::for_cluster("slurm", &cluster);
-    let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Multifactor), options);
+    let mut scheduler = flat_engine(100, Priority::Multifactor);
     let mut source = MemoryWorkload::new(jobs, 0, None);
     let config = ReplayConfig {
         procs: 100,
@@ -243,14 +241,7 @@ fn memory_follows_the_jobs_in_flight_not_the_trace_length() {
         assert!(out.records.is_empty());
     }
 
-    let cluster = FlatMachine {
-        procs: 8,
-        cpus_per_node: 1,
-    }
-    .cluster()
-    .unwrap();
-    let options = EngineOptions::for_cluster("slurm", &cluster);
-    let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Multifactor), options);
+    let mut scheduler = flat_engine(8, Priority::Multifactor);
     let mut source = MemoryWorkload::new(&jobs, 0, None);
     let out = replay(&mut source, &mut scheduler, &config, ()).unwrap();
     assert_eq!(out.metrics.jobs, 20_000);
