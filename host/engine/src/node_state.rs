@@ -45,9 +45,9 @@ pub struct NodeRuntime {
 pub struct NodeState {
     nodes: Vec<NodeRuntime>,
     table: NodeTable,
-    by_weight: Vec<u32>,
-    /// Whether `by_weight` is plain index order (every node has the same weight, the usual case).
-    weight_is_index_order: bool,
+    /// Node indices by (Weight, index); `None` when that is plain index order (every node has
+    /// the same weight, the usual case).
+    by_weight: Option<Vec<u32>>,
     /// Nodes whose health is UP, kept with `health` since every pass asks for it.
     usable: NodeBitmap,
 }
@@ -117,26 +117,19 @@ impl NodeState {
                 usable.insert(n as u32);
             }
         }
-        let weight_is_index_order = by_weight.iter().enumerate().all(|(i, &n)| n as usize == i);
+        let in_index_order = by_weight.iter().enumerate().all(|(i, &n)| n as usize == i);
         Self {
             nodes,
             table,
-            by_weight,
-            weight_is_index_order,
+            by_weight: (!in_index_order).then_some(by_weight),
             usable,
         }
     }
 
-    /// Node indices by (Weight, index): the order whole nodes are reserved in. Weights are
-    /// configuration, so the order is fixed for the engine's life.
-    pub fn by_weight(&self) -> &[u32] {
-        &self.by_weight
-    }
-
-    /// Whether [`Self::by_weight`] is index order, so "the first nodes by weight" of a set are
-    /// its lowest indices.
-    pub fn weight_is_index_order(&self) -> bool {
-        self.weight_is_index_order
+    /// Node indices by (Weight, index): the order whole nodes are reserved in; `None` when it is
+    /// index order. Weights are configuration, so the order is fixed for the engine's life.
+    pub fn by_weight(&self) -> Option<&[u32]> {
+        self.by_weight.as_deref()
     }
 
     /// Number of nodes.

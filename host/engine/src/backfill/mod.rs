@@ -323,12 +323,6 @@ impl Engine {
         self.last_backfill_stats = stats;
     }
 
-    /// The first `count` nodes of `avail` by weight: whole nodes to reserve.
-    fn pick_nodes(&self, avail: &NodeBitmap, count: usize) -> NodeBitmap {
-        let order = (!self.nodes.weight_is_index_order()).then(|| self.nodes.by_weight());
-        pick_nodes(order, avail, count)
-    }
-
     /// Records a job started by backfill in the planning picture.
     fn note_started(&self, id: JobId, now: i64, rel: &mut Releases) {
         let job = &self.jobs[&id];
@@ -590,7 +584,7 @@ impl Engine {
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    let chosen = self.pick_nodes(&avail, min_nodes);
+                    let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
                     let list: Vec<u32> = chosen.iter().collect();
                     let hres = self
                         .policies
@@ -611,7 +605,7 @@ impl Engine {
                     });
                 }
             }
-            let chosen = self.pick_nodes(&avail, min_nodes);
+            let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
             return Some(WillRun {
                 start: t,
                 nodes: chosen,
@@ -643,7 +637,8 @@ fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, o
 }
 
 /// The first `count` nodes of `avail` in `by_weight` order (the lowest weight, lowest index on
-/// ties), or by index when `by_weight` is `None` (every weight equal).
+/// ties), or by index when `by_weight` is `None` ([`crate::node_state::NodeState::by_weight`]):
+/// whole nodes to reserve.
 fn pick_nodes(by_weight: Option<&[u32]>, avail: &NodeBitmap, count: usize) -> NodeBitmap {
     let mut chosen = NodeBitmap::with_capacity(avail.words.len() * 64);
     let Some(by_weight) = by_weight else {
