@@ -179,16 +179,16 @@ impl Engine {
         } else {
             usize::MAX
         };
+        let all_nodes = NodeBitmap::full(self.nodes.len());
         let mut map = NodeSpaceMap::new(
             floor_to(now, res),
             window_end,
-            NodeBitmap::full(self.nodes.len()),
+            all_nodes.clone(),
             self.lic.license_count(),
             self.lic.hres_layers().len(),
             max_records,
         );
         let usable = self.nodes.usable_bitmap();
-        let all_nodes = NodeBitmap::full(self.nodes.len());
         // Refilled for every job: what planned jobs hold during its run.
         let mut plan = Plan::default();
         let mut free_cpus = self.nodes.free_cpus_on(&usable);
