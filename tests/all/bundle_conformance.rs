@@ -2,7 +2,7 @@
 //! runs, and the same policy linked in natively gives the same answers.
 
 use sluice_policy::conformance::CaseResult;
-use sluice_policy::{PluginKind, SettingValue, Settings, fixtures};
+use sluice_policy::{PluginKind, Settings, fixtures};
 use sluice_runtime::{Limits, Loaded, Loader, PluginSpec, probe};
 
 use crate::support::*;
@@ -40,12 +40,7 @@ fn bundled_component_and_builtin_agree() {
     let ctx = fixtures::priority_context(1_700_000_000, 32, 4, 3);
     let jobs = fixtures::job_table(&ctx, 2_000, 17);
     // Slurm's default weights are all zero, which would compare constant answers.
-    let weighted = Settings::default()
-        .with("weight.age", SettingValue::Integer(1000))
-        .with("weight.fairshare", SettingValue::Integer(10_000))
-        .with("weight.jobsize", SettingValue::Integer(500))
-        .with("weight.partition", SettingValue::Integer(700))
-        .with("weight.qos", SettingValue::Integer(300));
+    let weighted = weighted_multifactor();
     for (name, settings) in [("multifactor", weighted), ("basic", Settings::default())] {
         let spec = PluginSpec {
             kind: PluginKind::Priority,

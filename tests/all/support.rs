@@ -19,6 +19,17 @@ pub fn text_setting(key: &str, value: &str) -> Settings {
     }])
 }
 
+/// Multifactor settings with every weight the fixtures' jobs can tell apart non-zero (Slurm's
+/// defaults are all zero, which makes every priority the same).
+pub fn weighted_multifactor() -> Settings {
+    Settings::default()
+        .with("weight.age", SettingValue::Integer(1000))
+        .with("weight.fairshare", SettingValue::Integer(10_000))
+        .with("weight.jobsize", SettingValue::Integer(500))
+        .with("weight.partition", SettingValue::Integer(700))
+        .with("weight.qos", SettingValue::Integer(300))
+}
+
 /// Tight limits so that hostile fixtures are stopped quickly.
 pub fn tight_limits() -> Limits {
     Limits {

@@ -4,8 +4,7 @@
 
 use sluice_fixture_priority_v0_2_probe::{ASSOCIATIONS, SET_CLUSTER, TRAP_JOB};
 use sluice_policy::{
-    Association, JobTable, PluginKind, Priorities, PriorityContext, SettingValue, Settings,
-    fixtures,
+    Association, JobTable, PluginKind, Priorities, PriorityContext, Settings, fixtures,
 };
 use sluice_runtime::backend::PriorityBackend;
 use sluice_runtime::{Fault, Limits, Loaded, Loader};
@@ -197,12 +196,7 @@ fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
 fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
     // The SDK's guest writes usage into the context it kept; every step must still answer as
     // the same policy linked in does with the whole context.
-    let settings = Settings::default()
-        .with("weight.age", SettingValue::Integer(1000))
-        .with("weight.fairshare", SettingValue::Integer(10_000))
-        .with("weight.jobsize", SettingValue::Integer(500))
-        .with("weight.partition", SettingValue::Integer(700))
-        .with("weight.qos", SettingValue::Integer(300));
+    let settings = weighted_multifactor();
     let spec = sluice_runtime::PluginSpec {
         kind: PluginKind::Priority,
         plugin: "multifactor".into(),
