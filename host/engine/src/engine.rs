@@ -79,9 +79,10 @@ pub struct EngineConfig {
     /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
     /// believes a job past its limit ends at the next instant.
     pub enforce_time_limits: bool,
-    /// Skip a backfill pass when no pending job needs as few CPUs as the usable nodes have free:
-    /// such a pass could start nothing and would only refresh expected start times and reasons,
-    /// which a replay never shows. Off in the live host, so `squeue --start` stays current.
+    /// Skip a backfill pass when no pending job needs as few CPUs as the usable nodes have free,
+    /// and end a pass at the first queue position from which no job does: what is skipped could
+    /// start nothing and would only refresh expected start times and reasons, which a replay
+    /// never shows. Off in the live host, so `squeue --start` stays current.
     pub skip_backfill_without_fit: bool,
 }
 

@@ -338,6 +338,13 @@ impl Job {
         u64::from(self.spec.tasks.max(1)) * u64::from(self.spec.cpus_per_task.max(1))
     }
 
+    /// Whether the job asks for nodes alone: no licenses, no HRES, no advance reservation. Such
+    /// a job cannot start on fewer free CPUs than [`Job::cpus`], which the passes use to skip
+    /// asking the policies about it.
+    pub fn needs_nodes_alone(&self) -> bool {
+        self.demand.licenses.is_empty() && self.demand.hres.is_empty() && self.reservation.is_none()
+    }
+
     /// Largest node count the job accepts.
     pub fn max_nodes(&self) -> u32 {
         self.spec

@@ -21,7 +21,15 @@ fn replay_engine(enforce: bool) -> (Engine, ManualClock) {
 }
 
 fn replay_engine_with(configure: impl FnOnce(&mut EngineConfig)) -> (Engine, ManualClock) {
-    let cluster = cluster(2, 1);
+    replay_engine_on(2, configure)
+}
+
+/// An engine on `nodes` one-CPU nodes with site-factor priorities and first-fit selection.
+fn replay_engine_on(
+    nodes: usize,
+    configure: impl FnOnce(&mut EngineConfig),
+) -> (Engine, ManualClock) {
+    let cluster = cluster(nodes, 1);
     let clock = ManualClock::new(T0);
     let mut config = EngineConfig::for_cluster(&cluster);
     configure(&mut config);
@@ -150,5 +158,40 @@ fn a_backfill_pass_that_could_start_nothing_is_skipped_only_when_asked() {
             .iter()
             .any(|ev| matches!(ev, Event::Started { job, .. } if *job == waiting));
         assert!(started, "skip {skip}");
+    }
+}
+
+#[test]
+fn a_backfill_pass_stops_where_no_later_job_could_start_only_when_asked() {
+    let ranked = |nodes: u32, seconds: u64, site_factor: i64| JobSpec {
+        site_factor,
+        ..job(nodes, seconds)
+    };
+    for skip in [false, true] {
+        let (mut e, clock) = replay_engine_on(3, |c| c.skip_backfill_without_fit = skip);
+        e.submit(job(1, 600)).unwrap();
+        e.tick();
+        // In queue order: a 3-node job that must wait, a 1-node job that backfills before it,
+        // then a 2-node job for which one CPU is left.
+        let wide = e.submit(ranked(3, 600, 30)).unwrap();
+        let short = e.submit(ranked(1, 60, 20)).unwrap();
+        let pair = e.submit(ranked(2, 600, 10)).unwrap();
+        clock.advance(31);
+        e.tick();
+        assert_eq!(
+            e.job(short).unwrap().state,
+            JobState::Running,
+            "skip {skip}"
+        );
+        assert!(e.job(wide).unwrap().start_time.is_some(), "skip {skip}");
+        let stats = e.last_backfill_stats();
+        let pair_planned = e.job(pair).unwrap().start_time;
+        if skip {
+            assert_eq!(stats.stopped_by, Some("no later job fits"));
+            assert_eq!(pair_planned, None);
+        } else {
+            assert_eq!(stats.stopped_by, None);
+            assert!(pair_planned.is_some());
+        }
     }
 }

@@ -209,8 +209,22 @@ impl Engine {
         let mut per_user: HashMap<String, u32> = HashMap::new();
         let mut per_part = vec![0u32; self.parts.len()];
         let mut reservations = 0usize;
+        let fewest_after = if self.config.skip_backfill_without_fit {
+            self.fewest_cpus_from(&records)
+        } else {
+            Vec::new()
+        };
 
-        for rec in &records {
+        for (i, rec) in records.iter().enumerate() {
+            if fewest_after
+                .get(i)
+                .is_some_and(|&fewest| fewest > free_cpus)
+            {
+                // No job from here on can start, and planning them would only refresh their
+                // expected start times and reasons (see `skip_backfill_without_fit`).
+                stats.stopped_by = Some("no later job fits");
+                break;
+            }
             if !self.jobs[&rec.job].is_pending() {
                 continue;
             }
@@ -257,10 +271,7 @@ impl Engine {
             // A job of nodes alone that needs more CPUs than are free fails for Resources
             // whatever the policy says; the check spares building its request.
             let job = &self.jobs[&rec.job];
-            let nodes_alone = job.demand.licenses.is_empty()
-                && job.demand.hres.is_empty()
-                && job.reservation.is_none();
-            let attempt = if nodes_alone && job.cpus() > free_cpus {
+            let attempt = if job.needs_nodes_alone() && job.cpus() > free_cpus {
                 Err(Reason::Resources)
             } else {
                 self.try_start(rec, now, &usable, &plan, Loop::Backfill)
@@ -321,6 +332,24 @@ impl Engine {
             }
         }
         self.last_backfill_stats = stats;
+    }
+
+    /// For each queue position, the fewest CPUs any job from there on could start with: its CPU
+    /// count for a job of nodes alone, 0 for one whose licenses, HRES or reservation make the
+    /// free-CPU test no proof (so nothing is cut short before it).
+    fn fewest_cpus_from(&self, records: &[QueueRecord]) -> Vec<u64> {
+        let mut fewest = vec![0; records.len()];
+        let mut least = u64::MAX;
+        for (i, rec) in records.iter().enumerate().rev() {
+            let job = &self.jobs[&rec.job];
+            least = least.min(if job.needs_nodes_alone() {
+                job.cpus()
+            } else {
+                0
+            });
+            fewest[i] = least;
+        }
+        fewest
     }
 
     /// Records a job started by backfill in the planning picture.
