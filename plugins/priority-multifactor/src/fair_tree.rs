@@ -41,29 +41,31 @@ pub struct FairTree {
 /// Usage decays only every PriorityCalcPeriod, while the host asks for priorities at every
 /// pass that finds a new job, so most calls see the table of the call before. Names are never
 /// compared (Fair Tree does not read them), usage by bit pattern (so NaN matches itself), and
-/// nothing is cloned on a hit: one pass over the table decides.
+/// nothing is cloned on a hit: one pass over the table decides. When only usage changed (every
+/// decay) the tree's shape is kept and only the standings are computed again.
 #[derive(Clone, Debug, Default)]
 pub struct CachedFairTree {
-    /// What Fair Tree read of each association of `tree`'s table.
-    inputs: Vec<TreeInput>,
+    /// What the shape was built from, per association.
+    shape_inputs: Vec<ShapeInput>,
+    /// Usage bits of each association of `tree`'s table.
+    usage_bits: Vec<u64>,
+    shape: Option<Shape>,
     tree: Option<FairTree>,
 }
 
-/// The fields of one association that Fair Tree reads.
+/// The fields of one association that the tree's shape depends on.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct TreeInput {
+struct ShapeInput {
     parent: Option<u32>,
     raw_shares: u32,
-    usage_bits: u64,
     is_user: bool,
 }
 
-impl TreeInput {
+impl ShapeInput {
     fn of(a: &Association) -> Self {
         Self {
             parent: a.parent,
             raw_shares: a.raw_shares,
-            usage_bits: a.raw_usage.to_bits(),
             is_user: a.is_user,
         }
     }
@@ -72,30 +74,167 @@ impl TreeInput {
 impl CachedFairTree {
     /// The Fair Tree of `assocs`: the kept one when its table read the same, else computed.
     pub fn get(&mut self, assocs: &[Association]) -> &FairTree {
-        let same = self.inputs.len() == assocs.len()
+        let same_shape = self.shape_inputs.len() == assocs.len()
             && self
-                .inputs
+                .shape_inputs
                 .iter()
                 .zip(assocs)
-                .all(|(k, a)| *k == TreeInput::of(a));
-        if !same {
+                .all(|(k, a)| *k == ShapeInput::of(a));
+        if !same_shape {
+            self.shape_inputs.clear();
+            self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
+            self.shape = Some(Shape::new(assocs));
             self.tree = None;
         }
-        self.tree.get_or_insert_with(|| {
-            self.inputs.clear();
-            self.inputs.extend(assocs.iter().map(TreeInput::of));
-            FairTree::compute(assocs)
-        })
+        let same_usage = self.usage_bits.len() == assocs.len()
+            && self
+                .usage_bits
+                .iter()
+                .zip(assocs)
+                .all(|(&bits, a)| bits == a.raw_usage.to_bits());
+        if !same_usage {
+            self.usage_bits.clear();
+            self.usage_bits
+                .extend(assocs.iter().map(|a| a.raw_usage.to_bits()));
+            self.tree = None;
+        }
+        let shape = self.shape.get_or_insert_with(|| Shape::new(assocs));
+        self.tree.get_or_insert_with(|| shape.standings(assocs))
     }
 }
 
-/// The tree as Fair Tree walks it: children re-parented past `FairShare=parent` accounts.
-struct Shape<'a> {
-    assocs: &'a [Association],
+/// The tree as Fair Tree walks it — children re-parented past `FairShare=parent` accounts —
+/// which depends on parents, user flags and RawShares, not on usage.
+#[derive(Clone, Debug)]
+struct Shape {
+    root: Option<usize>,
     /// Children of each association in fs terms, in input order.
     fs_children: Vec<Vec<u32>>,
-    /// Level FS of each association (NO_VAL for root).
-    level_fs: Vec<f64>,
+    /// Sum of the RawShares of each association's fs-children (`FairShare=parent` ones excluded).
+    level_shares: Vec<f64>,
+    /// Associations breadth-first from root, root excluded.
+    order: Vec<(u32, u32)>,
+    /// User associations.
+    users: u32,
+}
+
+impl Shape {
+    fn new(assocs: &[Association]) -> Self {
+        let n = assocs.len();
+        let mut fs_children = vec![Vec::new(); n];
+        let root = assocs.iter().position(|a| a.parent.is_none());
+        if let Some(root) = root {
+            for (i, p) in fs_parents(assocs, root).iter().enumerate() {
+                if let Some(p) = p {
+                    fs_children[*p].push(i as u32);
+                }
+            }
+        }
+        // A `FairShare=parent` association has no children of its own in fs terms, so it adds
+        // nothing to its siblings' level shares (Slurm's `_foreach_sum_level_shares`).
+        let level_shares = fs_children
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|&i| assocs[i as usize].raw_shares)
+                    .filter(|&s| s != FS_USE_PARENT)
+                    .map(f64::from)
+                    .sum()
+            })
+            .collect();
+        // Breadth-first from root, so a `FairShare=parent` child finds its fs-parent's S computed.
+        let mut order = Vec::with_capacity(n);
+        if let Some(root) = root {
+            let mut parents = vec![root as u32];
+            let mut k = 0;
+            while k < parents.len() {
+                let p = parents[k];
+                k += 1;
+                for &c in &fs_children[p as usize] {
+                    order.push((p, c));
+                    parents.push(c);
+                }
+            }
+        }
+        Shape {
+            root,
+            fs_children,
+            level_shares,
+            order,
+            users: assocs.iter().filter(|a| a.is_user).count() as u32,
+        }
+    }
+
+    /// Every association's standing under the usage `assocs` carries.
+    fn standings(&self, assocs: &[Association]) -> FairTree {
+        let n = assocs.len();
+        let nan = Standing {
+            norm_shares: f64::NAN,
+            effective_usage: f64::NAN,
+            level_fs: f64::NAN,
+            fair_share: f64::NAN,
+        };
+        let mut standing = vec![nan; n];
+        let Some(root) = self.root else {
+            return FairTree { standing };
+        };
+        let mut level_fs = vec![NO_VAL; n];
+        // sshare prints root's NormShares as 0 and its EffectvUsage as 1.
+        standing[root] = Standing {
+            norm_shares: 0.0,
+            effective_usage: 1.0,
+            level_fs: f64::NAN,
+            fair_share: f64::NAN,
+        };
+        for &(p, c) in &self.order {
+            let (p, c) = (p as usize, c as usize);
+            let a = &assocs[c];
+            let parent_usage = assocs[p].raw_usage;
+            let u = if parent_usage == 0.0 {
+                0.0
+            } else {
+                a.raw_usage / parent_usage
+            };
+            let (s, lf) = if a.raw_shares == FS_USE_PARENT {
+                (
+                    standing[p].norm_shares,
+                    if a.is_user { f64::INFINITY } else { NO_VAL },
+                )
+            } else {
+                let s = if self.level_shares[p] > 0.0 {
+                    f64::from(a.raw_shares) / self.level_shares[p]
+                } else {
+                    0.0
+                };
+                // S/U with U = 0 is +∞ on purpose ("NOT A BUG" in Slurm).
+                (s, if s == 0.0 { 0.0 } else { s / u })
+            };
+            level_fs[c] = lf;
+            let shown_lf = if a.raw_shares == FS_USE_PARENT && !a.is_user {
+                f64::NAN
+            } else {
+                lf
+            };
+            standing[c] = Standing {
+                norm_shares: s,
+                effective_usage: u,
+                level_fs: shown_lf,
+                fair_share: f64::NAN,
+            };
+        }
+        let mut ranker = Ranker {
+            rank: self.users,
+            rnt: self.users,
+            users: self.users,
+            standing: &mut standing,
+            shape: self,
+            assocs,
+            level_fs: &level_fs,
+            sorted: Vec::with_capacity(n),
+        };
+        ranker.visit(root, false);
+        FairTree { standing }
+    }
 }
 
 impl FairTree {
@@ -108,105 +247,7 @@ impl FairTree {
     /// sibling accounts are never merged; this does the same. Equal siblings keep input order
     /// (Slurm's qsort leaves it unspecified; tied users get the same rank either way).
     pub fn compute(assocs: &[Association]) -> Self {
-        let n = assocs.len();
-        let nan = Standing {
-            norm_shares: f64::NAN,
-            effective_usage: f64::NAN,
-            level_fs: f64::NAN,
-            fair_share: f64::NAN,
-        };
-        let mut standing = vec![nan; n];
-        let Some(root) = assocs.iter().position(|a| a.parent.is_none()) else {
-            return Self { standing };
-        };
-        let fs_parent = fs_parents(assocs, root);
-
-        let mut fs_children = vec![Vec::new(); n];
-        for (i, p) in fs_parent.iter().enumerate() {
-            if let Some(p) = p {
-                fs_children[*p].push(i as u32);
-            }
-        }
-        // A `FairShare=parent` association has no children of its own in fs terms, so it adds
-        // nothing to its siblings' level shares (Slurm's `_foreach_sum_level_shares`).
-        let level_shares: Vec<f64> = fs_children
-            .iter()
-            .map(|c| {
-                c.iter()
-                    .map(|&i| assocs[i as usize].raw_shares)
-                    .filter(|&s| s != FS_USE_PARENT)
-                    .map(f64::from)
-                    .sum()
-            })
-            .collect();
-
-        let mut level_fs = vec![NO_VAL; n];
-        // sshare prints root's NormShares as 0 and its EffectvUsage as 1.
-        standing[root] = Standing {
-            norm_shares: 0.0,
-            effective_usage: 1.0,
-            level_fs: f64::NAN,
-            fair_share: f64::NAN,
-        };
-        // Breadth-first from root, so a `FairShare=parent` child finds its fs-parent's S computed.
-        let mut order = vec![root as u32];
-        let mut k = 0;
-        while k < order.len() {
-            let p = order[k] as usize;
-            k += 1;
-            for &c in &fs_children[p] {
-                let c = c as usize;
-                let a = &assocs[c];
-                let parent_usage = assocs[p].raw_usage;
-                let u = if parent_usage == 0.0 {
-                    0.0
-                } else {
-                    a.raw_usage / parent_usage
-                };
-                let (s, lf) = if a.raw_shares == FS_USE_PARENT {
-                    (
-                        standing[p].norm_shares,
-                        if a.is_user { f64::INFINITY } else { NO_VAL },
-                    )
-                } else {
-                    let s = if level_shares[p] > 0.0 {
-                        f64::from(a.raw_shares) / level_shares[p]
-                    } else {
-                        0.0
-                    };
-                    // S/U with U = 0 is +∞ on purpose ("NOT A BUG" in Slurm).
-                    (s, if s == 0.0 { 0.0 } else { s / u })
-                };
-                level_fs[c] = lf;
-                let shown_lf = if a.raw_shares == FS_USE_PARENT && !a.is_user {
-                    f64::NAN
-                } else {
-                    lf
-                };
-                standing[c] = Standing {
-                    norm_shares: s,
-                    effective_usage: u,
-                    level_fs: shown_lf,
-                    fair_share: f64::NAN,
-                };
-                order.push(c as u32);
-            }
-        }
-
-        let users = assocs.iter().filter(|a| a.is_user).count() as u32;
-        let shape = Shape {
-            assocs,
-            fs_children,
-            level_fs,
-        };
-        let mut ranker = Ranker {
-            rank: users,
-            rnt: users,
-            users,
-            standing: &mut standing,
-        };
-        ranker.visit(&shape, &shape.fs_children[root], false);
-        Self { standing }
+        Shape::new(assocs).standings(assocs)
     }
 
     /// FairShare factor of association `i` (0 for accounts and unknown indices).
@@ -252,43 +293,152 @@ struct Ranker<'s> {
     rnt: u32,
     users: u32,
     standing: &'s mut [Standing],
+    shape: &'s Shape,
+    assocs: &'s [Association],
+    level_fs: &'s [f64],
+    /// Sort keys of the sibling lists being walked, innermost last (a stack shared by the
+    /// recursion, so a walk allocates once).
+    sorted: Vec<(u64, u32)>,
 }
 
 impl Ranker<'_> {
-    fn visit(&mut self, shape: &Shape, siblings: &[u32], account_tied: bool) {
-        let mut sorted = siblings.to_vec();
-        sorted.sort_by(|&a, &b| {
-            let (la, lb) = (shape.level_fs[a as usize], shape.level_fs[b as usize]);
-            let (ua, ub) = (
-                shape.assocs[a as usize].is_user,
-                shape.assocs[b as usize].is_user,
-            );
-            lb.partial_cmp(&la)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(ub.cmp(&ua))
-        });
+    /// Ranks the fs-children of `parent` and, depth first, everything under them.
+    fn visit(&mut self, parent: usize, account_tied: bool) {
+        let siblings = &self.shape.fs_children[parent];
+        let from = self.sorted.len();
+        self.sort_siblings(siblings);
         let mut prev = NO_VAL;
-        for (i, &c) in sorted.iter().enumerate() {
-            let lf = shape.level_fs[c as usize];
-            let tied = if i == 0 && account_tied {
+        for i in from..self.sorted.len() {
+            let c = self.sorted[i].1 as usize;
+            let lf = self.level_fs[c];
+            let tied = if i == from && account_tied {
                 true
             } else {
                 prev == lf
             };
-            if shape.assocs[c as usize].is_user {
+            if self.assocs[c].is_user {
                 if !tied {
                     self.rank = self.rnt;
                 }
-                self.standing[c as usize].fair_share = if self.users == 0 {
+                self.standing[c].fair_share = if self.users == 0 {
                     0.0
                 } else {
                     f64::from(self.rank) / f64::from(self.users)
                 };
                 self.rnt = self.rnt.saturating_sub(1);
             } else {
-                self.visit(shape, &shape.fs_children[c as usize], tied);
+                self.visit(c, tied);
             }
             prev = lf;
+        }
+        self.sorted.truncate(from);
+    }
+
+    /// Pushes `siblings` onto `sorted` in Fair Tree's order: Level FS descending, users before
+    /// accounts, then input order. The order is that of a stable sort by (Level FS, user), done
+    /// on integer keys; a Level FS that is NaN (which compares equal to everything) falls back
+    /// to exactly that comparison.
+    fn sort_siblings(&mut self, siblings: &[u32]) {
+        let (level_fs, assocs) = (self.level_fs, self.assocs);
+        if siblings.iter().any(|&c| level_fs[c as usize].is_nan()) {
+            let order = sorted_by_comparison(siblings, level_fs, assocs);
+            self.sorted.extend(order.iter().map(|&c| (0, c)));
+        } else {
+            sort_by_keys(siblings, level_fs, assocs, &mut self.sorted);
+        }
+    }
+}
+
+/// `siblings` in Fair Tree's order by a stable sort with Slurm's comparison (NaN ties all).
+fn sorted_by_comparison(siblings: &[u32], level_fs: &[f64], assocs: &[Association]) -> Vec<u32> {
+    let is_account = |c: u32| !assocs[c as usize].is_user;
+    let mut order = siblings.to_vec();
+    order.sort_by(|&a, &b| {
+        let (la, lb) = (level_fs[a as usize], level_fs[b as usize]);
+        lb.partial_cmp(&la)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(is_account(a).cmp(&is_account(b)))
+    });
+    order
+}
+
+/// Appends `siblings` to `out` in the order of [`sorted_by_comparison`], for Level FS values
+/// without NaN: each key holds the order-preserving bits of −Level FS, then the account flag and
+/// the input position, so the keys are distinct and an unstable sort gives the stable order.
+fn sort_by_keys(
+    siblings: &[u32],
+    level_fs: &[f64],
+    assocs: &[Association],
+    out: &mut Vec<(u64, u32)>,
+) {
+    const ACCOUNT: u32 = 1 << 31;
+    let from = out.len();
+    out.extend(siblings.iter().enumerate().map(|(pos, &c)| {
+        let account = if assocs[c as usize].is_user {
+            0
+        } else {
+            ACCOUNT
+        };
+        (!ordered_bits(level_fs[c as usize]), account | pos as u32)
+    }));
+    out[from..].sort_unstable();
+    for entry in &mut out[from..] {
+        entry.1 = siblings[(entry.1 & !ACCOUNT) as usize];
+    }
+}
+
+/// Maps a non-NaN float to an integer in the same order (−0 and +0 alike, as `==` has them).
+fn ordered_bits(x: f64) -> u64 {
+    let bits = if x == 0.0 { 0 } else { x.to_bits() };
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Level FS values that tie often and cover Fair Tree's special ones.
+    const VALUES: [f64; 8] = [0.0, -0.0, 0.5, 1.0, 2.0, 1e300, f64::INFINITY, NO_VAL];
+
+    #[test]
+    fn keyed_order_is_the_comparison_order() {
+        // A small deterministic generator, so the test needs no dependency.
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        for round in 0..500 {
+            let n = 1 + next(60);
+            let assocs: Vec<Association> = (0..n)
+                .map(|i| Association {
+                    name: format!("a{i}"),
+                    parent: Some(0),
+                    is_user: next(3) > 0,
+                    raw_shares: 1,
+                    raw_usage: 0.0,
+                })
+                .collect();
+            let level_fs: Vec<f64> = (0..n).map(|_| VALUES[next(VALUES.len())]).collect();
+            // Siblings in a shuffled input order, as a tree built in any order has them.
+            let mut siblings: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                siblings.swap(i, next(i + 1));
+            }
+            let mut keyed = vec![(7, 7)];
+            sort_by_keys(&siblings, &level_fs, &assocs, &mut keyed);
+            let keyed: Vec<u32> = keyed[1..].iter().map(|&(_, c)| c).collect();
+            assert_eq!(
+                keyed,
+                sorted_by_comparison(&siblings, &level_fs, &assocs),
+                "round {round}"
+            );
         }
     }
 }
