@@ -50,6 +50,9 @@ pub struct CachedFairTree {
     /// Usage bits of each association of `tree`'s table.
     usage_bits: Vec<u64>,
     shape: Option<Shape>,
+    /// The sibling order each account's children were ranked in last time: the next sort starts
+    /// from it, and after a decay only the users that ran have moved.
+    orders: SiblingOrders,
     tree: Option<FairTree>,
 }
 
@@ -84,6 +87,7 @@ impl CachedFairTree {
             self.shape_inputs.clear();
             self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
             self.shape = Some(Shape::new(assocs));
+            self.orders = SiblingOrders::default();
             self.tree = None;
         }
         let same_usage = self.usage_bits.len() == assocs.len()
@@ -99,7 +103,9 @@ impl CachedFairTree {
             self.tree = None;
         }
         let shape = self.shape.get_or_insert_with(|| Shape::new(assocs));
-        self.tree.get_or_insert_with(|| shape.standings(assocs))
+        let orders = &mut self.orders;
+        self.tree
+            .get_or_insert_with(|| shape.standings(assocs, orders))
     }
 }
 
@@ -110,6 +116,8 @@ struct Shape {
     root: Option<usize>,
     /// Children of each association in fs terms, in input order.
     fs_children: Vec<Vec<u32>>,
+    /// Where each association stands in its fs-parent's `fs_children`.
+    position: Vec<u32>,
     /// Sum of the RawShares of each association's fs-children (`FairShare=parent` ones excluded).
     level_shares: Vec<f64>,
     /// Associations breadth-first from root, root excluded.
@@ -128,6 +136,12 @@ impl Shape {
                 if let Some(p) = p {
                     fs_children[*p].push(i as u32);
                 }
+            }
+        }
+        let mut position = vec![0; n];
+        for children in &fs_children {
+            for (pos, &c) in children.iter().enumerate() {
+                position[c as usize] = pos as u32;
             }
         }
         // A `FairShare=parent` association has no children of its own in fs terms, so it adds
@@ -159,6 +173,7 @@ impl Shape {
         Shape {
             root,
             fs_children,
+            position,
             level_shares,
             order,
             users: assocs.iter().filter(|a| a.is_user).count() as u32,
@@ -166,7 +181,7 @@ impl Shape {
     }
 
     /// Every association's standing under the usage `assocs` carries.
-    fn standings(&self, assocs: &[Association]) -> FairTree {
+    fn standings(&self, assocs: &[Association], orders: &mut SiblingOrders) -> FairTree {
         let n = assocs.len();
         let nan = Standing {
             norm_shares: f64::NAN,
@@ -231,6 +246,7 @@ impl Shape {
             assocs,
             level_fs: &level_fs,
             sorted: Vec::with_capacity(n),
+            orders,
         };
         ranker.visit(root, false);
         FairTree { standing }
@@ -247,7 +263,7 @@ impl FairTree {
     /// sibling accounts are never merged; this does the same. Equal siblings keep input order
     /// (Slurm's qsort leaves it unspecified; tied users get the same rank either way).
     pub fn compute(assocs: &[Association]) -> Self {
-        Shape::new(assocs).standings(assocs)
+        Shape::new(assocs).standings(assocs, &mut SiblingOrders::default())
     }
 
     /// FairShare factor of association `i` (0 for accounts and unknown indices).
@@ -299,14 +315,19 @@ struct Ranker<'s> {
     /// Sort keys of the sibling lists being walked, innermost last (a stack shared by the
     /// recursion, so a walk allocates once).
     sorted: Vec<(u64, u32)>,
+    orders: &'s mut SiblingOrders,
 }
+
+/// Per association, its fs-children in the order they were last ranked (empty: never).
+#[derive(Clone, Debug, Default)]
+struct SiblingOrders(Vec<Vec<u32>>);
 
 impl Ranker<'_> {
     /// Ranks the fs-children of `parent` and, depth first, everything under them.
     fn visit(&mut self, parent: usize, account_tied: bool) {
         let siblings = &self.shape.fs_children[parent];
         let from = self.sorted.len();
-        self.sort_siblings(siblings);
+        self.sort_siblings(parent, siblings);
         let mut prev = NO_VAL;
         for i in from..self.sorted.len() {
             let c = self.sorted[i].1 as usize;
@@ -338,13 +359,28 @@ impl Ranker<'_> {
     /// accounts, then input order. The order is that of a stable sort by (Level FS, user), done
     /// on integer keys; a Level FS that is NaN (which compares equal to everything) falls back
     /// to exactly that comparison.
-    fn sort_siblings(&mut self, siblings: &[u32]) {
+    fn sort_siblings(&mut self, parent: usize, siblings: &[u32]) {
         let (level_fs, assocs) = (self.level_fs, self.assocs);
+        let from = self.sorted.len();
         if siblings.iter().any(|&c| level_fs[c as usize].is_nan()) {
             let order = sorted_by_comparison(siblings, level_fs, assocs);
             self.sorted.extend(order.iter().map(|&c| (0, c)));
         } else {
-            sort_by_keys(siblings, level_fs, assocs, &mut self.sorted);
+            let orders = &mut self.orders.0;
+            if orders.len() <= parent {
+                orders.resize(parent + 1, Vec::new());
+            }
+            let keys = SortKeys {
+                level_fs,
+                assocs,
+                position: &self.shape.position,
+            };
+            keys.sort(siblings, &orders[parent], &mut self.sorted);
+        }
+        let last = &mut self.orders.0;
+        if let Some(order) = last.get_mut(parent) {
+            order.clear();
+            order.extend(self.sorted[from..].iter().map(|&(_, c)| c));
         }
     }
 }
@@ -362,29 +398,62 @@ fn sorted_by_comparison(siblings: &[u32], level_fs: &[f64], assocs: &[Associatio
     order
 }
 
-/// Appends `siblings` to `out` in the order of [`sorted_by_comparison`], for Level FS values
-/// without NaN: each key holds the order-preserving bits of −Level FS, then the account flag and
-/// the input position, so the keys are distinct and an unstable sort gives the stable order.
-fn sort_by_keys(
-    siblings: &[u32],
-    level_fs: &[f64],
-    assocs: &[Association],
-    out: &mut Vec<(u64, u32)>,
-) {
+/// What Fair Tree's order reads of an association, as integer keys (for Level FS values
+/// without NaN): the order-preserving bits of −Level FS, then the account flag and the position
+/// among its siblings. The keys are distinct, so any sort of them gives the stable order.
+struct SortKeys<'a> {
+    level_fs: &'a [f64],
+    assocs: &'a [Association],
+    position: &'a [u32],
+}
+
+impl SortKeys<'_> {
     const ACCOUNT: u32 = 1 << 31;
-    let from = out.len();
-    out.extend(siblings.iter().enumerate().map(|(pos, &c)| {
-        let account = if assocs[c as usize].is_user {
-            0
+
+    /// Appends `siblings` to `out` in the order of [`sorted_by_comparison`], starting from
+    /// `last` (the order of a previous ranking; ignored unless it holds as many siblings).
+    /// Insertion sort from there costs what moved since; past a budget the rest is sorted
+    /// outright.
+    fn sort(&self, siblings: &[u32], last: &[u32], out: &mut Vec<(u64, u32)>) {
+        let from = out.len();
+        let start = if last.len() == siblings.len() {
+            last
         } else {
-            ACCOUNT
+            siblings
         };
-        (!ordered_bits(level_fs[c as usize]), account | pos as u32)
-    }));
-    out[from..].sort_unstable();
-    for entry in &mut out[from..] {
-        entry.1 = siblings[(entry.1 & !ACCOUNT) as usize];
+        out.extend(start.iter().map(|&c| {
+            let c = c as usize;
+            let account = if self.assocs[c].is_user {
+                0
+            } else {
+                Self::ACCOUNT
+            };
+            (!ordered_bits(self.level_fs[c]), account | self.position[c])
+        }));
+        let keys = &mut out[from..];
+        if !insertion_sort_within(keys, 4 * keys.len() + 64) {
+            keys.sort_unstable();
+        }
+        for entry in keys {
+            entry.1 = siblings[(entry.1 & !Self::ACCOUNT) as usize];
+        }
     }
+}
+
+/// Insertion-sorts `keys` unless that takes more than `budget` moves; says whether it finished.
+fn insertion_sort_within(keys: &mut [(u64, u32)], mut budget: usize) -> bool {
+    for i in 1..keys.len() {
+        let mut j = i;
+        while j > 0 && keys[j - 1] > keys[j] {
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
+            keys.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    true
 }
 
 /// Maps a non-NaN float to an integer in the same order (−0 and +0 alike, as `==` has them).
@@ -431,8 +500,30 @@ mod tests {
             for i in (1..n).rev() {
                 siblings.swap(i, next(i + 1));
             }
+            let mut position = vec![0; n];
+            for (pos, &c) in siblings.iter().enumerate() {
+                position[c as usize] = pos as u32;
+            }
+            let keys = SortKeys {
+                level_fs: &level_fs,
+                assocs: &assocs,
+                position: &position,
+            };
+            // Start from no order, a random one, or the right one nudged, in turn.
+            let mut last: Vec<u32> = match round % 3 {
+                0 => Vec::new(),
+                1 => siblings.clone(),
+                _ => sorted_by_comparison(&siblings, &level_fs, &assocs),
+            };
+            if round % 3 == 1 {
+                for i in (1..n).rev() {
+                    last.swap(i, next(i + 1));
+                }
+            } else if n > 1 && !last.is_empty() {
+                last.swap(0, n - 1);
+            }
             let mut keyed = vec![(7, 7)];
-            sort_by_keys(&siblings, &level_fs, &assocs, &mut keyed);
+            keys.sort(&siblings, &last, &mut keyed);
             let keyed: Vec<u32> = keyed[1..].iter().map(|&(_, c)| c).collect();
             assert_eq!(
                 keyed,
