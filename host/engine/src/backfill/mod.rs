@@ -66,9 +66,26 @@ impl Releases {
     }
 
     /// Puts `by_release` in order again after a start changed release times.
+    ///
+    /// Release times within 2^32 s of the earliest (all of them, unless a job asks for more
+    /// than a century) sort as one integer each, time above node, which is several times
+    /// cheaper than sorting pairs; the order is the same.
     fn sort_by_release(&mut self) {
-        if self.by_release.len() != self.node_free_at.len() {
-            let free_at = &self.node_free_at;
+        if self.by_release.len() == self.node_free_at.len() {
+            return;
+        }
+        let free_at = &self.node_free_at;
+        let earliest = free_at.iter().copied().min().unwrap_or(0);
+        let offset = |t: i64| t.checked_sub(earliest).and_then(|d| u32::try_from(d).ok());
+        if free_at.iter().all(|&t| offset(t).is_some()) {
+            let mut keys: Vec<u64> = free_at
+                .iter()
+                .enumerate()
+                .map(|(n, &t)| (u64::from(offset(t).unwrap_or(u32::MAX)) << 32) | n as u64)
+                .collect();
+            keys.sort_unstable();
+            self.by_release = keys.iter().map(|&k| k as u32).collect();
+        } else {
             self.by_release = (0..free_at.len() as u32).collect();
             self.by_release
                 .sort_unstable_by_key(|&n| (free_at[n as usize], n));
@@ -773,5 +790,21 @@ mod tests {
         rel.sort_by_release();
         assert_eq!(incremental, rel.by_release);
         assert_eq!(incremental, vec![1, 0, 5, 3, 4, 2]);
+    }
+
+    #[test]
+    fn release_order_is_by_time_then_node_even_centuries_apart() {
+        let far = 5_000_000_000; // past what one packed key holds
+        for free_at in [
+            vec![7, 3, 7, 3, 0, 9],
+            vec![far, 3, 7, far, 0, i64::MAX],
+            vec![-5, 2, -5],
+        ] {
+            let mut rel = releases(&free_at);
+            rel.sort_by_release();
+            let mut expected: Vec<u32> = (0..free_at.len() as u32).collect();
+            expected.sort_by_key(|&n| (free_at[n as usize], n));
+            assert_eq!(rel.by_release, expected, "{free_at:?}");
+        }
     }
 }
