@@ -1,6 +1,6 @@
 //! The engine: cluster state, jobs and policies, and what happens when the clock moves.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -11,6 +11,7 @@ use crate::clock::Clock;
 use crate::gres::cores::CpuMap;
 use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
+use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
 use crate::node_state::NodeState;
 use crate::pending::PendingJobs;
@@ -192,7 +193,7 @@ pub struct Engine {
     pub(crate) resv: Reservations,
     pub(crate) usage: Usage,
     pub(crate) parts: Vec<PartView>,
-    pub(crate) jobs: BTreeMap<JobId, Job>,
+    pub(crate) jobs: JobMap,
     pub(crate) pending: PendingJobs,
     pub(crate) running: BTreeSet<JobId>,
     pub(crate) next_id: JobId,
@@ -314,7 +315,7 @@ impl Engine {
             resv: Reservations::default(),
             usage,
             parts,
-            jobs: BTreeMap::new(),
+            jobs: JobMap::default(),
             pending: PendingJobs::default(),
             running: BTreeSet::new(),
             outbox: Vec::new(),
