@@ -7,6 +7,7 @@ use serde::Serialize;
 use sluice_cluster::{AssocId, Cluster, NodeId, PartitionId, SchedulerParams};
 use sluice_policy::{GresPolicy, HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
 
+use crate::backfill::PlanningBuffers;
 use crate::clock::Clock;
 use crate::gres::cores::CpuMap;
 use crate::gres::{GresConfigError, GresState};
@@ -212,6 +213,8 @@ pub struct Engine {
     pub(crate) context_cache: Option<sluice_policy::PriorityContext>,
     /// Whether the selection policy has this pass's node table (`begin_pass` was called).
     pub(crate) selection_begun: bool,
+    /// Backfill's planning buffers, lent to each pass.
+    pub(crate) planning_buffers: PlanningBuffers,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -329,6 +332,7 @@ impl Engine {
             priorities_due: true,
             context_cache: None,
             selection_begun: false,
+            planning_buffers: PlanningBuffers::default(),
             qos_view,
         })
     }

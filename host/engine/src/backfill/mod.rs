@@ -110,14 +110,21 @@ struct Planning {
     window_end: i64,
     res: i64,
     with_licenses: bool,
+    /// The job shape `buffers.from` was built for while it is still true (no start since): jobs
+    /// of the same shape share it, as most jobs of a trace do.
+    from_shape: Option<Shape>,
+    buffers: PlanningBuffers,
+}
+
+/// The buffers of a pass's planning, which the engine keeps from pass to pass so that a pass
+/// does not grow them from empty again; what they hold is only valid within one pass.
+#[derive(Default)]
+pub(crate) struct PlanningBuffers {
     /// (time the node could take one share, node), ascending.
     from: Vec<(i64, u32)>,
     /// For each distinct time of `from`: that time, how many entries of `from` are due by then,
     /// and their nodes. Built with `from`, so a job reuses it as it reuses `from`.
     freed: Vec<(i64, usize, NodeBitmap)>,
-    /// The job shape `from` was built for while it is still true (no start since): jobs of the
-    /// same shape share it, as most jobs of a trace do.
-    from_shape: Option<Shape>,
     /// The distinct times of `from` rounded up to `res` (what `from` alone offers as start
     /// times), ascending; built with `from`.
     release_times: Vec<i64>,
@@ -215,12 +222,8 @@ impl Engine {
             window_end,
             res,
             with_licenses: params.bf_licenses,
-            from: Vec::new(),
-            freed: Vec::new(),
             from_shape: None,
-            release_times: Vec::new(),
-            times: Vec::new(),
-            avail: NodeBitmap::default(),
+            buffers: std::mem::take(&mut self.planning_buffers),
         };
         let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
         let mut per_user: HashMap<String, u32> = HashMap::new();
@@ -348,6 +351,7 @@ impl Engine {
                 None => self.jobs.get_mut(&rec.job).expect("queued job").start_time = None,
             }
         }
+        self.planning_buffers = planning.buffers;
         self.last_backfill_stats = stats;
     }
 
@@ -393,11 +397,11 @@ impl Engine {
         rel: &mut Releases,
         usable: &NodeBitmap,
     ) -> Option<WillRun> {
-        let mut from = std::mem::take(&mut planning.from);
-        let mut times = std::mem::take(&mut planning.times);
+        let mut from = std::mem::take(&mut planning.buffers.from);
+        let mut times = std::mem::take(&mut planning.buffers.times);
         let found = self.plan_start(rec, planning, &mut from, &mut times, map, rel, usable);
-        planning.from = from;
-        planning.times = times;
+        planning.buffers.from = from;
+        planning.buffers.times = times;
         found
     }
 
@@ -492,10 +496,10 @@ impl Engine {
                 // A node released by now that still cannot take a share: interleave it by index.
                 from.sort_unstable();
             }
-            let freed = &mut planning.freed;
+            let freed = &mut planning.buffers.freed;
             // The previous shape's sets are overwritten in place, sparing an allocation each.
             let mut filled = 0;
-            planning.release_times.clear();
+            planning.buffers.release_times.clear();
             let mut nodes = NodeBitmap::with_capacity(self.nodes.len());
             for (k, &(t, n)) in from.iter().enumerate() {
                 nodes.insert(n);
@@ -511,12 +515,12 @@ impl Engine {
                     filled += 1;
                     // Many nodes free up at the same instant (one job's end): each time once.
                     let rounded = ceil_to(t, res).max(t);
-                    if planning.release_times.last() != Some(&rounded) {
-                        planning.release_times.push(rounded);
+                    if planning.buffers.release_times.last() != Some(&rounded) {
+                        planning.buffers.release_times.push(rounded);
                     }
                 }
             }
-            planning.freed.truncate(filled);
+            planning.buffers.freed.truncate(filled);
             planning.from_shape = plain.then_some(shape);
         }
         if from.len() < min_nodes {
@@ -528,7 +532,12 @@ impl Engine {
         let keep = |t: i64| t > now && t < window_end && t >= enough_at;
         // Release times and slice starts are each ascending: merge them, then add the rarer
         // sources and sort only when there are any.
-        let releases = planning.release_times.iter().copied().filter(|&t| keep(t));
+        let releases = planning
+            .buffers
+            .release_times
+            .iter()
+            .copied()
+            .filter(|&t| keep(t));
         // Times are whole seconds: after `enough_at - 1` is from `enough_at` on.
         let slices = map
             .boundaries_after(now.max(enough_at - 1))
@@ -557,13 +566,19 @@ impl Engine {
         let mut due = 0;
         for &t in times.iter() {
             // The nodes that could take a share by `t`.
-            while planning.freed.get(due).is_some_and(|(at, ..)| *at <= t) {
+            while planning
+                .buffers
+                .freed
+                .get(due)
+                .is_some_and(|(at, ..)| *at <= t)
+            {
                 due += 1;
             }
             if t < skip_until.0 && due == skip_until.1 {
                 continue;
             }
-            let Some((_, count, freed)) = due.checked_sub(1).map(|i| &planning.freed[i]) else {
+            let Some((_, count, freed)) = due.checked_sub(1).map(|i| &planning.buffers.freed[i])
+            else {
                 continue;
             };
             if *count < min_nodes {
@@ -576,11 +591,13 @@ impl Engine {
                     continue;
                 }
             }
-            if let Err(retry) = map.narrow_between(freed, &mut planning.avail, t, end, min_nodes) {
+            if let Err(retry) =
+                map.narrow_between(freed, &mut planning.buffers.avail, t, end, min_nodes)
+            {
                 skip_until = (retry, due);
                 continue;
             }
-            let mut avail = std::mem::take(&mut planning.avail);
+            let mut avail = std::mem::take(&mut planning.buffers.avail);
             if !self.resv.is_empty() {
                 subtract(&mut avail, &self.resv.excluded_nodes(own, t, end));
             }
