@@ -141,6 +141,10 @@ impl NodeTable {
                     break;
                 }
                 let free = self.free_cpus[i];
+                if free == 0 {
+                    // Most candidates of a busy machine: decided before reading anything else.
+                    continue;
+                }
                 let free_mem = self.free_memory_mb[i];
                 let whole = free == self.cpus[i] && free_mem == self.memory_mb[i];
                 let gres_ok = req.gres_per_node.iter().all(|&(k, c)| {
@@ -148,11 +152,7 @@ impl NodeTable {
                         .get(i * kinds + k as usize)
                         .is_some_and(|&f| f >= c)
                 });
-                if free > 0
-                    && free_mem >= req.memory_per_node_mb
-                    && (whole || !req.exclusive)
-                    && gres_ok
-                {
+                if free_mem >= req.memory_per_node_mb && (whole || !req.exclusive) && gres_ok {
                     nodes += 1;
                     cpus += u64::from(free);
                     if nodes >= min_nodes && cpus >= needed {
