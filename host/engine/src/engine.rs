@@ -211,6 +211,9 @@ pub struct Engine {
     pub(crate) priorities_due: bool,
     /// The context of the last priority calculation, refreshed for the next one.
     pub(crate) context_cache: Option<sluice_policy::PriorityContext>,
+    /// The job table and its rows' (job, partition position) of the last priority call, kept
+    /// so the next call refills them instead of allocating thirteen columns again.
+    pub(crate) job_table_buffers: (sluice_policy::JobTable, Vec<(JobId, u16)>),
     /// Whether the selection policy has this pass's node table (`begin_pass` was called).
     pub(crate) selection_begun: bool,
     /// Backfill's planning buffers, lent to each pass.
@@ -331,6 +334,7 @@ impl Engine {
             last_priorities: PriorityReport::default(),
             priorities_due: true,
             context_cache: None,
+            job_table_buffers: Default::default(),
             selection_begun: false,
             planning_buffers: PlanningBuffers::default(),
             qos_view,

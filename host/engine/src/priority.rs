@@ -79,6 +79,14 @@ impl Engine {
         // A job has a row per partition it was submitted to; most name one.
         let mut t = JobTable::with_capacity(eligible.len());
         let mut rows = Vec::with_capacity(eligible.len());
+        self.fill_job_table(eligible, &mut t, &mut rows);
+        (t, rows)
+    }
+
+    /// [`Engine::job_table`] into `t` and `rows`, which are cleared first.
+    fn fill_job_table(&self, eligible: &[JobId], t: &mut JobTable, rows: &mut Vec<(JobId, u16)>) {
+        t.clear();
+        rows.clear();
         let gpu = self.nodes.gres_kind("gpu");
         for &id in eligible {
             let job = &self.jobs[&id];
@@ -115,17 +123,30 @@ impl Engine {
                 t.site_factor.push(job.spec.site_factor);
             }
         }
-        (t, rows)
     }
 
     /// Asks the priority policy for every eligible job and returns the queue records, unsorted.
     /// A refused answer leaves every job pending this pass (`None`).
     pub(crate) fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<Vec<QueueRecord>> {
         let ctx = self.refreshed_context();
-        let (table, rows) = self.job_table(eligible);
+        let (mut table, mut rows) = std::mem::take(&mut self.job_table_buffers);
+        self.fill_job_table(eligible, &mut table, &mut rows);
         let answer = self.policies.priority.compute(&ctx, &table);
         self.context_cache = Some(ctx);
-        if answer.priority.len() != table.len() || answer.check(table.len()).is_err() {
+        let records = self.store_priorities(answer, &rows, now);
+        self.job_table_buffers = (table, rows);
+        records
+    }
+
+    /// Stores a priority answer on the jobs of `rows` and returns their queue records, or
+    /// `None` (counted as a fault) when the answer breaks the contract.
+    fn store_priorities(
+        &mut self,
+        answer: sluice_policy::Priorities,
+        rows: &[(JobId, u16)],
+        now: i64,
+    ) -> Option<Vec<QueueRecord>> {
+        if answer.priority.len() != rows.len() || answer.check(rows.len()).is_err() {
             self.faults.priority += 1;
             return None;
         }
@@ -135,7 +156,7 @@ impl Engine {
             job.priority[pos as usize] = answer.priority[i];
             job.priority_time = Some(now);
         }
-        for &(id, pos) in &rows {
+        for &(id, pos) in rows {
             records.push(self.queue_record(id, pos));
         }
         self.last_priorities = PriorityReport {

@@ -109,6 +109,23 @@ impl JobTable {
         }
     }
 
+    /// Removes every row, keeping each column's room (a host refills one table per call).
+    pub fn clear(&mut self) {
+        self.job_id.clear();
+        self.submit_time.clear();
+        self.eligible_time.clear();
+        self.association.clear();
+        self.partition.clear();
+        self.qos.clear();
+        self.nodes.clear();
+        self.cpus.clear();
+        self.memory_mb.clear();
+        self.gpus.clear();
+        self.time_limit.clear();
+        self.nice.clear();
+        self.site_factor.clear();
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.job_id.len()
