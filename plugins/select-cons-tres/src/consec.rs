@@ -8,7 +8,7 @@
 //! to the earlier run. select/linear includes this file through `#[path]` so the two plugins share
 //! one implementation without a crate dependency (which would clash on the component exports).
 
-use sluice_sdk::NodeTable;
+use sluice_sdk::{NodeTable, Power};
 
 /// Nodes of one scheduling tier (same power state and Weight), as bitmap words over a span.
 #[derive(Debug)]
@@ -19,13 +19,25 @@ struct Tier {
     bits: Vec<u64>,
 }
 
-/// The tiers of a pass, most preferred first; computed once per `begin_pass`.
+/// The tiers of a pass, most preferred first; computed at a `begin_pass` whose power states or
+/// Weights differ from the last one's.
 #[derive(Debug, Default)]
 pub struct Tiers {
     tiers: Vec<Tier>,
+    /// The power and Weight columns `tiers` were built from.
+    power: Vec<Power>,
+    weight: Vec<u32>,
 }
 
 impl Tiers {
+    /// Makes these the tiers of `table`, building them again only if its power states or
+    /// Weights changed (they are configuration and power saving, rarely touched between passes).
+    pub fn refresh(&mut self, table: &NodeTable) {
+        if self.power != table.power || self.weight != table.weight || self.tiers.is_empty() {
+            *self = Self::new(table);
+        }
+    }
+
     /// Orders the nodes of `table` by power state, then Weight.
     pub fn new(table: &NodeTable) -> Self {
         let key = |n: u32| (table.power[n as usize], table.weight[n as usize]);
@@ -42,7 +54,11 @@ impl Tiers {
             }
             tiers.push(Tier { first_word, bits });
         }
-        Tiers { tiers }
+        Tiers {
+            tiers,
+            power: table.power.clone(),
+            weight: table.weight.clone(),
+        }
     }
 }
 

@@ -13,17 +13,16 @@ pub struct FreeMaps {
 }
 
 impl FreeMaps {
-    /// The maps of a whole table.
-    pub fn new(table: &NodeTable) -> Self {
+    /// Makes these the maps of a whole table, reusing their words.
+    pub fn reset(&mut self, table: &NodeTable) {
         let words = table.len().div_ceil(64);
-        let mut maps = FreeMaps {
-            open: vec![0; words],
-            idle: vec![0; words],
-        };
-        for n in 0..table.len() as u32 {
-            maps.refresh(table, n);
+        for map in [&mut self.open, &mut self.idle] {
+            map.clear();
+            map.resize(words, 0);
         }
-        maps
+        for n in 0..table.len() as u32 {
+            self.refresh(table, n);
+        }
     }
 
     /// Recomputes node `n`'s bits after its free resources changed.

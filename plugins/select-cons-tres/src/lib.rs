@@ -33,9 +33,9 @@ impl FromSettings for ConsTres {
 
 impl SelectionPolicy for ConsTres {
     fn begin_pass(&mut self, nodes: &NodeTable) {
-        self.table = nodes.clone();
-        self.tiers = Tiers::new(nodes);
-        self.maps = FreeMaps::new(nodes);
+        self.table.clone_from(nodes);
+        self.tiers.refresh(nodes);
+        self.maps.reset(nodes);
         self.gres_need = vec![0; nodes.gres_kinds.len()];
     }
 

@@ -40,6 +40,26 @@ fn lowest_weight_first_then_lowest_index() {
 }
 
 #[test]
+fn one_policy_follows_weights_and_power_that_change_between_passes() {
+    // The tiers are kept from pass to pass while weights and power stay; a change must show.
+    let mut policy = ConsTres::default();
+    let mut t = table(&[8, 8, 8, 8]);
+    let mut first_pick = |t: &NodeTable| {
+        policy.begin_pass(t);
+        policy
+            .place(&job(1, 4, 1, 1, 4), PlaceMode::Test)
+            .map(|p| p.nodes)
+    };
+    t.weight = vec![3, 2, 2, 1];
+    assert_eq!(first_pick(&t), Some(vec![3]));
+    assert_eq!(first_pick(&t), Some(vec![3]), "an unchanged table");
+    t.weight = vec![3, 2, 2, 5];
+    assert_eq!(first_pick(&t), Some(vec![1]), "a new weight");
+    t.power[1] = Power::PoweredDown;
+    assert_eq!(first_pick(&t), Some(vec![2]), "a node powered down");
+}
+
+#[test]
 fn powered_up_before_powering_up_before_powered_down() {
     let mut t = table(&[8, 8, 8]);
     t.power = vec![Power::PoweredDown, Power::PoweringUp, Power::Up];

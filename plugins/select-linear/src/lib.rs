@@ -31,9 +31,9 @@ impl FromSettings for Linear {
 
 impl SelectionPolicy for Linear {
     fn begin_pass(&mut self, nodes: &NodeTable) {
-        self.table = nodes.clone();
-        self.tiers = Tiers::new(nodes);
-        self.maps = FreeMaps::new(nodes);
+        self.table.clone_from(nodes);
+        self.tiers.refresh(nodes);
+        self.maps.reset(nodes);
     }
 
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {

@@ -17,7 +17,7 @@ pub enum Power {
 }
 
 /// The nodes as columns; node index `n` is the position in every column.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeTable {
     /// CPUs configured.
     pub cpus: Vec<u32>,
@@ -37,6 +37,36 @@ pub struct NodeTable {
     pub gres_total: Vec<u32>,
     /// Free GRES, row-major by node then kind.
     pub gres_free: Vec<u32>,
+}
+
+// By hand for `clone_from`: a selection policy copies the table at every pass, and reusing
+// its columns spares an allocation per column (dear inside a WebAssembly guest).
+impl Clone for NodeTable {
+    fn clone(&self) -> Self {
+        Self {
+            cpus: self.cpus.clone(),
+            free_cpus: self.free_cpus.clone(),
+            memory_mb: self.memory_mb.clone(),
+            free_memory_mb: self.free_memory_mb.clone(),
+            weight: self.weight.clone(),
+            power: self.power.clone(),
+            gres_kinds: self.gres_kinds.clone(),
+            gres_total: self.gres_total.clone(),
+            gres_free: self.gres_free.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.cpus.clone_from(&source.cpus);
+        self.free_cpus.clone_from(&source.free_cpus);
+        self.memory_mb.clone_from(&source.memory_mb);
+        self.free_memory_mb.clone_from(&source.free_memory_mb);
+        self.weight.clone_from(&source.weight);
+        self.power.clone_from(&source.power);
+        self.gres_kinds.clone_from(&source.gres_kinds);
+        self.gres_total.clone_from(&source.gres_total);
+        self.gres_free.clone_from(&source.gres_free);
+    }
 }
 
 impl NodeTable {
