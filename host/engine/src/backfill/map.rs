@@ -29,6 +29,14 @@ impl Slice {
     }
 }
 
+/// A slice that alone leaves a job too few nodes, as [`NodeSpaceMap::narrow_between`] found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocker {
+    index: usize,
+    /// When the slice ends: the earliest start that no longer overlaps it.
+    pub end: i64,
+}
+
 /// Slices covering `[begin, end)` contiguously, in time order.
 #[derive(Clone, Debug)]
 pub struct NodeSpaceMap {
@@ -102,9 +110,9 @@ impl NodeSpaceMap {
 
     /// Sets `out` to the nodes of `nodes` free of reservations during all of `[from, to)`,
     /// giving up as soon as fewer than `min` remain, which is what makes will-run cheap when
-    /// most candidate times fail. `Err(retry)` says when a later start on the same `nodes` could
-    /// first succeed: if one slice alone leaves fewer than `min` of them, every start before
-    /// its end overlaps it too (otherwise `retry` is `from + 1`: no skip).
+    /// most candidate times fail. On failure, the latest slice that alone leaves fewer than
+    /// `min` of `nodes`, if one does: every later start that still overlaps it fails too unless
+    /// more nodes come free ([`NodeSpaceMap::blocks`] tells, for a fraction of the cost).
     pub fn narrow_between(
         &self,
         nodes: &NodeBitmap,
@@ -112,7 +120,7 @@ impl NodeSpaceMap {
         from: i64,
         to: i64,
         min: usize,
-    ) -> Result<(), i64> {
+    ) -> Result<(), Option<Blocker>> {
         out.clone_from(nodes);
         let first = self.slices.partition_point(|s| s.end <= from);
         let mut visited = 0;
@@ -131,20 +139,41 @@ impl NodeSpaceMap {
             return Ok(());
         }
         if visited == 0 {
-            return Err(from + 1);
+            return Err(None);
         }
-        let last = first + visited - 1;
         // The latest slice that alone leaves too few: no start before its end can use it.
-        let alone = self.slices[first..=last].iter().rev().find(|s| {
-            let free = nodes
-                .words
-                .iter()
-                .zip(&s.avail.words)
-                .map(|(a, b)| (a & b).count_ones() as usize)
-                .sum::<usize>();
-            free < min
-        });
-        Err(alone.map_or(from + 1, |s| s.end))
+        let alone = (first..first + visited)
+            .rev()
+            .find(|&i| self.free_in_slice(i, nodes) < min);
+        Err(alone.map(|index| Blocker {
+            index,
+            end: self.slices[index].end,
+        }))
+    }
+
+    /// Whether the slice `blocker` names overlaps `[from, to)` and alone leaves fewer than `min`
+    /// of `nodes`, so that a start over `[from, to)` on them fails. `blocker` must come from
+    /// [`NodeSpaceMap::narrow_between`] on this map unchanged since.
+    pub fn blocks(
+        &self,
+        blocker: Blocker,
+        nodes: &NodeBitmap,
+        from: i64,
+        to: i64,
+        min: usize,
+    ) -> bool {
+        let s = &self.slices[blocker.index];
+        s.begin < to && from < s.end && self.free_in_slice(blocker.index, nodes) < min
+    }
+
+    /// How many of `nodes` slice `i` leaves free.
+    fn free_in_slice(&self, i: usize, nodes: &NodeBitmap) -> usize {
+        nodes
+            .words
+            .iter()
+            .zip(&self.slices[i].avail.words)
+            .map(|(a, b)| (a & b).count_ones() as usize)
+            .sum()
     }
 
     /// The most of each license planned jobs hold at any moment of `[from, to)`.
@@ -311,7 +340,13 @@ mod tests {
         let all = NodeBitmap::full(4);
         let mut out = NodeBitmap::default();
         // Slice [100, 200) alone leaves one node: no start before 200 can have two.
-        assert_eq!(m.narrow_between(&all, &mut out, 50, 150, 2), Err(200));
+        let blocker = m.narrow_between(&all, &mut out, 50, 150, 2).unwrap_err();
+        assert_eq!(blocker.map(|b| b.end), Some(200));
+        let blocker = blocker.unwrap();
+        assert!(m.blocks(blocker, &all, 120, 220, 2));
+        assert!(!m.blocks(blocker, &all, 200, 300, 2), "a start after it");
+        assert!(!m.blocks(blocker, &all, 20, 90, 2), "a run before it");
+        assert!(!m.blocks(blocker, &all, 120, 220, 1), "one node is enough");
         assert_eq!(m.narrow_between(&all, &mut out, 50, 150, 1), Ok(()));
         assert_eq!(out.iter().collect::<Vec<_>>(), vec![3]);
         assert_eq!(m.narrow_between(&all, &mut out, 200, 900, 4), Ok(()));
@@ -327,13 +362,20 @@ mod tests {
         let all = NodeBitmap::full(4);
         let mut out = NodeBitmap::default();
         // Each slice alone leaves two, together none: later starts may still fit.
-        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 2), Err(151));
+        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 2), Err(None));
         assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 2), Ok(()));
         assert_eq!(out.iter().collect::<Vec<_>>(), vec![0, 1]);
         // Three nodes: the slice [100, 200) alone is short, so nothing starts before 200.
-        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 3), Err(200));
+        let end = |r: Result<(), Option<Blocker>>| r.unwrap_err().map(|b| b.end);
+        assert_eq!(
+            end(m.narrow_between(&all, &mut out, 150, 250, 3)),
+            Some(200)
+        );
         // From 200 the slice [200, 300) alone is short, so nothing starts before 300.
-        assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 3), Err(300));
+        assert_eq!(
+            end(m.narrow_between(&all, &mut out, 200, 250, 3)),
+            Some(300)
+        );
     }
 
     #[test]

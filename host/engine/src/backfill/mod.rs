@@ -560,8 +560,9 @@ impl Engine {
             times.dedup();
         }
 
-        // Candidate times before this fail on the same nodes (see `narrow_between`).
-        let mut skip_until = (i64::MIN, 0);
+        // A slice that alone left too few nodes at an earlier time: later times that overlap it
+        // are skipped while it still does, without narrowing (see `narrow_between`).
+        let mut blocker = None;
         // How many entries of `freed` are due by `t`; times ascend, so it only moves forward.
         let mut due = 0;
         for &t in times.iter() {
@@ -574,9 +575,6 @@ impl Engine {
             {
                 due += 1;
             }
-            if t < skip_until.0 && due == skip_until.1 {
-                continue;
-            }
             let Some((_, count, freed)) = due.checked_sub(1).map(|i| &planning.buffers.freed[i])
             else {
                 continue;
@@ -585,16 +583,19 @@ impl Engine {
                 continue;
             }
             let end = t + limit;
+            if blocker.is_some_and(|b| map.blocks(b, freed, t, end, min_nodes)) {
+                continue;
+            }
             if let Some(r) = own {
                 let resv = self.resv.get(r);
                 if t < resv.start || (has_time_limit && end > resv.end) {
                     continue;
                 }
             }
-            if let Err(retry) =
+            if let Err(found) =
                 map.narrow_between(freed, &mut planning.buffers.avail, t, end, min_nodes)
             {
-                skip_until = (retry, due);
+                blocker = found;
                 continue;
             }
             let mut avail = std::mem::take(&mut planning.buffers.avail);
