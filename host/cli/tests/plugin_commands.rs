@@ -37,6 +37,13 @@ fn demo_schedules_every_job_with_the_wasm_bundle_and_survives_a_hot_swap() {
         "the components answered: {t}"
     );
     assert!(t.contains("by Backfill") || t.contains("by Main"), "{t}");
+    // The plugin table's columns line up whatever the generation's role.
+    let columns: Vec<usize> = t
+        .lines()
+        .filter_map(|line| line.find(" answered "))
+        .collect();
+    assert!(columns.len() >= 8, "{t}");
+    assert!(columns.iter().all(|&c| c == columns[0]), "{t}");
 }
 
 #[test]

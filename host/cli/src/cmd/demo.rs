@@ -177,9 +177,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for (kind, gens) in set.lock().unwrap().status() {
         for g in gens {
             println!(
-                "  {:<9} {:<8?} #{:<3} {:<44} answered {:>6}  faults {}",
+                "  {:<9} {:<8} #{:<3} {:<44} answered {:>6}  faults {}",
                 kind.name(),
-                g.role,
+                // Derived Debug ignores width; pad the text it makes.
+                format!("{:?}", g.role),
                 g.id,
                 g.origin,
                 g.health.answered,
