@@ -50,9 +50,8 @@ pub struct CachedFairTree {
     /// Usage bits of each association of `tree`'s table.
     usage_bits: Vec<u64>,
     shape: Option<Shape>,
-    /// The sibling order each account's children were ranked in last time: the next sort starts
-    /// from it, and after a decay only the users that ran have moved.
-    orders: SiblingOrders,
+    /// The sibling orders of the last ranking and the buffers a ranking fills.
+    scratch: RankScratch,
     tree: Option<FairTree>,
 }
 
@@ -87,7 +86,7 @@ impl CachedFairTree {
             self.shape_inputs.clear();
             self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
             self.shape = Some(Shape::new(assocs));
-            self.orders = SiblingOrders::default();
+            self.scratch = RankScratch::default();
             self.tree = None;
         }
         let same_usage = self.usage_bits.len() == assocs.len()
@@ -100,12 +99,15 @@ impl CachedFairTree {
             self.usage_bits.clear();
             self.usage_bits
                 .extend(assocs.iter().map(|a| a.raw_usage.to_bits()));
-            self.tree = None;
+            // The old standings' room is filled again rather than allocated anew.
+            if let Some(old) = self.tree.take() {
+                self.scratch.standing = old.standing;
+            }
         }
         let shape = self.shape.get_or_insert_with(|| Shape::new(assocs));
-        let orders = &mut self.orders;
+        let scratch = &mut self.scratch;
         self.tree
-            .get_or_insert_with(|| shape.standings(assocs, orders))
+            .get_or_insert_with(|| shape.standings(assocs, scratch))
     }
 }
 
@@ -181,7 +183,7 @@ impl Shape {
     }
 
     /// Every association's standing under the usage `assocs` carries.
-    fn standings(&self, assocs: &[Association], orders: &mut SiblingOrders) -> FairTree {
+    fn standings(&self, assocs: &[Association], scratch: &mut RankScratch) -> FairTree {
         let n = assocs.len();
         let nan = Standing {
             norm_shares: f64::NAN,
@@ -189,11 +191,15 @@ impl Shape {
             level_fs: f64::NAN,
             fair_share: f64::NAN,
         };
-        let mut standing = vec![nan; n];
+        let mut standing = std::mem::take(&mut scratch.standing);
+        standing.clear();
+        standing.resize(n, nan);
         let Some(root) = self.root else {
             return FairTree { standing };
         };
-        let mut level_fs = vec![NO_VAL; n];
+        let level_fs = &mut scratch.level_fs;
+        level_fs.clear();
+        level_fs.resize(n, NO_VAL);
         // sshare prints root's NormShares as 0 and its EffectvUsage as 1.
         standing[root] = Standing {
             norm_shares: 0.0,
@@ -237,6 +243,7 @@ impl Shape {
                 fair_share: f64::NAN,
             };
         }
+        scratch.sorted.clear();
         let mut ranker = Ranker {
             rank: self.users,
             rnt: self.users,
@@ -244,9 +251,9 @@ impl Shape {
             standing: &mut standing,
             shape: self,
             assocs,
-            level_fs: &level_fs,
-            sorted: Vec::with_capacity(n),
-            orders,
+            level_fs: &scratch.level_fs,
+            sorted: &mut scratch.sorted,
+            orders: &mut scratch.orders,
         };
         ranker.visit(root, false);
         FairTree { standing }
@@ -263,7 +270,7 @@ impl FairTree {
     /// sibling accounts are never merged; this does the same. Equal siblings keep input order
     /// (Slurm's qsort leaves it unspecified; tied users get the same rank either way).
     pub fn compute(assocs: &[Association]) -> Self {
-        Shape::new(assocs).standings(assocs, &mut SiblingOrders::default())
+        Shape::new(assocs).standings(assocs, &mut RankScratch::default())
     }
 
     /// FairShare factor of association `i` (0 for accounts and unknown indices).
@@ -313,14 +320,25 @@ struct Ranker<'s> {
     assocs: &'s [Association],
     level_fs: &'s [f64],
     /// Sort keys of the sibling lists being walked, innermost last (a stack shared by the
-    /// recursion, so a walk allocates once).
-    sorted: Vec<(u64, u32)>,
+    /// recursion).
+    sorted: &'s mut Vec<(u64, u32)>,
     orders: &'s mut SiblingOrders,
 }
 
 /// Per association, its fs-children in the order they were last ranked (empty: never).
 #[derive(Clone, Debug, Default)]
 struct SiblingOrders(Vec<Vec<u32>>);
+
+/// What a ranking keeps from one to the next: the sibling orders it starts from (after a decay
+/// only the users that ran have moved) and the room of its buffers.
+#[derive(Clone, Debug, Default)]
+struct RankScratch {
+    orders: SiblingOrders,
+    level_fs: Vec<f64>,
+    sorted: Vec<(u64, u32)>,
+    /// The room of the standings last handed out, to be filled again.
+    standing: Vec<Standing>,
+}
 
 impl Ranker<'_> {
     /// Ranks the fs-children of `parent` and, depth first, everything under them.
