@@ -393,7 +393,7 @@ impl Ranker<'_> {
                 assocs,
                 position: &self.shape.position,
             };
-            keys.sort(siblings, &orders[parent], &mut self.sorted);
+            keys.sort(siblings, &orders[parent], self.sorted);
         }
         let last = &mut self.orders.0;
         if let Some(order) = last.get_mut(parent) {
