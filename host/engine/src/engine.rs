@@ -1,10 +1,10 @@
 //! The engine: cluster state, jobs and policies, and what happens when the clock moves.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
-use sluice_cluster::{AssocId, Cluster, NodeId, PartitionId, SchedulerParams};
+use sluice_cluster::{AssocId, AssocKind, Cluster, NodeId, PartitionId, SchedulerParams};
 use sluice_policy::{GresPolicy, HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
 
 use crate::backfill::PlanningBuffers;
@@ -184,6 +184,9 @@ pub(crate) struct PartView {
 /// The scheduling engine. See the crate documentation for how to drive it.
 pub struct Engine {
     pub(crate) cluster: Cluster,
+    /// Each user's first user association in cluster order: where a job that names no account
+    /// is charged. Kept with `cluster.associations`, which only grows.
+    pub(crate) user_assocs: HashMap<String, AssocId>,
     pub(crate) config: EngineConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) policies: Policies,
@@ -308,8 +311,15 @@ impl Engine {
                 usage_factor: 1.0,
             });
         }
+        let mut user_assocs = HashMap::new();
+        for (i, a) in cluster.associations.iter().enumerate() {
+            if let AssocKind::User(name) = &a.kind {
+                user_assocs.entry(name.clone()).or_insert(AssocId(i as u32));
+            }
+        }
         Ok(Self {
             next_id: config.first_job_id.max(1),
+            user_assocs,
             cluster,
             config,
             clock,

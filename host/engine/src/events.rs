@@ -485,12 +485,7 @@ impl Engine {
     fn resolve_assoc(&mut self, spec: &JobSpec) -> Result<AssocId, SubmitError> {
         let found = match &spec.account {
             Some(account) => self.cluster.user_assoc(&spec.user, account),
-            None => self
-                .cluster
-                .associations
-                .iter()
-                .position(|a| matches!(&a.kind, AssocKind::User(u) if *u == spec.user))
-                .map(|i| AssocId(i as u32)),
+            None => self.user_assocs.get(&spec.user).copied(),
         };
         if let Some(id) = found {
             return Ok(id);
@@ -517,6 +512,7 @@ impl Engine {
             default_qos: None,
         });
         self.cluster.associations[parent.index()].children.push(id);
+        self.user_assocs.entry(spec.user.clone()).or_insert(id);
         self.usage.grow(parent);
         Ok(id)
     }

@@ -1,4 +1,5 @@
-//! The switches a trace replay needs: time limits left to the driver, and purging ended jobs.
+//! The switches a trace replay needs: time limits left to the driver, purging ended jobs,
+//! associations made for unknown users, and backfill cut short where it can start nothing.
 
 mod common;
 
@@ -194,4 +195,64 @@ fn a_backfill_pass_stops_where_no_later_job_could_start_only_when_asked() {
             assert!(pair_planned.is_some());
         }
     }
+}
+
+#[test]
+fn a_job_without_account_is_charged_to_its_users_first_association() {
+    use sluice_cluster::{AssocId, AssocKind, Association, Shares};
+    let mut c = cluster(2, 1);
+    // alice also has an association under chem, after the one under physics.
+    let chem = c
+        .associations
+        .iter()
+        .position(|a| a.kind == AssocKind::Account("chem".into()))
+        .unwrap();
+    let second = AssocId(c.associations.len() as u32);
+    c.associations.push(Association {
+        kind: AssocKind::User("alice".into()),
+        parent: Some(AssocId(chem as u32)),
+        children: vec![],
+        shares: Shares::Raw(1),
+        raw_usage: 0.0,
+        priority: 0,
+        default_qos: None,
+    });
+    c.associations[chem].children.push(second);
+    let first = c
+        .associations
+        .iter()
+        .position(|a| a.kind == AssocKind::User("alice".into()))
+        .unwrap();
+    let clock = ManualClock::new(T0);
+    let mut config = EngineConfig::for_cluster(&c);
+    config.create_missing_associations = true;
+    let policies = Policies {
+        priority: Box::new(SiteFactorPriority),
+        selection: Box::new(FirstFit::default()),
+        hres: None,
+        gres: Vec::new(),
+    };
+    let mut e = Engine::with_config(c, policies, Arc::new(clock), config);
+    let id = e.submit(job(1, 60)).unwrap();
+    assert_eq!(e.job(id).unwrap().assoc, AssocId(first as u32));
+    let with_account = e
+        .submit(JobSpec {
+            account: Some("chem".into()),
+            ..job(1, 60)
+        })
+        .unwrap();
+    assert_eq!(e.job(with_account).unwrap().assoc, second);
+    // An unknown user gets one association, which the next job of that user finds.
+    let before = e.cluster().associations.len();
+    let dave = |e: &mut Engine| {
+        e.submit(JobSpec {
+            user: "dave".into(),
+            ..job(1, 60)
+        })
+        .unwrap()
+    };
+    let (a, b) = (dave(&mut e), dave(&mut e));
+    assert_eq!(e.cluster().associations.len(), before + 1);
+    assert_eq!(e.job(a).unwrap().assoc, AssocId(before as u32));
+    assert_eq!(e.job(b).unwrap().assoc, AssocId(before as u32));
 }

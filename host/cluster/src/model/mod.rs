@@ -115,14 +115,14 @@ impl Cluster {
             .children
             .iter()
             .copied()
-            .find(|child| self.associations[child.index()].kind == AssocKind::User(user.to_owned()))
+            .find(|child| matches!(&self.associations[child.index()].kind, AssocKind::User(u) if u == user))
     }
 
     /// The account association with this name, if any.
     pub fn account_id(&self, account: &str) -> Option<AssocId> {
         self.associations
             .iter()
-            .position(|a| a.kind == AssocKind::Account(account.to_owned()))
+            .position(|a| matches!(&a.kind, AssocKind::Account(name) if name == account))
             .map(|index| AssocId(index as u32))
     }
 
