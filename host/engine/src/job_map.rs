@@ -67,8 +67,9 @@ impl<T> JobMap<T> {
         self.len += 1;
     }
 
-    /// Takes the job with `id` out; the slots of gone jobs at the front are dropped with it.
-    pub fn remove(&mut self, id: &JobId) -> Option<T> {
+    /// Takes the job with `id` out, boxed as it was held (a job is large; moving it out of the
+    /// box would copy it); the slots of gone jobs at the front are dropped with it.
+    pub fn remove(&mut self, id: &JobId) -> Option<Box<T>> {
         let slot = self.slot(*id)?;
         let job = self.slots[slot].take()?;
         self.len -= 1;
@@ -76,7 +77,7 @@ impl<T> JobMap<T> {
             self.slots.pop_front();
             self.first += 1;
         }
-        Some(*job)
+        Some(job)
     }
 
     /// Every job, in id order.
@@ -107,7 +108,7 @@ mod tests {
         assert_eq!(map.get(&5), None, "an id never handed out");
         assert_eq!(map.get(&2), None, "below the oldest");
         assert_eq!(map.get(&9), None, "above the newest");
-        assert_eq!(map.remove(&4), Some(40));
+        assert_eq!(map.remove(&4), Some(Box::new(40)));
         assert_eq!(map.remove(&4), None);
         assert_eq!(map.values().copied().collect::<Vec<_>>(), vec![30, 70, 80]);
         assert!(!map.contains_key(&4));
