@@ -397,28 +397,16 @@ impl Engine {
         rel: &mut Releases,
         usable: &NodeBitmap,
     ) -> Option<WillRun> {
-        let mut from = std::mem::take(&mut planning.buffers.from);
-        let mut times = std::mem::take(&mut planning.buffers.times);
-        let found = self.plan_start(rec, planning, &mut from, &mut times, map, rel, usable);
-        planning.buffers.from = from;
-        planning.buffers.times = times;
-        found
-    }
-
-    /// [`Engine::will_run`] with the pass's buffers taken out of `planning`.
-    #[allow(clippy::too_many_arguments)]
-    fn plan_start(
-        &mut self,
-        rec: &QueueRecord,
-        planning: &mut Planning,
-        from: &mut Vec<(i64, u32)>,
-        times: &mut Vec<i64>,
-        map: &NodeSpaceMap,
-        rel: &mut Releases,
-        usable: &NodeBitmap,
-    ) -> Option<WillRun> {
         let (now, window_end, res) = (planning.now, planning.window_end, planning.res);
         let with_licenses = planning.with_licenses;
+        let from_shape = &mut planning.from_shape;
+        let PlanningBuffers {
+            from,
+            freed,
+            release_times,
+            times,
+            avail,
+        } = &mut planning.buffers;
         let job = &self.jobs[&rec.job];
         let own = job.reservation;
         let limit = plan_limit(job.time_limit) as i64;
@@ -443,7 +431,7 @@ impl Engine {
             && gres.is_empty()
             && job.gres_types.is_empty()
             && job.spec.constraint.is_none();
-        if !plain || planning.from_shape != Some(shape) {
+        if !plain || *from_shape != Some(shape) {
             let mut cand = self.parts[rec.partition.index()].nodes.clone();
             cand.intersect_with(usable);
             if let Some(r) = own.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
@@ -496,10 +484,9 @@ impl Engine {
                 // A node released by now that still cannot take a share: interleave it by index.
                 from.sort_unstable();
             }
-            let freed = &mut planning.buffers.freed;
             // The previous shape's sets are overwritten in place, sparing an allocation each.
             let mut filled = 0;
-            planning.buffers.release_times.clear();
+            release_times.clear();
             let mut nodes = NodeBitmap::with_capacity(self.nodes.len());
             for (k, &(t, n)) in from.iter().enumerate() {
                 nodes.insert(n);
@@ -515,13 +502,13 @@ impl Engine {
                     filled += 1;
                     // Many nodes free up at the same instant (one job's end): each time once.
                     let rounded = ceil_to(t, res).max(t);
-                    if planning.buffers.release_times.last() != Some(&rounded) {
-                        planning.buffers.release_times.push(rounded);
+                    if release_times.last() != Some(&rounded) {
+                        release_times.push(rounded);
                     }
                 }
             }
-            planning.buffers.freed.truncate(filled);
-            planning.from_shape = plain.then_some(shape);
+            freed.truncate(filled);
+            *from_shape = plain.then_some(shape);
         }
         if from.len() < min_nodes {
             return None;
@@ -532,12 +519,7 @@ impl Engine {
         let keep = |t: i64| t > now && t < window_end && t >= enough_at;
         // Release times and slice starts are each ascending: merge them, then add the rarer
         // sources and sort only when there are any.
-        let releases = planning
-            .buffers
-            .release_times
-            .iter()
-            .copied()
-            .filter(|&t| keep(t));
+        let releases = release_times.iter().copied().filter(|&t| keep(t));
         // Times are whole seconds: after `enough_at - 1` is from `enough_at` on.
         let slices = map
             .boundaries_after(now.max(enough_at - 1))
@@ -567,23 +549,17 @@ impl Engine {
         let mut due = 0;
         for &t in times.iter() {
             // The nodes that could take a share by `t`.
-            while planning
-                .buffers
-                .freed
-                .get(due)
-                .is_some_and(|(at, ..)| *at <= t)
-            {
+            while freed.get(due).is_some_and(|(at, ..)| *at <= t) {
                 due += 1;
             }
-            let Some((_, count, freed)) = due.checked_sub(1).map(|i| &planning.buffers.freed[i])
-            else {
+            let Some((_, count, due_nodes)) = due.checked_sub(1).map(|i| &freed[i]) else {
                 continue;
             };
             if *count < min_nodes {
                 continue;
             }
             let end = t + limit;
-            if blocker.is_some_and(|b| map.blocks(b, freed, t, end, min_nodes)) {
+            if blocker.is_some_and(|b| map.blocks(b, due_nodes, t, end, min_nodes)) {
                 continue;
             }
             if let Some(r) = own {
@@ -592,15 +568,12 @@ impl Engine {
                     continue;
                 }
             }
-            if let Err(found) =
-                map.narrow_between(freed, &mut planning.buffers.avail, t, end, min_nodes)
-            {
+            if let Err(found) = map.narrow_between(due_nodes, avail, t, end, min_nodes) {
                 blocker = found;
                 continue;
             }
-            let mut avail = std::mem::take(&mut planning.buffers.avail);
             if !self.resv.is_empty() {
-                subtract(&mut avail, &self.resv.excluded_nodes(own, t, end));
+                subtract(avail, &self.resv.excluded_nodes(own, t, end));
             }
             if avail.len() < min_nodes {
                 continue;
@@ -642,13 +615,12 @@ impl Engine {
                         .as_mut()
                         .expect("HRES jobs need a policy");
                     hres.begin_pass(self.lic.hres_resources(), &layers);
-                    avail.intersect_with(&NodeBitmap::from_words(
-                        hres.eligible(&demands, &avail.words),
-                    ));
+                    let eligible = hres.eligible(&demands, &avail.words);
+                    avail.intersect_with(&NodeBitmap::from_words(eligible));
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
+                    let chosen = pick_nodes(self.nodes.by_weight(), avail, min_nodes);
                     let list: Vec<u32> = chosen.iter().collect();
                     let hres = self
                         .policies
@@ -669,7 +641,7 @@ impl Engine {
                     });
                 }
             }
-            let chosen = pick_nodes(self.nodes.by_weight(), &avail, min_nodes);
+            let chosen = pick_nodes(self.nodes.by_weight(), avail, min_nodes);
             return Some(WillRun {
                 start: t,
                 nodes: chosen,
