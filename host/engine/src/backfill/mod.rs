@@ -76,13 +76,15 @@ impl Releases {
         }
         let free_at = &self.node_free_at;
         let earliest = free_at.iter().copied().min().unwrap_or(0);
-        let offset = |t: i64| t.checked_sub(earliest).and_then(|d| u32::try_from(d).ok());
-        if free_at.iter().all(|&t| offset(t).is_some()) {
-            let mut keys: Vec<u64> = free_at
-                .iter()
-                .enumerate()
-                .map(|(n, &t)| (u64::from(offset(t).unwrap_or(u32::MAX)) << 32) | n as u64)
-                .collect();
+        let keys: Option<Vec<u64>> = free_at
+            .iter()
+            .enumerate()
+            .map(|(n, &t)| {
+                let offset = u32::try_from(t.checked_sub(earliest)?).ok()?;
+                Some((u64::from(offset) << 32) | n as u64)
+            })
+            .collect();
+        if let Some(mut keys) = keys {
             keys.sort_unstable();
             self.by_release = keys.iter().map(|&k| k as u32).collect();
         } else {
