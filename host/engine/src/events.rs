@@ -136,7 +136,7 @@ impl Engine {
                 job.state = JobState::Cancelled;
                 job.end_time = Some(now);
                 job.start_time = None;
-                self.pending.remove(id, job.cpus());
+                self.pending.remove(id);
                 self.outbox.push(Event::Ended {
                     job: id,
                     state: JobState::Cancelled,

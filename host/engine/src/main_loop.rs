@@ -440,7 +440,7 @@ impl Engine {
             hres: charges,
             reservation: job.reservation,
         });
-        self.pending.remove(id, self.jobs[&id].cpus());
+        self.pending.remove(id);
         self.running.insert(id);
         self.outbox.push(Event::Started {
             job: id,

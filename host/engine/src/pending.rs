@@ -1,6 +1,7 @@
 //! The pending jobs: their ids in order, and how many need each CPU count.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use crate::job::JobId;
 
@@ -9,7 +10,8 @@ use crate::job::JobId;
 /// replay asks it at every event).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PendingJobs {
-    ids: BTreeSet<JobId>,
+    /// Each pending job's id and the CPUs it needs.
+    ids: BTreeMap<JobId, u64>,
     /// CPUs a job needs → how many pending jobs need that many.
     by_cpus: BTreeMap<u64, u32>,
 }
@@ -17,16 +19,17 @@ pub(crate) struct PendingJobs {
 impl PendingJobs {
     /// Adds job `id`, which needs `cpus` CPUs; a job already pending is left as it is.
     pub fn insert(&mut self, id: JobId, cpus: u64) {
-        if self.ids.insert(id) {
+        if let Entry::Vacant(slot) = self.ids.entry(id) {
+            slot.insert(cpus);
             *self.by_cpus.entry(cpus).or_default() += 1;
         }
     }
 
-    /// Removes job `id`, which was added needing `cpus` CPUs; an unknown id is ignored.
-    pub fn remove(&mut self, id: JobId, cpus: u64) {
-        if !self.ids.remove(&id) {
+    /// Removes job `id`; an unknown id is ignored.
+    pub fn remove(&mut self, id: JobId) {
+        let Some(cpus) = self.ids.remove(&id) else {
             return;
-        }
+        };
         if let Some(count) = self.by_cpus.get_mut(&cpus) {
             *count -= 1;
             if *count == 0 {
@@ -37,7 +40,7 @@ impl PendingJobs {
 
     /// The ids in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = &JobId> {
-        self.ids.iter()
+        self.ids.keys()
     }
 
     /// Whether no job is pending.
@@ -65,16 +68,16 @@ mod tests {
         // A second insertion of a pending job counts it once.
         p.insert(2, 4);
         assert_eq!(p.fewest_cpus(), Some(4));
-        p.remove(2, 4);
+        p.remove(2);
         assert_eq!(p.fewest_cpus(), Some(4), "job 3 still needs 4");
-        p.remove(3, 4);
+        p.remove(3);
         assert_eq!(p.fewest_cpus(), Some(8));
         // Removing an id that is not pending changes nothing.
-        p.remove(3, 4);
-        p.remove(9, 8);
+        p.remove(3);
+        p.remove(9);
         assert_eq!(p.fewest_cpus(), Some(8));
         assert_eq!(p.iter().copied().collect::<Vec<_>>(), vec![1]);
-        p.remove(1, 8);
+        p.remove(1);
         assert!(p.is_empty());
         assert_eq!(p.fewest_cpus(), None);
     }
