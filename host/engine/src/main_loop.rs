@@ -93,7 +93,8 @@ impl Engine {
             queued: records.len(),
             ..PassStats::default()
         };
-        let usable = self.nodes.usable_bitmap();
+        // Owned: the pass changes `self` while it holds this.
+        let usable = self.nodes.usable_nodes().clone();
         let mut plan = Plan {
             exclude: NodeBitmap::with_capacity(self.nodes.len()),
             ..Plan::default()

@@ -172,11 +172,6 @@ impl NodeState {
     }
 
     /// Nodes that may take new jobs.
-    pub fn usable_bitmap(&self) -> NodeBitmap {
-        self.usable.clone()
-    }
-
-    /// Nodes that may take new jobs, borrowed.
     pub fn usable_nodes(&self) -> &NodeBitmap {
         &self.usable
     }

@@ -214,7 +214,8 @@ impl Engine {
             self.lic.hres_layers().len(),
             max_records,
         );
-        let usable = self.nodes.usable_bitmap();
+        // Owned: the pass changes `self` while it holds this.
+        let usable = self.nodes.usable_nodes().clone();
         // Refilled for every job: what planned jobs hold during its run.
         let mut plan = Plan::default();
         let mut free_cpus = self.nodes.free_cpus_on(&usable);
