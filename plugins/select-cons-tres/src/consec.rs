@@ -33,7 +33,8 @@ impl Tiers {
     /// Makes these the tiers of `table`, building them again only if its power states or
     /// Weights changed (they are configuration and power saving, rarely touched between passes).
     pub fn refresh(&mut self, table: &NodeTable) {
-        if self.power != table.power || self.weight != table.weight || self.tiers.is_empty() {
+        // A fresh `Tiers` holds empty columns, so any table with nodes differs from it.
+        if self.power != table.power || self.weight != table.weight {
             *self = Self::new(table);
         }
     }
