@@ -380,14 +380,14 @@ impl Ranker<'_> {
     fn sort_siblings(&mut self, parent: usize, siblings: &[u32]) {
         let (level_fs, assocs) = (self.level_fs, self.assocs);
         let from = self.sorted.len();
+        let orders = &mut self.orders.0;
+        if orders.len() <= parent {
+            orders.resize(parent + 1, Vec::new());
+        }
         if siblings.iter().any(|&c| level_fs[c as usize].is_nan()) {
             let order = sorted_by_comparison(siblings, level_fs, assocs);
             self.sorted.extend(order.iter().map(|&c| (0, c)));
         } else {
-            let orders = &mut self.orders.0;
-            if orders.len() <= parent {
-                orders.resize(parent + 1, Vec::new());
-            }
             let keys = SortKeys {
                 level_fs,
                 assocs,
@@ -395,11 +395,9 @@ impl Ranker<'_> {
             };
             keys.sort(siblings, &orders[parent], self.sorted);
         }
-        let last = &mut self.orders.0;
-        if let Some(order) = last.get_mut(parent) {
-            order.clear();
-            order.extend(self.sorted[from..].iter().map(|&(_, c)| c));
-        }
+        let order = &mut orders[parent];
+        order.clear();
+        order.extend(self.sorted[from..].iter().map(|&(_, c)| c));
     }
 }
 
