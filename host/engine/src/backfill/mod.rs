@@ -76,15 +76,14 @@ impl Releases {
         }
         let free_at = &self.node_free_at;
         let earliest = free_at.iter().copied().min().unwrap_or(0);
-        let keys: Option<Vec<u64>> = free_at
-            .iter()
-            .enumerate()
-            .map(|(n, &t)| {
-                let offset = u32::try_from(t.checked_sub(earliest)?).ok()?;
-                Some((u64::from(offset) << 32) | n as u64)
-            })
-            .collect();
-        if let Some(mut keys) = keys {
+        let mut keys = Vec::with_capacity(free_at.len());
+        for (n, &t) in free_at.iter().enumerate() {
+            match t.checked_sub(earliest).and_then(|d| u32::try_from(d).ok()) {
+                Some(offset) => keys.push((u64::from(offset) << 32) | n as u64),
+                None => break,
+            }
+        }
+        if keys.len() == free_at.len() {
             keys.sort_unstable();
             self.by_release = keys.iter().map(|&k| k as u32).collect();
         } else {
