@@ -86,6 +86,13 @@ pub struct EngineConfig {
     /// start nothing and would only refresh expected start times and reasons, which a replay
     /// never shows. Off in the live host, so `squeue --start` stays current.
     pub skip_backfill_without_fit: bool,
+    /// When a pass's queue is a single job in a single partition, no priority orders it: the
+    /// priority call that job is due is put off until the tick's passes end and made only if
+    /// it is still pending, with the clock and usage the passes ran under, so it stores what
+    /// an immediate call would have. A job that starts at once then costs no call. Ignored
+    /// while `bf_min_prio_reserve` reads priorities. Off in the live host, where sprio and
+    /// squeue show a job's priority from its first pass.
+    pub defer_lone_priority: bool,
 }
 
 impl EngineConfig {
@@ -100,6 +107,7 @@ impl EngineConfig {
             debug_gres: false,
             enforce_time_limits: true,
             skip_backfill_without_fit: false,
+            defer_lone_priority: false,
         }
     }
 }
@@ -212,6 +220,8 @@ pub struct Engine {
     /// Whether the next pass recalculates every eligible job's priority: set at start-up, when
     /// usage decays (every PriorityCalcPeriod) and when the policies change.
     pub(crate) priorities_due: bool,
+    /// The lone job whose priority call a pass put off ([`EngineConfig::defer_lone_priority`]).
+    pub(crate) priority_owed: Option<JobId>,
     /// The context of the last priority calculation, refreshed for the next one.
     pub(crate) context_cache: Option<sluice_policy::PriorityContext>,
     /// The job table and its rows' (job, partition position) of the last priority call, kept
@@ -343,6 +353,7 @@ impl Engine {
             faults: Faults::default(),
             last_priorities: PriorityReport::default(),
             priorities_due: true,
+            priority_owed: None,
             context_cache: None,
             job_table_buffers: Default::default(),
             selection_begun: false,
@@ -489,6 +500,7 @@ impl Engine {
             }
             self.last_backfill = now;
         }
+        self.settle_deferred_priority();
         std::mem::take(&mut self.outbox)
     }
 
@@ -507,6 +519,7 @@ impl Engine {
         self.enforce_time_limits(now);
         self.run_main_pass(true);
         self.last_sched = now;
+        self.settle_deferred_priority();
         std::mem::take(&mut self.outbox)
     }
 
@@ -518,6 +531,7 @@ impl Engine {
             self.run_backfill_pass();
         }
         self.last_backfill = now;
+        self.settle_deferred_priority();
         std::mem::take(&mut self.outbox)
     }
 

@@ -39,13 +39,19 @@ impl Engine {
     ///
     /// As in Slurm, passes order jobs by stored priorities: every eligible job's priority is
     /// recalculated when usage decays (each PriorityCalcPeriod) or when some eligible job has
-    /// none yet (new, released, requeued); otherwise no priority call is made.
+    /// none yet (new, released, requeued); otherwise no priority call is made. A replay puts
+    /// the call off while the queue is one job
+    /// ([`crate::EngineConfig::defer_lone_priority`]).
     pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
         let eligible = self.collect_eligible(now);
         let due = self.priorities_due
             || eligible
                 .iter()
                 .any(|id| self.jobs[id].priority_time.is_none());
+        if due && self.orders_without_priority(&eligible) {
+            self.priority_owed = Some(eligible[0]);
+            return Some(self.stored_priorities(&eligible));
+        }
         let mut records = if due {
             let records = self.prioritize(&eligible, now)?;
             self.priorities_due = false;

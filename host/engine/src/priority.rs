@@ -138,6 +138,30 @@ impl Engine {
         records
     }
 
+    /// Whether a pass may order `eligible` without the priority call it is due: one job in one
+    /// partition, no priority threshold to check it against, and a replay that asked for it.
+    pub(crate) fn orders_without_priority(&self, eligible: &[JobId]) -> bool {
+        self.config.defer_lone_priority
+            && self.config.params.bf_min_prio_reserve == 0
+            && matches!(eligible, [id] if self.jobs[id].partitions.len() == 1)
+    }
+
+    /// Makes the call a pass put off for its lone job, if that job is still pending. The tick's
+    /// clock and usage have not moved since, so the job stores the priority an immediate call
+    /// would have given it; a job that started needs none, and the decay that was due is
+    /// settled either way, as the immediate call would have settled it.
+    pub(crate) fn settle_deferred_priority(&mut self) {
+        let Some(id) = self.priority_owed.take() else {
+            return;
+        };
+        let now = self.clock.now();
+        let settled = !self.jobs.get(&id).is_some_and(|job| job.is_pending())
+            || self.prioritize(&[id], now).is_some();
+        if settled {
+            self.priorities_due = false;
+        }
+    }
+
     /// Stores a priority answer on the jobs of `rows` and returns their queue records, or
     /// `None` (counted as a fault) when the answer breaks the contract.
     fn store_priorities(

@@ -1,12 +1,15 @@
 //! The switches a trace replay needs: time limits left to the driver, purging ended jobs,
-//! associations made for unknown users, and backfill cut short where it can start nothing.
+//! associations made for unknown users, backfill cut short where it can start nothing, and the
+//! priority call of a lone job put off.
 
 mod common;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use common::*;
 use sluice_engine::{Engine, EngineConfig, Event, JobSpec, JobState, ManualClock, Policies};
+use sluice_policy::{Factor, Priorities, PriorityContext, PriorityPolicy};
 
 fn job(nodes: u32, seconds: u64) -> JobSpec {
     JobSpec {
@@ -30,12 +33,21 @@ fn replay_engine_on(
     nodes: usize,
     configure: impl FnOnce(&mut EngineConfig),
 ) -> (Engine, ManualClock) {
+    replay_engine_ranked_by(nodes, Box::new(SiteFactorPriority), configure)
+}
+
+/// [`replay_engine_on`] with the priority policy given.
+fn replay_engine_ranked_by(
+    nodes: usize,
+    priority: Box<dyn PriorityPolicy + Send>,
+    configure: impl FnOnce(&mut EngineConfig),
+) -> (Engine, ManualClock) {
     let cluster = cluster(nodes, 1);
     let clock = ManualClock::new(T0);
     let mut config = EngineConfig::for_cluster(&cluster);
     configure(&mut config);
     let policies = Policies {
-        priority: Box::new(SiteFactorPriority),
+        priority,
         selection: Box::new(FirstFit::default()),
         hres: None,
         gres: Vec::new(),
@@ -195,6 +207,87 @@ fn a_backfill_pass_stops_where_no_later_job_could_start_only_when_asked() {
             assert!(pair_planned.is_some());
         }
     }
+}
+
+/// Priority = seconds since T0 plus the job's site factor, so a stored value tells when it was
+/// calculated; counts its calls.
+struct ClockPriority(Arc<AtomicUsize>);
+
+impl PriorityPolicy for ClockPriority {
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &sluice_policy::JobTable) -> Priorities {
+        self.0.fetch_add(1, SeqCst);
+        let priority: Vec<u32> = jobs
+            .site_factor
+            .iter()
+            .map(|s| (ctx.now - T0 + s) as u32)
+            .collect();
+        Priorities {
+            factors: vec![Factor {
+                name: "CLOCK".into(),
+                values: priority.iter().map(|&p| f64::from(p)).collect(),
+            }],
+            priority,
+        }
+    }
+}
+
+fn deferring_engine(
+    defer: bool,
+    bf_min_prio_reserve: u64,
+) -> (Engine, ManualClock, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (e, clock) = replay_engine_ranked_by(2, Box::new(ClockPriority(calls.clone())), |c| {
+        c.defer_lone_priority = defer;
+        c.params.bf_min_prio_reserve = bf_min_prio_reserve;
+    });
+    (e, clock, calls)
+}
+
+#[test]
+fn a_lone_job_that_starts_at_once_costs_no_priority_call_only_when_asked() {
+    for defer in [false, true] {
+        let (mut e, _clock, calls) = deferring_engine(defer, 0);
+        let id = e.submit(job(1, 600)).unwrap();
+        e.tick();
+        assert_eq!(e.job(id).unwrap().state, JobState::Running, "defer {defer}");
+        assert_eq!(calls.load(SeqCst), usize::from(!defer), "defer {defer}");
+        // Two jobs need an order: the call is made before the pass, deferring or not.
+        let before = calls.load(SeqCst);
+        e.submit(job(1, 600)).unwrap();
+        e.submit(job(1, 600)).unwrap();
+        e.tick();
+        assert_eq!(calls.load(SeqCst), before + 1, "defer {defer}");
+    }
+    // A priority threshold for reservations reads the lone job's priority: no deferring.
+    let (mut e, _clock, calls) = deferring_engine(true, 1);
+    e.submit(job(1, 600)).unwrap();
+    e.tick();
+    assert_eq!(calls.load(SeqCst), 1);
+}
+
+#[test]
+fn a_lone_job_left_pending_stores_the_priority_an_immediate_call_gives() {
+    let mut stored = Vec::new();
+    for defer in [false, true] {
+        let (mut e, clock, calls) = deferring_engine(defer, 0);
+        e.submit(job(1, 600)).unwrap();
+        e.tick();
+        clock.advance(100);
+        let wide = e.submit(job(2, 600)).unwrap();
+        let before = calls.load(SeqCst);
+        e.tick();
+        let waiting = e.job(wide).unwrap();
+        assert_eq!(waiting.state, JobState::Pending, "defer {defer}");
+        assert!(waiting.priority_time.is_some(), "defer {defer}");
+        assert_eq!(calls.load(SeqCst), before + 1, "defer {defer}");
+        stored.push(waiting.priority.clone());
+        // Nothing new and no decay: the stored value serves the next pass.
+        clock.advance(1);
+        e.tick();
+        assert_eq!(calls.load(SeqCst), before + 1, "defer {defer}");
+    }
+    assert_eq!(stored[0], vec![100]);
+    assert_eq!(stored[0], stored[1]);
 }
 
 #[test]

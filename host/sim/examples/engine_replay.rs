@@ -21,6 +21,7 @@ use sluice_sim::{ReplayConfig, RuntimeMode, Workload, replay};
 #[derive(Default)]
 struct Calls {
     priority: AtomicU64,
+    priority_rows: AtomicU64,
     begin_pass: AtomicU64,
     place: AtomicU64,
 }
@@ -30,6 +31,9 @@ struct CountedPriority<P>(P, Arc<Calls>);
 impl<P: PriorityPolicy> PriorityPolicy for CountedPriority<P> {
     fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
         self.1.priority.fetch_add(1, Relaxed);
+        self.1
+            .priority_rows
+            .fetch_add(jobs.job_id.len() as u64, Relaxed);
         self.0.compute(ctx, jobs)
     }
 }
@@ -112,8 +116,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         m.jobs as f64 / m.wall_s
     );
     println!(
-        "priority calls {} selection passes {} placements {}",
+        "priority calls {} (rows {}) selection passes {} placements {}",
         calls.priority.load(Relaxed),
+        calls.priority_rows.load(Relaxed),
         calls.begin_pass.load(Relaxed),
         calls.place.load(Relaxed)
     );

@@ -173,6 +173,7 @@ impl EngineScheduler {
             config.create_missing_associations = true;
             config.enforce_time_limits = false;
             config.skip_backfill_without_fit = true;
+            config.defer_lone_priority = true;
             if self.options.passes == Passes::Event {
                 // Every tick is then due for a full main pass and a backfill pass; ticks happen
                 // only at event times.
