@@ -28,31 +28,34 @@ pub struct Standing {
     pub fair_share: f64,
 }
 
-/// The Fair Tree of one context: computed once per call, looked up per job.
+/// The Fair Tree of one context with every association's standing, as sshare shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FairTree {
     /// Standing of every association, by index.
     pub standing: Vec<Standing>,
 }
 
-/// The Fair Tree of the last association table it was asked about, computed again only when
-/// that table differs in what Fair Tree reads: parents, user flags, RawShares and usage.
+/// The FairShare factors of the last association table it was asked about, ranked again only
+/// when that table differs in what Fair Tree reads: parents, user flags, RawShares and usage.
 ///
 /// Usage decays only every PriorityCalcPeriod, while the host asks for priorities at every
 /// pass that finds a new job, so most calls see the table of the call before. Names are never
 /// compared (Fair Tree does not read them), usage by bit pattern (so NaN matches itself), and
 /// nothing is cloned on a hit: one pass over the table decides. When only usage changed (every
-/// decay) the tree's shape is kept and only the standings are computed again.
+/// decay) the tree's shape is kept and only the ranking is done again. A ranking computes what
+/// it orders by (Level FS) and its result (FairShare); the rest of a standing (S, U) is
+/// computed when [`CachedFairTree::tree`] asks for it, as only sshare does.
 #[derive(Clone, Debug, Default)]
 pub struct CachedFairTree {
     /// What the shape was built from, per association.
     shape_inputs: Vec<ShapeInput>,
-    /// Usage bits of each association of `tree`'s table.
+    /// Usage bits of each association of the ranked table.
     usage_bits: Vec<u64>,
     shape: Option<Shape>,
-    /// The sibling orders of the last ranking and the buffers a ranking fills.
+    /// The sibling orders of the last ranking and the columns it filled.
     scratch: RankScratch,
-    tree: Option<FairTree>,
+    /// Whether `scratch` holds the ranking of the table of `shape_inputs` and `usage_bits`.
+    ranked: bool,
 }
 
 /// The fields of one association that the tree's shape depends on.
@@ -74,9 +77,24 @@ impl ShapeInput {
 }
 
 impl CachedFairTree {
-    /// The Fair Tree of `assocs`: the kept one when its table read the same, else computed.
-    pub fn get(&mut self, assocs: &[Association]) -> &FairTree {
-        let same_shape = self.shape_inputs.len() == assocs.len()
+    /// FairShare factor of every association of `assocs` (NaN for accounts), ranked again only
+    /// if the table reads differently from the last one.
+    pub fn fair_shares(&mut self, assocs: &[Association]) -> &[f64] {
+        self.refresh(assocs);
+        &self.scratch.fair_share
+    }
+
+    /// Every association's standing under `assocs`.
+    pub fn tree(&mut self, assocs: &[Association]) -> FairTree {
+        self.refresh(assocs);
+        let shape = self.shape.as_ref().expect("refresh builds the shape");
+        shape.standings(assocs, &self.scratch.fair_share)
+    }
+
+    /// Ranks `assocs` unless the kept ranking is of a table that reads the same.
+    fn refresh(&mut self, assocs: &[Association]) {
+        let same_shape = self.shape.is_some()
+            && self.shape_inputs.len() == assocs.len()
             && self
                 .shape_inputs
                 .iter()
@@ -87,7 +105,7 @@ impl CachedFairTree {
             self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
             self.shape = Some(Shape::new(assocs));
             self.scratch = RankScratch::default();
-            self.tree = None;
+            self.ranked = false;
         }
         let same_usage = self.usage_bits.len() == assocs.len()
             && self
@@ -99,15 +117,13 @@ impl CachedFairTree {
             self.usage_bits.clear();
             self.usage_bits
                 .extend(assocs.iter().map(|a| a.raw_usage.to_bits()));
-            // The old standings' room is filled again rather than allocated anew.
-            if let Some(old) = self.tree.take() {
-                self.scratch.standing = old.standing;
-            }
+            self.ranked = false;
         }
-        let shape = self.shape.get_or_insert_with(|| Shape::new(assocs));
-        let scratch = &mut self.scratch;
-        self.tree
-            .get_or_insert_with(|| shape.standings(assocs, scratch))
+        if !self.ranked {
+            let shape = self.shape.as_ref().expect("built above");
+            shape.rank(assocs, &mut self.scratch);
+            self.ranked = true;
+        }
     }
 }
 
@@ -124,6 +140,8 @@ struct Shape {
     level_shares: Vec<f64>,
     /// Associations breadth-first from root, root excluded.
     order: Vec<(u32, u32)>,
+    /// Whether each association is a user's (read at every sibling, so kept dense).
+    is_user: Vec<bool>,
     /// User associations.
     users: u32,
 }
@@ -178,28 +196,75 @@ impl Shape {
             position,
             level_shares,
             order,
+            is_user: assocs.iter().map(|a| a.is_user).collect(),
             users: assocs.iter().filter(|a| a.is_user).count() as u32,
         }
     }
 
-    /// Every association's standing under the usage `assocs` carries.
-    fn standings(&self, assocs: &[Association], scratch: &mut RankScratch) -> FairTree {
+    /// S (NaN for a `FairShare=parent` association, whose S is its fs-parent's), U and Level FS
+    /// of association `c` under its fs-parent `p`.
+    fn level(&self, assocs: &[Association], p: usize, c: usize) -> (f64, f64, f64) {
+        let a = &assocs[c];
+        let parent_usage = assocs[p].raw_usage;
+        let u = if parent_usage == 0.0 {
+            0.0
+        } else {
+            a.raw_usage / parent_usage
+        };
+        if a.raw_shares == FS_USE_PARENT {
+            let lf = if a.is_user { f64::INFINITY } else { NO_VAL };
+            return (f64::NAN, u, lf);
+        }
+        let s = if self.level_shares[p] > 0.0 {
+            f64::from(a.raw_shares) / self.level_shares[p]
+        } else {
+            0.0
+        };
+        // S/U with U = 0 is +∞ on purpose ("NOT A BUG" in Slurm).
+        (s, u, if s == 0.0 { 0.0 } else { s / u })
+    }
+
+    /// Ranks the usage `assocs` carries: fills `scratch.level_fs` and `scratch.fair_share`
+    /// (NaN for accounts).
+    fn rank(&self, assocs: &[Association], scratch: &mut RankScratch) {
         let n = assocs.len();
+        scratch.fair_share.clear();
+        scratch.fair_share.resize(n, f64::NAN);
+        scratch.level_fs.clear();
+        scratch.level_fs.resize(n, NO_VAL);
+        let Some(root) = self.root else {
+            return;
+        };
+        for &(p, c) in &self.order {
+            scratch.level_fs[c as usize] = self.level(assocs, p as usize, c as usize).2;
+        }
+        scratch.sorted.clear();
+        let mut ranker = Ranker {
+            rank: self.users,
+            rnt: self.users,
+            users: self.users,
+            fair_share: &mut scratch.fair_share,
+            shape: self,
+            level_fs: &scratch.level_fs,
+            sorted: &mut scratch.sorted,
+            orders: &mut scratch.orders,
+        };
+        ranker.visit(root, false);
+    }
+
+    /// Every association's standing under the usage `assocs` carries, with the FairShare
+    /// factors its ranking gave.
+    fn standings(&self, assocs: &[Association], fair_share: &[f64]) -> FairTree {
         let nan = Standing {
             norm_shares: f64::NAN,
             effective_usage: f64::NAN,
             level_fs: f64::NAN,
             fair_share: f64::NAN,
         };
-        let mut standing = std::mem::take(&mut scratch.standing);
-        standing.clear();
-        standing.resize(n, nan);
+        let mut standing = vec![nan; assocs.len()];
         let Some(root) = self.root else {
             return FairTree { standing };
         };
-        let level_fs = &mut scratch.level_fs;
-        level_fs.clear();
-        level_fs.resize(n, NO_VAL);
         // sshare prints root's NormShares as 0 and its EffectvUsage as 1.
         standing[root] = Standing {
             norm_shares: 0.0,
@@ -209,53 +274,23 @@ impl Shape {
         };
         for &(p, c) in &self.order {
             let (p, c) = (p as usize, c as usize);
-            let a = &assocs[c];
-            let parent_usage = assocs[p].raw_usage;
-            let u = if parent_usage == 0.0 {
-                0.0
-            } else {
-                a.raw_usage / parent_usage
-            };
-            let (s, lf) = if a.raw_shares == FS_USE_PARENT {
-                (
-                    standing[p].norm_shares,
-                    if a.is_user { f64::INFINITY } else { NO_VAL },
-                )
-            } else {
-                let s = if self.level_shares[p] > 0.0 {
-                    f64::from(a.raw_shares) / self.level_shares[p]
-                } else {
-                    0.0
-                };
-                // S/U with U = 0 is +∞ on purpose ("NOT A BUG" in Slurm).
-                (s, if s == 0.0 { 0.0 } else { s / u })
-            };
-            level_fs[c] = lf;
-            let shown_lf = if a.raw_shares == FS_USE_PARENT && !a.is_user {
-                f64::NAN
-            } else {
-                lf
-            };
+            let (s, u, lf) = self.level(assocs, p, c);
+            let parent_kind = assocs[c].raw_shares == FS_USE_PARENT;
             standing[c] = Standing {
-                norm_shares: s,
+                norm_shares: if parent_kind {
+                    standing[p].norm_shares
+                } else {
+                    s
+                },
                 effective_usage: u,
-                level_fs: shown_lf,
-                fair_share: f64::NAN,
+                level_fs: if parent_kind && !assocs[c].is_user {
+                    f64::NAN
+                } else {
+                    lf
+                },
+                fair_share: fair_share[c],
             };
         }
-        scratch.sorted.clear();
-        let mut ranker = Ranker {
-            rank: self.users,
-            rnt: self.users,
-            users: self.users,
-            standing: &mut standing,
-            shape: self,
-            assocs,
-            level_fs: &scratch.level_fs,
-            sorted: &mut scratch.sorted,
-            orders: &mut scratch.orders,
-        };
-        ranker.visit(root, false);
         FairTree { standing }
     }
 }
@@ -270,7 +305,10 @@ impl FairTree {
     /// sibling accounts are never merged; this does the same. Equal siblings keep input order
     /// (Slurm's qsort leaves it unspecified; tied users get the same rank either way).
     pub fn compute(assocs: &[Association]) -> Self {
-        Shape::new(assocs).standings(assocs, &mut RankScratch::default())
+        let shape = Shape::new(assocs);
+        let mut scratch = RankScratch::default();
+        shape.rank(assocs, &mut scratch);
+        shape.standings(assocs, &scratch.fair_share)
     }
 
     /// FairShare factor of association `i` (0 for accounts and unknown indices).
@@ -315,9 +353,9 @@ struct Ranker<'s> {
     /// Rank with no ties: users still to be ranked.
     rnt: u32,
     users: u32,
-    standing: &'s mut [Standing],
+    /// FairShare factor per association, written for users.
+    fair_share: &'s mut [f64],
     shape: &'s Shape,
-    assocs: &'s [Association],
     level_fs: &'s [f64],
     /// Sort keys of the sibling lists being walked, innermost last (a stack shared by the
     /// recursion).
@@ -330,14 +368,14 @@ struct Ranker<'s> {
 struct SiblingOrders(Vec<Vec<u32>>);
 
 /// What a ranking keeps from one to the next: the sibling orders it starts from (after a decay
-/// only the users that ran have moved) and the room of its buffers.
+/// only the users that ran have moved), the columns it fills and its sort buffer.
 #[derive(Clone, Debug, Default)]
 struct RankScratch {
     orders: SiblingOrders,
     level_fs: Vec<f64>,
+    /// FairShare factor per association (NaN for accounts).
+    fair_share: Vec<f64>,
     sorted: Vec<(u64, u32)>,
-    /// The room of the standings last handed out, to be filled again.
-    standing: Vec<Standing>,
 }
 
 impl Ranker<'_> {
@@ -355,11 +393,11 @@ impl Ranker<'_> {
             } else {
                 prev == lf
             };
-            if self.assocs[c].is_user {
+            if self.shape.is_user[c] {
                 if !tied {
                     self.rank = self.rnt;
                 }
-                self.standing[c].fair_share = if self.users == 0 {
+                self.fair_share[c] = if self.users == 0 {
                     0.0
                 } else {
                     f64::from(self.rank) / f64::from(self.users)
@@ -378,19 +416,19 @@ impl Ranker<'_> {
     /// on integer keys; a Level FS that is NaN (which compares equal to everything) falls back
     /// to exactly that comparison.
     fn sort_siblings(&mut self, parent: usize, siblings: &[u32]) {
-        let (level_fs, assocs) = (self.level_fs, self.assocs);
+        let (level_fs, is_user) = (self.level_fs, &self.shape.is_user);
         let from = self.sorted.len();
         let orders = &mut self.orders.0;
         if orders.len() <= parent {
             orders.resize(parent + 1, Vec::new());
         }
         if siblings.iter().any(|&c| level_fs[c as usize].is_nan()) {
-            let order = sorted_by_comparison(siblings, level_fs, assocs);
+            let order = sorted_by_comparison(siblings, level_fs, is_user);
             self.sorted.extend(order.iter().map(|&c| (0, c)));
         } else {
             let keys = SortKeys {
                 level_fs,
-                assocs,
+                is_user,
                 position: &self.shape.position,
             };
             keys.sort(siblings, &orders[parent], self.sorted);
@@ -402,8 +440,8 @@ impl Ranker<'_> {
 }
 
 /// `siblings` in Fair Tree's order by a stable sort with Slurm's comparison (NaN ties all).
-fn sorted_by_comparison(siblings: &[u32], level_fs: &[f64], assocs: &[Association]) -> Vec<u32> {
-    let is_account = |c: u32| !assocs[c as usize].is_user;
+fn sorted_by_comparison(siblings: &[u32], level_fs: &[f64], is_user: &[bool]) -> Vec<u32> {
+    let is_account = |c: u32| !is_user[c as usize];
     let mut order = siblings.to_vec();
     order.sort_by(|&a, &b| {
         let (la, lb) = (level_fs[a as usize], level_fs[b as usize]);
@@ -419,7 +457,7 @@ fn sorted_by_comparison(siblings: &[u32], level_fs: &[f64], assocs: &[Associatio
 /// among its siblings. The keys are distinct, so any sort of them gives the stable order.
 struct SortKeys<'a> {
     level_fs: &'a [f64],
-    assocs: &'a [Association],
+    is_user: &'a [bool],
     position: &'a [u32],
 }
 
@@ -439,11 +477,7 @@ impl SortKeys<'_> {
         };
         out.extend(start.iter().map(|&c| {
             let c = c as usize;
-            let account = if self.assocs[c].is_user {
-                0
-            } else {
-                Self::ACCOUNT
-            };
+            let account = if self.is_user[c] { 0 } else { Self::ACCOUNT };
             (!ordered_bits(self.level_fs[c]), account | self.position[c])
         }));
         let keys = &mut out[from..];
@@ -520,16 +554,17 @@ mod tests {
             for (pos, &c) in siblings.iter().enumerate() {
                 position[c as usize] = pos as u32;
             }
+            let is_user: Vec<bool> = assocs.iter().map(|a| a.is_user).collect();
             let keys = SortKeys {
                 level_fs: &level_fs,
-                assocs: &assocs,
+                is_user: &is_user,
                 position: &position,
             };
             // Start from no order, a random one, or the right one nudged, in turn.
             let mut last: Vec<u32> = match round % 3 {
                 0 => Vec::new(),
                 1 => siblings.clone(),
-                _ => sorted_by_comparison(&siblings, &level_fs, &assocs),
+                _ => sorted_by_comparison(&siblings, &level_fs, &is_user),
             };
             if round % 3 == 1 {
                 for i in (1..n).rev() {
@@ -543,7 +578,7 @@ mod tests {
             let keyed: Vec<u32> = keyed[1..].iter().map(|&(_, c)| c).collect();
             assert_eq!(
                 keyed,
-                sorted_by_comparison(&siblings, &level_fs, &assocs),
+                sorted_by_comparison(&siblings, &level_fs, &is_user),
                 "round {round}"
             );
         }

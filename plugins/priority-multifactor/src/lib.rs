@@ -132,16 +132,16 @@ impl PriorityPolicy for Multifactor {
             sum.add("ASSOC", vec![0.0; n]);
         }
         if w.fairshare != 0.0 {
-            let tree = self.fair_tree.get(&ctx.associations);
-            let per_assoc: Vec<f64> = (0..ctx.associations.len())
-                .map(|a| w.fairshare * tree.factor(a))
-                .collect();
+            let fair_share = self.fair_tree.fair_shares(&ctx.associations);
+            // An account's (NaN) counts as 0, an index past the table as no factor at all.
+            let weighted = |a: u32| match fair_share.get(a as usize) {
+                Some(f) if f.is_nan() => w.fairshare * 0.0,
+                Some(f) => w.fairshare * f,
+                None => 0.0,
+            };
             sum.add(
                 "FAIRSHARE",
-                jobs.association
-                    .iter()
-                    .map(|&a| at(&per_assoc, a))
-                    .collect(),
+                jobs.association.iter().map(|&a| weighted(a)).collect(),
             );
         }
         if w.jobsize != 0.0 {
@@ -193,7 +193,7 @@ impl PriorityPolicy for Multifactor {
 
     fn shares(&mut self, ctx: &PriorityContext) -> Vec<Share> {
         self.fair_tree
-            .get(&ctx.associations)
+            .tree(&ctx.associations)
             .standing
             .iter()
             .enumerate()
