@@ -209,10 +209,12 @@ impl NodeSpaceMap {
             .filter(move |t| *t > from)
     }
 
-    fn split_at(&mut self, t: i64) -> Result<(), TableFull> {
+    /// Makes `t` a slice boundary; returns the index of the slice that begins at `t` (the
+    /// number of slices when `t` is the window's end or past it).
+    fn split_at(&mut self, t: i64) -> Result<usize, TableFull> {
         let i = self.slices.partition_point(|s| s.end <= t);
         if self.slices.get(i).is_none_or(|s| s.begin >= t) {
-            return Ok(());
+            return Ok(i);
         }
         if self.slices.len() >= self.max_records {
             return Err(TableFull);
@@ -221,12 +223,15 @@ impl NodeSpaceMap {
         tail.begin = t;
         self.slices[i].end = t;
         self.slices.insert(i + 1, tail);
-        Ok(())
+        Ok(i + 1)
     }
 
     /// Reserves `nodes` and the given license/HRES amounts over `[from, to)` (`_add_reservation`):
     /// splits slices at both ends, takes the nodes out of every slice in between, then merges
     /// neighbours that became identical.
+    ///
+    /// Neighbours differ after every reservation, so only the slices it touched and the one on
+    /// either side can have become identical: the merge looks at those alone.
     pub fn add_reservation(
         &mut self,
         from: i64,
@@ -240,13 +245,10 @@ impl NodeSpaceMap {
         if from >= to {
             return Ok(());
         }
-        self.split_at(from)?;
-        self.split_at(to)?;
-        for s in self
-            .slices
-            .iter_mut()
-            .filter(|s| from <= s.begin && s.end <= to)
-        {
+        // The split at `to` lies after `first`, so it leaves that index in place.
+        let first = self.split_at(from)?;
+        let last = self.split_at(to)?;
+        for s in &mut self.slices[first..last] {
             crate::main_loop::subtract(&mut s.avail, nodes);
             for &(i, c) in licenses {
                 s.licenses[i] += c;
@@ -255,14 +257,25 @@ impl NodeSpaceMap {
                 s.hres[i] += c;
             }
         }
-        self.slices.dedup_by(|next, prev| {
-            let same = prev.same_content(next);
-            if same {
-                prev.end = next.end;
-            }
-            same
-        });
+        self.merge_equal_neighbours(first.saturating_sub(1), (last + 1).min(self.slices.len()));
         Ok(())
+    }
+
+    /// Merges runs of identical consecutive slices within `slices[lo..hi]` into their first.
+    fn merge_equal_neighbours(&mut self, lo: usize, hi: usize) {
+        if hi <= lo + 1 {
+            return;
+        }
+        let mut kept = lo;
+        for next in lo + 1..hi {
+            if self.slices[kept].same_content(&self.slices[next]) {
+                self.slices[kept].end = self.slices[next].end;
+            } else {
+                kept += 1;
+                self.slices.swap(kept, next);
+            }
+        }
+        self.slices.drain(kept + 1..hi);
     }
 }
 
@@ -309,6 +322,45 @@ mod tests {
         assert_eq!(m.slices().len(), 3);
         assert_eq!(m.slices()[1].begin, 100);
         assert_eq!(m.slices()[1].end, 300);
+    }
+
+    #[test]
+    fn reservations_keep_neighbours_distinct_and_match_a_per_second_picture() {
+        // A small deterministic generator, so the test needs no dependency.
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = move |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        for round in 0..200 {
+            let mut m = NodeSpaceMap::new(0, 400, NodeBitmap::full(6), 0, 0, 1000);
+            // Free nodes of every second, as bits.
+            let mut free = vec![0b11_1111u64; 400];
+            for _ in 0..1 + next(12) {
+                let from = next(40) as i64 * 10;
+                let to = from + 10 * (1 + next(15) as i64);
+                let held: Vec<u32> = (0..6).filter(|_| next(3) == 0).collect();
+                let mask = held.iter().fold(0u64, |m, &n| m | 1 << n);
+                m.add_reservation(from, to, &nodes(&held), &[], &[])
+                    .unwrap();
+                for t in from.max(0)..to.min(400) {
+                    free[t as usize] &= !mask;
+                }
+                let slices = m.slices();
+                assert_eq!((slices[0].begin, m.end()), (0, 400), "round {round}");
+                for pair in slices.windows(2) {
+                    assert_eq!(pair[0].end, pair[1].begin, "round {round}");
+                    assert!(!pair[0].same_content(&pair[1]), "round {round}: {pair:?}");
+                }
+                for s in slices {
+                    for t in s.begin..s.end {
+                        assert_eq!(s.avail.words[0], free[t as usize], "round {round} at {t}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
