@@ -85,7 +85,8 @@ impl SelectionSlot {
 impl SelectionPolicy for SelectionSlot {
     fn begin_pass(&mut self, nodes: &NodeTable) {
         self.slot.next_pass();
-        self.table = nodes.clone();
+        // Refills the last pass's columns rather than allocating them again.
+        self.table.clone_from(nodes);
         let table = &self.table;
         self.slot.begin(|b| b.begin_pass(table));
     }
