@@ -488,15 +488,17 @@ impl Engine {
             }
             return std::mem::take(&mut self.outbox);
         }
-        if periodic {
-            self.run_main_pass(true);
+        let queue = if periodic {
             self.last_sched = now;
+            self.run_main_pass(true)
         } else if event {
-            self.run_main_pass(false);
-        }
+            self.run_main_pass(false)
+        } else {
+            None
+        };
         if backfill {
             if !self.config.skip_backfill_without_fit || self.some_pending_job_fits() {
-                self.run_backfill_pass();
+                self.run_backfill_pass(queue);
             }
             self.last_backfill = now;
         }
@@ -528,7 +530,7 @@ impl Engine {
         let now = self.clock.now();
         self.enforce_time_limits(now);
         if self.config.scheduler != SchedulerKind::Fcfs {
-            self.run_backfill_pass();
+            self.run_backfill_pass(None);
         }
         self.last_backfill = now;
         self.settle_deferred_priority();

@@ -80,9 +80,26 @@ impl Engine {
         Ok(records)
     }
 
+    /// [`Engine::open_pass`] for a backfill pass right after a main-loop pass of the same tick,
+    /// from the queue that pass sorted, less the jobs it started: nothing else can have changed
+    /// in between (eligibility follows holds, begin times and ended jobs; the order, stored
+    /// priorities), so building the queue again would give the same.
+    pub(crate) fn reopen_pass(
+        &mut self,
+        mut records: Vec<QueueRecord>,
+    ) -> Result<Vec<QueueRecord>, PassStats> {
+        records.retain(|r| self.jobs[&r.job].is_pending());
+        if records.is_empty() {
+            return Err(PassStats::default());
+        }
+        self.selection_begun = false;
+        Ok(records)
+    }
+
     /// One main-loop pass. `full` is the periodic run over the whole queue; otherwise the
-    /// event-triggered run that stops after `default_queue_depth` jobs.
-    pub(crate) fn run_main_pass(&mut self, full: bool) {
+    /// event-triggered run that stops after `default_queue_depth` jobs. Returns the queue it
+    /// sorted, for a backfill pass in the same tick ([`Engine::reopen_pass`]).
+    pub(crate) fn run_main_pass(&mut self, full: bool) -> Option<Vec<QueueRecord>> {
         self.sched_requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
@@ -92,7 +109,7 @@ impl Engine {
             Ok(records) => records,
             Err(stats) => {
                 self.last_main_stats = stats;
-                return;
+                return None;
             }
         };
         let mut stats = PassStats {
@@ -166,6 +183,7 @@ impl Engine {
             }
         }
         self.last_main_stats = stats;
+        Some(records)
     }
 
     /// Nodes the job may use now: its partition's usable nodes, its reservation's, minus other

@@ -317,3 +317,20 @@ fn periodic_backfill_runs_every_bf_interval_from_tick() {
     clock.advance(1);
     assert_eq!(backfilled(&e.tick()), vec![small]);
 }
+
+#[test]
+fn a_backfill_pass_after_a_main_pass_of_the_same_tick_queues_only_the_jobs_left_pending() {
+    let (mut e, clock) = engine(cluster(32, 4));
+    // Past sched_interval and bf_interval: the next tick runs both loops (backfill_test.c's
+    // first scenario, in one tick).
+    clock.advance(60);
+    let j1 = e.submit(job(10, 1, 10)).unwrap();
+    let j2 = e.submit(job(5, 32, 10)).unwrap();
+    let j3 = e.submit(job(1, 31, 5)).unwrap();
+    let events = e.tick();
+    assert_eq!(e.last_main_stats().queued, 3);
+    assert_eq!(e.job(j1).unwrap().state, JobState::Running);
+    assert_eq!(e.last_backfill_stats().queued, 2);
+    assert_eq!(backfilled(&events), vec![j3]);
+    assert_eq!(e.job(j2).unwrap().start_time, Some(T0 + 60 + 600));
+}

@@ -174,14 +174,19 @@ impl Engine {
         out
     }
 
-    /// One backfill pass with the configured scheduler kind.
-    pub(crate) fn run_backfill_pass(&mut self) {
+    /// One backfill pass with the configured scheduler kind; `queue` is the one a main-loop
+    /// pass of the same tick sorted, if one ran.
+    pub(crate) fn run_backfill_pass(&mut self, queue: Option<Vec<QueueRecord>>) {
         let now = self.clock.now();
         let started_at = self.clock.micros();
         let params = self.config.params.clone();
         let kind = self.config.scheduler;
         let limited = kind == SchedulerKind::Backfill;
-        let records = match self.open_pass(now) {
+        let opened = match queue {
+            Some(records) => self.reopen_pass(records),
+            None => self.open_pass(now),
+        };
+        let records = match opened {
             Ok(records) => records,
             Err(stats) => {
                 self.last_backfill_stats = stats;
