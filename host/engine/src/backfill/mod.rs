@@ -21,7 +21,6 @@ const CONSERVATIVE_WINDOW: i64 = 10 * 365 * 86_400;
 #[derive(Clone, Debug)]
 struct WillRun {
     start: i64,
-    nodes: NodeBitmap,
     licenses: Vec<(usize, i64)>,
     hres: Vec<(usize, i64)>,
 }
@@ -133,6 +132,8 @@ pub(crate) struct PlanningBuffers {
     times: Vec<i64>,
     /// The nodes a candidate time is being checked with (kept to spare an allocation per time).
     avail: NodeBitmap,
+    /// The whole nodes the last planned job is reserved (kept to spare an allocation per job).
+    chosen: NodeBitmap,
 }
 
 fn floor_to(t: i64, res: i64) -> i64 {
@@ -343,7 +344,7 @@ impl Engine {
                         .add_reservation(
                             slot_start,
                             slot_end,
-                            &plan.nodes,
+                            &planning.buffers.chosen,
                             &plan.licenses,
                             &plan.hres,
                         )
@@ -413,6 +414,7 @@ impl Engine {
             release_times,
             times,
             avail,
+            chosen,
         } = &mut planning.buffers;
         let job = &self.jobs[&rec.job];
         let own = job.reservation;
@@ -627,7 +629,7 @@ impl Engine {
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    let chosen = pick_nodes(self.nodes.by_weight(), avail, min_nodes);
+                    pick_nodes(self.nodes.by_weight(), avail, min_nodes, chosen);
                     let list: Vec<u32> = chosen.iter().collect();
                     let hres = self
                         .policies
@@ -642,16 +644,14 @@ impl Engine {
                     }
                     return Some(WillRun {
                         start: t,
-                        nodes: chosen,
                         licenses: lic_plan,
                         hres: hres_plan,
                     });
                 }
             }
-            let chosen = pick_nodes(self.nodes.by_weight(), avail, min_nodes);
+            pick_nodes(self.nodes.by_weight(), avail, min_nodes, chosen);
             return Some(WillRun {
                 start: t,
-                nodes: chosen,
                 licenses: lic_plan,
                 hres: hres_plan,
             });
@@ -679,11 +679,17 @@ fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, o
     }
 }
 
-/// The first `count` nodes of `avail` in `by_weight` order (the lowest weight, lowest index on
-/// ties), or by index when `by_weight` is `None` ([`crate::node_state::NodeState::by_weight`]):
-/// whole nodes to reserve.
-fn pick_nodes(by_weight: Option<&[u32]>, avail: &NodeBitmap, count: usize) -> NodeBitmap {
-    let mut chosen = NodeBitmap::with_capacity(avail.words.len() * 64);
+/// Sets `chosen` to the first `count` nodes of `avail` in `by_weight` order (the lowest weight,
+/// lowest index on ties), or by index when `by_weight` is `None`
+/// ([`crate::node_state::NodeState::by_weight`]): whole nodes to reserve.
+fn pick_nodes(
+    by_weight: Option<&[u32]>,
+    avail: &NodeBitmap,
+    count: usize,
+    chosen: &mut NodeBitmap,
+) {
+    chosen.words.clear();
+    chosen.words.resize(avail.words.len(), 0);
     let Some(by_weight) = by_weight else {
         // The lowest indices: whole words while they fit, then the low bits of the next.
         let mut left = count;
@@ -702,7 +708,7 @@ fn pick_nodes(by_weight: Option<&[u32]>, avail: &NodeBitmap, count: usize) -> No
             }
             break;
         }
-        return chosen;
+        return;
     };
     for n in by_weight
         .iter()
@@ -712,7 +718,6 @@ fn pick_nodes(by_weight: Option<&[u32]>, avail: &NodeBitmap, count: usize) -> No
     {
         chosen.insert(n);
     }
-    chosen
 }
 
 fn merge_charges(charges: &[Charge]) -> Vec<(usize, i64)> {
@@ -754,9 +759,11 @@ mod tests {
                     avail.insert(n);
                 }
             }
-            for count in [0, 1, 5, 63, 64, 65, 130, 200] {
-                let fast = pick_nodes(None, &avail, count);
-                let slow = pick_nodes(Some(&index_order), &avail, count);
+            // One kept set for every count: what the last pick left in it must not linger.
+            let mut fast = NodeBitmap::default();
+            for count in [200, 0, 1, 5, 63, 64, 65, 130] {
+                pick_nodes(None, &avail, count, &mut fast);
+                let slow = picked(Some(&index_order), &avail, count);
                 assert_eq!(
                     fast.len(),
                     count.min(avail.len()),
@@ -770,8 +777,14 @@ mod tests {
         }
         // A real weight order is followed, not the index order.
         let avail: NodeBitmap = [1, 2, 3].into_iter().collect();
-        let picked = pick_nodes(Some(&[3, 2, 1, 0]), &avail, 2);
-        assert_eq!(picked.iter().collect::<Vec<_>>(), vec![2, 3]);
+        let by_weight = picked(Some(&[3, 2, 1, 0]), &avail, 2);
+        assert_eq!(by_weight.iter().collect::<Vec<_>>(), vec![2, 3]);
+    }
+
+    fn picked(by_weight: Option<&[u32]>, avail: &NodeBitmap, count: usize) -> NodeBitmap {
+        let mut chosen = NodeBitmap::default();
+        pick_nodes(by_weight, avail, count, &mut chosen);
+        chosen
     }
 
     #[test]
