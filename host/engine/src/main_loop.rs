@@ -290,7 +290,7 @@ impl Engine {
     }
 
     /// The placement request for a job on `candidates`.
-    pub(crate) fn job_request(&self, id: JobId, candidates: &NodeBitmap) -> JobRequest {
+    pub(crate) fn job_request(&self, id: JobId, candidates: NodeBitmap) -> JobRequest {
         let job = &self.jobs[&id];
         JobRequest {
             job_id: id,
@@ -301,7 +301,7 @@ impl Engine {
             memory_per_node_mb: job.spec.memory_per_node_mb,
             gres_per_node: job.gres_per_node.clone(),
             exclusive: job.spec.exclusive,
-            candidates: candidates.words.clone(),
+            candidates: candidates.words,
         }
     }
 
@@ -364,7 +364,7 @@ impl Engine {
                 return Err(Reason::Licenses);
             }
         }
-        let req = self.job_request(id, &cand);
+        let req = self.job_request(id, cand);
         if !self.nodes.table().could_fit(&req) {
             // No placement could pass the contract checks: the policy would answer none.
             return Err(Reason::Resources);
