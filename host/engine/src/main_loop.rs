@@ -409,9 +409,9 @@ impl Engine {
                 return Err(reason);
             }
         };
+        // Devices and CPUs first, while the placement is still at hand (the start keeps it).
+        self.commit_gres(id, &placement, picks);
         self.commit_start(id, rec, placement, licenses, charges, now, by);
-        let alloc = self.jobs[&id].alloc.clone().expect("just started");
-        self.commit_gres(id, &alloc.placement, picks);
         Ok(())
     }
 
