@@ -5,7 +5,7 @@ use sluice_policy::{NodeBitmap, Power};
 
 use crate::engine::{Engine, Event};
 use crate::error::{JobError, SubmitError};
-use crate::job::{Hold, Job, JobId, JobSpec, JobState, Reason};
+use crate::job::{CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason};
 use crate::licenses::LicenseError;
 use crate::node_state::Health;
 use crate::reservation::{Reservation, ReservationError, ReservationSpec};
@@ -103,7 +103,7 @@ impl Engine {
             gres_per_node,
             gres_types,
             gres,
-            cpu_ids: Vec::new(),
+            cpu_ids: CpuIds::default(),
             final_state: None,
             spec,
         };

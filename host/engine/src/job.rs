@@ -327,9 +327,70 @@ pub struct Job {
     /// GRES as written and per type, with the devices held on each allocated node.
     pub gres: JobGres,
     /// Per allocation position: the CPU ids the job holds there (the lowest free at its start).
-    pub cpu_ids: Vec<Vec<u32>>,
+    pub cpu_ids: CpuIds,
     /// The state a COMPLETING job will end in once its epilog completes.
     pub final_state: Option<JobState>,
+}
+
+/// CPU ids per allocation position, in one buffer: a job on many nodes holds one list, not one
+/// per node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuIds {
+    ids: Vec<u32>,
+    /// Where each position's ids end in `ids`.
+    ends: Vec<u32>,
+}
+
+/// As a list per position, the shape the API has always shown.
+impl Serialize for CpuIds {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for i in 0..self.len() {
+            seq.serialize_element(self.node(i).unwrap_or(&[]))?;
+        }
+        seq.end()
+    }
+}
+
+impl CpuIds {
+    /// The ids held at allocation position `i`, if the job has that position.
+    pub fn node(&self, i: usize) -> Option<&[u32]> {
+        let end = *self.ends.get(i)? as usize;
+        let start = i.checked_sub(1).map_or(0, |prev| self.ends[prev] as usize);
+        Some(&self.ids[start..end])
+    }
+
+    /// Adds the next position's ids.
+    pub fn push_node(&mut self, ids: impl IntoIterator<Item = u32>) {
+        self.ids.extend(ids);
+        self.ends.push(self.ids.len() as u32);
+    }
+
+    /// Allocation positions held.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether no position is held.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Forgets every position.
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.ends.clear();
+    }
+
+    /// The ids of `positions` only, renumbered in that order (positions the job lacks are skipped).
+    pub fn only(&self, positions: &[usize]) -> CpuIds {
+        let mut kept = CpuIds::default();
+        for ids in positions.iter().filter_map(|&p| self.node(p)) {
+            kept.push_node(ids.iter().copied());
+        }
+        kept
+    }
 }
 
 impl Job {
@@ -367,4 +428,29 @@ pub const INFINITE_PLAN_SECS: u64 = 365 * 86_400;
 /// A time limit to plan with: the limit, or a year when UNLIMITED.
 pub fn plan_limit(limit: Option<u64>) -> u64 {
     limit.unwrap_or(INFINITE_PLAN_SECS).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_ids_keep_each_position_apart_and_show_as_a_list_per_position() {
+        let mut ids = CpuIds::default();
+        ids.push_node([0, 1]);
+        ids.push_node([]);
+        ids.push_node([4, 5, 6]);
+        assert_eq!(ids.len(), 3);
+        assert_eq!(ids.node(0), Some(&[0, 1][..]));
+        assert_eq!(ids.node(1), Some(&[][..]));
+        assert_eq!(ids.node(2), Some(&[4, 5, 6][..]));
+        assert_eq!(ids.node(3), None);
+        let kept = ids.only(&[2, 0, 7]);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept.node(0), Some(&[4, 5, 6][..]));
+        assert_eq!(kept.node(1), Some(&[0, 1][..]));
+        assert_eq!(serde_json::to_string(&ids).unwrap(), "[[0,1],[],[4,5,6]]");
+        ids.clear();
+        assert!(ids.is_empty() && ids.node(0).is_none());
+    }
 }

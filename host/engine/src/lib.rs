@@ -75,7 +75,7 @@ pub use clock::{Clock, ManualClock, WallClock};
 pub use engine::{Engine, EngineConfig, Event, Faults, Loop, PassStats, Policies, SchedulerKind};
 pub use error::{JobError, SubmitError};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
-pub use job::{Allocation, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
+pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};

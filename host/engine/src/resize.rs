@@ -94,10 +94,7 @@ impl Engine {
         for r in &mut job.gres.records {
             r.keep_positions(&kept);
         }
-        job.cpu_ids = kept
-            .iter()
-            .filter_map(|&p| job.cpu_ids.get(p).cloned())
-            .collect();
+        job.cpu_ids = job.cpu_ids.only(&kept);
         let new_pos = |p: u32| kept.iter().position(|&k| k == p as usize).map(|i| i as u32);
         for s in &mut job.steps {
             let (positions, cpus) = s

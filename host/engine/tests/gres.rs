@@ -133,9 +133,17 @@ fn gpus_are_picked_close_to_the_job_cores_and_given_back() {
     let a = e.submit(job(4, "gpu:1")).unwrap();
     let b = e.submit(job(4, "gpu:1")).unwrap();
     e.tick();
-    assert_eq!(e.job(a).unwrap().cpu_ids, vec![vec![0, 1, 2, 3]]);
+    let cpu_ids = &e.job(a).unwrap().cpu_ids;
+    assert_eq!(
+        (cpu_ids.len(), cpu_ids.node(0)),
+        (1, Some(&[0, 1, 2, 3][..]))
+    );
     assert_eq!(devices(&e, a, "gpu"), vec![vec![0]]);
-    assert_eq!(e.job(b).unwrap().cpu_ids, vec![vec![4, 5, 6, 7]]);
+    let cpu_ids = &e.job(b).unwrap().cpu_ids;
+    assert_eq!(
+        (cpu_ids.len(), cpu_ids.node(0)),
+        (1, Some(&[4, 5, 6, 7][..]))
+    );
     assert_eq!(
         devices(&e, b, "gpu"),
         vec![vec![2]],

@@ -6,13 +6,13 @@ use sluice_policy::{GresPolicy, PickRequest, Placement};
 use crate::engine::Engine;
 use crate::gres::job::GresRecord;
 use crate::gres::node::GresOnNode;
-use crate::job::{JobId, Reason};
+use crate::job::{CpuIds, JobId, Reason};
 
 /// What a start will take, decided before anything is committed.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GresPicks {
     /// Per allocation position: the CPU ids the job gets.
-    pub cpu_ids: Vec<Vec<u32>>,
+    pub cpu_ids: CpuIds,
     /// Per record (the job's, then any added for `--exclusive`): per position (devices, count).
     pub records: Vec<Vec<(Vec<u32>, u64)>>,
     /// Records added because an exclusive job holds every free device of a name it did not ask for.
@@ -80,15 +80,12 @@ impl Engine {
     /// pending; a refused answer counts as a GRES fault.
     pub(crate) fn pick_gres(&mut self, id: JobId, p: &Placement) -> Result<GresPicks, Reason> {
         let kinds = self.nodes.table().gres_kinds.len();
-        let mut picks = GresPicks {
-            cpu_ids: p
-                .nodes
-                .iter()
-                .zip(&p.cpus)
-                .map(|(&n, &c)| self.cpus.lowest_free(n as usize, c))
-                .collect(),
-            ..GresPicks::default()
-        };
+        let mut picks = GresPicks::default();
+        for (&n, &c) in p.nodes.iter().zip(&p.cpus) {
+            picks
+                .cpu_ids
+                .push_node(self.cpus.lowest_free(n as usize, c));
+        }
         let mut records = self.jobs[&id].gres.records.clone();
         // Whatever the placement gives beyond the records (an exclusive job) is held too.
         for k in 0..kinds {
@@ -151,7 +148,9 @@ impl Engine {
                         count: want[i] as u32,
                         type_name: r.gres_type.clone().unwrap_or_default(),
                         free,
-                        cores: self.cpus.cores_of(n as usize, &picks.cpu_ids[i]),
+                        cores: self
+                            .cpus
+                            .cores_of(n as usize, picks.cpu_ids.node(i).unwrap_or(&[])),
                         devices: g.contract_devices(),
                     });
                     got.push((Vec::new(), want[i]));
@@ -197,7 +196,8 @@ impl Engine {
         let job = self.jobs.get_mut(&id).expect("starting a known job");
         job.gres.records.extend(picks.extra);
         for (i, &n) in p.nodes.iter().enumerate() {
-            self.cpus.take(n as usize, &picks.cpu_ids[i]);
+            self.cpus
+                .take(n as usize, picks.cpu_ids.node(i).unwrap_or(&[]));
         }
         for (r, got) in job.gres.records.iter_mut().zip(picks.records) {
             r.bit_alloc = got.iter().map(|(d, _)| d.clone()).collect();
@@ -234,7 +234,7 @@ impl Engine {
         let Some(alloc) = &job.alloc else { return };
         for &i in positions {
             let node = alloc.placement.nodes[i] as usize;
-            if let Some(cpu_ids) = job.cpu_ids.get(i) {
+            if let Some(cpu_ids) = job.cpu_ids.node(i) {
                 self.cpus.give_back(node, cpu_ids);
             }
             for r in &job.gres.records {

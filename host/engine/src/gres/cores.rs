@@ -24,11 +24,10 @@ impl CpuMap {
     }
 
     /// The `count` lowest free CPU ids of `node` (fewer if that many are not free).
-    pub fn lowest_free(&self, node: usize, count: u32) -> Vec<u32> {
+    pub fn lowest_free(&self, node: usize, count: u32) -> impl Iterator<Item = u32> + '_ {
         (0..self.cpus[node])
-            .filter(|&c| !self.is_used(node, c))
+            .filter(move |&c| !self.is_used(node, c))
             .take(count as usize)
-            .collect()
     }
 
     /// The cores (gres.conf `Cores=` numbering) the CPU ids sit on.
@@ -72,15 +71,15 @@ mod tests {
     #[test]
     fn jobs_get_the_lowest_free_cpus_and_give_them_back() {
         let mut m = CpuMap::new(vec![8], vec![2]);
-        let a = m.lowest_free(0, 3);
+        let a: Vec<u32> = m.lowest_free(0, 3).collect();
         assert_eq!(a, vec![0, 1, 2]);
         m.take(0, &a);
-        let b = m.lowest_free(0, 2);
+        let b: Vec<u32> = m.lowest_free(0, 2).collect();
         assert_eq!(b, vec![3, 4]);
         assert_eq!(m.cores_of(0, &b), vec![1, 2], "two threads per core");
         m.take(0, &b);
         m.give_back(0, &a);
         assert_eq!(m.used(0), 2);
-        assert_eq!(m.lowest_free(0, 4), vec![0, 1, 2, 5]);
+        assert_eq!(m.lowest_free(0, 4).collect::<Vec<_>>(), vec![0, 1, 2, 5]);
     }
 }

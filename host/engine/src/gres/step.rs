@@ -52,9 +52,7 @@ impl Engine {
                         count: w.count,
                         type_name: w.gres_type.clone().unwrap_or_default(),
                         free: held.into_iter().filter(|d| !in_use.contains(d)).collect(),
-                        cores: self
-                            .cpus
-                            .cores_of(node, job.cpu_ids.get(p).map_or(&[][..], |c| &c[..])),
+                        cores: self.cpus.cores_of(node, job.cpu_ids.node(p).unwrap_or(&[])),
                         devices: g.contract_devices(),
                     });
                 }
