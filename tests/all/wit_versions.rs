@@ -170,6 +170,34 @@ fn set_cluster_is_sent_first_and_then_only_when_the_static_part_changes() {
 }
 
 #[test]
+fn a_context_naming_the_cluster_version_last_found_current_is_not_compared_again() {
+    let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
+    let mut ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    ctx.cluster_version = 7;
+    let jobs = fixtures::job_table(&ctx, 200, 9);
+    check_probe(&mut *probe, &ctx, &jobs, 1);
+    check_probe(&mut *probe, &decayed(&ctx), &jobs, 1);
+    let set_cluster_calls = |probe: &mut dyn PriorityBackend, ctx: &PriorityContext| {
+        probe_factor(&probe.compute(ctx, &jobs).unwrap(), SET_CLUSTER)
+    };
+    // The same version is the host's word that nothing static changed: not compared, not sent.
+    let mut renamed = decayed(&ctx);
+    renamed.associations[2].name.push_str("-renamed");
+    assert_eq!(set_cluster_calls(&mut *probe, &renamed), 1.0);
+    // A new version is compared once: equal, so not sent, and remembered.
+    let mut same = decayed(&ctx);
+    same.cluster_version = 8;
+    assert_eq!(set_cluster_calls(&mut *probe, &same), 1.0);
+    // Another new version with a change is sent; so is any change without a version.
+    renamed.cluster_version = 9;
+    check_probe(&mut *probe, &renamed, &jobs, 2);
+    let mut reshared = renamed.clone();
+    reshared.cluster_version = 0;
+    reshared.associations[3].raw_shares += 1;
+    check_probe(&mut *probe, &reshared, &jobs, 3);
+}
+
+#[test]
 fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
     let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
     let ctx = fixtures::priority_context(NOW, 16, 3, 4);

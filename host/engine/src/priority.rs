@@ -1,5 +1,7 @@
 //! One priority call per pass: the pending queue as columns out, one validated priority per row back.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use sluice_cluster::Shares;
 use sluice_policy::{Association, Factor, JobTable, Partition, PriorityContext};
 
@@ -9,6 +11,10 @@ use crate::queue::QueueRecord;
 
 /// RawShares that stand for `Fairshare=parent` in the contract (Slurm's `SLURMDB_FS_USE_PARENT`).
 pub const FS_USE_PARENT: u32 = 0x7FFF_FFFF;
+
+/// Cluster versions handed out in this process: one per context built from scratch, never
+/// reused, so no two engines name different clusters alike.
+static CLUSTER_VERSIONS: AtomicU64 = AtomicU64::new(0);
 
 /// The last accepted priority answer, kept for `sprio`-like reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -27,6 +33,7 @@ impl Engine {
         let assocs = &self.cluster.associations;
         PriorityContext {
             now: self.clock.now(),
+            cluster_version: CLUSTER_VERSIONS.fetch_add(1, Relaxed) + 1,
             cluster_nodes: self.cluster.nodes.len() as u32,
             cluster_cpus: self.cluster.total_cpus().min(u64::from(u32::MAX)) as u32,
             partitions: self
@@ -58,8 +65,9 @@ impl Engine {
     }
 
     /// [`Engine::priority_context`] from the last calculation with the clock and usage brought up
-    /// to date; built afresh when associations were added. Partitions, QOS and the association
-    /// tree are configuration, fixed for the engine's life, so only their usage is copied again.
+    /// to date; built afresh (with a new cluster version) when associations were added.
+    /// Partitions, QOS and the association tree are configuration, fixed for the engine's life,
+    /// so only their usage is copied again and the cluster version stays.
     fn refreshed_context(&mut self) -> PriorityContext {
         match self.context_cache.take() {
             Some(mut ctx) if ctx.associations.len() == self.cluster.associations.len() => {

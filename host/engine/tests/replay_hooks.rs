@@ -349,3 +349,43 @@ fn a_job_without_account_is_charged_to_its_users_first_association() {
     assert_eq!(e.job(a).unwrap().assoc, AssocId(before as u32));
     assert_eq!(e.job(b).unwrap().assoc, AssocId(before as u32));
 }
+
+/// Records the cluster version of every context it is asked with.
+struct VersionLog(Arc<std::sync::Mutex<Vec<u64>>>);
+
+impl PriorityPolicy for VersionLog {
+    fn compute(&mut self, ctx: &PriorityContext, jobs: &sluice_policy::JobTable) -> Priorities {
+        self.0.lock().unwrap().push(ctx.cluster_version);
+        SiteFactorPriority.compute(ctx, jobs)
+    }
+}
+
+#[test]
+fn the_cluster_version_stays_while_only_usage_moves_and_changes_with_a_new_association() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (mut e, clock) = replay_engine_ranked_by(2, Box::new(VersionLog(log.clone())), |c| {
+        c.create_missing_associations = true;
+    });
+    e.submit(job(1, 600)).unwrap();
+    e.tick();
+    clock.advance(400);
+    e.submit(job(1, 600)).unwrap();
+    e.tick();
+    clock.advance(400);
+    e.submit(JobSpec {
+        min_nodes: 1,
+        tasks: 1,
+        time_limit: Some(600),
+        ..JobSpec::new("zed")
+    })
+    .unwrap();
+    e.tick();
+    let versions = log.lock().unwrap().clone();
+    assert_eq!(versions.len(), 3, "{versions:?}");
+    assert_ne!(versions[0], 0);
+    assert_eq!(
+        versions[0], versions[1],
+        "usage and clock are not the cluster"
+    );
+    assert_ne!(versions[1], versions[2], "zed's association is");
+}

@@ -40,6 +40,7 @@ fn context() -> PriorityContext {
     associations[0].raw_usage = associations.iter().map(|a| a.raw_usage).sum();
     PriorityContext {
         now: 1_700_000_000,
+        cluster_version: 0,
         cluster_nodes: 100,
         cluster_cpus: 100,
         partitions: vec![Partition {

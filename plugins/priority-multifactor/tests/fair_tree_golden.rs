@@ -117,6 +117,7 @@ pub fn context() -> PriorityContext {
     }
     PriorityContext {
         now: 1_700_000_000,
+        cluster_version: 0,
         cluster_nodes: 1,
         cluster_cpus: 50,
         associations: assocs,

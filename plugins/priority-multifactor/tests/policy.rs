@@ -29,6 +29,7 @@ fn context() -> PriorityContext {
     };
     PriorityContext {
         now: NOW,
+        cluster_version: 0,
         cluster_nodes: 4,
         cluster_cpus: 64,
         partitions: vec![

@@ -79,6 +79,7 @@ pub fn priority_context(
     }
     PriorityContext {
         now,
+        cluster_version: 0,
         cluster_nodes,
         cluster_cpus: cluster_nodes * 64,
         partitions: vec![

@@ -56,6 +56,12 @@ pub struct PriorityContext {
     pub qos: Vec<Qos>,
     /// The association tree jobs point into.
     pub associations: Vec<Association>,
+    /// Names the cluster this context describes (everything but `now` and usage): two contexts
+    /// with the same nonzero value have the same sizes, partitions, QOS and associations, so a
+    /// host that keeps a sandboxed policy's copy of them need not compare them again. 0 promises
+    /// nothing. Policies have no use for it.
+    #[serde(default)]
+    pub cluster_version: u64,
 }
 
 /// The pending jobs as columns; row `i` of every column is the same job.

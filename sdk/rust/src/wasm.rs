@@ -129,6 +129,7 @@ pub mod priority_glue {
     pub fn set_cluster(c: w::Cluster) {
         let ctx = p::PriorityContext {
             now: 0,
+            cluster_version: 0,
             cluster_nodes: c.cluster_nodes,
             cluster_cpus: c.cluster_cpus,
             partitions: c

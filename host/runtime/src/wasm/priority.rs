@@ -169,7 +169,7 @@ mod v0_2 {
             let incarnation = self.instance.live_incarnation()?;
             if !self
                 .sent
-                .as_ref()
+                .as_mut()
                 .is_some_and(|s| s.is_current(incarnation, ctx))
             {
                 // Forgotten first: if the call faults, the instance is discarded with it.
@@ -231,6 +231,8 @@ pub use v0_2::PriorityV0_2;
 struct SentCluster {
     /// Which instance got it ([`super::instance::WasmInstance::live_incarnation`]).
     incarnation: u64,
+    /// The last nonzero cluster version found to name what was sent (0: none yet).
+    cluster_version: u64,
     cluster_nodes: u32,
     cluster_cpus: u32,
     partitions: Vec<Partition>,
@@ -243,6 +245,7 @@ impl SentCluster {
     fn of(incarnation: u64, ctx: &PriorityContext) -> Self {
         Self {
             incarnation,
+            cluster_version: ctx.cluster_version,
             cluster_nodes: ctx.cluster_nodes,
             cluster_cpus: ctx.cluster_cpus,
             partitions: ctx.partitions.clone(),
@@ -258,11 +261,27 @@ impl SentCluster {
         }
     }
 
-    /// Whether instance `incarnation` holds `ctx`'s static part, compared by value. Usage factors
-    /// are compared by bit pattern so that a NaN does not make every pass resend the cluster.
-    fn is_current(&self, incarnation: u64, ctx: &PriorityContext) -> bool {
-        self.incarnation == incarnation
-            && self.cluster_nodes == ctx.cluster_nodes
+    /// Whether instance `incarnation` holds `ctx`'s static part: at once when the context names
+    /// the cluster version last found current, else compared by value (and the version then
+    /// remembered). Usage factors are compared by bit pattern so that a NaN does not make every
+    /// pass resend the cluster.
+    fn is_current(&mut self, incarnation: u64, ctx: &PriorityContext) -> bool {
+        if self.incarnation != incarnation {
+            return false;
+        }
+        if ctx.cluster_version != 0 && ctx.cluster_version == self.cluster_version {
+            return true;
+        }
+        let same = self.same_static_part(ctx);
+        if same {
+            self.cluster_version = ctx.cluster_version;
+        }
+        same
+    }
+
+    /// Whether `ctx`'s static part is the one sent, compared field by field.
+    fn same_static_part(&self, ctx: &PriorityContext) -> bool {
+        self.cluster_nodes == ctx.cluster_nodes
             && self.cluster_cpus == ctx.cluster_cpus
             && self.partitions == ctx.partitions
             && self.qos.len() == ctx.qos.len()
