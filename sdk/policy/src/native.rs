@@ -13,10 +13,13 @@ use crate::{
     PriorityContext, PriorityPolicy, SelectionPolicy, Settings, Share,
 };
 
-/// The ABI string both sides must agree on.
+/// The ABI string both sides must agree on. The layout number goes up whenever a type that
+/// crosses this boundary changes shape while the crate version stays (2: `PriorityContext`
+/// gained `cluster_version`), so a library built before is refused rather than misread.
 pub const NATIVE_ABI: &str = concat!(
     "sluice-policy ",
     env!("CARGO_PKG_VERSION"),
+    " layout 2",
     " built by ",
     env!("SLUICE_RUSTC_VERSION")
 );
