@@ -525,14 +525,8 @@ mod tests {
 
     #[test]
     fn keyed_order_is_the_comparison_order() {
-        // A small deterministic generator, so the test needs no dependency.
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = move |bound: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound as u64) as usize
-        };
+        let mut rng = sluice_sdk::fixtures::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut next = move |bound: usize| rng.below(bound as u64) as usize;
         for round in 0..500 {
             let n = 1 + next(60);
             let assocs: Vec<Association> = (0..n)

@@ -326,14 +326,8 @@ mod tests {
 
     #[test]
     fn reservations_keep_neighbours_distinct_and_match_a_per_second_picture() {
-        // A small deterministic generator, so the test needs no dependency.
-        let mut state = 0x2545_F491_4F6C_DD1D_u64;
-        let mut next = move |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % bound
-        };
+        let mut rng = sluice_policy::fixtures::Rng::new(0x2545_F491_4F6C_DD1D);
+        let mut next = move |bound: u64| rng.below(bound);
         for round in 0..200 {
             let mut m = NodeSpaceMap::new(0, 400, NodeBitmap::full(6), 0, 0, 1000);
             // Free nodes of every second, as bits.

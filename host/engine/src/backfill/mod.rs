@@ -751,15 +751,12 @@ mod tests {
     #[test]
     fn picking_by_index_takes_what_the_weight_order_takes_when_weights_are_equal() {
         let index_order: Vec<u32> = (0..200).collect();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = sluice_policy::fixtures::Rng::new(0x9e37_79b9_7f4a_7c15);
         for round in 0..200 {
             // A cheap deterministic mix of dense and sparse sets over 200 nodes.
             let mut avail = NodeBitmap::with_capacity(200);
             for n in 0..200 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                if seed.is_multiple_of(1 + round % 5) {
+                if rng.next_u64().is_multiple_of(1 + round % 5) {
                     avail.insert(n);
                 }
             }
