@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use common::*;
+use sluice_cluster::Cluster;
 use sluice_engine::{Engine, EngineConfig, Event, JobSpec, JobState, ManualClock, Policies};
 use sluice_policy::{Factor, Priorities, PriorityContext, PriorityPolicy};
 
@@ -33,16 +34,15 @@ fn replay_engine_on(
     nodes: usize,
     configure: impl FnOnce(&mut EngineConfig),
 ) -> (Engine, ManualClock) {
-    replay_engine_ranked_by(nodes, Box::new(SiteFactorPriority), configure)
+    replay_engine_over(cluster(nodes, 1), Box::new(SiteFactorPriority), configure)
 }
 
-/// [`replay_engine_on`] with the priority policy given.
-fn replay_engine_ranked_by(
-    nodes: usize,
+/// An engine over `cluster` with the priority policy given and first-fit selection.
+fn replay_engine_over(
+    cluster: Cluster,
     priority: Box<dyn PriorityPolicy + Send>,
     configure: impl FnOnce(&mut EngineConfig),
 ) -> (Engine, ManualClock) {
-    let cluster = cluster(nodes, 1);
     let clock = ManualClock::new(T0);
     let mut config = EngineConfig::for_cluster(&cluster);
     configure(&mut config);
@@ -236,10 +236,11 @@ fn deferring_engine(
     bf_min_prio_reserve: u64,
 ) -> (Engine, ManualClock, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
-    let (e, clock) = replay_engine_ranked_by(2, Box::new(ClockPriority(calls.clone())), |c| {
-        c.defer_lone_priority = defer;
-        c.params.bf_min_prio_reserve = bf_min_prio_reserve;
-    });
+    let (e, clock) =
+        replay_engine_over(cluster(2, 1), Box::new(ClockPriority(calls.clone())), |c| {
+            c.defer_lone_priority = defer;
+            c.params.bf_min_prio_reserve = bf_min_prio_reserve;
+        });
     (e, clock, calls)
 }
 
@@ -316,16 +317,9 @@ fn a_job_without_account_is_charged_to_its_users_first_association() {
         .iter()
         .position(|a| a.kind == AssocKind::User("alice".into()))
         .unwrap();
-    let clock = ManualClock::new(T0);
-    let mut config = EngineConfig::for_cluster(&c);
-    config.create_missing_associations = true;
-    let policies = Policies {
-        priority: Box::new(SiteFactorPriority),
-        selection: Box::new(FirstFit::default()),
-        hres: None,
-        gres: Vec::new(),
-    };
-    let mut e = Engine::with_config(c, policies, Arc::new(clock), config);
+    let (mut e, _clock) = replay_engine_over(c, Box::new(SiteFactorPriority), |config| {
+        config.create_missing_associations = true;
+    });
     let id = e.submit(job(1, 60)).unwrap();
     assert_eq!(e.job(id).unwrap().assoc, AssocId(first as u32));
     let with_account = e
@@ -363,9 +357,10 @@ impl PriorityPolicy for VersionLog {
 #[test]
 fn the_cluster_version_stays_while_only_usage_moves_and_changes_with_a_new_association() {
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (mut e, clock) = replay_engine_ranked_by(2, Box::new(VersionLog(log.clone())), |c| {
-        c.create_missing_associations = true;
-    });
+    let (mut e, clock) =
+        replay_engine_over(cluster(2, 1), Box::new(VersionLog(log.clone())), |c| {
+            c.create_missing_associations = true;
+        });
     e.submit(job(1, 600)).unwrap();
     e.tick();
     clock.advance(400);
