@@ -66,29 +66,26 @@ impl Engine {
     /// The start both loops share: the sorted queue, and the selection policy due its node table
     /// at the pass's first placement (a pass that places nothing costs the policy nothing). `Err`
     /// is the whole pass's record when there is nothing to do or the priority answer was refused.
-    pub(crate) fn open_pass(&mut self, now: i64) -> Result<Vec<QueueRecord>, PassStats> {
-        let Some(records) = self.build_queue(now) else {
-            return Err(PassStats {
+    ///
+    /// `sorted` is the queue a main-loop pass of the same tick sorted, for the backfill pass
+    /// right after it: less the jobs that pass started it is what building the queue again
+    /// would give, since nothing else can have changed in between (eligibility follows holds,
+    /// begin times and ended jobs; the order, stored priorities).
+    pub(crate) fn open_pass(
+        &mut self,
+        now: i64,
+        sorted: Option<Vec<QueueRecord>>,
+    ) -> Result<Vec<QueueRecord>, PassStats> {
+        let records = match sorted {
+            Some(mut records) => {
+                records.retain(|r| self.jobs[&r.job].is_pending());
+                records
+            }
+            None => self.build_queue(now).ok_or(PassStats {
                 stopped_by: Some("priority answer refused"),
                 ..PassStats::default()
-            });
+            })?,
         };
-        if records.is_empty() {
-            return Err(PassStats::default());
-        }
-        self.selection_begun = false;
-        Ok(records)
-    }
-
-    /// [`Engine::open_pass`] for a backfill pass right after a main-loop pass of the same tick,
-    /// from the queue that pass sorted, less the jobs it started: nothing else can have changed
-    /// in between (eligibility follows holds, begin times and ended jobs; the order, stored
-    /// priorities), so building the queue again would give the same.
-    pub(crate) fn reopen_pass(
-        &mut self,
-        mut records: Vec<QueueRecord>,
-    ) -> Result<Vec<QueueRecord>, PassStats> {
-        records.retain(|r| self.jobs[&r.job].is_pending());
         if records.is_empty() {
             return Err(PassStats::default());
         }
@@ -98,14 +95,14 @@ impl Engine {
 
     /// One main-loop pass. `full` is the periodic run over the whole queue; otherwise the
     /// event-triggered run that stops after `default_queue_depth` jobs. Returns the queue it
-    /// sorted, for a backfill pass in the same tick ([`Engine::reopen_pass`]).
+    /// sorted, for a backfill pass in the same tick ([`Engine::open_pass`]).
     pub(crate) fn run_main_pass(&mut self, full: bool) -> Option<Vec<QueueRecord>> {
         self.sched_requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
         let params = self.config.params.clone();
         let fcfs = self.config.scheduler == SchedulerKind::Fcfs;
-        let records = match self.open_pass(now) {
+        let records = match self.open_pass(now, None) {
             Ok(records) => records,
             Err(stats) => {
                 self.last_main_stats = stats;

@@ -187,11 +187,7 @@ impl Engine {
         let params = self.config.params.clone();
         let kind = self.config.scheduler;
         let limited = kind == SchedulerKind::Backfill;
-        let opened = match queue {
-            Some(records) => self.reopen_pass(records),
-            None => self.open_pass(now),
-        };
-        let records = match opened {
+        let records = match self.open_pass(now, queue) {
             Ok(records) => records,
             Err(stats) => {
                 self.last_backfill_stats = stats;
