@@ -502,8 +502,7 @@ impl Engine {
             }
             self.last_backfill = now;
         }
-        self.settle_deferred_priority();
-        std::mem::take(&mut self.outbox)
+        self.end_passes()
     }
 
     /// Whether the pending job needing the fewest CPUs needs no more than the usable nodes have
@@ -515,14 +514,20 @@ impl Engine {
             .is_some_and(|fewest| fewest <= self.nodes.free_cpus_on(self.nodes.usable_nodes()))
     }
 
+    /// What every way of running passes ends with: the priority call a pass put off is made
+    /// (or found needless), then the passes' events are handed out.
+    fn end_passes(&mut self) -> Vec<Event> {
+        self.settle_deferred_priority();
+        std::mem::take(&mut self.outbox)
+    }
+
     /// Runs a full (periodic) main-loop pass now, whatever the intervals say.
     pub fn schedule(&mut self) -> Vec<Event> {
         let now = self.clock.now();
         self.enforce_time_limits(now);
         self.run_main_pass(true);
         self.last_sched = now;
-        self.settle_deferred_priority();
-        std::mem::take(&mut self.outbox)
+        self.end_passes()
     }
 
     /// Runs a backfill pass now (or nothing under FCFS), whatever the intervals say.
@@ -533,8 +538,7 @@ impl Engine {
             self.run_backfill_pass(None);
         }
         self.last_backfill = now;
-        self.settle_deferred_priority();
-        std::mem::take(&mut self.outbox)
+        self.end_passes()
     }
 
     /// The next time [`Engine::tick`] has work to do, for a discrete-event simulator.
