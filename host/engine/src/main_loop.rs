@@ -48,17 +48,15 @@ impl Engine {
             || eligible
                 .iter()
                 .any(|id| self.jobs[id].priority_time.is_none());
-        if due && self.orders_without_priority(&eligible) {
-            self.priority_owed = Some(eligible[0]);
-            return Some(self.stored_priorities(&eligible));
+        if due {
+            if self.orders_without_priority(&eligible) {
+                self.priority_owed = Some(eligible[0]);
+            } else {
+                self.prioritize(&eligible, now)?;
+                self.priorities_due = false;
+            }
         }
-        let mut records = if due {
-            let records = self.prioritize(&eligible, now)?;
-            self.priorities_due = false;
-            records
-        } else {
-            self.stored_priorities(&eligible)
-        };
+        let mut records = self.stored_priorities(&eligible);
         queue::sort(&mut records);
         Some(records)
     }

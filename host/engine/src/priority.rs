@@ -133,17 +133,17 @@ impl Engine {
         }
     }
 
-    /// Asks the priority policy for every eligible job and returns the queue records, unsorted.
-    /// A refused answer leaves every job pending this pass (`None`).
-    pub(crate) fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<Vec<QueueRecord>> {
+    /// Asks the priority policy for every eligible job and stores the answers on the jobs.
+    /// `None` when the answer was refused, which leaves every job pending this pass.
+    pub(crate) fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<()> {
         let ctx = self.refreshed_context();
         let (mut table, mut rows) = std::mem::take(&mut self.job_table_buffers);
         self.fill_job_table(eligible, &mut table, &mut rows);
         let answer = self.policies.priority.compute(&ctx, &table);
         self.context_cache = Some(ctx);
-        let records = self.store_priorities(answer, &rows, now);
+        let stored = self.store_priorities(answer, &rows, now);
         self.job_table_buffers = (table, rows);
-        records
+        stored
     }
 
     /// Whether a pass may order `eligible` without the priority call it is due: one job in one
@@ -170,26 +170,22 @@ impl Engine {
         }
     }
 
-    /// Stores a priority answer on the jobs of `rows` and returns their queue records, or
-    /// `None` (counted as a fault) when the answer breaks the contract.
+    /// Stores a priority answer on the jobs of `rows`, or gives `None` (counted as a fault)
+    /// when the answer breaks the contract.
     fn store_priorities(
         &mut self,
         answer: sluice_policy::Priorities,
         rows: &[(JobId, u16)],
         now: i64,
-    ) -> Option<Vec<QueueRecord>> {
+    ) -> Option<()> {
         if answer.priority.len() != rows.len() || answer.check(rows.len()).is_err() {
             self.faults.priority += 1;
             return None;
         }
-        let mut records = Vec::with_capacity(rows.len());
         for (i, &(id, pos)) in rows.iter().enumerate() {
             let job = self.jobs.get_mut(&id).expect("eligible job exists");
             job.priority[pos as usize] = answer.priority[i];
             job.priority_time = Some(now);
-        }
-        for &(id, pos) in rows {
-            records.push(self.queue_record(id, pos));
         }
         self.last_priorities = PriorityReport {
             rows: rows
@@ -199,7 +195,7 @@ impl Engine {
             priority: answer.priority,
             factors: answer.factors,
         };
-        Some(records)
+        Some(())
     }
 
     /// Queue records from the priorities the jobs already hold (one per job and partition).
