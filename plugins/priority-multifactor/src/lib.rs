@@ -133,11 +133,11 @@ impl PriorityPolicy for Multifactor {
         }
         if w.fairshare != 0.0 {
             let fair_share = self.fair_tree.fair_shares(&ctx.associations);
-            // An account's (NaN) counts as 0, an index past the table as no factor at all.
-            let weighted = |a: u32| match fair_share.get(a as usize) {
-                Some(f) if f.is_nan() => w.fairshare * 0.0,
-                Some(f) => w.fairshare * f,
-                None => 0.0,
+            // An account's (NaN) factor counts as 0, an index past the table as no factor.
+            let weighted = |a: u32| {
+                fair_share
+                    .get(a as usize)
+                    .map_or(0.0, |&f| w.fairshare * if f.is_nan() { 0.0 } else { f })
             };
             sum.add(
                 "FAIRSHARE",
