@@ -334,3 +334,29 @@ fn a_backfill_pass_after_a_main_pass_of_the_same_tick_queues_only_the_jobs_left_
     assert_eq!(backfilled(&events), vec![j3]);
     assert_eq!(e.job(j2).unwrap().start_time, Some(T0 + 60 + 600));
 }
+
+/// Three running/planned jobs leave only node 4, free from +10 min until the 4-node job planned
+/// at +30 takes every node; `first` is then planned (or not), and `second`'s start is returned.
+fn planned_after(first: (u32, u64), second: (u32, u64)) -> (Option<i64>, Option<i64>) {
+    let (mut e, _clock) = engine(cluster(4, 1));
+    e.params_mut().bf_window = 60;
+    e.submit(job(1000, 3, 30)).unwrap();
+    e.submit(job(900, 1, 10)).unwrap();
+    e.tick();
+    e.submit(job(500, 4, 100)).unwrap();
+    let a = e.submit(job(100, first.0, first.1)).unwrap();
+    let b = e.submit(job(50, second.0, second.1)).unwrap();
+    e.params_mut().defer = true;
+    e.backfill();
+    (e.job(a).unwrap().start_time, e.job(b).unwrap().start_time)
+}
+
+#[test]
+fn a_job_with_no_start_in_the_window_rules_out_only_jobs_needing_as_many_nodes_for_as_long() {
+    // Two nodes are never free together before the 4-node job's reservation; one is.
+    assert_eq!(planned_after((2, 10), (1, 15)), (None, Some(T0 + 600)));
+    // 25 minutes on node 4 from +10 run into the reservation at +30; 15 minutes do not.
+    assert_eq!(planned_after((1, 25), (1, 15)), (None, Some(T0 + 600)));
+    // Needing more nodes for longer fails as the first did.
+    assert_eq!(planned_after((1, 25), (2, 30)), (None, None));
+}

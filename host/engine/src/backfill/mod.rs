@@ -117,7 +117,28 @@ struct Planning {
     /// The job shape `buffers.from` was built for while it is still true (no start since): jobs
     /// of the same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
+    /// Plain jobs found to have no start in the window while the map and the release times
+    /// stayed as they are now, by shape, nodes and time limit (see [`Unplannable`]).
+    unplannable: Vec<Unplannable>,
     buffers: PlanningBuffers,
+}
+
+/// A plain job (no licenses, HRES, GRES, features or reservation) that will-run found no start
+/// for. A later job of the same shape that needs at least as many nodes for at least as long
+/// has none either while nothing is reserved or started in between: every start it could take
+/// is a candidate time of the first job too, and would have fitted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Unplannable {
+    shape: Shape,
+    min_nodes: usize,
+    limit: i64,
+}
+
+impl Unplannable {
+    /// Whether a job needing `min_nodes` of `shape` for `limit` seconds surely fails too.
+    fn covers(&self, shape: Shape, min_nodes: usize, limit: i64) -> bool {
+        self.shape == shape && self.min_nodes <= min_nodes && self.limit <= limit
+    }
 }
 
 /// The buffers of a pass's planning, which the engine keeps from pass to pass so that a pass
@@ -231,6 +252,7 @@ impl Engine {
             res,
             with_licenses: params.bf_licenses,
             from_shape: None,
+            unplannable: Vec::new(),
             buffers: std::mem::take(&mut self.planning_buffers),
         };
         let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
@@ -309,6 +331,7 @@ impl Engine {
                     stats.started += 1;
                     self.note_started(rec.job, now, &mut rel);
                     planning.from_shape = None;
+                    planning.unplannable.clear();
                     free_cpus = self.nodes.free_cpus_on(&usable);
                     continue;
                 }
@@ -353,6 +376,7 @@ impl Engine {
                         stats.stopped_by = Some("bf_node_space_size");
                         break;
                     }
+                    planning.unplannable.clear();
                     reservations += 1;
                     stats.reserved += 1;
                 }
@@ -440,6 +464,20 @@ impl Engine {
             && gres.is_empty()
             && job.gres_types.is_empty()
             && job.spec.constraint.is_none();
+        let simple = plain && licenses.is_empty() && demands.is_empty();
+        let failed = Unplannable {
+            shape,
+            min_nodes,
+            limit,
+        };
+        if simple
+            && planning
+                .unplannable
+                .iter()
+                .any(|u| u.covers(shape, min_nodes, limit))
+        {
+            return None;
+        }
         if !plain || *from_shape != Some(shape) {
             let mut cand = self.parts[rec.partition.index()].nodes.clone();
             cand.intersect_with(usable);
@@ -520,6 +558,9 @@ impl Engine {
             *from_shape = plain.then_some(shape);
         }
         if from.len() < min_nodes {
+            if simple {
+                planning.unplannable.push(failed);
+            }
             return None;
         }
         // Before this time fewer than `min_nodes` candidates could take a share.
@@ -655,6 +696,9 @@ impl Engine {
                 licenses: lic_plan,
                 hres: hres_plan,
             });
+        }
+        if simple {
+            planning.unplannable.push(failed);
         }
         None
     }
