@@ -93,6 +93,11 @@ pub struct EngineConfig {
     /// while `bf_min_prio_reserve` reads priorities. Off in the live host, where sprio and
     /// squeue show a job's priority from its first pass.
     pub defer_lone_priority: bool,
+    /// Within a backfill pass, a plain job found to have no start in the window rules out the
+    /// later jobs of its shape that need as many nodes for as long, without planning them: a
+    /// pass only takes resources away, so they cannot have one either. On by default; it
+    /// changes no decision, only the cost, and can be turned off to show exactly that.
+    pub remember_unplannable: bool,
 }
 
 impl EngineConfig {
@@ -108,6 +113,7 @@ impl EngineConfig {
             enforce_time_limits: true,
             skip_backfill_without_fit: false,
             defer_lone_priority: false,
+            remember_unplannable: true,
         }
     }
 }

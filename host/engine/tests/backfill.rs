@@ -3,7 +3,12 @@
 mod common;
 
 use common::*;
-use sluice_engine::{Engine, Event, JobSpec, JobState, Loop, Policies, Reason, SchedulerKind};
+use std::sync::Arc;
+
+use sluice_engine::{
+    Engine, EngineConfig, Event, JobSpec, JobState, Loop, ManualClock, Policies, Reason,
+    SchedulerKind,
+};
 use sluice_plugin_select_cons_tres::ConsTres;
 
 /// (priority, nodes, minutes), as the tuples of backfill_test.c.
@@ -359,4 +364,92 @@ fn a_job_with_no_start_in_the_window_rules_out_only_jobs_needing_as_many_nodes_f
     assert_eq!(planned_after((1, 25), (1, 15)), (None, Some(T0 + 600)));
     // Needing more nodes for longer fails as the first did.
     assert_eq!(planned_after((1, 25), (2, 30)), (None, None));
+}
+
+/// Every job's state and expected start, by id.
+fn plans(e: &Engine) -> Vec<(u32, JobState, Option<i64>)> {
+    let mut out: Vec<_> = e.jobs().map(|j| (j.id, j.state, j.start_time)).collect();
+    out.sort_by_key(|p| p.0);
+    out
+}
+
+#[test]
+fn remembering_unplannable_jobs_changes_no_start_and_no_plan() {
+    let mut rng = sluice_policy::fixtures::Rng::new(0x9E37_79B9_7F4A_7C15);
+    let mut ruled_out_somewhere = false;
+    for _ in 0..60 {
+        let window = 30 + rng.below(240);
+        let pair = [true, false].map(|remember| {
+            let c = cluster(8, 2);
+            let clock = ManualClock::new(T0);
+            let mut config = EngineConfig::for_cluster(&c);
+            config.remember_unplannable = remember;
+            let policies = Policies {
+                priority: Box::new(SiteFactorPriority),
+                selection: Box::new(FirstFit::default()),
+                hres: None,
+                gres: Vec::new(),
+            };
+            let mut e = Engine::with_config(c, policies, Arc::new(clock.clone()), config);
+            e.params_mut().bf_window = window;
+            e.params_mut().defer = true;
+            (e, clock)
+        });
+        let specs: Vec<JobSpec> = (0..24)
+            .map(|_| {
+                let nodes = 1 + rng.below(6) as u32;
+                let exclusive = rng.below(2) == 0;
+                JobSpec {
+                    site_factor: rng.below(1000) as i64,
+                    min_nodes: nodes,
+                    tasks: if exclusive {
+                        nodes
+                    } else {
+                        nodes + rng.below(u64::from(nodes)) as u32
+                    },
+                    exclusive,
+                    time_limit: Some(60 * (1 + rng.below(180))),
+                    ..JobSpec::new("alice")
+                }
+            })
+            .collect();
+        let steps: Vec<(i64, u64)> = (0..8)
+            .map(|_| (rng.below(3600) as i64, rng.below(8)))
+            .collect();
+        let [(mut a, clock_a), (mut b, clock_b)] = pair;
+        for e in [&mut a, &mut b] {
+            for spec in &specs {
+                e.submit(spec.clone()).unwrap();
+            }
+            e.schedule();
+        }
+        for &(wait, pick) in &steps {
+            a.backfill();
+            b.backfill();
+            assert_eq!(plans(&a), plans(&b));
+            let unplanned = plans(&a)
+                .iter()
+                .filter(|p| p.1 == JobState::Pending && p.2.is_none())
+                .count();
+            ruled_out_somewhere |= unplanned > 1;
+            clock_a.advance(wait);
+            clock_b.advance(wait);
+            for e in [&mut a, &mut b] {
+                let running: Vec<u32> = e
+                    .jobs()
+                    .filter(|j| j.state == JobState::Running)
+                    .map(|j| j.id)
+                    .collect();
+                if !running.is_empty() {
+                    let id = running[pick as usize % running.len()];
+                    e.job_finished(id, 0).unwrap();
+                }
+                e.schedule();
+            }
+        }
+    }
+    assert!(
+        ruled_out_somewhere,
+        "some pass left several jobs without a start"
+    );
 }

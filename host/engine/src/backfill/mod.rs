@@ -117,16 +117,19 @@ struct Planning {
     /// The job shape `buffers.from` was built for while it is still true (no start since): jobs
     /// of the same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
-    /// Plain jobs found to have no start in the window while the map and the release times
-    /// stayed as they are now, by shape, nodes and time limit (see [`Unplannable`]).
+    /// Plain jobs this pass found no start in the window for, by shape, nodes and time limit
+    /// (see [`Unplannable`]).
     unplannable: Vec<Unplannable>,
     buffers: PlanningBuffers,
 }
 
 /// A plain job (no licenses, HRES, GRES, features or reservation) that will-run found no start
 /// for. A later job of the same shape that needs at least as many nodes for at least as long
-/// has none either while nothing is reserved or started in between: every start it could take
-/// is a candidate time of the first job too, and would have fitted it.
+/// has none either: every start it could take is a candidate time of the first job too and
+/// would have fitted it. Reservations and starts later in the pass only take nodes away (a
+/// start holds free nodes until its end; a reservation takes nodes out of slices), so this
+/// stays true for the rest of the pass.
+/// ([`crate::EngineConfig::remember_unplannable`])
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Unplannable {
     shape: Shape,
@@ -331,7 +334,6 @@ impl Engine {
                     stats.started += 1;
                     self.note_started(rec.job, now, &mut rel);
                     planning.from_shape = None;
-                    planning.unplannable.clear();
                     free_cpus = self.nodes.free_cpus_on(&usable);
                     continue;
                 }
@@ -376,7 +378,6 @@ impl Engine {
                         stats.stopped_by = Some("bf_node_space_size");
                         break;
                     }
-                    planning.unplannable.clear();
                     reservations += 1;
                     stats.reserved += 1;
                 }
@@ -464,7 +465,8 @@ impl Engine {
             && gres.is_empty()
             && job.gres_types.is_empty()
             && job.spec.constraint.is_none();
-        let simple = plain && licenses.is_empty() && demands.is_empty();
+        let simple =
+            plain && licenses.is_empty() && demands.is_empty() && self.config.remember_unplannable;
         let failed = Unplannable {
             shape,
             min_nodes,
