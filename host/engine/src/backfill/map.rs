@@ -84,21 +84,6 @@ impl NodeSpaceMap {
             .take_while(move |s| s.begin < to)
     }
 
-    /// Nodes free of reservations during all of `[from, to)`; beyond the window nothing is
-    /// reserved. Planning asks [`Self::reserved_between`] into a kept set instead; this is the
-    /// plain form the tests check the map with.
-    #[cfg(test)]
-    pub fn avail_between(&self, from: i64, to: i64) -> NodeBitmap {
-        let mut out: Option<NodeBitmap> = None;
-        for s in self.overlapping(from, to) {
-            match &mut out {
-                None => out = Some(s.avail.clone()),
-                Some(o) => o.intersect_with(&s.avail),
-            }
-        }
-        out.unwrap_or_else(|| self.slices[0].avail.clone().tap_full())
-    }
-
     /// Sets `out` to the nodes of `all` that some planned job holds at a moment of `[from, to)`:
     /// what a job running then must not use (the complement of what is free during all of it).
     pub fn reserved_between(&self, all: &NodeBitmap, out: &mut NodeBitmap, from: i64, to: i64) {
@@ -280,24 +265,17 @@ impl NodeSpaceMap {
 }
 
 #[cfg(test)]
-trait TapFull {
-    fn tap_full(self) -> Self;
-}
-
-#[cfg(test)]
-impl TapFull for NodeBitmap {
-    /// Beyond the window every node counts as free: all bits of the word range set.
-    fn tap_full(mut self) -> Self {
-        for w in &mut self.words {
-            *w = u64::MAX;
-        }
-        self
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nodes of `all` free of reservations during all of `[from, to)`: a narrowing that no
+    /// count is too few for.
+    fn free_between(m: &NodeSpaceMap, all: &NodeBitmap, from: i64, to: i64) -> NodeBitmap {
+        let mut out = NodeBitmap::default();
+        m.narrow_between(all, &mut out, from, to, 0)
+            .expect("no count is below zero");
+        out
+    }
 
     fn nodes(list: &[u32]) -> NodeBitmap {
         list.iter().copied().collect()
@@ -309,9 +287,11 @@ mod tests {
         m.add_reservation(100, 200, &nodes(&[0, 1]), &[(0, 2)], &[])
             .unwrap();
         assert_eq!(m.slices().len(), 3);
-        assert_eq!(m.avail_between(0, 100).len(), 4);
+        assert_eq!(free_between(&m, &NodeBitmap::full(4), 0, 100).len(), 4);
         assert_eq!(
-            m.avail_between(50, 150).iter().collect::<Vec<_>>(),
+            free_between(&m, &NodeBitmap::full(4), 50, 150)
+                .iter()
+                .collect::<Vec<_>>(),
             vec![2, 3]
         );
         assert_eq!(m.licenses_between(150, 160), vec![2]);
@@ -375,7 +355,7 @@ mod tests {
         assert!(out.is_empty());
         for (from, to) in [(0, 150), (150, 320), (0, 1000)] {
             let mut expected = all.clone();
-            for n in m.avail_between(from, to).iter() {
+            for n in free_between(&m, &all, from, to).iter() {
                 expected.remove(n);
             }
             m.reserved_between(&all, &mut out, from, to);
