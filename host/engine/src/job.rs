@@ -399,9 +399,10 @@ impl Job {
         u64::from(self.spec.tasks.max(1)) * u64::from(self.spec.cpus_per_task.max(1))
     }
 
-    /// Whether the job asks for nodes alone: no licenses, no HRES, no advance reservation. Such
-    /// a job cannot start on fewer free CPUs than [`Job::cpus`], which the passes use to skip
-    /// asking the policies about it.
+    /// Whether the job asks for nodes alone: no licenses, no HRES, no advance reservation. When
+    /// fewer CPUs than [`Job::cpus`] are free, such a job is waiting for Resources and nothing
+    /// else, so a pass need not ask the policies about it; another may be waiting for something
+    /// it reports first.
     pub fn needs_nodes_alone(&self) -> bool {
         self.demand.licenses.is_empty() && self.demand.hres.is_empty() && self.reservation.is_none()
     }

@@ -322,7 +322,8 @@ impl Engine {
                 plan.hres_held = map.hres_between(now, end);
             }
             // A job of nodes alone that needs more CPUs than are free fails for Resources
-            // whatever the policy says; the check spares building its request.
+            // whatever the policy says; the check spares building its request. Other jobs go
+            // on to find the reason they report (Licenses, a reservation's own).
             let job = &self.jobs[&rec.job];
             let attempt = if job.needs_nodes_alone() && job.cpus() > free_cpus {
                 Err(Reason::Resources)
@@ -388,19 +389,14 @@ impl Engine {
         self.last_backfill_stats = stats;
     }
 
-    /// For each queue position, the fewest CPUs any job from there on could start with: its CPU
-    /// count for a job of nodes alone, 0 for one whose licenses, HRES or reservation make the
-    /// free-CPU test no proof (so nothing is cut short before it).
+    /// For each queue position, the fewest CPUs any job from there on needs: a job starts only
+    /// on that many free CPUs of usable nodes, as [`Engine::some_pending_job_fits`] assumes for
+    /// the whole queue.
     fn fewest_cpus_from(&self, records: &[QueueRecord]) -> Vec<u64> {
         let mut fewest = vec![0; records.len()];
         let mut least = u64::MAX;
         for (i, rec) in records.iter().enumerate().rev() {
-            let job = &self.jobs[&rec.job];
-            least = least.min(if job.needs_nodes_alone() {
-                job.cpus()
-            } else {
-                0
-            });
+            least = least.min(self.jobs[&rec.job].cpus());
             fewest[i] = least;
         }
         fewest
