@@ -242,7 +242,6 @@ impl Shape {
         let mut ranker = Ranker {
             rank: self.users,
             rnt: self.users,
-            users: self.users,
             fair_share: &mut scratch.fair_share,
             shape: self,
             level_fs: &scratch.level_fs,
@@ -352,7 +351,6 @@ struct Ranker<'s> {
     rank: u32,
     /// Rank with no ties: users still to be ranked.
     rnt: u32,
-    users: u32,
     /// FairShare factor per association, written for users.
     fair_share: &'s mut [f64],
     shape: &'s Shape,
@@ -397,11 +395,8 @@ impl Ranker<'_> {
                 if !tied {
                     self.rank = self.rnt;
                 }
-                self.fair_share[c] = if self.users == 0 {
-                    0.0
-                } else {
-                    f64::from(self.rank) / f64::from(self.users)
-                };
+                // `c` is a user, so the tree has at least one.
+                self.fair_share[c] = f64::from(self.rank) / f64::from(self.shape.users);
                 self.rnt = self.rnt.saturating_sub(1);
             } else {
                 self.visit(c, tied);
