@@ -3,12 +3,7 @@
 mod common;
 
 use common::*;
-use std::sync::Arc;
-
-use sluice_engine::{
-    Engine, EngineConfig, Event, JobSpec, JobState, Loop, ManualClock, Policies, Reason,
-    SchedulerKind,
-};
+use sluice_engine::{Engine, Event, JobSpec, JobState, Loop, Policies, Reason, SchedulerKind};
 use sluice_plugin_select_cons_tres::ConsTres;
 
 /// (priority, nodes, minutes), as the tuples of backfill_test.c.
@@ -380,17 +375,10 @@ fn remembering_unplannable_jobs_changes_no_start_and_no_plan() {
     for _ in 0..60 {
         let window = 30 + rng.below(240);
         let pair = [true, false].map(|remember| {
-            let c = cluster(8, 2);
-            let clock = ManualClock::new(T0);
-            let mut config = EngineConfig::for_cluster(&c);
-            config.remember_unplannable = remember;
-            let policies = Policies {
-                priority: Box::new(SiteFactorPriority),
-                selection: Box::new(FirstFit::default()),
-                hres: None,
-                gres: Vec::new(),
-            };
-            let mut e = Engine::with_config(c, policies, Arc::new(clock.clone()), config);
+            let (mut e, clock) =
+                engine_configured(cluster(8, 2), Box::new(SiteFactorPriority), |c| {
+                    c.remember_unplannable = remember
+                });
             e.params_mut().bf_window = window;
             e.params_mut().defer = true;
             (e, clock)

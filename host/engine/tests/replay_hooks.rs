@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use common::*;
-use sluice_cluster::Cluster;
-use sluice_engine::{Engine, EngineConfig, Event, JobSpec, JobState, ManualClock, Policies};
+use sluice_engine::{Engine, EngineConfig, Event, JobSpec, JobState, ManualClock};
 use sluice_policy::{Factor, Priorities, PriorityContext, PriorityPolicy};
 
 fn job(nodes: u32, seconds: u64) -> JobSpec {
@@ -34,26 +33,7 @@ fn replay_engine_on(
     nodes: usize,
     configure: impl FnOnce(&mut EngineConfig),
 ) -> (Engine, ManualClock) {
-    replay_engine_over(cluster(nodes, 1), Box::new(SiteFactorPriority), configure)
-}
-
-/// An engine over `cluster` with the priority policy given and first-fit selection.
-fn replay_engine_over(
-    cluster: Cluster,
-    priority: Box<dyn PriorityPolicy + Send>,
-    configure: impl FnOnce(&mut EngineConfig),
-) -> (Engine, ManualClock) {
-    let clock = ManualClock::new(T0);
-    let mut config = EngineConfig::for_cluster(&cluster);
-    configure(&mut config);
-    let policies = Policies {
-        priority,
-        selection: Box::new(FirstFit::default()),
-        hres: None,
-        gres: Vec::new(),
-    };
-    let engine = Engine::with_config(cluster, policies, Arc::new(clock.clone()), config);
-    (engine, clock)
+    engine_configured(cluster(nodes, 1), Box::new(SiteFactorPriority), configure)
 }
 
 fn timeouts(events: &[Event]) -> usize {
@@ -237,7 +217,7 @@ fn deferring_engine(
 ) -> (Engine, ManualClock, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let (e, clock) =
-        replay_engine_over(cluster(2, 1), Box::new(ClockPriority(calls.clone())), |c| {
+        engine_configured(cluster(2, 1), Box::new(ClockPriority(calls.clone())), |c| {
             c.defer_lone_priority = defer;
             c.params.bf_min_prio_reserve = bf_min_prio_reserve;
         });
@@ -317,7 +297,7 @@ fn a_job_without_account_is_charged_to_its_users_first_association() {
         .iter()
         .position(|a| a.kind == AssocKind::User("alice".into()))
         .unwrap();
-    let (mut e, _clock) = replay_engine_over(c, Box::new(SiteFactorPriority), |config| {
+    let (mut e, _clock) = engine_configured(c, Box::new(SiteFactorPriority), |config| {
         config.create_missing_associations = true;
     });
     let id = e.submit(job(1, 60)).unwrap();
@@ -357,10 +337,9 @@ impl PriorityPolicy for VersionLog {
 #[test]
 fn the_cluster_version_stays_while_only_usage_moves_and_changes_with_a_new_association() {
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (mut e, clock) =
-        replay_engine_over(cluster(2, 1), Box::new(VersionLog(log.clone())), |c| {
-            c.create_missing_associations = true;
-        });
+    let (mut e, clock) = engine_configured(cluster(2, 1), Box::new(VersionLog(log.clone())), |c| {
+        c.create_missing_associations = true;
+    });
     e.submit(job(1, 600)).unwrap();
     e.tick();
     clock.advance(400);

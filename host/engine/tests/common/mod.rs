@@ -312,9 +312,19 @@ pub fn engine_with(
     priority: Box<dyn PriorityPolicy + Send>,
     scheduler: SchedulerKind,
 ) -> (Engine, ManualClock) {
+    engine_configured(cluster, priority, |c| c.scheduler = scheduler)
+}
+
+/// An engine on `cluster` with first-fit selection, the given priority policy and the engine
+/// settings `configure` leaves.
+pub fn engine_configured(
+    cluster: Cluster,
+    priority: Box<dyn PriorityPolicy + Send>,
+    configure: impl FnOnce(&mut EngineConfig),
+) -> (Engine, ManualClock) {
     let clock = ManualClock::new(T0);
     let mut config = EngineConfig::for_cluster(&cluster);
-    config.scheduler = scheduler;
+    configure(&mut config);
     let has_hres = !cluster.hres.is_empty();
     let policies = Policies {
         priority,
