@@ -34,7 +34,7 @@ impl Tiers {
     /// Weights changed (they are configuration and power saving, rarely touched between passes).
     pub fn refresh(&mut self, table: &NodeTable) {
         // A fresh `Tiers` holds empty columns, so any table with nodes differs from it.
-        if self.power != table.power || self.weight != table.weight {
+        if !same_values(&self.power, &table.power) || !same_values(&self.weight, &table.weight) {
             *self = Self::new(table);
         }
     }
@@ -61,6 +61,13 @@ impl Tiers {
             weight: table.weight.clone(),
         }
     }
+}
+
+/// Whether two columns hold the same values. Element by element on purpose: slice `==` is a
+/// `memcmp`, which in a component is wasi-libc's loop over bytes (in a KTH-SP2 replay, more
+/// instructions than the rest of `begin_pass`).
+fn same_values<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// What a job needs: task slots in total and a node count range.

@@ -14,14 +14,29 @@ pub struct FreeMaps {
 
 impl FreeMaps {
     /// Makes these the maps of a whole table, reusing their words.
+    ///
+    /// Word by word over zipped columns rather than [`FreeMaps::refresh`] per node: this runs
+    /// at every pass, and in a component each indexed read is a bounds check.
     pub fn reset(&mut self, table: &NodeTable) {
-        let words = table.len().div_ceil(64);
-        for map in [&mut self.open, &mut self.idle] {
-            map.clear();
-            map.resize(words, 0);
-        }
-        for n in 0..table.len() as u32 {
-            self.refresh(table, n);
+        let n = table.len();
+        let (cpus, free_cpus) = (&table.cpus[..n], &table.free_cpus[..n]);
+        let (mem, free_mem) = (&table.memory_mb[..n], &table.free_memory_mb[..n]);
+        self.open.clear();
+        self.idle.clear();
+        for (((c, fc), m), fm) in cpus
+            .chunks(64)
+            .zip(free_cpus.chunks(64))
+            .zip(mem.chunks(64))
+            .zip(free_mem.chunks(64))
+        {
+            let (mut open, mut idle) = (0u64, 0u64);
+            for (bit, (((&c, &fc), &m), &fm)) in c.iter().zip(fc).zip(m).zip(fm).enumerate() {
+                let is_open = fc > 0;
+                open |= u64::from(is_open) << bit;
+                idle |= u64::from(is_open && fc == c && fm == m) << bit;
+            }
+            self.open.push(open);
+            self.idle.push(idle);
         }
     }
 
@@ -45,4 +60,41 @@ fn set(word: &mut u64, bit: u64, on: bool) {
 /// Word `w` of `a & b`, where missing words are empty.
 pub fn and_word(a: &[u64], b: &[u64], w: usize) -> u64 {
     a.get(w).copied().unwrap_or(0) & b.get(w).copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_sdk::testing::fixtures::{Rng, node_table};
+
+    #[test]
+    fn a_whole_reset_sets_the_bits_node_by_node_refreshing_would() {
+        let mut rng = Rng::new(0x5EED_F4EE);
+        // Sizes around word boundaries, and tables whose nodes are free, partly used or full.
+        for n in [1, 63, 64, 65, 130, 200] {
+            let mut table = node_table(n);
+            for i in 0..n {
+                table.free_cpus[i] = [0, 1, 63, 64][rng.below(4) as usize];
+                table.free_memory_mb[i] = [0, 1_000, 256_000][rng.below(3) as usize];
+            }
+            let mut reset = FreeMaps {
+                open: vec![u64::MAX; 9],
+                idle: vec![u64::MAX; 9],
+            };
+            reset.reset(&table);
+            let words = n.div_ceil(64);
+            let mut by_node = FreeMaps {
+                open: vec![0; words],
+                idle: vec![0; words],
+            };
+            for i in 0..n as u32 {
+                by_node.refresh(&table, i);
+            }
+            assert_eq!(
+                (reset.open, reset.idle),
+                (by_node.open, by_node.idle),
+                "{n} nodes"
+            );
+        }
+    }
 }
