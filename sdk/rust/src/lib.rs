@@ -26,8 +26,19 @@ extern crate self as sluice_sdk;
 
 pub use sluice_policy::*;
 
+pub mod allocator;
 pub mod log;
 pub mod testing;
+
+/// Components allocate through [`allocator::SizeClasses`]; a plugin that brings its own global
+/// allocator turns the crate feature `size-class-allocator` off.
+#[cfg(all(
+    target_arch = "wasm32",
+    not(target_feature = "atomics"),
+    feature = "size-class-allocator"
+))]
+#[global_allocator]
+static ALLOCATOR: allocator::SizeClasses = allocator::SizeClasses::new();
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
