@@ -41,14 +41,18 @@ pub struct FairTree {
 /// Usage decays only every PriorityCalcPeriod, while the host asks for priorities at every
 /// pass that finds a new job, so most calls see the table of the call before. Names are never
 /// compared (Fair Tree does not read them), usage by bit pattern (so NaN matches itself), and
-/// nothing is cloned on a hit: one pass over the table decides. When only usage changed (every
-/// decay) the tree's shape is kept and only the ranking is done again. A ranking computes what
+/// nothing is cloned on a hit: one pass over the table decides. A context naming the cluster
+/// version the shape was last found current for is not compared for shape at all
+/// ([`sluice_sdk::PriorityContext::cluster_version`]). When only usage changed (every decay)
+/// the tree's shape is kept and only the ranking is done again. A ranking computes what
 /// it orders by (Level FS) and its result (FairShare); the rest of a standing (S, U) is
 /// computed when [`CachedFairTree::tree`] asks for it, as only sshare does.
 #[derive(Clone, Debug, Default)]
 pub struct CachedFairTree {
     /// What the shape was built from, per association.
     shape_inputs: Vec<ShapeInput>,
+    /// The last nonzero cluster version found to name a table of `shape_inputs` (0: none).
+    shape_version: u64,
     /// Usage bits of each association of the ranked table.
     usage_bits: Vec<u64>,
     shape: Option<Shape>,
@@ -78,28 +82,33 @@ impl ShapeInput {
 
 impl CachedFairTree {
     /// FairShare factor of every association of `assocs` (NaN for accounts), ranked again only
-    /// if the table reads differently from the last one.
-    pub fn fair_shares(&mut self, assocs: &[Association]) -> &[f64] {
-        self.refresh(assocs);
+    /// if the table reads differently from the last one. `version` is the context's cluster
+    /// version (0 promises nothing).
+    pub fn fair_shares(&mut self, assocs: &[Association], version: u64) -> &[f64] {
+        self.refresh(assocs, version);
         &self.scratch.fair_share
     }
 
-    /// Every association's standing under `assocs`.
-    pub fn tree(&mut self, assocs: &[Association]) -> FairTree {
-        self.refresh(assocs);
+    /// Every association's standing under `assocs`, of a context naming cluster `version`.
+    pub fn tree(&mut self, assocs: &[Association], version: u64) -> FairTree {
+        self.refresh(assocs, version);
         let shape = self.shape.as_ref().expect("refresh builds the shape");
         shape.standings(assocs, &self.scratch.fair_share)
     }
 
     /// Ranks `assocs` unless the kept ranking is of a table that reads the same.
-    fn refresh(&mut self, assocs: &[Association]) {
-        let same_shape = self.shape.is_some()
-            && self.shape_inputs.len() == assocs.len()
-            && self
-                .shape_inputs
-                .iter()
-                .zip(assocs)
-                .all(|(k, a)| *k == ShapeInput::of(a));
+    fn refresh(&mut self, assocs: &[Association], version: u64) {
+        let named = version != 0 && version == self.shape_version && self.shape.is_some();
+        let same_shape = named
+            || (self.shape.is_some()
+                && self.shape_inputs.len() == assocs.len()
+                && self
+                    .shape_inputs
+                    .iter()
+                    .zip(assocs)
+                    .all(|(k, a)| *k == ShapeInput::of(a)));
+        // Remembered either way: a new shape is built from this very table below.
+        self.shape_version = version;
         if !same_shape {
             self.shape_inputs.clear();
             self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
@@ -517,6 +526,58 @@ mod tests {
 
     /// Level FS values that tie often and cover Fair Tree's special ones.
     const VALUES: [f64; 8] = [0.0, -0.0, 0.5, 1.0, 2.0, 1e300, f64::INFINITY, NO_VAL];
+
+    /// Root and three users with `shares` and usage 1, 2, 3.
+    fn users(shares: [u32; 3]) -> Vec<Association> {
+        let mut assocs = vec![Association {
+            name: "root".into(),
+            parent: None,
+            is_user: false,
+            raw_shares: 1,
+            raw_usage: 6.0,
+        }];
+        for (i, s) in shares.into_iter().enumerate() {
+            assocs.push(Association {
+                name: format!("u{i}"),
+                parent: Some(0),
+                is_user: true,
+                raw_shares: s,
+                raw_usage: (i + 1) as f64,
+            });
+        }
+        assocs
+    }
+
+    fn factors(tree: &FairTree) -> Vec<f64> {
+        (0..tree.standing.len()).map(|i| tree.factor(i)).collect()
+    }
+
+    #[test]
+    fn a_table_naming_the_cluster_version_it_was_ranked_under_is_not_compared_for_shape() {
+        let (even, uneven) = (users([1, 1, 1]), users([1, 1, 9]));
+        assert_ne!(
+            factors(&FairTree::compute(&even)),
+            factors(&FairTree::compute(&uneven)),
+            "the shares decide the ranking"
+        );
+        let mut cache = CachedFairTree::default();
+        cache.fair_shares(&even, 5);
+        // Version 5 promises the shape ranked under it, so the new shares are not looked at.
+        assert_eq!(
+            factors(&cache.tree(&uneven, 5)),
+            factors(&FairTree::compute(&even))
+        );
+        // Version 0 promises nothing, and another version names another table: compared.
+        for version in [0, 6] {
+            let mut cache = CachedFairTree::default();
+            cache.fair_shares(&even, 5);
+            assert_eq!(
+                factors(&cache.tree(&uneven, version)),
+                factors(&FairTree::compute(&uneven)),
+                "version {version}"
+            );
+        }
+    }
 
     #[test]
     fn keyed_order_is_the_comparison_order() {

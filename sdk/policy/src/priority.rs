@@ -58,8 +58,9 @@ pub struct PriorityContext {
     pub associations: Vec<Association>,
     /// Names the cluster this context describes (everything but `now` and usage): two contexts
     /// with the same nonzero value have the same sizes, partitions, QOS and associations, so a
-    /// host that keeps a sandboxed policy's copy of them need not compare them again. 0 promises
-    /// nothing. Policies have no use for it.
+    /// host that keeps a sandboxed policy's copy of them, or a policy that keeps something built
+    /// from them (multifactor's Fair Tree), need not compare them again. 0 promises nothing. In
+    /// a component the SDK numbers each `set-cluster` it receives.
     #[serde(default)]
     pub cluster_version: u64,
 }

@@ -123,13 +123,19 @@ pub mod priority_glue {
     thread_local! {
         // The cluster of the last `set-cluster`, with the last call's clock and usage.
         static CONTEXT: RefCell<Option<p::PriorityContext>> = const { RefCell::new(None) };
+        // How many `set-cluster` calls this instance has had: the kept context's cluster version.
+        static SET_CLUSTER_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
     /// `priority.set-cluster`: keeps the static part, with usage zero until a call brings it.
+    /// The context is numbered with a cluster version of its own (the count of `set-cluster`
+    /// calls), so a policy can tell a call about the same cluster without comparing it.
     pub fn set_cluster(c: w::Cluster) {
+        let version = SET_CLUSTER_CALLS.get() + 1;
+        SET_CLUSTER_CALLS.set(version);
         let ctx = p::PriorityContext {
             now: 0,
-            cluster_version: 0,
+            cluster_version: version,
             cluster_nodes: c.cluster_nodes,
             cluster_cpus: c.cluster_cpus,
             partitions: c
