@@ -143,8 +143,6 @@ struct Shape {
     root: Option<usize>,
     /// Children of each association in fs terms, in input order.
     fs_children: Vec<Vec<u32>>,
-    /// Where each association stands in its fs-parent's `fs_children`.
-    position: Vec<u32>,
     /// Sum of the RawShares of each association's fs-children (`FairShare=parent` ones excluded).
     level_shares: Vec<f64>,
     /// Associations breadth-first from root, root excluded.
@@ -165,12 +163,6 @@ impl Shape {
                 if let Some(p) = p {
                     fs_children[*p].push(i as u32);
                 }
-            }
-        }
-        let mut position = vec![0; n];
-        for children in &fs_children {
-            for (pos, &c) in children.iter().enumerate() {
-                position[c as usize] = pos as u32;
             }
         }
         // A `FairShare=parent` association has no children of its own in fs terms, so it adds
@@ -202,7 +194,6 @@ impl Shape {
         Shape {
             root,
             fs_children,
-            position,
             level_shares,
             order,
             is_user: assocs.iter().map(|a| a.is_user).collect(),
@@ -247,14 +238,13 @@ impl Shape {
         for &(p, c) in &self.order {
             scratch.level_fs[c as usize] = self.level(assocs, p as usize, c as usize).2;
         }
-        scratch.sorted.clear();
+        scratch.orders.0.resize_with(n, Vec::new);
         let mut ranker = Ranker {
             rank: self.users,
             rnt: self.users,
             fair_share: &mut scratch.fair_share,
             shape: self,
             level_fs: &scratch.level_fs,
-            sorted: &mut scratch.sorted,
             orders: &mut scratch.orders,
         };
         ranker.visit(root, false);
@@ -364,38 +354,41 @@ struct Ranker<'s> {
     fair_share: &'s mut [f64],
     shape: &'s Shape,
     level_fs: &'s [f64],
-    /// Sort keys of the sibling lists being walked, innermost last (a stack shared by the
-    /// recursion).
-    sorted: &'s mut Vec<(u64, u32)>,
     orders: &'s mut SiblingOrders,
 }
 
-/// Per association, its fs-children in the order they were last ranked (empty: never).
+/// Per association, its fs-children as last ranked, as [`order_siblings`] keys them (empty:
+/// never ranked). Kept from one ranking to the next, where they are keyed again in place: after
+/// a decay only the users that ran have moved.
 #[derive(Clone, Debug, Default)]
-struct SiblingOrders(Vec<Vec<u32>>);
+struct SiblingOrders(Vec<Vec<(u64, u32)>>);
 
-/// What a ranking keeps from one to the next: the sibling orders it starts from (after a decay
-/// only the users that ran have moved), the columns it fills and its sort buffer.
+/// What a ranking keeps from one to the next: the sibling orders it starts from and the
+/// columns it fills.
 #[derive(Clone, Debug, Default)]
 struct RankScratch {
     orders: SiblingOrders,
     level_fs: Vec<f64>,
     /// FairShare factor per association (NaN for accounts).
     fair_share: Vec<f64>,
-    sorted: Vec<(u64, u32)>,
 }
 
 impl Ranker<'_> {
     /// Ranks the fs-children of `parent` and, depth first, everything under them.
     fn visit(&mut self, parent: usize, account_tied: bool) {
         let siblings = &self.shape.fs_children[parent];
-        let from = self.sorted.len();
-        self.sort_siblings(parent, siblings);
+        order_siblings(
+            siblings,
+            self.level_fs,
+            &self.shape.is_user,
+            &mut self.orders.0[parent],
+        );
         let mut prev = NO_VAL;
-        for i in from..self.sorted.len() {
-            let c = self.sorted[i].1 as usize;
+        for i in 0..siblings.len() {
+            // Read afresh each time: ranking an account below reorders only its own children.
+            let c = siblings[position(self.orders.0[parent][i])] as usize;
             let lf = self.level_fs[c];
-            let tied = if i == from && account_tied {
+            let tied = if i == 0 && account_tied {
                 true
             } else {
                 prev == lf
@@ -412,86 +405,101 @@ impl Ranker<'_> {
             }
             prev = lf;
         }
-        self.sorted.truncate(from);
-    }
-
-    /// Pushes `siblings` onto `sorted` in Fair Tree's order: Level FS descending, users before
-    /// accounts, then input order. The order is that of a stable sort by (Level FS, user), done
-    /// on integer keys; a Level FS that is NaN (which compares equal to everything) falls back
-    /// to exactly that comparison.
-    fn sort_siblings(&mut self, parent: usize, siblings: &[u32]) {
-        let (level_fs, is_user) = (self.level_fs, &self.shape.is_user);
-        let from = self.sorted.len();
-        let orders = &mut self.orders.0;
-        if orders.len() <= parent {
-            orders.resize(parent + 1, Vec::new());
-        }
-        if siblings.iter().any(|&c| level_fs[c as usize].is_nan()) {
-            let order = sorted_by_comparison(siblings, level_fs, is_user);
-            self.sorted.extend(order.iter().map(|&c| (0, c)));
-        } else {
-            let keys = SortKeys {
-                level_fs,
-                is_user,
-                position: &self.shape.position,
-            };
-            keys.sort(siblings, &orders[parent], self.sorted);
-        }
-        let order = &mut orders[parent];
-        order.clear();
-        order.extend(self.sorted[from..].iter().map(|&(_, c)| c));
     }
 }
 
-/// `siblings` in Fair Tree's order by a stable sort with Slurm's comparison (NaN ties all).
-fn sorted_by_comparison(siblings: &[u32], level_fs: &[f64], is_user: &[bool]) -> Vec<u32> {
-    let is_account = |c: u32| !is_user[c as usize];
-    let mut order = siblings.to_vec();
-    order.sort_by(|&a, &b| {
-        let (la, lb) = (level_fs[a as usize], level_fs[b as usize]);
+/// The account flag of a sibling's key (its position below it).
+const ACCOUNT: u32 = 1 << 31;
+
+/// The position among its siblings that key `entry` stands for.
+fn position(entry: (u64, u32)) -> usize {
+    (entry.1 & !ACCOUNT) as usize
+}
+
+/// Brings `order` to Fair Tree's order of `siblings`: Level FS descending, users before
+/// accounts, then input order — the order of a stable sort by (Level FS, user).
+///
+/// Each entry is a key: the order-preserving bits of −Level FS, then the account flag and the
+/// sibling's position in `siblings`. The keys are distinct, so any sort of them gives the stable
+/// order. `order` holds the last ranking's keys (or is empty, or of another length, and is then
+/// started from input order); they are keyed again in place and insertion-sorted from there,
+/// which costs what moved since, and past a budget the rest is sorted outright. A Level FS that
+/// is NaN (which compares equal to everything) falls back to exactly Slurm's comparison.
+fn order_siblings(
+    siblings: &[u32],
+    level_fs: &[f64],
+    is_user: &[bool],
+    order: &mut Vec<(u64, u32)>,
+) {
+    // The part of a key that never changes: the sibling's account flag and position.
+    let tag = |pos: usize| {
+        let account = if is_user[siblings[pos] as usize] {
+            0
+        } else {
+            ACCOUNT
+        };
+        account | pos as u32
+    };
+    if order.len() != siblings.len() {
+        order.clear();
+        order.extend((0..siblings.len()).map(|pos| (0, tag(pos))));
+    }
+    let mut nan = false;
+    for entry in order.iter_mut() {
+        let lf = level_fs[siblings[position(*entry)] as usize];
+        nan |= lf.is_nan();
+        entry.0 = !ordered_bits(lf);
+    }
+    if nan {
+        let positions: Vec<u32> = (0..siblings.len() as u32).collect();
+        let sorted = sorted_by_comparison(&positions, |p| {
+            let c = siblings[p as usize] as usize;
+            (level_fs[c], !is_user[c])
+        });
+        for (entry, p) in order.iter_mut().zip(sorted) {
+            *entry = (0, tag(p as usize));
+        }
+    } else if !insertion_sort_within(order, 4 * siblings.len() + 64) {
+        order.sort_unstable();
+    }
+}
+
+/// `items` in Fair Tree's order by a stable sort with Slurm's comparison (NaN ties all), given
+/// each item's (Level FS, is an account).
+///
+/// A merge sort of its own: with NaN the comparison is not a total order, which the standard
+/// library's sorts may answer with a panic; this one only asks whether an item must come
+/// strictly before another, so it always finishes, and the same input gives the same order.
+fn sorted_by_comparison(items: &[u32], of: impl Fn(u32) -> (f64, bool)) -> Vec<u32> {
+    let before = |a: u32, b: u32| {
+        let ((la, account_a), (lb, account_b)) = (of(a), of(b));
         lb.partial_cmp(&la)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(is_account(a).cmp(&is_account(b)))
-    });
-    order
-}
-
-/// What Fair Tree's order reads of an association, as integer keys (for Level FS values
-/// without NaN): the order-preserving bits of −Level FS, then the account flag and the position
-/// among its siblings. The keys are distinct, so any sort of them gives the stable order.
-struct SortKeys<'a> {
-    level_fs: &'a [f64],
-    is_user: &'a [bool],
-    position: &'a [u32],
-}
-
-impl SortKeys<'_> {
-    const ACCOUNT: u32 = 1 << 31;
-
-    /// Appends `siblings` to `out` in the order of [`sorted_by_comparison`], starting from
-    /// `last` (the order of a previous ranking; ignored unless it holds as many siblings).
-    /// Insertion sort from there costs what moved since; past a budget the rest is sorted
-    /// outright.
-    fn sort(&self, siblings: &[u32], last: &[u32], out: &mut Vec<(u64, u32)>) {
-        let from = out.len();
-        let start = if last.len() == siblings.len() {
-            last
-        } else {
-            siblings
-        };
-        out.extend(start.iter().map(|&c| {
-            let c = c as usize;
-            let account = if self.is_user[c] { 0 } else { Self::ACCOUNT };
-            (!ordered_bits(self.level_fs[c]), account | self.position[c])
-        }));
-        let keys = &mut out[from..];
-        if !insertion_sort_within(keys, 4 * keys.len() + 64) {
-            keys.sort_unstable();
+            .then(account_a.cmp(&account_b))
+            .is_lt()
+    };
+    let n = items.len();
+    let (mut order, mut merged) = (items.to_vec(), items.to_vec());
+    let mut width = 1;
+    while width < n {
+        for lo in (0..n).step_by(2 * width) {
+            let (mid, hi) = ((lo + width).min(n), (lo + 2 * width).min(n));
+            let (mut i, mut j) = (lo, mid);
+            for slot in &mut merged[lo..hi] {
+                // The right run's head goes first only if it must: equal items keep their order.
+                if j < hi && (i == mid || before(order[j], order[i])) {
+                    *slot = order[j];
+                    j += 1;
+                } else {
+                    *slot = order[i];
+                    i += 1;
+                }
+            }
         }
-        for entry in keys {
-            entry.1 = siblings[(entry.1 & !Self::ACCOUNT) as usize];
-        }
+        std::mem::swap(&mut order, &mut merged);
+        width *= 2;
     }
+    order
 }
 
 /// Insertion-sorts `keys` unless that takes more than `budget` moves; says whether it finished.
@@ -583,53 +591,63 @@ mod tests {
     fn keyed_order_is_the_comparison_order() {
         let mut rng = sluice_sdk::fixtures::Rng::new(0x9E37_79B9_7F4A_7C15);
         let mut next = move |bound: usize| rng.below(bound as u64) as usize;
-        for round in 0..500 {
+        for round in 0..600 {
             let n = 1 + next(60);
-            let assocs: Vec<Association> = (0..n)
-                .map(|i| Association {
-                    name: format!("a{i}"),
-                    parent: Some(0),
-                    is_user: next(3) > 0,
-                    raw_shares: 1,
-                    raw_usage: 0.0,
+            let is_user: Vec<bool> = (0..n).map(|_| next(3) > 0).collect();
+            // Every tenth round has NaN values, which only Slurm's comparison orders.
+            let nan = round % 10 == 9;
+            let level_fs: Vec<f64> = (0..n)
+                .map(|_| match next(VALUES.len() + 1) {
+                    v if v < VALUES.len() => VALUES[v],
+                    _ if nan => f64::NAN,
+                    _ => 1.0,
                 })
                 .collect();
-            let level_fs: Vec<f64> = (0..n).map(|_| VALUES[next(VALUES.len())]).collect();
             // Siblings in a shuffled input order, as a tree built in any order has them.
             let mut siblings: Vec<u32> = (0..n as u32).collect();
             for i in (1..n).rev() {
                 siblings.swap(i, next(i + 1));
             }
-            let mut position = vec![0; n];
+            let mut position_of = vec![0; n];
             for (pos, &c) in siblings.iter().enumerate() {
-                position[c as usize] = pos as u32;
+                position_of[c as usize] = pos as u32;
             }
-            let is_user: Vec<bool> = assocs.iter().map(|a| a.is_user).collect();
-            let keys = SortKeys {
-                level_fs: &level_fs,
-                is_user: &is_user,
-                position: &position,
-            };
-            // Start from no order, a random one, or the right one nudged, in turn.
-            let mut last: Vec<u32> = match round % 3 {
+            let of = |c: u32| (level_fs[c as usize], !is_user[c as usize]);
+            let expected = sorted_by_comparison(&siblings, of);
+            // Start from no order, a random one, the right one nudged, or one of another
+            // length, in turn.
+            let mut last: Vec<u32> = match round % 4 {
                 0 => Vec::new(),
                 1 => siblings.clone(),
-                _ => sorted_by_comparison(&siblings, &level_fs, &is_user),
+                2 => expected.clone(),
+                _ => siblings[..n / 2].to_vec(),
             };
-            if round % 3 == 1 {
+            if round % 4 == 1 {
                 for i in (1..n).rev() {
                     last.swap(i, next(i + 1));
                 }
-            } else if n > 1 && !last.is_empty() {
+            } else if round % 4 == 2 && n > 1 {
                 last.swap(0, n - 1);
             }
-            let mut keyed = vec![(7, 7)];
-            keys.sort(&siblings, &last, &mut keyed);
-            let keyed: Vec<u32> = keyed[1..].iter().map(|&(_, c)| c).collect();
+            let mut order: Vec<(u64, u32)> = last
+                .iter()
+                .map(|&c| {
+                    let account = if is_user[c as usize] { 0 } else { ACCOUNT };
+                    (next(1000) as u64, account | position_of[c as usize])
+                })
+                .collect();
+            order_siblings(&siblings, &level_fs, &is_user, &mut order);
+            let ordered: Vec<u32> = order.iter().map(|&e| siblings[position(e)]).collect();
+            assert_eq!(ordered, expected, "round {round}");
+            // The next ranking starts from this one's order, as after a decay.
+            let level_fs: Vec<f64> = (0..n).map(|_| VALUES[next(VALUES.len())]).collect();
+            let of = |c: u32| (level_fs[c as usize], !is_user[c as usize]);
+            order_siblings(&siblings, &level_fs, &is_user, &mut order);
+            let ordered: Vec<u32> = order.iter().map(|&e| siblings[position(e)]).collect();
             assert_eq!(
-                keyed,
-                sorted_by_comparison(&siblings, &level_fs, &is_user),
-                "round {round}"
+                ordered,
+                sorted_by_comparison(&siblings, of),
+                "round {round}, again"
             );
         }
     }
