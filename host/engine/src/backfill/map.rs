@@ -32,9 +32,8 @@ impl Slice {
 /// A slice that alone leaves a job too few nodes, as [`NodeSpaceMap::narrow_between`] found it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Blocker {
+    /// The slice's index.
     index: usize,
-    /// When the slice ends: the earliest start that no longer overlaps it.
-    pub end: i64,
 }
 
 /// Slices covering `[begin, end)` contiguously, in time order.
@@ -133,10 +132,7 @@ impl NodeSpaceMap {
         let alone = (first..first + visited)
             .rev()
             .find(|&i| self.free_in_slice(i, nodes) < min);
-        Err(alone.map(|index| Blocker {
-            index,
-            end: self.slices[index].end,
-        }))
+        Err(alone.map(|index| Blocker { index }))
     }
 
     /// Whether the slice `blocker` names overlaps `[from, to)` and alone leaves fewer than `min`
@@ -372,7 +368,7 @@ mod tests {
         let mut out = NodeBitmap::default();
         // Slice [100, 200) alone leaves one node: no start before 200 can have two.
         let blocker = m.narrow_between(&all, &mut out, 50, 150, 2).unwrap_err();
-        assert_eq!(blocker.map(|b| b.end), Some(200));
+        assert_eq!(blocker.map(|b| m.slices()[b.index].end), Some(200));
         let blocker = blocker.unwrap();
         assert!(m.blocks(blocker, &all, 120, 220, 2));
         assert!(!m.blocks(blocker, &all, 200, 300, 2), "a start after it");
@@ -397,7 +393,7 @@ mod tests {
         assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 2), Ok(()));
         assert_eq!(out.iter().collect::<Vec<_>>(), vec![0, 1]);
         // Three nodes: the slice [100, 200) alone is short, so nothing starts before 200.
-        let end = |r: Result<(), Option<Blocker>>| r.unwrap_err().map(|b| b.end);
+        let end = |r: Result<(), Option<Blocker>>| r.unwrap_err().map(|b| m.slices()[b.index].end);
         assert_eq!(
             end(m.narrow_between(&all, &mut out, 150, 250, 3)),
             Some(200)
