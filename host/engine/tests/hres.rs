@@ -326,3 +326,41 @@ proptest! {
         prop_assert!(e.licenses().hres_layers().iter().all(|l| l.used == 0));
     }
 }
+
+#[test]
+fn with_bf_licenses_backfill_plans_hres_jobs_and_holds_what_they_will_draw() {
+    let mut c = cluster(32, 4);
+    c.hres = parse_resources(Source::new("resources.yaml", SEED), &c.nodes, &c.licenses).unwrap();
+    let (mut e, _clock) = engine_configured(c, Box::new(SiteFactorPriority), |config| {
+        config.params.bf_licenses = true;
+    });
+    e.set_policies(Policies {
+        priority: Box::new(SiteFactorPriority),
+        selection: Box::new(FirstFit::default()),
+        hres: Some(Box::new(HresModes::from_settings(&Settings::default()))),
+        gres: Vec::new(),
+    })
+    .unwrap();
+    let flat = |limit: u64, site_factor: i64| JobSpec {
+        time_limit: Some(limit),
+        site_factor,
+        ..job(1, "flat:12")
+    };
+    // Two jobs fill flat's top layer (24) until 600 and 1200.
+    let short = e.submit(flat(600, 0)).unwrap();
+    let long = e.submit(flat(1200, 0)).unwrap();
+    e.tick();
+    assert_eq!(used(&e, FLAT_ROOT..FLAT_ROOT + 1), vec![24]);
+    assert!(
+        [short, long]
+            .iter()
+            .all(|&id| e.job(id).unwrap().state == JobState::Running)
+    );
+    let first = e.submit(flat(600, 10)).unwrap();
+    let second = e.submit(flat(600, 5)).unwrap();
+    e.backfill();
+    // The first gets the top layer's half that frees at 600; the second must wait for the long
+    // job, since what the first will draw then is held for it.
+    assert_eq!(e.job(first).unwrap().start_time, Some(T0 + 600));
+    assert_eq!(e.job(second).unwrap().start_time, Some(T0 + 1200));
+}
