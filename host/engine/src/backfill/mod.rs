@@ -628,6 +628,8 @@ impl Engine {
             }
             let mut lic_plan = Vec::new();
             let mut hres_plan = Vec::new();
+            // The HRES layers the job's charge is checked against, when it has demands.
+            let mut hres_layers = None;
             if with_licenses {
                 let held = map.licenses_between(t, end);
                 let fits = licenses.iter().all(|&(i, c)| {
@@ -668,27 +670,24 @@ impl Engine {
                     if avail.len() < min_nodes {
                         continue;
                     }
-                    pick_nodes(self.nodes.by_weight(), avail, min_nodes, chosen);
-                    let list: Vec<u32> = chosen.iter().collect();
-                    let hres = self
-                        .policies
-                        .hres
-                        .as_mut()
-                        .expect("HRES jobs need a policy");
-                    match hres.charge(&demands, &list) {
-                        Ok(c) if check_charges(&layers, &c).is_ok() => {
-                            hres_plan = merge_charges(&c);
-                        }
-                        _ => continue,
-                    }
-                    return Some(WillRun {
-                        start: t,
-                        licenses: lic_plan,
-                        hres: hres_plan,
-                    });
+                    hres_layers = Some(layers);
                 }
             }
             pick_nodes(self.nodes.by_weight(), avail, min_nodes, chosen);
+            if let Some(layers) = hres_layers {
+                let list: Vec<u32> = chosen.iter().collect();
+                let hres = self
+                    .policies
+                    .hres
+                    .as_mut()
+                    .expect("HRES jobs need a policy");
+                match hres.charge(&demands, &list) {
+                    Ok(c) if check_charges(&layers, &c).is_ok() => {
+                        hres_plan = merge_charges(&c);
+                    }
+                    _ => continue,
+                }
+            }
             return Some(WillRun {
                 start: t,
                 licenses: lic_plan,
