@@ -31,9 +31,9 @@ impl FreeMaps {
         {
             let (mut open, mut idle) = (0u64, 0u64);
             for (bit, (((&c, &fc), &m), &fm)) in c.iter().zip(fc).zip(m).zip(fm).enumerate() {
-                let is_open = fc > 0;
+                let (is_open, is_idle) = open_and_idle(c, fc, m, fm);
                 open |= u64::from(is_open) << bit;
-                idle |= u64::from(is_open && fc == c && fm == m) << bit;
+                idle |= u64::from(is_idle) << bit;
             }
             self.open.push(open);
             self.idle.push(idle);
@@ -44,13 +44,25 @@ impl FreeMaps {
     pub fn refresh(&mut self, table: &NodeTable, n: u32) {
         let (word, bit) = (n as usize / 64, 1u64 << (n % 64));
         let i = n as usize;
-        let open = table.free_cpus[i] > 0;
-        let idle = open
-            && table.free_cpus[i] == table.cpus[i]
-            && table.free_memory_mb[i] == table.memory_mb[i];
+        let (open, idle) = open_and_idle(
+            table.cpus[i],
+            table.free_cpus[i],
+            table.memory_mb[i],
+            table.free_memory_mb[i],
+        );
         set(&mut self.open[word], bit, open);
         set(&mut self.idle[word], bit, idle);
     }
+}
+
+/// Whether a node with these CPUs and memory, and this much of them free, is open (a CPU free)
+/// and idle (everything free).
+fn open_and_idle(cpus: u32, free_cpus: u32, memory_mb: u64, free_memory_mb: u64) -> (bool, bool) {
+    let open = free_cpus > 0;
+    (
+        open,
+        open && free_cpus == cpus && free_memory_mb == memory_mb,
+    )
 }
 
 fn set(word: &mut u64, bit: u64, on: bool) {
