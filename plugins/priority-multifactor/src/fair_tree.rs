@@ -3,7 +3,7 @@
 //! A reproduction of Slurm's `fair_tree.c` as the code behaves, not as `fair_tree.shtml` reads:
 //! tied sibling accounts are not merged (see [`FairTree::compute`]).
 
-use sluice_sdk::Association;
+use sluice_sdk::{Association, PriorityContext};
 
 /// `SLURMDB_FS_USE_PARENT`: the RawShares value Slurm stores for `FairShare=parent`.
 pub const FS_USE_PARENT: u32 = 0x7FFF_FFFF;
@@ -81,24 +81,24 @@ impl ShapeInput {
 }
 
 impl CachedFairTree {
-    /// FairShare factor of every association of `assocs` (NaN for accounts), ranked again only
-    /// if the table reads differently from the last one. `version` is the context's cluster
-    /// version (0 promises nothing).
-    pub fn fair_shares(&mut self, assocs: &[Association], version: u64) -> &[f64] {
-        self.refresh(assocs, version);
+    /// FairShare factor of every association of `ctx` (NaN for accounts), ranked again only
+    /// if its table reads differently from the last one.
+    pub fn fair_shares(&mut self, ctx: &PriorityContext) -> &[f64] {
+        self.refresh(ctx);
         &self.scratch.fair_share
     }
 
-    /// Every association's standing under `assocs`, of a context naming cluster `version`.
-    pub fn tree(&mut self, assocs: &[Association], version: u64) -> FairTree {
-        self.refresh(assocs, version);
+    /// Every association's standing under `ctx`.
+    pub fn tree(&mut self, ctx: &PriorityContext) -> FairTree {
+        self.refresh(ctx);
         let shape = self.shape.as_ref().expect("refresh builds the shape");
-        shape.standings(assocs, &self.scratch.fair_share)
+        shape.standings(&ctx.associations, &self.scratch.fair_share)
     }
 
-    /// Ranks `assocs` unless the kept ranking is of a table that reads the same.
-    fn refresh(&mut self, assocs: &[Association], version: u64) {
-        let named = version != 0 && version == self.shape_version && self.shape.is_some();
+    /// Ranks `ctx`'s associations unless the kept ranking is of a table that reads the same.
+    fn refresh(&mut self, ctx: &PriorityContext) {
+        let assocs = &ctx.associations;
+        let named = self.shape.is_some() && ctx.names_cluster(self.shape_version);
         let same_shape = named
             || (self.shape.is_some()
                 && self.shape_inputs.len() == assocs.len()
@@ -108,7 +108,7 @@ impl CachedFairTree {
                     .zip(assocs)
                     .all(|(k, a)| *k == ShapeInput::of(a)));
         // Remembered either way: a new shape is built from this very table below.
-        self.shape_version = version;
+        self.shape_version = ctx.cluster_version;
         if !same_shape {
             self.shape_inputs.clear();
             self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
@@ -556,6 +556,15 @@ mod tests {
         assocs
     }
 
+    /// A context of `assocs` that names cluster `version`.
+    fn named(assocs: &[Association], version: u64) -> PriorityContext {
+        PriorityContext {
+            associations: assocs.to_vec(),
+            cluster_version: version,
+            ..PriorityContext::default()
+        }
+    }
+
     fn factors(tree: &FairTree) -> Vec<f64> {
         (0..tree.standing.len()).map(|i| tree.factor(i)).collect()
     }
@@ -569,18 +578,18 @@ mod tests {
             "the shares decide the ranking"
         );
         let mut cache = CachedFairTree::default();
-        cache.fair_shares(&even, 5);
+        cache.fair_shares(&named(&even, 5));
         // Version 5 promises the shape ranked under it, so the new shares are not looked at.
         assert_eq!(
-            factors(&cache.tree(&uneven, 5)),
+            factors(&cache.tree(&named(&uneven, 5))),
             factors(&FairTree::compute(&even))
         );
         // Version 0 promises nothing, and another version names another table: compared.
         for version in [0, 6] {
             let mut cache = CachedFairTree::default();
-            cache.fair_shares(&even, 5);
+            cache.fair_shares(&named(&even, 5));
             assert_eq!(
-                factors(&cache.tree(&uneven, version)),
+                factors(&cache.tree(&named(&uneven, version))),
                 factors(&FairTree::compute(&uneven)),
                 "version {version}"
             );

@@ -132,9 +132,7 @@ impl PriorityPolicy for Multifactor {
             sum.add("ASSOC", vec![0.0; n]);
         }
         if w.fairshare != 0.0 {
-            let fair_share = self
-                .fair_tree
-                .fair_shares(&ctx.associations, ctx.cluster_version);
+            let fair_share = self.fair_tree.fair_shares(ctx);
             // An account's (NaN) factor counts as 0, an index past the table as no factor.
             let weighted = |a: u32| {
                 fair_share
@@ -195,7 +193,7 @@ impl PriorityPolicy for Multifactor {
 
     fn shares(&mut self, ctx: &PriorityContext) -> Vec<Share> {
         self.fair_tree
-            .tree(&ctx.associations, ctx.cluster_version)
+            .tree(ctx)
             .standing
             .iter()
             .enumerate()

@@ -65,6 +65,15 @@ pub struct PriorityContext {
     pub cluster_version: u64,
 }
 
+impl PriorityContext {
+    /// Whether this context names the cluster that cluster version `known` was found to name:
+    /// the same version, and not 0 (which promises nothing). Whoever keeps something built from
+    /// a context asks this before comparing the context with what it kept.
+    pub fn names_cluster(&self, known: u64) -> bool {
+        self.cluster_version != 0 && self.cluster_version == known
+    }
+}
+
 /// The pending jobs as columns; row `i` of every column is the same job.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobTable {

@@ -269,7 +269,7 @@ impl SentCluster {
         if self.incarnation != incarnation {
             return false;
         }
-        if ctx.cluster_version != 0 && ctx.cluster_version == self.cluster_version {
+        if ctx.names_cluster(self.cluster_version) {
             return true;
         }
         let same = self.same_static_part(ctx);
