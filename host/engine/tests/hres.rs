@@ -9,7 +9,8 @@ use proptest::prelude::*;
 use sluice_cluster::{Source, parse_resources};
 use sluice_engine::request::{parse_licenses, parse_licenses_and_resources};
 use sluice_engine::{
-    Engine, JobSpec, JobState, ManualClock, Policies, Reason, ReservationSpec, SubmitError,
+    Engine, EngineConfig, JobSpec, JobState, ManualClock, Policies, Reason, ReservationSpec,
+    SchedulerKind, SubmitError,
 };
 use sluice_plugin_hres_modes::HresModes;
 use sluice_policy::{FromSettings, HresMode, Settings};
@@ -22,9 +23,17 @@ const NATURAL: std::ops::Range<usize> = 7..10;
 const POWER: std::ops::Range<usize> = 10..17;
 
 fn seed_engine() -> (Engine, ManualClock) {
+    seed_engine_configured(|_| {})
+}
+
+/// [`seed_engine`] with the engine settings `configure` leaves.
+fn seed_engine_configured(configure: impl FnOnce(&mut EngineConfig)) -> (Engine, ManualClock) {
     let mut c = cluster(32, 4);
     c.hres = parse_resources(Source::new("resources.yaml", SEED), &c.nodes, &c.licenses).unwrap();
-    let (mut e, clock) = engine(c);
+    let (mut e, clock) = engine_configured(c, Box::new(SiteFactorPriority), |config| {
+        config.scheduler = SchedulerKind::Backfill;
+        configure(config);
+    });
     e.set_policies(Policies {
         priority: Box::new(SiteFactorPriority),
         selection: Box::new(FirstFit::default()),
@@ -329,18 +338,7 @@ proptest! {
 
 #[test]
 fn with_bf_licenses_backfill_plans_hres_jobs_and_holds_what_they_will_draw() {
-    let mut c = cluster(32, 4);
-    c.hres = parse_resources(Source::new("resources.yaml", SEED), &c.nodes, &c.licenses).unwrap();
-    let (mut e, _clock) = engine_configured(c, Box::new(SiteFactorPriority), |config| {
-        config.params.bf_licenses = true;
-    });
-    e.set_policies(Policies {
-        priority: Box::new(SiteFactorPriority),
-        selection: Box::new(FirstFit::default()),
-        hres: Some(Box::new(HresModes::from_settings(&Settings::default()))),
-        gres: Vec::new(),
-    })
-    .unwrap();
+    let (mut e, _clock) = seed_engine_configured(|config| config.params.bf_licenses = true);
     let flat = |limit: u64, site_factor: i64| JobSpec {
         time_limit: Some(limit),
         site_factor,
