@@ -120,6 +120,23 @@ fn env(e: &mut Engine, id: u32, key: &str) -> Option<String> {
 }
 
 #[test]
+fn without_any_gres_jobs_still_get_the_lowest_free_cpu_ids_and_give_them_back() {
+    let (mut e, _clock) = gres_engine(cluster(1, 8));
+    let a = e.submit(job(3, "")).unwrap();
+    let b = e.submit(job(2, "")).unwrap();
+    e.tick();
+    let ids = |e: &Engine, id| e.job(id).unwrap().cpu_ids.node(0).map(<[u32]>::to_vec);
+    assert_eq!(
+        (ids(&e, a), ids(&e, b)),
+        (Some(vec![0, 1, 2]), Some(vec![3, 4]))
+    );
+    e.job_finished(a, 0).unwrap();
+    let c = e.submit(job(4, "")).unwrap();
+    e.tick();
+    assert_eq!(ids(&e, c), Some(vec![0, 1, 2, 5]));
+}
+
+#[test]
 fn gpus_are_picked_close_to_the_job_cores_and_given_back() {
     let mut c = gpu_cluster();
     c.nodes[0].gres = vec![gpus(

@@ -86,6 +86,10 @@ impl Engine {
                 .cpu_ids
                 .push_node(self.cpus.lowest_free(n as usize, c));
         }
+        if kinds == 0 && self.jobs[&id].gres.records.is_empty() {
+            // No GRES on the cluster and none asked: the CPU ids are all there is to pick.
+            return Ok(picks);
+        }
         let mut records = self.jobs[&id].gres.records.clone();
         // Whatever the placement gives beyond the records (an exclusive job) is held too.
         for k in 0..kinds {
