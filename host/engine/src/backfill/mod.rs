@@ -31,6 +31,9 @@ struct Releases {
     node_free_at: Vec<i64>,
     /// Nodes by (`node_free_at`, index), so planning a job needs no sort; empty when stale.
     by_release: Vec<u32>,
+    /// The last pass's order of the nodes, which `by_release` is sorted from: between passes
+    /// only the nodes of jobs that started or ended move.
+    last_order: Vec<u32>,
     /// (end, license, count) of running jobs.
     licenses: Vec<(i64, usize, i64)>,
     /// (end, layer, amount) of running jobs.
@@ -64,15 +67,35 @@ impl Releases {
         }
     }
 
+    /// The order to start the next pass's sort from: this pass's, if it sorted one.
+    fn into_order(self) -> Vec<u32> {
+        if self.by_release.len() == self.node_free_at.len() {
+            self.by_release
+        } else {
+            self.last_order
+        }
+    }
+
     /// Puts `by_release` in order again after a start changed release times.
     ///
-    /// The nodes free at the earliest time (idle ones: now) come first in index order without
-    /// a sort. Release times within 2^32 s of the earliest (all of them, unless a job asks for
+    /// It starts from the last pass's order when there is one: only the nodes of jobs that
+    /// started or ended since have moved, and an insertion sort costs what moved. Past a
+    /// budget of moves, or without a last order, it sorts outright: the nodes free at the
+    /// earliest time (idle ones: now) come first in index order without a sort. Release times within 2^32 s of the earliest (all of them, unless a job asks for
     /// more than a century) sort as one integer each, time above node, which is several times
     /// cheaper than sorting pairs; the order is the same.
     fn sort_by_release(&mut self) {
-        if self.by_release.len() == self.node_free_at.len() {
+        let n = self.node_free_at.len();
+        if self.by_release.len() == n {
             return;
+        }
+        if self.last_order.len() == n {
+            let mut order = std::mem::take(&mut self.last_order);
+            let free_at = &self.node_free_at;
+            if insertion_sort_within(&mut order, 4 * n + 64, |&m| (free_at[m as usize], m)) {
+                self.by_release = order;
+                return;
+            }
         }
         let free_at = &self.node_free_at;
         let earliest = free_at.iter().copied().min().unwrap_or(0);
@@ -162,6 +185,8 @@ pub(crate) struct PlanningBuffers {
     avail: NodeBitmap,
     /// The whole nodes the last planned job is reserved (kept to spare an allocation per job).
     chosen: NodeBitmap,
+    /// The nodes by release time as the last pass left them ([`Releases::last_order`]).
+    release_order: Vec<u32>,
 }
 
 fn floor_to(t: i64, res: i64) -> i64 {
@@ -177,6 +202,7 @@ impl Engine {
         let mut out = Releases {
             node_free_at: vec![now; self.nodes.len()],
             by_release: Vec::new(),
+            last_order: Vec::new(),
             licenses: Vec::new(),
             hres: Vec::new(),
         };
@@ -249,6 +275,7 @@ impl Engine {
         let mut plan = Plan::default();
         let mut free_cpus = self.nodes.free_cpus_on(&usable);
         let mut rel = self.releases(now);
+        rel.last_order = std::mem::take(&mut self.planning_buffers.release_order);
         let mut planning = Planning {
             now,
             window_end,
@@ -385,6 +412,7 @@ impl Engine {
                 None => self.jobs.get_mut(&rec.job).expect("queued job").start_time = None,
             }
         }
+        planning.buffers.release_order = rel.into_order();
         self.planning_buffers = planning.buffers;
         self.last_backfill_stats = stats;
     }
@@ -436,6 +464,7 @@ impl Engine {
             times,
             avail,
             chosen,
+            ..
         } = &mut planning.buffers;
         let job = &self.jobs[&rec.job];
         let own = job.reservation;
@@ -701,6 +730,27 @@ impl Engine {
     }
 }
 
+/// Insertion-sorts `items` by `key` unless that takes more than `budget` moves; says whether
+/// it finished. Nearly sorted input costs what moved.
+fn insertion_sort_within<T: Copy, K: Ord>(
+    items: &mut [T],
+    mut budget: usize,
+    key: impl Fn(&T) -> K,
+) -> bool {
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 && key(&items[j - 1]) > key(&items[j]) {
+            if budget == 0 {
+                return false;
+            }
+            budget -= 1;
+            items.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    true
+}
+
 /// Appends the ascending runs `a` and `b` to `out` in order, each value once.
 fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, out: &mut Vec<i64>) {
     let mut a = a.peekable();
@@ -780,6 +830,7 @@ mod tests {
         Releases {
             node_free_at: free_at.to_vec(),
             by_release: Vec::new(),
+            last_order: Vec::new(),
             licenses: Vec::new(),
             hres: Vec::new(),
         }
@@ -853,6 +904,33 @@ mod tests {
             let mut expected: Vec<u32> = (0..free_at.len() as u32).collect();
             expected.sort_by_key(|&n| (free_at[n as usize], n));
             assert_eq!(rel.by_release, expected, "{free_at:?}");
+        }
+    }
+
+    #[test]
+    fn release_order_from_the_last_pass_is_the_order_a_full_sort_gives() {
+        let mut rng = sluice_policy::fixtures::Rng::new(0x5851_f42d_4c95_7f2d);
+        for round in 0..300 {
+            let n = 1 + rng.below(150) as usize;
+            let time = |rng: &mut sluice_policy::fixtures::Rng| rng.below(40) as i64 * 60;
+            let mut free_at: Vec<i64> = (0..n).map(|_| time(&mut rng)).collect();
+            let mut last = releases(&free_at);
+            last.sort_by_release();
+            // A few release times moved since the last pass (the budget holds), all of them
+            // (it may not), or the node count changed (the last order does not apply).
+            match round % 3 {
+                0 => (0..1 + rng.below(4)).for_each(|_| {
+                    free_at[rng.below(n as u64) as usize] = time(&mut rng);
+                }),
+                1 => free_at.iter_mut().for_each(|t| *t = time(&mut rng)),
+                _ => free_at.push(time(&mut rng)),
+            }
+            let mut rel = releases(&free_at);
+            rel.last_order = last.into_order();
+            rel.sort_by_release();
+            let mut expected: Vec<u32> = (0..free_at.len() as u32).collect();
+            expected.sort_by_key(|&m| (free_at[m as usize], m));
+            assert_eq!(rel.by_release, expected, "round {round}: {free_at:?}");
         }
     }
 }
