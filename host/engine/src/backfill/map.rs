@@ -9,7 +9,7 @@ use sluice_policy::NodeBitmap;
 pub struct TableFull;
 
 /// One time slice `[begin, end)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Slice {
     /// Start, Unix seconds.
     pub begin: i64,
@@ -21,6 +21,27 @@ pub struct Slice {
     pub licenses: Vec<i64>,
     /// HRES held by planned jobs during the slice, per layer.
     pub hres: Vec<i64>,
+}
+
+impl Clone for Slice {
+    fn clone(&self) -> Self {
+        Slice {
+            begin: self.begin,
+            end: self.end,
+            avail: self.avail.clone(),
+            licenses: self.licenses.clone(),
+            hres: self.hres.clone(),
+        }
+    }
+
+    /// Reuses this slice's storage (splitting a slice in a map of spares allocates nothing).
+    fn clone_from(&mut self, source: &Self) {
+        self.begin = source.begin;
+        self.end = source.end;
+        self.avail.clone_from(&source.avail);
+        self.licenses.clone_from(&source.licenses);
+        self.hres.clone_from(&source.hres);
+    }
 }
 
 impl Slice {
@@ -41,6 +62,9 @@ pub struct Blocker {
 pub struct NodeSpaceMap {
     slices: Vec<Slice>,
     max_records: usize,
+    /// Slices merged away or left by the last [`NodeSpaceMap::reset`], whose storage a split
+    /// reuses: a pass splits and merges slices at every reservation.
+    spare: Vec<Slice>,
 }
 
 impl NodeSpaceMap {
@@ -62,7 +86,30 @@ impl NodeSpaceMap {
                 hres: vec![0; layers],
             }],
             max_records: max_records.max(2),
+            spare: Vec::new(),
         }
+    }
+
+    /// Makes this map what [`NodeSpaceMap::new`] would, keeping its slices' storage for reuse.
+    pub fn reset(
+        &mut self,
+        begin: i64,
+        end: i64,
+        avail: &NodeBitmap,
+        licenses: usize,
+        layers: usize,
+        max_records: usize,
+    ) {
+        self.spare.extend(self.slices.drain(1..));
+        let first = &mut self.slices[0];
+        first.begin = begin;
+        first.end = end.max(begin + 1);
+        first.avail.clone_from(avail);
+        first.licenses.clear();
+        first.licenses.resize(licenses, 0);
+        first.hres.clear();
+        first.hres.resize(layers, 0);
+        self.max_records = max_records.max(2);
     }
 
     /// The slices, in time order.
@@ -200,7 +247,13 @@ impl NodeSpaceMap {
         if self.slices.len() >= self.max_records {
             return Err(TableFull);
         }
-        let mut tail = self.slices[i].clone();
+        let mut tail = match self.spare.pop() {
+            Some(mut spare) => {
+                spare.clone_from(&self.slices[i]);
+                spare
+            }
+            None => self.slices[i].clone(),
+        };
         tail.begin = t;
         self.slices[i].end = t;
         self.slices.insert(i + 1, tail);
@@ -256,7 +309,7 @@ impl NodeSpaceMap {
                 self.slices.swap(kept, next);
             }
         }
-        self.slices.drain(kept + 1..hi);
+        self.spare.extend(self.slices.drain(kept + 1..hi));
     }
 }
 
@@ -402,6 +455,38 @@ mod tests {
         assert_eq!(
             end(m.narrow_between(&all, &mut out, 200, 250, 3)),
             Some(300)
+        );
+    }
+
+    #[test]
+    fn a_reset_map_plans_as_a_new_one() {
+        let mut rng = sluice_policy::fixtures::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut reused = NodeSpaceMap::new(0, 10, NodeBitmap::full(1), 0, 0, 100);
+        let mut split_after_reset = false;
+        for round in 0..200 {
+            let (n, licenses, layers) = (1 + rng.below(130) as usize, round % 3, round % 2);
+            let (begin, end) = (rng.below(100) as i64, 1000 + rng.below(1000) as i64);
+            let mut fresh =
+                NodeSpaceMap::new(begin, end, NodeBitmap::full(n), licenses, layers, 40);
+            let spares = reused.spare.len() + reused.slices.len() - 1;
+            reused.reset(begin, end, &NodeBitmap::full(n), licenses, layers, 40);
+            for _ in 0..rng.below(12) {
+                // Some from the map's beginning or before, which changes its first slice.
+                let from = begin - 100 + rng.below(1600) as i64;
+                let to = from + 1 + rng.below(600) as i64;
+                let taken: NodeBitmap = (0..n as u32).filter(|_| rng.below(3) == 0).collect();
+                let lic: Vec<(usize, i64)> = (0..licenses).map(|i| (i, 1)).collect();
+                let hres: Vec<(usize, i64)> = (0..layers).map(|i| (i, 2)).collect();
+                let a = fresh.add_reservation(from, to, &taken, &lic, &hres);
+                let b = reused.add_reservation(from, to, &taken, &lic, &hres);
+                assert_eq!(a, b, "round {round}");
+            }
+            split_after_reset |= spares > 0 && reused.slices.len() > 1;
+            assert_eq!(fresh.slices(), reused.slices(), "round {round}");
+        }
+        assert!(
+            split_after_reset,
+            "some round reused slices left by the last"
         );
     }
 
