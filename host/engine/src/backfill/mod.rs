@@ -81,9 +81,10 @@ impl Releases {
     /// It starts from the last pass's order when there is one: only the nodes of jobs that
     /// started or ended since have moved, and an insertion sort costs what moved. Past a
     /// budget of moves, or without a last order, it sorts outright: the nodes free at the
-    /// earliest time (idle ones: now) come first in index order without a sort. Release times within 2^32 s of the earliest (all of them, unless a job asks for
-    /// more than a century) sort as one integer each, time above node, which is several times
-    /// cheaper than sorting pairs; the order is the same.
+    /// earliest time (idle ones: now) come first in index order without a sort. Release times
+    /// within 2^32 s of the earliest (all of them, unless a job asks for more than a century)
+    /// sort as one integer each, time above node, which is several times cheaper than sorting
+    /// pairs; the order is the same.
     fn sort_by_release(&mut self) {
         let n = self.node_free_at.len();
         if self.by_release.len() == n {
