@@ -31,8 +31,8 @@ struct Releases {
     node_free_at: Vec<i64>,
     /// Nodes by (`node_free_at`, index), so planning a job needs no sort; empty when stale.
     by_release: Vec<u32>,
-    /// The last pass's order of the nodes, which `by_release` is sorted from: between passes
-    /// only the nodes of jobs that started or ended move.
+    /// The last order sorted (this pass's before a start, or the last pass's), which
+    /// `by_release` is sorted from: only the nodes of jobs that started or ended since move.
     last_order: Vec<u32>,
     /// (end, license, count) of running jobs.
     licenses: Vec<(i64, usize, i64)>,
@@ -41,29 +41,16 @@ struct Releases {
 }
 
 impl Releases {
-    /// Nodes `nodes` are now held until at least `end`: their release times move and they move
-    /// to their new places in `by_release` (a start touches few nodes, so no full sort).
+    /// Nodes `nodes` are now held until at least `end`: their release times move, and the order
+    /// sorted so far becomes the one [`Releases::sort_by_release`] sorts again from (a start
+    /// moves few nodes, so that costs what moved).
     fn release_later(&mut self, nodes: &[u32], end: i64) {
-        let sorted = self.by_release.len() == self.node_free_at.len();
         for &n in nodes {
-            let i = n as usize;
-            let old = self.node_free_at[i];
-            let new = old.max(end);
-            if new == old {
-                continue;
-            }
-            if sorted {
-                let free_at = &self.node_free_at;
-                let at = self
-                    .by_release
-                    .partition_point(|&m| (free_at[m as usize], m) < (old, n));
-                self.by_release.remove(at);
-                let to = self
-                    .by_release
-                    .partition_point(|&m| (free_at[m as usize], m) < (new, n));
-                self.by_release.insert(to, n);
-            }
-            self.node_free_at[i] = new;
+            let slot = &mut self.node_free_at[n as usize];
+            *slot = (*slot).max(end);
+        }
+        if self.by_release.len() == self.node_free_at.len() {
+            self.last_order = std::mem::take(&mut self.by_release);
         }
     }
 
@@ -78,7 +65,7 @@ impl Releases {
 
     /// Puts `by_release` in order again after a start changed release times.
     ///
-    /// It starts from the last pass's order when there is one: only the nodes of jobs that
+    /// It starts from the last order sorted when there is one: only the nodes of jobs that
     /// started or ended since have moved, and an insertion sort costs what moved. Past a
     /// budget of moves, or without a last order, it sorts outright: the nodes free at the
     /// earliest time (idle ones: now) come first in index order without a sort. Release times
@@ -898,9 +885,12 @@ mod tests {
         assert_eq!(rel.by_release, vec![1, 3, 0, 4, 5, 2]);
         // Nodes 3 and 4 are now held until 8; node 2 already until 9 stays.
         rel.release_later(&[3, 4, 2], 8);
+        rel.sort_by_release();
         let incremental = rel.by_release.clone();
         assert_eq!(rel.node_free_at, vec![5, 0, 9, 8, 8, 7]);
+        // Sorted outright, without the order before the start.
         rel.by_release.clear();
+        rel.last_order.clear();
         rel.sort_by_release();
         assert_eq!(incremental, rel.by_release);
         assert_eq!(incremental, vec![1, 0, 5, 3, 4, 2]);
