@@ -67,6 +67,18 @@ pub struct NodeSpaceMap {
     spare: Vec<Slice>,
 }
 
+/// A map of no slices yet, for [`NodeSpaceMap::reset`] to make a window of (nothing allocated,
+/// so a pass's buffers can stand in for a map taken from them).
+impl Default for NodeSpaceMap {
+    fn default() -> Self {
+        Self {
+            slices: Vec::new(),
+            max_records: 2,
+            spare: Vec::new(),
+        }
+    }
+}
+
 impl NodeSpaceMap {
     /// One slice over the whole window with every node of `avail` free.
     pub fn new(
@@ -77,20 +89,13 @@ impl NodeSpaceMap {
         layers: usize,
         max_records: usize,
     ) -> Self {
-        Self {
-            slices: vec![Slice {
-                begin,
-                end: end.max(begin + 1),
-                avail,
-                licenses: vec![0; licenses],
-                hres: vec![0; layers],
-            }],
-            max_records: max_records.max(2),
-            spare: Vec::new(),
-        }
+        let mut map = Self::default();
+        map.reset(begin, end, &avail, licenses, layers, max_records);
+        map
     }
 
-    /// Makes this map what [`NodeSpaceMap::new`] would, keeping its slices' storage for reuse.
+    /// One slice over the whole window with every node of `avail` free, as [`NodeSpaceMap::new`]
+    /// makes it, keeping this map's slices' storage for reuse.
     pub fn reset(
         &mut self,
         begin: i64,
@@ -100,6 +105,16 @@ impl NodeSpaceMap {
         layers: usize,
         max_records: usize,
     ) {
+        if self.slices.is_empty() {
+            let slice = self.spare.pop().unwrap_or_else(|| Slice {
+                begin: 0,
+                end: 0,
+                avail: NodeBitmap::default(),
+                licenses: Vec::new(),
+                hres: Vec::new(),
+            });
+            self.slices.push(slice);
+        }
         self.spare.extend(self.slices.drain(1..));
         let first = &mut self.slices[0];
         first.begin = begin;

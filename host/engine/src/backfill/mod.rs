@@ -176,7 +176,7 @@ pub(crate) struct PlanningBuffers {
     /// The nodes by release time as the last pass left them ([`Releases::last_order`]).
     release_order: Vec<u32>,
     /// The last pass's node-space map, reset for the next so that its slices are reused.
-    map: Option<NodeSpaceMap>,
+    map: NodeSpaceMap,
 }
 
 fn floor_to(t: i64, res: i64) -> i64 {
@@ -251,25 +251,16 @@ impl Engine {
             usize::MAX
         };
         let all_nodes = NodeBitmap::full(self.nodes.len());
-        let (begin, licenses, layers) = (
+        // The last pass's map, made this pass's window so that its slices are reused.
+        let mut map = std::mem::take(&mut self.planning_buffers.map);
+        map.reset(
             floor_to(now, res),
+            window_end,
+            &all_nodes,
             self.lic.license_count(),
             self.lic.hres_layers().len(),
+            max_records,
         );
-        let mut map = match self.planning_buffers.map.take() {
-            Some(mut map) => {
-                map.reset(begin, window_end, &all_nodes, licenses, layers, max_records);
-                map
-            }
-            None => NodeSpaceMap::new(
-                begin,
-                window_end,
-                all_nodes.clone(),
-                licenses,
-                layers,
-                max_records,
-            ),
-        };
         // Owned: the pass changes `self` while it holds this.
         let usable = self.nodes.usable_nodes().clone();
         // Refilled for every job: what planned jobs hold during its run.
@@ -414,7 +405,7 @@ impl Engine {
             }
         }
         planning.buffers.release_order = rel.into_order();
-        planning.buffers.map = Some(map);
+        planning.buffers.map = map;
         self.planning_buffers = planning.buffers;
         self.last_backfill_stats = stats;
     }
