@@ -86,10 +86,6 @@ impl Engine {
                 .cpu_ids
                 .push_node(self.cpus.lowest_free(n as usize, c));
         }
-        if kinds == 0 && self.jobs[&id].gres.records.is_empty() {
-            // No GRES on the cluster and none asked: the CPU ids are all there is to pick.
-            return Ok(picks);
-        }
         let mut records = self.jobs[&id].gres.records.clone();
         // Whatever the placement gives beyond the records (an exclusive job) is held too.
         for k in 0..kinds {
@@ -111,6 +107,10 @@ impl Engine {
                 picks.extra.push(extra.clone());
                 records.push(extra);
             }
+        }
+        if records.is_empty() {
+            // No GRES asked or held: the CPU ids are all there is to pick.
+            return Ok(picks);
         }
         let mut taken: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); kinds]; p.nodes.len()];
         let mut left: Vec<Vec<u64>> = (0..p.nodes.len())
