@@ -15,6 +15,7 @@ use sluice_engine::{
 };
 use sluice_plugin_gres_count::CountOnly;
 use sluice_plugin_gres_gpu::Gpu;
+use sluice_plugin_select_cons_tres::ConsTres;
 use sluice_policy::{GresNodeConfig, GresPolicy, NodeDevices, PickRequest};
 
 fn gpus(gres_type: &str, first: u32, cores: &[&[u32]]) -> Gres {
@@ -134,6 +135,38 @@ fn without_any_gres_jobs_still_get_the_lowest_free_cpu_ids_and_give_them_back() 
     let c = e.submit(job(4, "")).unwrap();
     e.tick();
     assert_eq!(ids(&e, c), Some(vec![0, 1, 2, 5]));
+}
+
+#[test]
+fn an_exclusive_job_holds_the_gpus_it_did_not_ask_for_and_gives_them_back() {
+    let mut c = gpu_cluster();
+    c.nodes.truncate(2);
+    c.partitions[0].nodes.truncate(2);
+    let clock = ManualClock::new(T0);
+    let mut config = EngineConfig::for_cluster(&c);
+    config.scheduler = SchedulerKind::Fcfs;
+    // cons_tres gives an exclusive job every free GRES of its node.
+    let policies = Policies {
+        selection: Box::new(ConsTres::default()),
+        ..policies(bundled())
+    };
+    let mut e = Engine::try_with_config(c, policies, Arc::new(clock), config).unwrap();
+    let whole = e
+        .submit(JobSpec {
+            exclusive: true,
+            ..job(1, "")
+        })
+        .unwrap();
+    e.tick();
+    assert_eq!(devices(&e, whole, "gpu"), vec![vec![0, 1, 2, 3]]);
+    assert_eq!(
+        e.job(whole).unwrap().cpu_ids.node(0),
+        Some(&[0, 1, 2, 3, 4, 5, 6, 7][..])
+    );
+    e.job_finished(whole, 0).unwrap();
+    let gpu = e.submit(job(1, "gpu:a100:2")).unwrap();
+    e.tick();
+    assert_eq!(devices(&e, gpu, "gpu"), vec![vec![0, 1]], "given back");
 }
 
 #[test]
