@@ -84,11 +84,16 @@ fn bundled() -> Vec<(String, Box<dyn GresPolicy + Send>)> {
 }
 
 fn gres_engine(c: Cluster) -> (Engine, ManualClock) {
+    gres_engine_with(c, policies(bundled()))
+}
+
+/// An FCFS engine with GRES debugging on and the given policies.
+fn gres_engine_with(c: Cluster, policies: Policies) -> (Engine, ManualClock) {
     let clock = ManualClock::new(T0);
     let mut config = EngineConfig::for_cluster(&c);
     config.scheduler = SchedulerKind::Fcfs;
     config.debug_gres = true;
-    let e = Engine::try_with_config(c, policies(bundled()), Arc::new(clock.clone()), config)
+    let e = Engine::try_with_config(c, policies, Arc::new(clock.clone()), config)
         .expect("valid GRES configuration");
     (e, clock)
 }
@@ -142,15 +147,14 @@ fn an_exclusive_job_holds_the_gpus_it_did_not_ask_for_and_gives_them_back() {
     let mut c = gpu_cluster();
     c.nodes.truncate(2);
     c.partitions[0].nodes.truncate(2);
-    let clock = ManualClock::new(T0);
-    let mut config = EngineConfig::for_cluster(&c);
-    config.scheduler = SchedulerKind::Fcfs;
     // cons_tres gives an exclusive job every free GRES of its node.
-    let policies = Policies {
-        selection: Box::new(ConsTres::default()),
-        ..policies(bundled())
-    };
-    let mut e = Engine::try_with_config(c, policies, Arc::new(clock), config).unwrap();
+    let (mut e, _clock) = gres_engine_with(
+        c,
+        Policies {
+            selection: Box::new(ConsTres::default()),
+            ..policies(bundled())
+        },
+    );
     let whole = e
         .submit(JobSpec {
             exclusive: true,
