@@ -14,4 +14,5 @@ mod runtime_containment;
 mod runtime_hot_swap;
 mod runtime_loading;
 mod runtime_native;
+mod selection_copy;
 mod wit_versions;

@@ -13,9 +13,10 @@ use crate::compile::{WasmEngine, WitVersion};
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::slot::Generation;
-use crate::wasm::bindings::{v0_1, v0_2};
+use crate::wasm::bindings::{v0_1, v0_2, v0_3};
 use crate::wasm::instance::{WasmInstance, World};
-use crate::wasm::priority::PriorityV0_2;
+use crate::wasm::priority::{PriorityV0_2, PriorityV0_3};
+use crate::wasm::selection::SelectionV0_3;
 
 /// Which plugin to load for a kind, with its settings and limits.
 #[derive(Clone, Debug)]
@@ -155,6 +156,12 @@ impl Loader {
                     new.instance::<v0_2::priority::PriorityPolicy>()?,
                 )),
             )),
+            (K::Priority, V::V0_3_0) => Loaded::Priority(Generation::new(
+                origin,
+                Box::new(PriorityV0_3::new(
+                    new.instance::<v0_3::priority::PriorityPolicy>()?,
+                )),
+            )),
             (K::Selection, V::V0_1_0) => Loaded::Selection(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::selection::SelectionPolicy>()?),
@@ -162,6 +169,12 @@ impl Loader {
             (K::Selection, V::V0_2_0) => Loaded::Selection(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_2::selection::SelectionPolicy>()?),
+            )),
+            (K::Selection, V::V0_3_0) => Loaded::Selection(Generation::new(
+                origin,
+                Box::new(SelectionV0_3::new(
+                    new.instance::<v0_3::selection::SelectionPolicy>()?,
+                )),
             )),
             (K::Gres, V::V0_1_0) => Loaded::Gres(Generation::new(
                 origin,
@@ -171,6 +184,10 @@ impl Loader {
                 origin,
                 Box::new(new.instance::<v0_2::gres::GresPolicy>()?),
             )),
+            (K::Gres, V::V0_3_0) => Loaded::Gres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_3::gres::GresPolicy>()?),
+            )),
             (K::Hres, V::V0_1_0) => Loaded::Hres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::hres::HresPolicy>()?),
@@ -178,6 +195,10 @@ impl Loader {
             (K::Hres, V::V0_2_0) => Loaded::Hres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_2::hres::HresPolicy>()?),
+            )),
+            (K::Hres, V::V0_3_0) => Loaded::Hres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_3::hres::HresPolicy>()?),
             )),
         })
     }

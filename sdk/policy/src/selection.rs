@@ -349,7 +349,10 @@ pub struct Placement {
 
 /// A node selection policy.
 pub trait SelectionPolicy {
-    /// Takes the node table for a new pass.
+    /// Takes the node table for a new pass. Not every pass calls it: in a component (WIT
+    /// 0.3.0) a pass whose table is the last one given, less this policy's own allocate-mode
+    /// placements and plus what `release` gave back, goes straight to `place`, so the policy
+    /// must keep its table current itself ([`PlaceMode::Allocate`]).
     fn begin_pass(&mut self, nodes: &NodeTable);
 
     /// Places a job, or returns `None` if it does not fit now.

@@ -39,8 +39,11 @@ macro_rules! export_selection {
             use $crate::wasm::selection::exports::sluice::policy::selection as w;
             struct SluiceExport;
             impl w::Guest for SluiceExport {
-                fn begin_pass(nodes: w::NodeTable) {
-                    $crate::wasm::selection_glue::begin_pass::<$policy>(nodes)
+                fn set_nodes(nodes: w::NodeTable) {
+                    $crate::wasm::selection_glue::set_nodes::<$policy>(nodes)
+                }
+                fn begin_pass(changes: ::std::vec::Vec<w::NodeFree>, gres_free: ::std::vec::Vec<u32>) {
+                    $crate::wasm::selection_glue::begin_pass::<$policy>(changes, gres_free)
                 }
                 fn place(req: w::JobRequest, mode: w::Mode) -> ::std::option::Option<w::Placement> {
                     $crate::wasm::selection_glue::place::<$policy>(req, mode)

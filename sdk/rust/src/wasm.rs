@@ -11,7 +11,7 @@ use sluice_policy as p;
 /// Bindings of the `priority-policy` world (and of the shared `host` interface).
 pub mod priority {
     wit_bindgen::generate!({
-        path: "../../wit/v0.2.0",
+        path: "../../wit/v0.3.0",
         world: "priority-policy",
         pub_export_macro: true,
         export_macro_name: "export_priority_world",
@@ -23,39 +23,39 @@ pub mod priority {
 /// Bindings of the `selection-policy` world.
 pub mod selection {
     wit_bindgen::generate!({
-        path: "../../wit/v0.2.0",
+        path: "../../wit/v0.3.0",
         world: "selection-policy",
         pub_export_macro: true,
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.2.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.3.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `gres-policy` world.
 pub mod gres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.2.0",
+        path: "../../wit/v0.3.0",
         world: "gres-policy",
         pub_export_macro: true,
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.2.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.3.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `hres-policy` world.
 pub mod hres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.2.0",
+        path: "../../wit/v0.3.0",
         world: "hres-policy",
         pub_export_macro: true,
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.2.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.3.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -266,28 +266,70 @@ pub mod selection_glue {
         }
     }
 
-    /// `selection.begin-pass` for policy `T`.
-    pub fn begin_pass<T: p::SelectionPolicy + p::FromSettings + 'static>(t: w::NodeTable) {
+    thread_local! {
+        // The guest's copy of the node table: the last `set-nodes`, brought up to date by each
+        // `begin-pass`, less what `place` allocated, plus what `release` gave back. The host
+        // models the same copy to send only what differs from it.
+        static TABLE: RefCell<p::NodeTable> = RefCell::new(p::NodeTable::default());
+    }
+
+    fn power(x: w::Power) -> p::Power {
+        match x {
+            w::Power::Up => p::Power::Up,
+            w::Power::PoweringUp => p::Power::PoweringUp,
+            w::Power::PoweredDown => p::Power::PoweredDown,
+        }
+    }
+
+    /// `selection.set-nodes` for policy `T`: the whole table, which the policy sees as a pass.
+    pub fn set_nodes<T: p::SelectionPolicy + p::FromSettings + 'static>(t: w::NodeTable) {
         let table = p::NodeTable {
             cpus: t.cpus,
             free_cpus: t.free_cpus,
             memory_mb: t.memory_mb,
             free_memory_mb: t.free_memory_mb,
             weight: t.weight,
-            power: t
-                .power
-                .into_iter()
-                .map(|x| match x {
-                    w::Power::Up => p::Power::Up,
-                    w::Power::PoweringUp => p::Power::PoweringUp,
-                    w::Power::PoweredDown => p::Power::PoweredDown,
-                })
-                .collect(),
+            power: t.power.into_iter().map(power).collect(),
             gres_kinds: t.gres_kinds,
             gres_total: t.gres_total,
             gres_free: t.gres_free,
         };
-        with_instance::<T, _>(|s| s.begin_pass(&table));
+        TABLE.with_borrow_mut(|kept| {
+            *kept = table;
+            with_instance::<T, _>(|s| s.begin_pass(kept));
+        });
+    }
+
+    /// `selection.begin-pass` for policy `T`: the changed nodes written into the kept copy,
+    /// which the policy then sees as a new pass.
+    ///
+    /// A change naming a node the copy does not have, or GRES rows of another length, means
+    /// the host broke the contract; the guest traps (through the panic) rather than place
+    /// jobs on a table it does not hold.
+    pub fn begin_pass<T: p::SelectionPolicy + p::FromSettings + 'static>(
+        changes: Vec<w::NodeFree>,
+        gres_free: Vec<u32>,
+    ) {
+        TABLE.with_borrow_mut(|kept| {
+            let kinds = kept.gres_kinds.len();
+            assert_eq!(
+                gres_free.len(),
+                changes.len() * kinds,
+                "gres-free has one row per changed node"
+            );
+            for (i, c) in changes.iter().enumerate() {
+                let row = &gres_free[i * kinds..(i + 1) * kinds];
+                let applied = kept.set_free(
+                    c.node as usize,
+                    c.free_cpus,
+                    c.free_memory_mb,
+                    power(c.power),
+                    row,
+                );
+                assert!(applied, "begin-pass names node {} of the table", c.node);
+            }
+            with_instance::<T, _>(|s| s.begin_pass(kept));
+        });
     }
 
     /// `selection.place` for policy `T`.
@@ -310,7 +352,13 @@ pub mod selection_glue {
             w::Mode::Allocate => p::PlaceMode::Allocate,
             w::Mode::Test => p::PlaceMode::Test,
         };
-        with_instance::<T, _>(|s| s.place(&req, mode)).map(|x| w::Placement {
+        let placed = with_instance::<T, _>(|s| s.place(&req, mode));
+        if let (Some(x), p::PlaceMode::Allocate) = (&placed, mode) {
+            // By the rule the host applies to its model of this copy: a placement that does
+            // not fit changes neither, and the host then sends the whole table again.
+            TABLE.with_borrow_mut(|kept| kept.try_commit(x));
+        }
+        placed.map(|x| w::Placement {
             nodes: x.nodes,
             cpus: x.cpus,
             memory_mb: x.memory_mb,
@@ -322,6 +370,7 @@ pub mod selection_glue {
     pub fn release<T: p::SelectionPolicy + p::FromSettings + 'static>(job: u32, x: w::Placement) {
         let placement = placement_in(x);
         with_instance::<T, _>(|s| s.release(job, &placement));
+        TABLE.with_borrow_mut(|kept| kept.release(&placement));
     }
 }
 

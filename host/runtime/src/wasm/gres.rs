@@ -87,3 +87,4 @@ macro_rules! adapter {
 
 adapter!(v0_1);
 adapter!(v0_2);
+adapter!(v0_3);

@@ -5,4 +5,4 @@ mod gres;
 mod hres;
 pub mod instance;
 pub(crate) mod priority;
-mod selection;
+pub(crate) mod selection;

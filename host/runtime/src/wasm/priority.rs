@@ -1,13 +1,14 @@
 //! The priority world over a component instance: columns lent to the guest, answers brought back.
 //!
-//! WIT 0.1.0 sends the whole context with every `compute`. WIT 0.2.0 sends the cluster's static
-//! part with `set-cluster` only when it differs from what this instance last got, and then just
-//! the clock and the usage column per call; [`PriorityV0_2`] keeps that bookkeeping.
+//! WIT 0.1.0 sends the whole context with every `compute`. WIT 0.2.0 and 0.3.0 send the cluster's
+//! static part with `set-cluster` only when it differs from what this instance last got, and then
+//! just the clock and the usage column per call; [`PriorityV0_2`] and [`PriorityV0_3`] (the same
+//! interface in another package version) keep that bookkeeping.
 
 use sluice_policy::{Association, Partition, PriorityContext, Qos};
 
-/// Conversions both versions share (the same record shapes in different generated modules):
-/// partitions, QOS, the job table lent to the guest and the answers brought back.
+/// Conversions every version shares (the same record shapes in different generated modules):
+/// partitions, QOS and the answers brought back.
 macro_rules! shared {
     ($version:ident) => {
         use sluice_policy::{Factor, JobTable, Priorities, PriorityContext, Share};
@@ -41,24 +42,6 @@ macro_rules! shared {
                 .collect()
         }
 
-        fn job_table(jobs: &JobTable) -> w::JobTable<'_> {
-            w::JobTable {
-                job_id: &jobs.job_id,
-                submit_time: &jobs.submit_time,
-                eligible_time: &jobs.eligible_time,
-                association: &jobs.association,
-                partition: &jobs.partition,
-                qos: &jobs.qos,
-                nodes: &jobs.nodes,
-                cpus: &jobs.cpus,
-                memory_mb: &jobs.memory_mb,
-                gpus: &jobs.gpus,
-                time_limit: &jobs.time_limit,
-                nice: &jobs.nice,
-                site_factor: &jobs.site_factor,
-            }
-        }
-
         fn priorities(out: w::Priorities) -> Priorities {
             Priorities {
                 priority: out.priority,
@@ -87,9 +70,33 @@ macro_rules! shared {
     };
 }
 
+/// The job table lent as thirteen columns (WIT 0.1.0 and 0.2.0).
+macro_rules! columns {
+    () => {
+        fn job_table(jobs: &JobTable) -> w::JobTable<'_> {
+            w::JobTable {
+                job_id: &jobs.job_id,
+                submit_time: &jobs.submit_time,
+                eligible_time: &jobs.eligible_time,
+                association: &jobs.association,
+                partition: &jobs.partition,
+                qos: &jobs.qos,
+                nodes: &jobs.nodes,
+                cpus: &jobs.cpus,
+                memory_mb: &jobs.memory_mb,
+                gpus: &jobs.gpus,
+                time_limit: &jobs.time_limit,
+                nice: &jobs.nice,
+                site_factor: &jobs.site_factor,
+            }
+        }
+    };
+}
+
 /// WIT 0.1.0: the whole context, usage included, crosses with every call.
 mod v0_1 {
     shared!(v0_1);
+    columns!();
 
     use crate::backend::PriorityBackend;
     use crate::error::Fault;
@@ -135,96 +142,130 @@ mod v0_1 {
     }
 }
 
-/// WIT 0.2.0: the static part once per change, the clock and the usage column per call.
+/// A priority adapter that sends the cluster's static part once per change (WIT 0.2.0 and
+/// later): `$name` over the bindings in scope, lending the jobs as the module's `lend` makes
+/// them of the `$rows` buffer it keeps between calls.
+macro_rules! cluster_sent {
+    ($name:ident, $rows:ty) => {
+        use super::SentCluster;
+        use crate::backend::PriorityBackend;
+        use crate::error::Fault;
+        use crate::wasm::instance::WasmInstance;
+
+        /// A priority component of this WIT version and what it was last told about the
+        /// cluster.
+        pub struct $name {
+            instance: WasmInstance<PriorityPolicy>,
+            /// The static part the live instance holds; `None` when it holds none for sure.
+            sent: Option<SentCluster>,
+            /// The usage column, kept so that a call does not allocate it afresh.
+            usage: Vec<f64>,
+            /// What the jobs are lent from, kept for the same reason.
+            rows: $rows,
+        }
+
+        impl $name {
+            /// Wraps a freshly created instance, which has not been sent a cluster yet.
+            pub fn new(instance: WasmInstance<PriorityPolicy>) -> Self {
+                Self {
+                    instance,
+                    sent: None,
+                    usage: Vec::new(),
+                    rows: Default::default(),
+                }
+            }
+
+            /// Sends `set-cluster` unless the live instance already holds `ctx`'s static part,
+            /// and fills the usage column for the call that follows.
+            fn prepare(&mut self, ctx: &PriorityContext) -> Result<(), Fault> {
+                let incarnation = self.instance.live_incarnation()?;
+                if !self
+                    .sent
+                    .as_mut()
+                    .is_some_and(|s| s.is_current(incarnation, ctx))
+                {
+                    // Forgotten first: if the call faults, the instance is discarded with it.
+                    self.sent = None;
+                    let associations: Vec<w::Association<'_>> = ctx
+                        .associations
+                        .iter()
+                        .map(|a| w::Association {
+                            name: &a.name,
+                            parent: a.parent,
+                            is_user: a.is_user,
+                            raw_shares: a.raw_shares,
+                        })
+                        .collect();
+                    let cluster = w::Cluster {
+                        cluster_nodes: ctx.cluster_nodes,
+                        cluster_cpus: ctx.cluster_cpus,
+                        partitions: &partitions(ctx),
+                        qos: &qos(ctx),
+                        associations: &associations,
+                    };
+                    self.instance
+                        .call(|b, s| b.sluice_policy_priority().call_set_cluster(s, cluster))?;
+                    self.sent = Some(SentCluster::of(incarnation, ctx));
+                }
+                self.usage.clear();
+                self.usage
+                    .extend(ctx.associations.iter().map(|a| a.raw_usage));
+                Ok(())
+            }
+        }
+
+        impl PriorityBackend for $name {
+            fn compute(
+                &mut self,
+                ctx: &PriorityContext,
+                jobs: &JobTable,
+            ) -> Result<Priorities, Fault> {
+                self.prepare(ctx)?;
+                let (usage, jobs) = (&self.usage, lend(jobs, &mut self.rows));
+                let out = self.instance.call(|b, s| {
+                    b.sluice_policy_priority()
+                        .call_compute(s, ctx.now, usage, jobs)
+                })?;
+                Ok(priorities(out))
+            }
+
+            fn shares(&mut self, ctx: &PriorityContext) -> Result<Vec<Share>, Fault> {
+                self.prepare(ctx)?;
+                let usage = &self.usage;
+                let out = self
+                    .instance
+                    .call(|b, s| b.sluice_policy_priority().call_shares(s, ctx.now, usage))?;
+                Ok(shares(out))
+            }
+        }
+    };
+}
+
+/// WIT 0.2.0: the static part once per change, the clock and the usage column per call, the
+/// jobs as columns.
 mod v0_2 {
     shared!(v0_2);
+    columns!();
+    cluster_sent!(PriorityV0_2, ());
 
-    use super::SentCluster;
-    use crate::backend::PriorityBackend;
-    use crate::error::Fault;
-    use crate::wasm::instance::WasmInstance;
-
-    /// A WIT 0.2.0 priority component and what it was last told about the cluster.
-    pub struct PriorityV0_2 {
-        instance: WasmInstance<PriorityPolicy>,
-        /// The static part the live instance holds; `None` when it holds none for sure.
-        sent: Option<SentCluster>,
-        /// The usage column, kept so that a call does not allocate it afresh.
-        usage: Vec<f64>,
+    fn lend<'a>(jobs: &'a JobTable, _: &mut ()) -> w::JobTable<'a> {
+        job_table(jobs)
     }
+}
 
-    impl PriorityV0_2 {
-        /// Wraps a freshly created instance, which has not been sent a cluster yet.
-        pub fn new(instance: WasmInstance<PriorityPolicy>) -> Self {
-            Self {
-                instance,
-                sent: None,
-                usage: Vec::new(),
-            }
-        }
+/// WIT 0.3.0: as 0.2.0 (only the selection interface changed).
+mod v0_3 {
+    shared!(v0_3);
+    columns!();
+    cluster_sent!(PriorityV0_3, ());
 
-        /// Sends `set-cluster` unless the live instance already holds `ctx`'s static part, and
-        /// fills the usage column for the call that follows.
-        fn prepare(&mut self, ctx: &PriorityContext) -> Result<(), Fault> {
-            let incarnation = self.instance.live_incarnation()?;
-            if !self
-                .sent
-                .as_mut()
-                .is_some_and(|s| s.is_current(incarnation, ctx))
-            {
-                // Forgotten first: if the call faults, the instance is discarded with it.
-                self.sent = None;
-                let associations: Vec<w::Association<'_>> = ctx
-                    .associations
-                    .iter()
-                    .map(|a| w::Association {
-                        name: &a.name,
-                        parent: a.parent,
-                        is_user: a.is_user,
-                        raw_shares: a.raw_shares,
-                    })
-                    .collect();
-                let cluster = w::Cluster {
-                    cluster_nodes: ctx.cluster_nodes,
-                    cluster_cpus: ctx.cluster_cpus,
-                    partitions: &partitions(ctx),
-                    qos: &qos(ctx),
-                    associations: &associations,
-                };
-                self.instance
-                    .call(|b, s| b.sluice_policy_priority().call_set_cluster(s, cluster))?;
-                self.sent = Some(SentCluster::of(incarnation, ctx));
-            }
-            self.usage.clear();
-            self.usage
-                .extend(ctx.associations.iter().map(|a| a.raw_usage));
-            Ok(())
-        }
-    }
-
-    impl PriorityBackend for PriorityV0_2 {
-        fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Result<Priorities, Fault> {
-            self.prepare(ctx)?;
-            let (usage, table) = (&self.usage, job_table(jobs));
-            let out = self.instance.call(|b, s| {
-                b.sluice_policy_priority()
-                    .call_compute(s, ctx.now, usage, table)
-            })?;
-            Ok(priorities(out))
-        }
-
-        fn shares(&mut self, ctx: &PriorityContext) -> Result<Vec<Share>, Fault> {
-            self.prepare(ctx)?;
-            let usage = &self.usage;
-            let out = self
-                .instance
-                .call(|b, s| b.sluice_policy_priority().call_shares(s, ctx.now, usage))?;
-            Ok(shares(out))
-        }
+    fn lend<'a>(jobs: &'a JobTable, _: &mut ()) -> w::JobTable<'a> {
+        job_table(jobs)
     }
 }
 
 pub use v0_2::PriorityV0_2;
+pub use v0_3::PriorityV0_3;
 
 /// The static part of a priority context as it was last sent to one instance: everything but
 /// the clock and the usage.

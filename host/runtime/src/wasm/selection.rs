@@ -1,56 +1,111 @@
 //! The selection world over a component instance, for every supported WIT version.
 //!
-//! The versions' selection interfaces are the same shape in different generated modules, so the
-//! adapter is written once and stamped out per version.
+//! The versions' records are the same shape in different generated modules, so the conversions
+//! are written once and stamped out per version. WIT 0.1.0 and 0.2.0 send the whole node table
+//! with every pass; 0.3.0 sends it once per change and then only the nodes whose free resources
+//! moved, which [`SelectionV0_3`] works out from its model of the guest's copy.
 
-/// The selection adapter over the bindings of WIT version `$version`.
-macro_rules! adapter {
+/// Conversions every version shares: the node table, the request and the placement.
+macro_rules! conversions {
+    ($version:ident) => {
+        use sluice_policy::{JobRequest, NodeTable, PlaceMode, Placement, Power};
+
+        use crate::backend::SelectionBackend;
+        use crate::error::Fault;
+        use crate::wasm::bindings::$version::selection::{
+            SelectionPolicy, SelectionPolicyPre, exports::sluice::policy::selection as w,
+        };
+        use crate::wasm::instance::{WasmInstance, impl_world};
+
+        impl_world!(SelectionPolicy, SelectionPolicyPre);
+
+        fn placement_param(p: &Placement) -> w::PlacementParam<'_> {
+            w::PlacementParam {
+                nodes: &p.nodes,
+                cpus: &p.cpus,
+                memory_mb: &p.memory_mb,
+                gres: &p.gres,
+            }
+        }
+
+        fn power(p: Power) -> w::Power {
+            match p {
+                Power::Up => w::Power::Up,
+                Power::PoweringUp => w::Power::PoweringUp,
+                Power::PoweredDown => w::Power::PoweredDown,
+            }
+        }
+
+        /// Lends the whole table to `f`.
+        fn with_table<R>(t: &NodeTable, f: impl FnOnce(w::NodeTable<'_>) -> R) -> R {
+            let power: Vec<w::Power> = t.power.iter().map(|&p| power(p)).collect();
+            let kinds: Vec<&str> = t.gres_kinds.iter().map(String::as_str).collect();
+            f(w::NodeTable {
+                cpus: &t.cpus,
+                free_cpus: &t.free_cpus,
+                memory_mb: &t.memory_mb,
+                free_memory_mb: &t.free_memory_mb,
+                weight: &t.weight,
+                power: &power,
+                gres_kinds: &kinds,
+                gres_total: &t.gres_total,
+                gres_free: &t.gres_free,
+            })
+        }
+
+        fn place(
+            instance: &mut WasmInstance<SelectionPolicy>,
+            r: &JobRequest,
+            mode: PlaceMode,
+        ) -> Result<Option<Placement>, Fault> {
+            let req = w::JobRequest {
+                job_id: r.job_id,
+                min_nodes: r.min_nodes,
+                max_nodes: r.max_nodes,
+                tasks: r.tasks,
+                cpus_per_task: r.cpus_per_task,
+                memory_per_node_mb: r.memory_per_node_mb,
+                gres_per_node: &r.gres_per_node,
+                exclusive: r.exclusive,
+                candidates: &r.candidates,
+            };
+            let mode = match mode {
+                PlaceMode::Allocate => w::Mode::Allocate,
+                PlaceMode::Test => w::Mode::Test,
+            };
+            let out = instance.call(|b, s| b.sluice_policy_selection().call_place(s, req, mode))?;
+            Ok(out.map(|p| Placement {
+                nodes: p.nodes,
+                cpus: p.cpus,
+                memory_mb: p.memory_mb,
+                gres: p.gres,
+            }))
+        }
+
+        fn release(
+            instance: &mut WasmInstance<SelectionPolicy>,
+            job_id: u32,
+            p: &Placement,
+        ) -> Result<(), Fault> {
+            instance.call(|b, s| {
+                b.sluice_policy_selection()
+                    .call_release(s, job_id, placement_param(p))
+            })
+        }
+    };
+}
+
+/// The selection adapter of a version that sends the whole table with every pass.
+macro_rules! whole_table_per_pass {
     ($version:ident) => {
         mod $version {
-            use sluice_policy::{JobRequest, NodeTable, PlaceMode, Placement, Power};
-
-            use crate::backend::SelectionBackend;
-            use crate::error::Fault;
-            use crate::wasm::bindings::$version::selection::{
-                SelectionPolicy, SelectionPolicyPre, exports::sluice::policy::selection as w,
-            };
-            use crate::wasm::instance::{WasmInstance, impl_world};
-
-            impl_world!(SelectionPolicy, SelectionPolicyPre);
-
-            fn placement_param(p: &Placement) -> w::PlacementParam<'_> {
-                w::PlacementParam {
-                    nodes: &p.nodes,
-                    cpus: &p.cpus,
-                    memory_mb: &p.memory_mb,
-                    gres: &p.gres,
-                }
-            }
+            conversions!($version);
 
             impl SelectionBackend for WasmInstance<SelectionPolicy> {
                 fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
-                    let power: Vec<w::Power> = t
-                        .power
-                        .iter()
-                        .map(|p| match p {
-                            Power::Up => w::Power::Up,
-                            Power::PoweringUp => w::Power::PoweringUp,
-                            Power::PoweredDown => w::Power::PoweredDown,
-                        })
-                        .collect();
-                    let kinds: Vec<&str> = t.gres_kinds.iter().map(String::as_str).collect();
-                    let table = w::NodeTable {
-                        cpus: &t.cpus,
-                        free_cpus: &t.free_cpus,
-                        memory_mb: &t.memory_mb,
-                        free_memory_mb: &t.free_memory_mb,
-                        weight: &t.weight,
-                        power: &power,
-                        gres_kinds: &kinds,
-                        gres_total: &t.gres_total,
-                        gres_free: &t.gres_free,
-                    };
-                    self.call(|b, s| b.sluice_policy_selection().call_begin_pass(s, table))
+                    with_table(t, |table| {
+                        self.call(|b, s| b.sluice_policy_selection().call_begin_pass(s, table))
+                    })
                 }
 
                 fn place(
@@ -58,41 +113,128 @@ macro_rules! adapter {
                     r: &JobRequest,
                     mode: PlaceMode,
                 ) -> Result<Option<Placement>, Fault> {
-                    let req = w::JobRequest {
-                        job_id: r.job_id,
-                        min_nodes: r.min_nodes,
-                        max_nodes: r.max_nodes,
-                        tasks: r.tasks,
-                        cpus_per_task: r.cpus_per_task,
-                        memory_per_node_mb: r.memory_per_node_mb,
-                        gres_per_node: &r.gres_per_node,
-                        exclusive: r.exclusive,
-                        candidates: &r.candidates,
-                    };
-                    let mode = match mode {
-                        PlaceMode::Allocate => w::Mode::Allocate,
-                        PlaceMode::Test => w::Mode::Test,
-                    };
-                    let out =
-                        self.call(|b, s| b.sluice_policy_selection().call_place(s, req, mode))?;
-                    Ok(out.map(|p| Placement {
-                        nodes: p.nodes,
-                        cpus: p.cpus,
-                        memory_mb: p.memory_mb,
-                        gres: p.gres,
-                    }))
+                    place(self, r, mode)
                 }
 
                 fn release(&mut self, job_id: u32, p: &Placement) -> Result<(), Fault> {
-                    self.call(|b, s| {
-                        b.sluice_policy_selection()
-                            .call_release(s, job_id, placement_param(p))
-                    })
+                    release(self, job_id, p)
                 }
             }
         }
     };
 }
 
-adapter!(v0_1);
-adapter!(v0_2);
+whole_table_per_pass!(v0_1);
+whole_table_per_pass!(v0_2);
+
+/// WIT 0.3.0: the whole table once per change (`set-nodes`), then per pass only the nodes whose
+/// free resources differ from the guest's copy (`begin-pass`), or no call when none does.
+mod v0_3 {
+    conversions!(v0_3);
+
+    /// The guest's copy of the node table as the host models it: the table last sent, less
+    /// what `place` allocated since, plus what `release` gave back.
+    struct HeldTable {
+        /// Which instance holds it ([`WasmInstance::live_incarnation`]).
+        incarnation: u64,
+        table: NodeTable,
+    }
+
+    /// A WIT 0.3.0 selection component and what its instance holds.
+    pub struct SelectionV0_3 {
+        instance: WasmInstance<SelectionPolicy>,
+        /// `None` when the live instance holds no table for sure, or one out of step.
+        held: Option<HeldTable>,
+        /// The changed nodes of the pass being begun, and what crosses for them; kept so that a
+        /// pass does not allocate them afresh.
+        changed: Vec<u32>,
+        changes: Vec<w::NodeFree>,
+        gres_free: Vec<u32>,
+    }
+
+    impl SelectionV0_3 {
+        /// Wraps a freshly created instance, which holds no table yet.
+        pub fn new(instance: WasmInstance<SelectionPolicy>) -> Self {
+            Self {
+                instance,
+                held: None,
+                changed: Vec::new(),
+                changes: Vec::new(),
+                gres_free: Vec::new(),
+            }
+        }
+
+        /// Sends the whole table, which the instance then holds.
+        fn set_nodes(&mut self, incarnation: u64, t: &NodeTable) -> Result<(), Fault> {
+            let instance = &mut self.instance;
+            with_table(t, |table| {
+                instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
+            })?;
+            let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
+            table.clone_from(t);
+            self.held = Some(HeldTable { incarnation, table });
+            Ok(())
+        }
+    }
+
+    impl SelectionBackend for SelectionV0_3 {
+        fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
+            let incarnation = self.instance.live_incarnation()?;
+            // Forgotten first: if a call faults, the instance is discarded with it.
+            let Some(mut held) = self
+                .held
+                .take()
+                .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))
+            else {
+                return self.set_nodes(incarnation, t);
+            };
+            held.table.free_differing(t, &mut self.changed);
+            if !self.changed.is_empty() {
+                let kinds = t.gres_kinds.len();
+                self.changes.clear();
+                self.gres_free.clear();
+                for &n in &self.changed {
+                    let i = n as usize;
+                    self.changes.push(w::NodeFree {
+                        node: n,
+                        free_cpus: t.free_cpus[i],
+                        free_memory_mb: t.free_memory_mb[i],
+                        power: power(t.power[i]),
+                    });
+                    self.gres_free
+                        .extend_from_slice(&t.gres_free[i * kinds..(i + 1) * kinds]);
+                }
+                let (changes, gres_free) = (&self.changes, &self.gres_free);
+                self.instance.call(|b, s| {
+                    b.sluice_policy_selection()
+                        .call_begin_pass(s, changes, gres_free)
+                })?;
+                held.table.clone_from(t);
+            }
+            self.held = Some(held);
+            Ok(())
+        }
+
+        fn place(&mut self, r: &JobRequest, mode: PlaceMode) -> Result<Option<Placement>, Fault> {
+            let out = place(&mut self.instance, r, mode)?;
+            if let (Some(p), PlaceMode::Allocate) = (&out, mode) {
+                // The guest applied it by the same rule; one that does not fit leaves the two
+                // copies unknown to each other, and the next pass sends the whole table.
+                if !self.held.as_mut().is_some_and(|h| h.table.try_commit(p)) {
+                    self.held = None;
+                }
+            }
+            Ok(out)
+        }
+
+        fn release(&mut self, job_id: u32, p: &Placement) -> Result<(), Fault> {
+            release(&mut self.instance, job_id, p)?;
+            if let Some(h) = &mut self.held {
+                h.table.release(p);
+            }
+            Ok(())
+        }
+    }
+}
+
+pub use v0_3::SelectionV0_3;

@@ -1,0 +1,195 @@
+//! Keeping a second copy of a node table in step with the first: what differs, and applying it.
+//!
+//! WIT 0.3.0's selection guest keeps a copy of the node table between passes, and the host keeps
+//! its own model of that copy to send only what changed; both sides apply the same placements
+//! with the same rules here, so the two never drift apart.
+
+use crate::selection::{NodeTable, Placement, Power};
+
+impl NodeTable {
+    /// Whether `other` has the same static columns: node count, CPUs, memory, weight, GRES kinds
+    /// and GRES totals. Only then can a copy be brought up to date node by node.
+    pub fn same_static_part(&self, other: &NodeTable) -> bool {
+        self.cpus == other.cpus
+            && self.memory_mb == other.memory_mb
+            && self.weight == other.weight
+            && self.gres_kinds == other.gres_kinds
+            && self.gres_total == other.gres_total
+    }
+
+    /// Writes into `out` the nodes whose free CPUs, free memory, power or free GRES differ in
+    /// `other`, a table of the same static part, by ascending index.
+    pub fn free_differing(&self, other: &NodeTable, out: &mut Vec<u32>) {
+        out.clear();
+        // Most passes of a busy machine differ in a few nodes, many in none: whole columns
+        // first, which compare as memory.
+        if self.free_cpus == other.free_cpus
+            && self.free_memory_mb == other.free_memory_mb
+            && self.power == other.power
+            && self.gres_free == other.gres_free
+        {
+            return;
+        }
+        let kinds = self.gres_kinds.len();
+        let cpus = self.free_cpus.iter().zip(&other.free_cpus);
+        let memory = self.free_memory_mb.iter().zip(&other.free_memory_mb);
+        let power = self.power.iter().zip(&other.power);
+        for (n, ((c, m), p)) in cpus.zip(memory).zip(power).enumerate() {
+            let gres = || {
+                self.gres_free[n * kinds..(n + 1) * kinds]
+                    != other.gres_free[n * kinds..(n + 1) * kinds]
+            };
+            if c.0 != c.1 || m.0 != m.1 || p.0 != p.1 || (kinds > 0 && gres()) {
+                out.push(n as u32);
+            }
+        }
+    }
+
+    /// Sets node `n`'s free resources; `gres_free` is its row, one count per GRES kind. Changes
+    /// nothing and answers false when `n` is not a node of the table or the row has the wrong
+    /// length.
+    pub fn set_free(
+        &mut self,
+        n: usize,
+        free_cpus: u32,
+        free_memory_mb: u64,
+        power: Power,
+        gres_free: &[u32],
+    ) -> bool {
+        let kinds = self.gres_kinds.len();
+        if n >= self.len() || gres_free.len() != kinds {
+            return false;
+        }
+        self.free_cpus[n] = free_cpus;
+        self.free_memory_mb[n] = free_memory_mb;
+        self.power[n] = power;
+        self.gres_free[n * kinds..(n + 1) * kinds].copy_from_slice(gres_free);
+        true
+    }
+
+    /// Subtracts a placement from the free columns if it fits them: lists of matching lengths,
+    /// nodes of the table in ascending order, nothing above what is free. Otherwise changes
+    /// nothing and answers false, so a copy that applied a nonsense placement is known to be
+    /// out of step instead of wrong.
+    pub fn try_commit(&mut self, p: &Placement) -> bool {
+        let kinds = self.gres_kinds.len();
+        let k = p.nodes.len();
+        let fits = p.cpus.len() == k
+            && p.memory_mb.len() == k
+            && p.gres.len() == k * kinds
+            && p.nodes.windows(2).all(|w| w[0] < w[1])
+            && p.nodes.iter().enumerate().all(|(i, &n)| {
+                let n = n as usize;
+                n < self.len()
+                    && p.cpus[i] <= self.free_cpus[n]
+                    && p.memory_mb[i] <= self.free_memory_mb[n]
+                    && (0..kinds).all(|g| p.gres[i * kinds + g] <= self.gres_free[n * kinds + g])
+            });
+        if fits {
+            self.commit(p);
+        }
+        fits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> NodeTable {
+        NodeTable {
+            cpus: vec![4, 4, 8],
+            free_cpus: vec![4, 2, 8],
+            memory_mb: vec![100, 100, 200],
+            free_memory_mb: vec![100, 50, 200],
+            weight: vec![1, 1, 2],
+            power: vec![Power::Up; 3],
+            gres_kinds: vec!["gpu".into()],
+            gres_total: vec![0, 2, 4],
+            gres_free: vec![0, 1, 4],
+        }
+    }
+
+    fn placement(nodes: &[u32], cpus: &[u32], gres: &[u32]) -> Placement {
+        Placement {
+            nodes: nodes.to_vec(),
+            cpus: cpus.to_vec(),
+            memory_mb: vec![10; nodes.len()],
+            gres: gres.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_placement_that_fits_is_subtracted_and_one_that_does_not_changes_nothing() {
+        let mut t = table();
+        assert!(t.try_commit(&placement(&[1, 2], &[2, 3], &[1, 2])));
+        assert_eq!(
+            (t.free_cpus.clone(), t.gres_free.clone()),
+            (vec![4, 0, 5], vec![0, 0, 2])
+        );
+        let before = t.clone();
+        for bad in [
+            placement(&[1], &[1], &[0]),          // no CPU free on node 1 any more
+            placement(&[3], &[1], &[0]),          // no node 3
+            placement(&[2, 0], &[1, 1], &[0, 0]), // not ascending
+            placement(&[2, 2], &[1, 1], &[0, 0]), // a node twice
+            placement(&[2], &[1], &[3]),          // more GPUs than free
+            placement(&[2], &[1], &[]),           // GRES row missing
+        ] {
+            assert!(!t.try_commit(&bad), "{bad:?}");
+            assert_eq!(t, before, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_copy_brought_up_to_date_node_by_node_equals_the_table() {
+        let host = table();
+        let mut copy = table();
+        assert!(copy.try_commit(&placement(&[0, 2], &[4, 1], &[0, 3])));
+        copy.power[1] = Power::PoweredDown;
+        let mut differing = vec![7];
+        copy.free_differing(&host, &mut differing);
+        assert_eq!(differing, [0, 1, 2]);
+        assert!(copy.same_static_part(&host));
+        for n in differing.iter().map(|&n| n as usize) {
+            let kinds = host.gres_kinds.len();
+            let row = &host.gres_free[n * kinds..(n + 1) * kinds];
+            assert!(copy.set_free(
+                n,
+                host.free_cpus[n],
+                host.free_memory_mb[n],
+                host.power[n],
+                row
+            ));
+        }
+        assert_eq!(copy, host);
+        copy.free_differing(&host, &mut differing);
+        assert!(differing.is_empty());
+        copy.gres_free[1] = 0;
+        copy.free_differing(&host, &mut differing);
+        assert_eq!(differing, [1], "GRES alone");
+        copy.gres_free[1] = host.gres_free[1];
+        assert!(!copy.set_free(3, 0, 0, Power::Up, &[0]));
+        assert!(!copy.set_free(0, 0, 0, Power::Up, &[]));
+        assert_eq!(copy, host);
+    }
+
+    #[test]
+    fn a_static_column_that_differs_is_seen() {
+        let t = table();
+        for change in [
+            |t: &mut NodeTable| t.cpus[0] = 2,
+            |t: &mut NodeTable| t.memory_mb[2] = 1,
+            |t: &mut NodeTable| t.weight[1] = 9,
+            |t: &mut NodeTable| t.gres_kinds[0] = "nic".into(),
+            |t: &mut NodeTable| t.gres_total[2] = 8,
+        ] {
+            let mut other = t.clone();
+            change(&mut other);
+            assert!(!t.same_static_part(&other));
+        }
+        let mut free_only = t.clone();
+        free_only.free_cpus[0] = 0;
+        assert!(t.same_static_part(&free_only));
+    }
+}

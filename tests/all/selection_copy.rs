@@ -1,0 +1,188 @@
+//! The selection guest's copy of the node table: a `wit/v0.3.0` guest is sent the whole table
+//! once, then only the nodes whose free resources differ from its copy, and no call when none
+//! does; a `wit/v0.2.0` guest still gets the whole table with every pass.
+
+use sluice_fixture_selection_v0_3_probe::{CALLS_JOB, COPY_JOB, OVERSIZE_JOB, TRAP_JOB};
+use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, PluginKind, Power, Settings};
+use sluice_runtime::backend::SelectionBackend;
+use sluice_runtime::{Fault, Limits, Loaded};
+
+use crate::support::*;
+
+/// The selection component built from `package`, loaded without the smoke call so that the
+/// first call a test makes is the instance's first.
+fn selection_component(package: &str) -> Box<dyn SelectionBackend> {
+    let spec = component_spec(
+        PluginKind::Selection,
+        package,
+        Settings::default(),
+        Limits::default(),
+    );
+    let bytes = std::fs::read(&spec.plugin).unwrap();
+    match loader()
+        .component(PluginKind::Selection, package, &bytes, &spec)
+        .unwrap()
+    {
+        Loaded::Selection(g) => g.backend,
+        _ => unreachable!("loaded as a selection plugin"),
+    }
+}
+
+/// Four nodes of 8 CPUs with one GRES kind, two of them partly busy.
+fn table() -> NodeTable {
+    NodeTable {
+        cpus: vec![8; 4],
+        free_cpus: vec![8, 3, 8, 0],
+        memory_mb: vec![1000; 4],
+        free_memory_mb: vec![1000, 400, 1000, 0],
+        weight: vec![1; 4],
+        power: vec![Power::Up; 4],
+        gres_kinds: vec!["gpu".into()],
+        gres_total: vec![2; 4],
+        gres_free: vec![2, 1, 2, 0],
+    }
+}
+
+fn request(job_id: u32, cpus: u32) -> JobRequest {
+    JobRequest {
+        job_id,
+        min_nodes: 1,
+        max_nodes: 1,
+        tasks: cpus,
+        cpus_per_task: 1,
+        memory_per_node_mb: 0,
+        gres_per_node: Vec::new(),
+        exclusive: false,
+        candidates: NodeBitmap::full(4).words,
+    }
+}
+
+/// The free columns the guest holds, as it reports them.
+fn guest_copy(guest: &mut dyn SelectionBackend) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
+    let p = guest
+        .place(&request(COPY_JOB, 1), PlaceMode::Test)
+        .expect("the guest answers")
+        .expect("the guest holds a copy");
+    (p.cpus, p.memory_mb, p.gres)
+}
+
+fn free_columns(t: &NodeTable) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
+    (
+        t.free_cpus.clone(),
+        t.free_memory_mb.clone(),
+        t.gres_free.clone(),
+    )
+}
+
+/// `[set-nodes calls, begin-pass calls, changed nodes received]` of the probe's instance.
+fn calls(guest: &mut dyn SelectionBackend) -> Vec<u32> {
+    guest
+        .place(&request(CALLS_JOB, 1), PlaceMode::Test)
+        .expect("the probe answers")
+        .expect("the probe always reports")
+        .nodes
+}
+
+/// Begins a pass on `t` and checks the guest then holds exactly `t`'s free columns, and how
+/// many calls of each kind it has had.
+fn begin_and_check(guest: &mut dyn SelectionBackend, t: &NodeTable, expected_calls: [u32; 3]) {
+    guest.begin_pass(t).expect("begin-pass");
+    assert_eq!(guest_copy(guest), free_columns(t), "the guest's copy");
+    assert_eq!(
+        calls(guest),
+        expected_calls,
+        "set-nodes, begin-pass, changes"
+    );
+}
+
+#[test]
+fn a_v0_3_guest_gets_the_table_once_and_then_only_the_nodes_that_changed() {
+    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
+    let guest = guest.as_mut();
+    let mut host = table();
+    begin_and_check(guest, &host, [1, 0, 0]);
+    // Nothing moved: no call at all.
+    begin_and_check(guest, &host, [1, 0, 0]);
+
+    // A start: the guest subtracts its own placement, so the host's table after committing
+    // it is what the guest holds, and the next pass sends nothing.
+    let p = guest
+        .place(&request(7, 4), PlaceMode::Allocate)
+        .unwrap()
+        .expect("node 0 has 4 CPUs free");
+    assert_eq!(p.nodes, [0]);
+    host.commit(&p);
+    begin_and_check(guest, &host, [1, 0, 0]);
+
+    // A test placement changes nothing.
+    guest.place(&request(8, 8), PlaceMode::Test).unwrap();
+    begin_and_check(guest, &host, [1, 0, 0]);
+
+    // Jobs ended on nodes 1 and 3 behind the guest's back: those two cross.
+    host.free_cpus[1] = 8;
+    host.free_memory_mb[3] = 1000;
+    begin_and_check(guest, &host, [1, 1, 2]);
+    // GRES alone, and power alone, are changes too.
+    host.gres_free[3] = 2;
+    begin_and_check(guest, &host, [1, 2, 3]);
+    host.power[2] = Power::PoweredDown;
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(calls(guest), [1, 3, 4]);
+
+    // A placement given back: the guest adds it, and so does the host's model of its copy.
+    let p = guest
+        .place(&request(9, 8), PlaceMode::Allocate)
+        .unwrap()
+        .expect("node 1 is free");
+    guest.release(9, &p).unwrap();
+    begin_and_check(guest, &host, [1, 3, 4]);
+
+    // A static column changed: the whole table again.
+    host.weight[0] = 5;
+    begin_and_check(guest, &host, [2, 3, 4]);
+}
+
+#[test]
+fn a_fresh_v0_3_instance_after_a_trap_gets_the_whole_table_again() {
+    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
+    let guest = guest.as_mut();
+    let host = table();
+    begin_and_check(guest, &host, [1, 0, 0]);
+    let fault = guest.place(&request(TRAP_JOB, 1), PlaceMode::Test);
+    assert!(matches!(fault, Err(Fault::Trap(_))), "{fault:?}");
+    // The instance that trapped is gone; the new one has had no call yet.
+    assert_eq!(calls(guest), [0, 0, 0]);
+    begin_and_check(guest, &host, [1, 0, 0]);
+}
+
+#[test]
+fn a_placement_that_cannot_fit_sends_the_whole_table_next_pass() {
+    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
+    let guest = guest.as_mut();
+    let host = table();
+    begin_and_check(guest, &host, [1, 0, 0]);
+    // The host cannot apply this to its model of the guest's copy (nor would the SDK to the
+    // copy), so it no longer knows what the guest holds.
+    let p = guest
+        .place(&request(OVERSIZE_JOB, 1), PlaceMode::Allocate)
+        .unwrap();
+    assert_eq!(p.map(|p| p.cpus), Some(vec![9]));
+    begin_and_check(guest, &host, [2, 0, 0]);
+}
+
+#[test]
+fn a_v0_2_guest_gets_the_whole_table_with_every_pass() {
+    let mut guest = selection_component("sluice-fixture-selection-v0-2");
+    let guest = guest.as_mut();
+    let mut host = table();
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(guest_copy(guest), free_columns(&host));
+    let p = guest
+        .place(&request(1, 2), PlaceMode::Allocate)
+        .unwrap()
+        .expect("node 0 fits");
+    host.commit(&p);
+    host.free_cpus[3] = 8;
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(guest_copy(guest), free_columns(&host));
+}
