@@ -8,7 +8,7 @@
 use sluice_policy::{Association, Partition, PriorityContext, Qos};
 
 /// Conversions every version shares (the same record shapes in different generated modules):
-/// partitions, QOS and the answers brought back.
+/// partitions, QOS, the job table lent to the guest and the answers brought back.
 macro_rules! shared {
     ($version:ident) => {
         use sluice_policy::{Factor, JobTable, Priorities, PriorityContext, Share};
@@ -42,6 +42,24 @@ macro_rules! shared {
                 .collect()
         }
 
+        fn job_table(jobs: &JobTable) -> w::JobTable<'_> {
+            w::JobTable {
+                job_id: &jobs.job_id,
+                submit_time: &jobs.submit_time,
+                eligible_time: &jobs.eligible_time,
+                association: &jobs.association,
+                partition: &jobs.partition,
+                qos: &jobs.qos,
+                nodes: &jobs.nodes,
+                cpus: &jobs.cpus,
+                memory_mb: &jobs.memory_mb,
+                gpus: &jobs.gpus,
+                time_limit: &jobs.time_limit,
+                nice: &jobs.nice,
+                site_factor: &jobs.site_factor,
+            }
+        }
+
         fn priorities(out: w::Priorities) -> Priorities {
             Priorities {
                 priority: out.priority,
@@ -70,33 +88,9 @@ macro_rules! shared {
     };
 }
 
-/// The job table lent as thirteen columns (WIT 0.1.0 and 0.2.0).
-macro_rules! columns {
-    () => {
-        fn job_table(jobs: &JobTable) -> w::JobTable<'_> {
-            w::JobTable {
-                job_id: &jobs.job_id,
-                submit_time: &jobs.submit_time,
-                eligible_time: &jobs.eligible_time,
-                association: &jobs.association,
-                partition: &jobs.partition,
-                qos: &jobs.qos,
-                nodes: &jobs.nodes,
-                cpus: &jobs.cpus,
-                memory_mb: &jobs.memory_mb,
-                gpus: &jobs.gpus,
-                time_limit: &jobs.time_limit,
-                nice: &jobs.nice,
-                site_factor: &jobs.site_factor,
-            }
-        }
-    };
-}
-
 /// WIT 0.1.0: the whole context, usage included, crosses with every call.
 mod v0_1 {
     shared!(v0_1);
-    columns!();
 
     use crate::backend::PriorityBackend;
     use crate::error::Fault;
@@ -143,10 +137,12 @@ mod v0_1 {
 }
 
 /// A priority adapter that sends the cluster's static part once per change (WIT 0.2.0 and
-/// later): `$name` over the bindings in scope, lending the jobs as the module's `lend` makes
-/// them of the `$rows` buffer it keeps between calls.
+/// later, whose priority interfaces are the same shape): `$name` over the bindings of
+/// `$version`.
 macro_rules! cluster_sent {
-    ($name:ident, $rows:ty) => {
+    ($version:ident, $name:ident) => {
+        shared!($version);
+
         use super::SentCluster;
         use crate::backend::PriorityBackend;
         use crate::error::Fault;
@@ -160,8 +156,6 @@ macro_rules! cluster_sent {
             sent: Option<SentCluster>,
             /// The usage column, kept so that a call does not allocate it afresh.
             usage: Vec<f64>,
-            /// What the jobs are lent from, kept for the same reason.
-            rows: $rows,
         }
 
         impl $name {
@@ -171,7 +165,6 @@ macro_rules! cluster_sent {
                     instance,
                     sent: None,
                     usage: Vec::new(),
-                    rows: Default::default(),
                 }
             }
 
@@ -221,7 +214,7 @@ macro_rules! cluster_sent {
                 jobs: &JobTable,
             ) -> Result<Priorities, Fault> {
                 self.prepare(ctx)?;
-                let (usage, jobs) = (&self.usage, lend(jobs, &mut self.rows));
+                let (usage, jobs) = (&self.usage, job_table(jobs));
                 let out = self.instance.call(|b, s| {
                     b.sluice_policy_priority()
                         .call_compute(s, ctx.now, usage, jobs)
@@ -241,27 +234,14 @@ macro_rules! cluster_sent {
     };
 }
 
-/// WIT 0.2.0: the static part once per change, the clock and the usage column per call, the
-/// jobs as columns.
+/// WIT 0.2.0: the static part once per change, the clock and the usage column per call.
 mod v0_2 {
-    shared!(v0_2);
-    columns!();
-    cluster_sent!(PriorityV0_2, ());
-
-    fn lend<'a>(jobs: &'a JobTable, _: &mut ()) -> w::JobTable<'a> {
-        job_table(jobs)
-    }
+    cluster_sent!(v0_2, PriorityV0_2);
 }
 
 /// WIT 0.3.0: as 0.2.0 (only the selection interface changed).
 mod v0_3 {
-    shared!(v0_3);
-    columns!();
-    cluster_sent!(PriorityV0_3, ());
-
-    fn lend<'a>(jobs: &'a JobTable, _: &mut ()) -> w::JobTable<'a> {
-        job_table(jobs)
-    }
+    cluster_sent!(v0_3, PriorityV0_3);
 }
 
 pub use v0_2::PriorityV0_2;
