@@ -1,6 +1,7 @@
 //! The selection guest's copy of the node table: a `wit/v0.3.0` guest is sent the whole table
-//! once, then only the nodes whose free resources differ from its copy, and no call when none
-//! does; a `wit/v0.2.0` guest still gets the whole table with every pass.
+//! once (and when most nodes changed), then only the nodes whose free resources differ from its
+//! copy, and no call when none does; a `wit/v0.2.0` guest still gets the whole table with every
+//! pass.
 
 use sluice_fixture_selection_v0_3_probe::{CALLS_JOB, COPY_JOB, OVERSIZE_JOB, TRAP_JOB};
 use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, PluginKind, Power, Settings};
@@ -137,9 +138,13 @@ fn a_v0_3_guest_gets_the_table_once_and_then_only_the_nodes_that_changed() {
     guest.release(9, &p).unwrap();
     begin_and_check(guest, &host, [1, 3, 4]);
 
+    // More than half the nodes changed: the whole table crosses cheaper than the changes.
+    host.free_cpus[..3].fill(1);
+    begin_and_check(guest, &host, [2, 3, 4]);
+
     // A static column changed: the whole table again.
     host.weight[0] = 5;
-    begin_and_check(guest, &host, [2, 3, 4]);
+    begin_and_check(guest, &host, [3, 3, 4]);
 }
 
 #[test]
