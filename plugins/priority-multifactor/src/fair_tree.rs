@@ -377,16 +377,13 @@ impl Ranker<'_> {
     /// Ranks the fs-children of `parent` and, depth first, everything under them.
     fn visit(&mut self, parent: usize, account_tied: bool) {
         let siblings = &self.shape.fs_children[parent];
-        order_siblings(
-            siblings,
-            self.level_fs,
-            &self.shape.is_user,
-            &mut self.orders.0[parent],
-        );
+        // Out of the table while its subtrees are ranked (they reorder only their own
+        // children), so the loop reads a plain slice; put back for the next ranking.
+        let mut order = std::mem::take(&mut self.orders.0[parent]);
+        order_siblings(siblings, self.level_fs, &self.shape.is_user, &mut order);
         let mut prev = NO_VAL;
-        for i in 0..siblings.len() {
-            // Read afresh each time: ranking an account below reorders only its own children.
-            let c = siblings[position(self.orders.0[parent][i])] as usize;
+        for (i, &entry) in order.iter().enumerate() {
+            let c = siblings[position(entry)] as usize;
             let lf = self.level_fs[c];
             let tied = if i == 0 && account_tied {
                 true
@@ -405,6 +402,7 @@ impl Ranker<'_> {
             }
             prev = lf;
         }
+        self.orders.0[parent] = order;
     }
 }
 
