@@ -166,11 +166,13 @@ mod v0_3 {
 
         /// Sends the whole table, which the instance then holds.
         fn set_nodes(&mut self, incarnation: u64, t: &NodeTable) -> Result<(), Fault> {
+            // Forgotten first (if the call faults, the instance is discarded with it); the old
+            // model's storage is reused for the new one.
+            let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
             let instance = &mut self.instance;
             with_table(t, |table| {
                 instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
             })?;
-            let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
             table.clone_from(t);
             self.held = Some(HeldTable { incarnation, table });
             Ok(())
@@ -192,6 +194,7 @@ mod v0_3 {
             // A change crosses as a record, lowered field by field, where the whole table
             // crosses as columns copied at once: past half the nodes, the table is cheaper.
             if self.changed.len() * 2 > t.len() {
+                self.held = Some(held);
                 return self.set_nodes(incarnation, t);
             }
             if !self.changed.is_empty() {
