@@ -67,24 +67,11 @@ impl NodeTable {
         true
     }
 
-    /// Subtracts a placement from the free columns if it fits them: lists of matching lengths,
-    /// nodes of the table in ascending order, nothing above what is free. Otherwise changes
-    /// nothing and answers false, so a copy that applied a nonsense placement is known to be
-    /// out of step instead of wrong.
+    /// Subtracts a placement from the free columns if it fits them ([`NodeTable::check_fits`]).
+    /// Otherwise changes nothing and answers false, so a copy that applied a nonsense
+    /// placement is known to be out of step instead of wrong.
     pub fn try_commit(&mut self, p: &Placement) -> bool {
-        let kinds = self.gres_kinds.len();
-        let k = p.nodes.len();
-        let fits = p.cpus.len() == k
-            && p.memory_mb.len() == k
-            && p.gres.len() == k * kinds
-            && p.nodes.windows(2).all(|w| w[0] < w[1])
-            && p.nodes.iter().enumerate().all(|(i, &n)| {
-                let n = n as usize;
-                n < self.len()
-                    && p.cpus[i] <= self.free_cpus[n]
-                    && p.memory_mb[i] <= self.free_memory_mb[n]
-                    && (0..kinds).all(|g| p.gres[i * kinds + g] <= self.gres_free[n * kinds + g])
-            });
+        let fits = self.check_fits(p).is_ok();
         if fits {
             self.commit(p);
         }

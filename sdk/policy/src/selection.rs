@@ -194,7 +194,8 @@ impl NodeTable {
         false
     }
 
-    /// Checks `p` against every rule of `selection.place` for `req`, on this table's free state.
+    /// Checks `p` against every rule of `selection.place` for `req`, on this table's free state:
+    /// the rules of any placement on this table ([`NodeTable::check_fits`]), then the job's.
     pub fn check_placement(&self, req: &JobRequest, p: &Placement) -> Result<(), ContractError> {
         let kinds = self.gres_kinds.len();
         let k = p.nodes.len();
@@ -204,6 +205,56 @@ impl NodeTable {
                 req.min_nodes, req.max_nodes
             )));
         }
+        self.check_fits(p)?;
+        let candidates = NodeBitmap::from_words(req.candidates.clone());
+        let mut cpus = 0u64;
+        for (i, &n) in p.nodes.iter().enumerate() {
+            if !candidates.contains(n) {
+                return Err(ContractError::NotCandidate(n));
+            }
+            let ni = n as usize;
+            if p.cpus[i] == 0 {
+                return Err(ContractError::Invalid(format!(
+                    "node {n} is allocated no cpus"
+                )));
+            }
+            if p.memory_mb[i] < req.memory_per_node_mb {
+                return Err(ContractError::Invalid(format!(
+                    "node {n} gets {} MB, job needs {} MB per node",
+                    p.memory_mb[i], req.memory_per_node_mb
+                )));
+            }
+            if req.exclusive && (p.cpus[i] != self.cpus[ni] || p.memory_mb[i] != self.memory_mb[ni])
+            {
+                return Err(ContractError::Invalid(format!(
+                    "exclusive job does not get all of node {n}"
+                )));
+            }
+            for &(kind, count) in &req.gres_per_node {
+                let got = p.gres.get(i * kinds + kind as usize).copied().unwrap_or(0);
+                if got < count {
+                    return Err(ContractError::Invalid(format!(
+                        "node {n} gets {got} of gres kind {kind}, job needs {count} per node"
+                    )));
+                }
+            }
+            cpus += p.cpus[i] as u64;
+        }
+        let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
+        if cpus < needed {
+            return Err(ContractError::Invalid(format!(
+                "placement has {cpus} cpus, job needs {needed}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks the rules of any placement on this table, whatever the job: one CPU and memory
+    /// count per node and a GRES row per node, nodes of the table in strictly ascending order,
+    /// nothing above what is free.
+    pub fn check_fits(&self, p: &Placement) -> Result<(), ContractError> {
+        let kinds = self.gres_kinds.len();
+        let k = p.nodes.len();
         for (what, len) in [
             ("cpus per node", p.cpus.len()),
             ("memory per node", p.memory_mb.len()),
@@ -223,10 +274,8 @@ impl NodeTable {
                 found: p.gres.len(),
             });
         }
-        let candidates = NodeBitmap::from_words(req.candidates.clone());
-        let mut cpus = 0u64;
         for (i, &n) in p.nodes.iter().enumerate() {
-            if n as usize >= self.len() || !candidates.contains(n) {
+            if n as usize >= self.len() {
                 return Err(ContractError::NotCandidate(n));
             }
             if i > 0 && p.nodes[i - 1] >= n {
@@ -237,23 +286,6 @@ impl NodeTable {
             let ni = n as usize;
             over("cpus", n, p.cpus[i] as u64, self.free_cpus[ni] as u64)?;
             over("memory", n, p.memory_mb[i], self.free_memory_mb[ni])?;
-            if p.cpus[i] == 0 {
-                return Err(ContractError::Invalid(format!(
-                    "node {n} is allocated no cpus"
-                )));
-            }
-            if p.memory_mb[i] < req.memory_per_node_mb {
-                return Err(ContractError::Invalid(format!(
-                    "node {n} gets {} MB, job needs {} MB per node",
-                    p.memory_mb[i], req.memory_per_node_mb
-                )));
-            }
-            if req.exclusive && (p.cpus[i] != self.cpus[ni] || p.memory_mb[i] != self.memory_mb[ni])
-            {
-                return Err(ContractError::Invalid(format!(
-                    "exclusive job does not get all of node {n}"
-                )));
-            }
             for kind in 0..kinds {
                 over(
                     "gres",
@@ -262,21 +294,6 @@ impl NodeTable {
                     self.gres_free[ni * kinds + kind] as u64,
                 )?;
             }
-            for &(kind, count) in &req.gres_per_node {
-                let got = p.gres.get(i * kinds + kind as usize).copied().unwrap_or(0);
-                if got < count {
-                    return Err(ContractError::Invalid(format!(
-                        "node {n} gets {got} of gres kind {kind}, job needs {count} per node"
-                    )));
-                }
-            }
-            cpus += p.cpus[i] as u64;
-        }
-        let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
-        if cpus < needed {
-            return Err(ContractError::Invalid(format!(
-                "placement has {cpus} cpus, job needs {needed}"
-            )));
         }
         Ok(())
     }
