@@ -203,21 +203,24 @@ mod v0_3 {
                 self.gres_free.clear();
                 for &n in &self.changed {
                     let i = n as usize;
+                    let row = &t.gres_free[i * kinds..(i + 1) * kinds];
                     self.changes.push(w::NodeFree {
                         node: n,
                         free_cpus: t.free_cpus[i],
                         free_memory_mb: t.free_memory_mb[i],
                         power: power(t.power[i]),
                     });
-                    self.gres_free
-                        .extend_from_slice(&t.gres_free[i * kinds..(i + 1) * kinds]);
+                    self.gres_free.extend_from_slice(row);
+                    // By the rule the guest applies it with. The model is this pass's local
+                    // until the call succeeds, so a fault leaves none behind.
+                    held.table
+                        .set_free(i, t.free_cpus[i], t.free_memory_mb[i], t.power[i], row);
                 }
                 let (changes, gres_free) = (&self.changes, &self.gres_free);
                 self.instance.call(|b, s| {
                     b.sluice_policy_selection()
                         .call_begin_pass(s, changes, gres_free)
                 })?;
-                held.table.clone_from(t);
             }
             self.held = Some(held);
             Ok(())
