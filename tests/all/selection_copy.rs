@@ -4,26 +4,15 @@
 //! pass.
 
 use sluice_fixture_selection_v0_3_probe::{CALLS_JOB, COPY_JOB, OVERSIZE_JOB, TRAP_JOB};
-use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, PluginKind, Power, Settings};
+use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, PluginKind, Power};
 use sluice_runtime::backend::SelectionBackend;
-use sluice_runtime::{Fault, Limits, Loaded};
+use sluice_runtime::{Fault, Loaded};
 
 use crate::support::*;
 
-/// The selection component built from `package`, loaded without the smoke call so that the
-/// first call a test makes is the instance's first.
+/// The selection component built from `package`, loaded without the smoke call.
 fn selection_component(package: &str) -> Box<dyn SelectionBackend> {
-    let spec = component_spec(
-        PluginKind::Selection,
-        package,
-        Settings::default(),
-        Limits::default(),
-    );
-    let bytes = std::fs::read(&spec.plugin).unwrap();
-    match loader()
-        .component(PluginKind::Selection, package, &bytes, &spec)
-        .unwrap()
-    {
+    match unsmoked_component(PluginKind::Selection, package) {
         Loaded::Selection(g) => g.backend,
         _ => unreachable!("loaded as a selection plugin"),
     }
@@ -96,12 +85,18 @@ fn begin_and_check(guest: &mut dyn SelectionBackend, t: &NodeTable, expected_cal
     );
 }
 
+/// A fresh 0.3.0 probe whose first pass, on `host`, sent it the whole table.
+fn probe_holding(host: &NodeTable) -> Box<dyn SelectionBackend> {
+    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
+    begin_and_check(guest.as_mut(), host, [1, 0, 0]);
+    guest
+}
+
 #[test]
 fn a_v0_3_guest_gets_the_table_once_and_then_only_the_nodes_that_changed() {
-    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
-    let guest = guest.as_mut();
     let mut host = table();
-    begin_and_check(guest, &host, [1, 0, 0]);
+    let mut guest = probe_holding(&host);
+    let guest = guest.as_mut();
     // Nothing moved: no call at all.
     begin_and_check(guest, &host, [1, 0, 0]);
 
@@ -149,10 +144,9 @@ fn a_v0_3_guest_gets_the_table_once_and_then_only_the_nodes_that_changed() {
 
 #[test]
 fn a_fresh_v0_3_instance_after_a_trap_gets_the_whole_table_again() {
-    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
-    let guest = guest.as_mut();
     let host = table();
-    begin_and_check(guest, &host, [1, 0, 0]);
+    let mut guest = probe_holding(&host);
+    let guest = guest.as_mut();
     let fault = guest.place(&request(TRAP_JOB, 1), PlaceMode::Test);
     assert!(matches!(fault, Err(Fault::Trap(_))), "{fault:?}");
     // The instance that trapped is gone; the new one has had no call yet.
@@ -162,10 +156,9 @@ fn a_fresh_v0_3_instance_after_a_trap_gets_the_whole_table_again() {
 
 #[test]
 fn a_placement_that_cannot_fit_sends_the_whole_table_next_pass() {
-    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
-    let guest = guest.as_mut();
     let host = table();
-    begin_and_check(guest, &host, [1, 0, 0]);
+    let mut guest = probe_holding(&host);
+    let guest = guest.as_mut();
     // The host cannot apply this to its model of the guest's copy (nor would the SDK to the
     // copy), so it no longer knows what the guest holds.
     let p = guest

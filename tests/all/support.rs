@@ -2,7 +2,7 @@
 
 use sluice_policy::{PluginKind, Setting, SettingValue, Settings};
 use sluice_runtime::compile::WasmEngine;
-use sluice_runtime::{Limits, Loader, PluginSpec};
+use sluice_runtime::{Limits, Loaded, Loader, PluginSpec};
 
 /// A loader sharing one compiled-component cache across the test run, so each fixture is
 /// compiled once per machine rather than once per test.
@@ -51,6 +51,14 @@ pub fn component_spec(
         settings,
         limits,
     }
+}
+
+/// The component built from `package` as a plugin of `kind`, loaded without the smoke call so
+/// that the first call a test makes is the instance's first.
+pub fn unsmoked_component(kind: PluginKind, package: &str) -> Loaded {
+    let spec = component_spec(kind, package, Settings::default(), Limits::default());
+    let bytes = std::fs::read(&spec.plugin).unwrap();
+    loader().component(kind, package, &bytes, &spec).unwrap()
 }
 
 /// The hostile priority fixture in `mode`.

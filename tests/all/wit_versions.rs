@@ -14,20 +14,9 @@ use crate::usage_priority;
 
 const NOW: i64 = 1_700_000_000;
 
-/// The priority component built from `package`, loaded without the smoke call so that the
-/// first call a test makes is the instance's first.
+/// The priority component built from `package`, loaded without the smoke call.
 fn priority_component(package: &str) -> Box<dyn PriorityBackend> {
-    let spec = component_spec(
-        PluginKind::Priority,
-        package,
-        Settings::default(),
-        Limits::default(),
-    );
-    let bytes = std::fs::read(&spec.plugin).unwrap();
-    match loader()
-        .component(PluginKind::Priority, package, &bytes, &spec)
-        .unwrap()
-    {
+    match unsmoked_component(PluginKind::Priority, package) {
         Loaded::Priority(g) => g.backend,
         _ => unreachable!("loaded as a priority plugin"),
     }
