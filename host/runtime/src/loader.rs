@@ -316,14 +316,11 @@ pub fn smoke(loaded: &mut Loaded) -> Result<(), Fault> {
         Loaded::Gres(g) => {
             let nodes = fixtures::gpu_nodes(2);
             let answers = g.backend.validate(&nodes)?;
-            if answers.len() != nodes.len() {
-                return Err(sluice_policy::ContractError::Length {
-                    what: "validate answers",
-                    expected: nodes.len(),
-                    found: answers.len(),
-                }
-                .into());
-            }
+            sluice_policy::ContractError::check_length(
+                "validate answers",
+                nodes.len(),
+                answers.len(),
+            )?;
         }
         Loaded::Hres(g) => {
             let (resources, layers) = fixtures::hres_document();

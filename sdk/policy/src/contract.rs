@@ -32,3 +32,22 @@ pub enum ContractError {
     #[error("{0}")]
     Invalid(String),
 }
+
+impl ContractError {
+    /// `Ok` when list `what` has the `expected` length, else the [`ContractError::Length`] naming it.
+    pub fn check_length(
+        what: &'static str,
+        expected: usize,
+        found: usize,
+    ) -> Result<(), ContractError> {
+        if found == expected {
+            Ok(())
+        } else {
+            Err(ContractError::Length {
+                what,
+                expected,
+                found,
+            })
+        }
+    }
+}

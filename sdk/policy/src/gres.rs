@@ -60,21 +60,9 @@ pub struct NodeDevices {
 
 /// Checks a pick answer: one list per request, each exactly `count` distinct free devices.
 pub fn check_picks(requests: &[PickRequest], picks: &[Vec<u32>]) -> Result<(), ContractError> {
-    if picks.len() != requests.len() {
-        return Err(ContractError::Length {
-            what: "device picks",
-            expected: requests.len(),
-            found: picks.len(),
-        });
-    }
+    ContractError::check_length("device picks", requests.len(), picks.len())?;
     for (req, pick) in requests.iter().zip(picks) {
-        if pick.len() != req.count as usize {
-            return Err(ContractError::Length {
-                what: "devices picked",
-                expected: req.count as usize,
-                found: pick.len(),
-            });
-        }
+        ContractError::check_length("devices picked", req.count as usize, pick.len())?;
         for (i, d) in pick.iter().enumerate() {
             if !req.free.contains(d) || pick[..i].contains(d) {
                 return Err(ContractError::Invalid(format!(

@@ -169,12 +169,8 @@ impl JobTable {
             self.nice.len(),
             self.site_factor.len(),
         ];
-        if let Some(bad) = lens.iter().find(|l| **l != n) {
-            return Err(ContractError::Length {
-                what: "job table column",
-                expected: n,
-                found: *bad,
-            });
+        for len in lens {
+            ContractError::check_length("job table column", n, len)?;
         }
         let in_range = |col: &[u32], len: usize| col.iter().all(|i| (*i as usize) < len);
         if !in_range(&self.association, ctx.associations.len())
@@ -210,19 +206,9 @@ pub struct Priorities {
 impl Priorities {
     /// Checks the answer against the contract for a table of `jobs` rows.
     pub fn check(&self, jobs: usize) -> Result<(), ContractError> {
-        if self.priority.len() != jobs {
-            return Err(ContractError::Length {
-                what: "priority list",
-                expected: jobs,
-                found: self.priority.len(),
-            });
-        }
-        if let Some(f) = self.factors.iter().find(|f| f.values.len() != jobs) {
-            return Err(ContractError::Length {
-                what: "priority factor",
-                expected: jobs,
-                found: f.values.len(),
-            });
+        ContractError::check_length("priority list", jobs, self.priority.len())?;
+        for f in &self.factors {
+            ContractError::check_length("priority factor", jobs, f.values.len())?;
         }
         Ok(())
     }

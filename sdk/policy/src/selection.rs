@@ -95,28 +95,11 @@ impl NodeTable {
             ("weight column", self.weight.len()),
             ("power column", self.power.len()),
         ] {
-            if len != n {
-                return Err(ContractError::Length {
-                    what,
-                    expected: n,
-                    found: len,
-                });
-            }
+            ContractError::check_length(what, n, len)?;
         }
         let g = n * self.gres_kinds.len();
-        for (what, len) in [
-            ("gres total", self.gres_total.len()),
-            ("gres free", self.gres_free.len()),
-        ] {
-            if len != g {
-                return Err(ContractError::Length {
-                    what,
-                    expected: g,
-                    found: len,
-                });
-            }
-        }
-        Ok(())
+        ContractError::check_length("gres total", g, self.gres_total.len())?;
+        ContractError::check_length("gres free", g, self.gres_free.len())
     }
 
     /// Subtracts a placement from the free columns. The placement must have been checked.
@@ -255,25 +238,9 @@ impl NodeTable {
     pub fn check_fits(&self, p: &Placement) -> Result<(), ContractError> {
         let kinds = self.gres_kinds.len();
         let k = p.nodes.len();
-        for (what, len) in [
-            ("cpus per node", p.cpus.len()),
-            ("memory per node", p.memory_mb.len()),
-        ] {
-            if len != k {
-                return Err(ContractError::Length {
-                    what,
-                    expected: k,
-                    found: len,
-                });
-            }
-        }
-        if p.gres.len() != k * kinds {
-            return Err(ContractError::Length {
-                what: "gres per node",
-                expected: k * kinds,
-                found: p.gres.len(),
-            });
-        }
+        ContractError::check_length("cpus per node", k, p.cpus.len())?;
+        ContractError::check_length("memory per node", k, p.memory_mb.len())?;
+        ContractError::check_length("gres per node", k * kinds, p.gres.len())?;
         for (i, &n) in p.nodes.iter().enumerate() {
             if n as usize >= self.len() {
                 return Err(ContractError::NotCandidate(n));
