@@ -242,14 +242,16 @@ impl NodeSpaceMap {
         out
     }
 
-    /// Slice starts after `from`: the times when what is reserved changes.
-    pub fn boundaries_after(&self, from: i64) -> impl Iterator<Item = i64> + '_ {
-        let first = self.slices.partition_point(|s| s.begin <= from);
-        self.slices[first..]
-            .iter()
-            .map(|s| s.begin)
-            .chain(std::iter::once(self.end()))
-            .filter(move |t| *t > from)
+    /// The times in `[from, to)` when what is reserved changes, ascending: the slices that
+    /// begin then, and the window's end if it falls there.
+    pub fn boundaries_within(&self, from: i64, to: i64) -> (&[Slice], Option<i64>) {
+        let first = self.slices.partition_point(|s| s.begin < from);
+        let last = first + self.slices[first..].partition_point(|s| s.begin < to);
+        let end = self.end();
+        (
+            &self.slices[first..last],
+            (from..to).contains(&end).then_some(end),
+        )
     }
 
     /// Makes `t` a slice boundary; returns the index of the slice that begins at `t` (the

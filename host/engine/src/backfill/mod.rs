@@ -585,39 +585,49 @@ impl Engine {
         }
         // Before this time fewer than `min_nodes` candidates could take a share.
         let enough_at = from[min_nodes - 1].0;
-        times.clear();
-        let keep = |t: i64| t > now && t < window_end && t >= enough_at;
-        // Release times and slice starts are each ascending: merge them, then add the rarer
-        // sources and sort only when there are any.
-        let releases = release_times.iter().copied().filter(|&t| keep(t));
-        // Times are whole seconds: after `enough_at - 1` is from `enough_at` on.
-        let slices = map
-            .boundaries_after(now.max(enough_at - 1))
-            .filter(|&t| keep(t));
-        merge_ascending(releases, slices, times);
-        let merged = times.len();
-        if !self.resv.is_empty() {
+        // Start times are whole seconds in `[earliest, window_end)`.
+        let earliest = (now + 1).max(enough_at);
+        let keep = |t: i64| t >= earliest && t < window_end;
+        // Release times and slice starts are each ascending: merged as the loop below asks for
+        // them (a job mostly finds its start at one of the first few), unless rarer sources
+        // add times; those are collected and sorted.
+        let first = release_times.partition_point(|&t| t < earliest);
+        let last = first + release_times[first..].partition_point(|&t| t < window_end);
+        let (slices, window_end_time) = map.boundaries_within(earliest, window_end);
+        let mut merged = MergedTimes {
+            releases: &release_times[first..last],
+            slices,
+            window_end: window_end_time,
+            last: None,
+        };
+        let rare = !self.resv.is_empty()
+            || own.is_some()
+            || (with_licenses && !(rel.licenses.is_empty() && rel.hres.is_empty()));
+        let mut collected;
+        let candidates: &mut dyn Iterator<Item = i64> = if rare {
+            times.clear();
+            times.extend(&mut merged);
             times.extend(self.resv.boundaries(now, window_end));
-        }
-        if let Some(r) = own {
-            times.push(self.resv.get(r).start);
-        }
-        if with_licenses {
-            times.extend(rel.licenses.iter().map(|(t, ..)| *t));
-            times.extend(rel.hres.iter().map(|(t, ..)| *t));
-        }
-        if times.len() > merged {
+            times.extend(own.map(|r| self.resv.get(r).start));
+            if with_licenses {
+                times.extend(rel.licenses.iter().map(|(t, ..)| *t));
+                times.extend(rel.hres.iter().map(|(t, ..)| *t));
+            }
             times.retain(|&t| keep(t));
             times.sort_unstable();
             times.dedup();
-        }
+            collected = times.iter().copied();
+            &mut collected
+        } else {
+            &mut merged
+        };
 
         // A slice that alone left too few nodes at an earlier time: later times that overlap it
         // are skipped while it still does, without narrowing (see `narrow_between`).
         let mut blocker = None;
         // How many entries of `freed` are due by `t`; times ascend, so it only moves forward.
         let mut due = 0;
-        for &t in times.iter() {
+        for t in candidates {
             // The nodes that could take a share by `t`.
             while freed.get(due).is_some_and(|(at, ..)| *at <= t) {
                 due += 1;
@@ -744,21 +754,46 @@ fn insertion_sort_within<T: Copy, K: Ord>(
     true
 }
 
-/// Appends the ascending runs `a` and `b` to `out` in order, each value once.
-fn merge_ascending(a: impl Iterator<Item = i64>, b: impl Iterator<Item = i64>, out: &mut Vec<i64>) {
-    let mut a = a.peekable();
-    let mut b = b.peekable();
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(&x), Some(&y)) if x <= y => a.next(),
-            (Some(_), Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (None, None) => break,
-        };
-        let t = next.expect("peeked");
-        if out.last() != Some(&t) {
-            out.push(t);
+/// A job's candidate start times from release times and slice boundaries, ascending and
+/// each once, merged as the planning loop asks for them.
+struct MergedTimes<'a> {
+    /// Release times still to merge, ascending.
+    releases: &'a [i64],
+    /// Slices whose beginnings are still to merge, in time order.
+    slices: &'a [map::Slice],
+    /// The window's end, after the slices, if it is a candidate.
+    window_end: Option<i64>,
+    last: Option<i64>,
+}
+
+impl Iterator for MergedTimes<'_> {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        loop {
+            let boundary = self.slices.first().map(|s| s.begin).or(self.window_end);
+            let t = match (self.releases.first(), boundary) {
+                (Some(&r), Some(b)) if r <= b => {
+                    self.releases = &self.releases[1..];
+                    r
+                }
+                (_, Some(b)) => {
+                    match self.slices.split_first() {
+                        Some((_, rest)) => self.slices = rest,
+                        None => self.window_end = None,
+                    }
+                    b
+                }
+                (Some(&r), None) => {
+                    self.releases = &self.releases[1..];
+                    r
+                }
+                (None, None) => return None,
+            };
+            if self.last != Some(t) {
+                self.last = Some(t);
+                return Some(t);
+            }
         }
     }
 }
@@ -867,6 +902,48 @@ mod tests {
         let mut chosen = NodeBitmap::default();
         pick_nodes(by_weight, avail, count, &mut chosen);
         chosen
+    }
+
+    /// Every candidate time of the map's and the releases' within `[from, to)`, collected the
+    /// plain way.
+    fn times_the_plain_way(map: &NodeSpaceMap, releases: &[i64], from: i64, to: i64) -> Vec<i64> {
+        let mut all: Vec<i64> = map.slices().iter().map(|s| s.begin).collect();
+        all.push(map.end());
+        all.extend(releases);
+        all.retain(|t| (from..to).contains(t));
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    #[test]
+    fn merged_times_are_the_releases_and_boundaries_in_range_each_once() {
+        let nodes = NodeBitmap::full(8);
+        let mut map = NodeSpaceMap::new(0, 100, nodes.clone(), 0, 0, 64);
+        let two: NodeBitmap = [0, 1].into_iter().collect();
+        for (begin, end) in [(10, 20), (20, 40), (55, 70)] {
+            map.add_reservation(begin, end, &two, &[], &[])
+                .expect("room");
+        }
+        // Boundaries are 0, 10, 20, 40, 55, 70 and the window's end, 100.
+        let releases = [5, 10, 33, 40, 41, 99, 100];
+        for (from, to) in [(0, 100), (1, 101), (11, 56), (41, 41), (100, 200), (-5, 3)] {
+            let first = releases.partition_point(|&t| t < from);
+            let last = first + releases[first..].partition_point(|&t| t < to);
+            let (slices, window_end) = map.boundaries_within(from, to);
+            let merged: Vec<i64> = MergedTimes {
+                releases: &releases[first..last],
+                slices,
+                window_end,
+                last: None,
+            }
+            .collect();
+            assert_eq!(
+                merged,
+                times_the_plain_way(&map, &releases, from, to),
+                "[{from}, {to})"
+            );
+        }
     }
 
     #[test]
