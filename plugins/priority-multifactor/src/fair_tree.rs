@@ -47,6 +47,11 @@ pub struct FairTree {
 /// the tree's shape is kept and only the ranking is done again. A ranking computes what
 /// it orders by (Level FS) and its result (FairShare); the rest of a standing (S, U) is
 /// computed when [`CachedFairTree::tree`] asks for it, as only sshare does.
+///
+/// A flat tree (root's fs-children are all users, as in a replay of a trace without accounts)
+/// is not ranked at all for [`CachedFairTree::fair_shares_of`]: a user's rank there is the
+/// user count less the users with a higher Level FS, so only the users asked about are
+/// counted, each once per usage ([`FlatShape`]).
 #[derive(Clone, Debug, Default)]
 pub struct CachedFairTree {
     /// What the shape was built from, per association.
@@ -60,6 +65,25 @@ pub struct CachedFairTree {
     scratch: RankScratch,
     /// Whether `scratch` holds the ranking of the table of `shape_inputs` and `usage_bits`.
     ranked: bool,
+    /// Root's level of a flat tree under that usage; unused for other trees.
+    flat: FlatLevel,
+}
+
+/// What a flat tree's ranking needs per usage: the Level FS keys of root's users and the
+/// FairShare factors counted from them so far (see [`FlatShape`]).
+#[derive(Clone, Debug, Default)]
+struct FlatLevel {
+    /// [`ordered_bits`] of each root user's Level FS, in [`FlatShape::users`] order.
+    keys: Vec<u64>,
+    /// Whether `keys` are of the current usage.
+    keyed: bool,
+    /// Whether the keys stand for the Level FS (none is NaN, which ties with everything and
+    /// needs the full ranking).
+    usable: bool,
+    /// Which usage `answers` entries belong to: bumped at every change of usage or shape.
+    usage_serial: u32,
+    /// Per association: the `usage_serial` it was counted under and its FairShare factor.
+    answers: Vec<(u32, f64)>,
 }
 
 /// The fields of one association that the tree's shape depends on.
@@ -88,6 +112,48 @@ impl CachedFairTree {
         &self.scratch.fair_share
     }
 
+    /// FairShare factor of each association of `wanted` under `ctx` (NaN for accounts and for
+    /// indices past the table), as [`CachedFairTree::fair_shares`] would give them. A flat
+    /// tree is not ranked for it (see [`FlatLevel`]).
+    pub fn fair_shares_of(&mut self, ctx: &PriorityContext, wanted: &[u32]) -> Vec<f64> {
+        self.refresh_usage(ctx);
+        let shape = self.shape.as_ref().expect("refresh builds the shape");
+        let flat = &mut self.flat;
+        let counted = shape.flat.as_ref().filter(|level| {
+            if !flat.keyed {
+                flat.usable = shape.key_flat_level(level, &ctx.associations, &mut flat.keys);
+                flat.keyed = true;
+            }
+            flat.usable
+        });
+        let Some(level) = counted else {
+            let all = self.fair_shares(ctx);
+            return wanted
+                .iter()
+                .map(|&a| all.get(a as usize).copied().unwrap_or(f64::NAN))
+                .collect();
+        };
+        flat.answers.resize(level.position.len(), (0, f64::NAN));
+        let serial = flat.usage_serial;
+        wanted
+            .iter()
+            .map(|&a| {
+                let Some(&position) = level.position.get(a as usize) else {
+                    return f64::NAN;
+                };
+                if position == NOT_IN_LEVEL {
+                    return f64::NAN;
+                }
+                let (when, known) = &mut flat.answers[a as usize];
+                if *when != serial {
+                    *when = serial;
+                    *known = shape.flat_fair_share(&flat.keys, position as usize);
+                }
+                *known
+            })
+            .collect()
+    }
+
     /// Every association's standing under `ctx`.
     pub fn tree(&mut self, ctx: &PriorityContext) -> FairTree {
         self.refresh(ctx);
@@ -97,6 +163,17 @@ impl CachedFairTree {
 
     /// Ranks `ctx`'s associations unless the kept ranking is of a table that reads the same.
     fn refresh(&mut self, ctx: &PriorityContext) {
+        self.refresh_usage(ctx);
+        if !self.ranked {
+            let shape = self.shape.as_ref().expect("built by refresh_usage");
+            shape.rank(&ctx.associations, &mut self.scratch);
+            self.ranked = true;
+        }
+    }
+
+    /// Builds the shape of `ctx`'s table unless the kept one reads the same, and marks what
+    /// was worked out from the last usage stale if the usage (or the shape) changed.
+    fn refresh_usage(&mut self, ctx: &PriorityContext) {
         let assocs = &ctx.associations;
         let named = self.shape.is_some() && ctx.names_cluster(self.shape_version);
         let same_shape = named
@@ -114,7 +191,7 @@ impl CachedFairTree {
             self.shape_inputs.extend(assocs.iter().map(ShapeInput::of));
             self.shape = Some(Shape::new(assocs));
             self.scratch = RankScratch::default();
-            self.ranked = false;
+            self.usage_bits.clear();
         }
         let same_usage = self.usage_bits.len() == assocs.len()
             && self
@@ -127,11 +204,12 @@ impl CachedFairTree {
             self.usage_bits
                 .extend(assocs.iter().map(|a| a.raw_usage.to_bits()));
             self.ranked = false;
-        }
-        if !self.ranked {
-            let shape = self.shape.as_ref().expect("built above");
-            shape.rank(assocs, &mut self.scratch);
-            self.ranked = true;
+            self.flat.keyed = false;
+            self.flat.usage_serial = self.flat.usage_serial.wrapping_add(1);
+            if self.flat.usage_serial == 0 {
+                // Entries of 2^32 usages ago would read as current: forget them.
+                self.flat.answers.clear();
+            }
         }
     }
 }
@@ -151,7 +229,26 @@ struct Shape {
     is_user: Vec<bool>,
     /// User associations.
     users: u32,
+    /// Root's level, if all of it is users.
+    flat: Option<FlatShape>,
 }
+
+/// Root's level of a flat tree, where every fs-child of root is a user.
+///
+/// Fair Tree walks such a level once in Level FS order, and a user not tied with the one
+/// before takes as rank the users still unranked; tied users share the first one's rank. So a
+/// user's rank is the user count less the users with a strictly higher Level FS, which a count
+/// over the level gives without ordering it.
+#[derive(Clone, Debug)]
+struct FlatShape {
+    /// Root's users, in `fs_children[root]` order.
+    users: Vec<u32>,
+    /// Per association: its index in `users`, or [`NOT_IN_LEVEL`].
+    position: Vec<u32>,
+}
+
+/// [`FlatShape::position`] of an association not on root's level.
+const NOT_IN_LEVEL: u32 = u32::MAX;
 
 impl Shape {
     fn new(assocs: &[Association]) -> Self {
@@ -191,6 +288,19 @@ impl Shape {
                 }
             }
         }
+        let flat = root
+            .map(|r| &fs_children[r])
+            .filter(|level| level.iter().all(|&c| assocs[c as usize].is_user))
+            .map(|level| {
+                let mut position = vec![NOT_IN_LEVEL; n];
+                for (k, &c) in level.iter().enumerate() {
+                    position[c as usize] = k as u32;
+                }
+                FlatShape {
+                    users: level.clone(),
+                    position,
+                }
+            });
         Shape {
             root,
             fs_children,
@@ -198,6 +308,7 @@ impl Shape {
             order,
             is_user: assocs.iter().map(|a| a.is_user).collect(),
             users: assocs.iter().filter(|a| a.is_user).count() as u32,
+            flat,
         }
     }
 
@@ -227,17 +338,29 @@ impl Shape {
     /// Ranks the usage `assocs` carries: fills `scratch.level_fs` and `scratch.fair_share`
     /// (NaN for accounts).
     fn rank(&self, assocs: &[Association], scratch: &mut RankScratch) {
-        let n = assocs.len();
-        scratch.fair_share.clear();
-        scratch.fair_share.resize(n, f64::NAN);
+        self.level_column(assocs, scratch);
+        self.rank_levels(scratch);
+    }
+
+    /// Fills `scratch.level_fs` with the Level FS the usage `assocs` carries gives each
+    /// association (`NO_VAL` for root and the associations Fair Tree does not reach).
+    fn level_column(&self, assocs: &[Association], scratch: &mut RankScratch) {
         scratch.level_fs.clear();
-        scratch.level_fs.resize(n, NO_VAL);
-        let Some(root) = self.root else {
-            return;
-        };
+        scratch.level_fs.resize(assocs.len(), NO_VAL);
         for &(p, c) in &self.order {
             scratch.level_fs[c as usize] = self.level(assocs, p as usize, c as usize).2;
         }
+    }
+
+    /// Ranks by the Level FS column `scratch.level_fs` holds: fills `scratch.fair_share` (NaN
+    /// for accounts).
+    fn rank_levels(&self, scratch: &mut RankScratch) {
+        let n = scratch.level_fs.len();
+        scratch.fair_share.clear();
+        scratch.fair_share.resize(n, f64::NAN);
+        let Some(root) = self.root else {
+            return;
+        };
         scratch.orders.0.resize_with(n, Vec::new);
         let mut ranker = Ranker {
             rank: self.users,
@@ -248,6 +371,36 @@ impl Shape {
             orders: &mut scratch.orders,
         };
         ranker.visit(root, false);
+    }
+
+    /// Fills `keys` with the [`ordered_bits`] of the Level FS of each of `level`'s users
+    /// under the usage `assocs` carries; says whether they stand for the Level FS (none is
+    /// NaN).
+    fn key_flat_level(
+        &self,
+        level: &FlatShape,
+        assocs: &[Association],
+        keys: &mut Vec<u64>,
+    ) -> bool {
+        let Some(root) = self.root else {
+            return false;
+        };
+        let mut nan = false;
+        keys.clear();
+        keys.extend(level.users.iter().map(|&c| {
+            let lf = self.level(assocs, root, c as usize).2;
+            nan |= lf.is_nan();
+            ordered_bits(lf)
+        }));
+        !nan
+    }
+
+    /// FairShare factor of the user at `position` of a flat root level whose keys are
+    /// `keys`: its rank (the users less those with a higher Level FS) over the user count.
+    fn flat_fair_share(&self, keys: &[u64], position: usize) -> f64 {
+        let own = keys[position];
+        let above = keys.iter().filter(|&&k| k > own).count() as u32;
+        f64::from(self.users - above) / f64::from(self.users)
     }
 
     /// Every association's standing under the usage `assocs` carries, with the FairShare
@@ -592,6 +745,91 @@ mod tests {
                 "version {version}"
             );
         }
+    }
+
+    /// A root with `n` users (Level FS ties, zero shares and usage, `FairShare=parent`, NaN
+    /// usage now and then) or, every fifth round, one account among them.
+    fn random_tree(rng: &mut sluice_sdk::fixtures::Rng, round: usize) -> Vec<Association> {
+        let n = 1 + rng.below(40) as usize;
+        let shares = [0, 1, 1, 2, 5, FS_USE_PARENT];
+        let usage = [0.0, 1.0, 1.0, 2.0, 3.5, 1e-300];
+        let mut assocs = vec![Association {
+            name: "root".into(),
+            parent: None,
+            is_user: false,
+            raw_shares: 1,
+            raw_usage: [0.0, 10.0, 7.25][rng.below(3) as usize],
+        }];
+        for i in 0..n {
+            let raw_usage = match rng.below(20) {
+                0 if round % 7 == 3 => f64::NAN,
+                k if k < 6 => usage[k as usize],
+                _ => rng.below(1000) as f64 / 8.0,
+            };
+            assocs.push(Association {
+                name: format!("u{i}"),
+                parent: Some(0),
+                is_user: !(round % 5 == 4 && i == 0),
+                raw_shares: shares[rng.below(shares.len() as u64) as usize],
+                raw_usage,
+            });
+        }
+        // A user whose parent is not in the table: Fair Tree never reaches it.
+        if round % 3 == 0 {
+            assocs.push(Association {
+                name: "lost".into(),
+                parent: Some(999),
+                is_user: true,
+                raw_shares: 1,
+                raw_usage: 1.0,
+            });
+        }
+        assocs
+    }
+
+    #[test]
+    fn a_flat_tree_counted_gives_what_the_ranking_gives() {
+        let mut rng = sluice_sdk::fixtures::Rng::new(0x2545_F491_4F6C_DD1D);
+        let mut cache = CachedFairTree::default();
+        for round in 0..400 {
+            let mut assocs = random_tree(&mut rng, round);
+            // The table as drawn, then (same shape) with one user's usage moved, as after a
+            // decay: what was counted under the first usage must not be answered again.
+            for usage_round in 0..2 {
+                if usage_round == 1 {
+                    let moved = 1 + rng.below(assocs.len() as u64 - 1) as usize;
+                    assocs[moved].raw_usage = [0.0, 1e6, 2.0][rng.below(3) as usize];
+                }
+                let tree = FairTree::compute(&assocs);
+                let ranked = factors_with_nan(&tree);
+                // Every association (some twice), and one past the table.
+                let n = assocs.len() as u32;
+                let mut wanted: Vec<u32> = (0..n).rev().chain(0..n).collect();
+                wanted.push(n + 3);
+                let counted = cache.fair_shares_of(&named(&assocs, 0), &wanted);
+                let expected: Vec<f64> = wanted
+                    .iter()
+                    .map(|&a| ranked.get(a as usize).copied().unwrap_or(f64::NAN))
+                    .collect();
+                assert_eq!(
+                    format!("{counted:?}"),
+                    format!("{expected:?}"),
+                    "round {round}.{usage_round}: {assocs:?}"
+                );
+                // The counted path is taken where it applies, so the test covers it.
+                let level = (1..assocs.len()).filter(|&i| assocs[i].parent == Some(0));
+                let flat = level
+                    .clone()
+                    .all(|i| assocs[i].is_user && !tree.standing[i].level_fs.is_nan());
+                let counted =
+                    cache.shape.as_ref().is_some_and(|s| s.flat.is_some()) && cache.flat.usable;
+                assert_eq!(counted, flat, "round {round}.{usage_round}");
+            }
+        }
+    }
+
+    fn factors_with_nan(tree: &FairTree) -> Vec<f64> {
+        tree.standing.iter().map(|s| s.fair_share).collect()
     }
 
     #[test]

@@ -132,17 +132,12 @@ impl PriorityPolicy for Multifactor {
             sum.add("ASSOC", vec![0.0; n]);
         }
         if w.fairshare != 0.0 {
-            let fair_share = self.fair_tree.fair_shares(ctx);
-            // An account's (NaN) factor counts as 0, an index past the table as no factor.
-            let weighted = |a: u32| {
-                fair_share
-                    .get(a as usize)
-                    .map_or(0.0, |&f| w.fairshare * if f.is_nan() { 0.0 } else { f })
-            };
-            sum.add(
-                "FAIRSHARE",
-                jobs.association.iter().map(|&a| weighted(a)).collect(),
-            );
+            let mut v = self.fair_tree.fair_shares_of(ctx, &jobs.association);
+            // An account's (NaN) factor counts as 0, and so does an index past the table.
+            for f in &mut v {
+                *f = w.fairshare * if f.is_nan() { 0.0 } else { *f };
+            }
+            sum.add("FAIRSHARE", v);
         }
         if w.jobsize != 0.0 {
             let size = JobSize {
