@@ -39,6 +39,35 @@ impl SelectionPolicy for ConsTres {
         self.gres_need = vec![0; nodes.gres_kinds.len()];
     }
 
+    /// Takes only the changed nodes' rows when no power state changed (the tiers are then as
+    /// they were; what its own placements and releases changed, this table already holds);
+    /// otherwise the whole table.
+    fn begin_pass_changed(&mut self, nodes: &NodeTable, changed: &[u32]) {
+        let table = &self.table;
+        let in_step = table.len() == nodes.len()
+            && table.gres_kinds.len() == nodes.gres_kinds.len()
+            && self.gres_need.len() == nodes.gres_kinds.len()
+            && changed.iter().all(|&n| {
+                let i = n as usize;
+                i < table.len() && table.power[i] == nodes.power[i]
+            });
+        if !in_step {
+            return self.begin_pass(nodes);
+        }
+        let kinds = nodes.gres_kinds.len();
+        for &n in changed {
+            let i = n as usize;
+            self.table.set_free(
+                i,
+                nodes.free_cpus[i],
+                nodes.free_memory_mb[i],
+                nodes.power[i],
+                &nodes.gres_free[i * kinds..(i + 1) * kinds],
+            );
+            self.maps.refresh(&self.table, n);
+        }
+    }
+
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
         if !self.load_gres_need(req) {
             return None;

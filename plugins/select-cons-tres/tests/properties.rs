@@ -122,6 +122,56 @@ proptest! {
         }
     }
 
+    /// Passes told only which nodes changed place every job where passes given the whole
+    /// table do, through changes of free resources and power, placements and releases.
+    #[test]
+    fn passes_told_the_changes_place_as_whole_passes(
+        t in table(),
+        steps in proptest::collection::vec(
+            (
+                proptest::collection::vec((0usize..40, 0u32..=100, 0u8..3, 0u8..4), 0..6),
+                proptest::collection::vec(request(), 0..6),
+                0u8..3,
+            ),
+            1..8,
+        ),
+    ) {
+        // The SDK's copy of the table, kept as the component glue keeps it.
+        let mut kept = t.clone();
+        let (mut told, mut whole) = (ConsTres::default(), ConsTres::default());
+        told.begin_pass(&kept);
+        let mut placed: Vec<Placement> = Vec::new();
+        for (changes, queue, release) in steps {
+            let mut changed = Vec::new();
+            for (node, free_pct, power, gres) in changes {
+                let n = node % kept.len();
+                let cpus = kept.cpus[n];
+                // Power changes now and then, which moves a node to another tier.
+                let power = if power == 0 { [Power::Up, Power::PoweredDown][gres as usize % 2] } else { kept.power[n] };
+                let row = [gres.min(kept.gres_total[n] as u8) as u32];
+                let free_mem = kept.memory_mb[n] * u64::from(free_pct) / 100;
+                prop_assert!(kept.set_free(n, cpus * free_pct / 100, free_mem, power, &row));
+                changed.push(n as u32);
+            }
+            told.begin_pass_changed(&kept, &changed);
+            whole.begin_pass(&kept);
+            if release == 0 && !placed.is_empty() {
+                let p = placed.remove(0);
+                told.release(1, &p);
+                whole.release(1, &p);
+                kept.release(&p);
+            }
+            for req in &queue {
+                let got = told.place(req, PlaceMode::Allocate);
+                prop_assert_eq!(&got, &whole.place(req, PlaceMode::Allocate));
+                if let Some(p) = got {
+                    prop_assert!(kept.try_commit(&p));
+                    placed.push(p);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_one_node_job_fits_iff_some_candidate_holds_it(t in table(), mut req in request()) {
         req.min_nodes = 1;

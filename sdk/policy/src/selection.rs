@@ -339,6 +339,19 @@ pub trait SelectionPolicy {
     /// must keep its table current itself ([`PlaceMode::Allocate`]).
     fn begin_pass(&mut self, nodes: &NodeTable);
 
+    /// Takes the node table for a new pass, told which nodes changed: `nodes` is the table
+    /// this policy was last given, less its own allocate-mode placements and plus what
+    /// `release` gave back since, with the free CPUs, free memory, GRES and power state of the
+    /// nodes in `changed` (indices, perhaps repeated) set anew; nothing else differs.
+    ///
+    /// A component built with the SDK is called so at a WIT 0.3.0 `begin-pass`, which carries
+    /// only the changed nodes, so that a policy can update what it keeps per node instead of
+    /// rebuilding it (cons_tres's maps of free nodes). The default is [`Self::begin_pass`].
+    fn begin_pass_changed(&mut self, nodes: &NodeTable, changed: &[u32]) {
+        let _ = changed;
+        self.begin_pass(nodes)
+    }
+
     /// Places a job, or returns `None` if it does not fit now.
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement>;
 
@@ -349,6 +362,9 @@ pub trait SelectionPolicy {
 impl<T: SelectionPolicy + ?Sized> SelectionPolicy for Box<T> {
     fn begin_pass(&mut self, nodes: &NodeTable) {
         (**self).begin_pass(nodes)
+    }
+    fn begin_pass_changed(&mut self, nodes: &NodeTable, changed: &[u32]) {
+        (**self).begin_pass_changed(nodes, changed)
     }
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
         (**self).place(req, mode)

@@ -301,7 +301,8 @@ pub mod selection_glue {
     }
 
     /// `selection.begin-pass` for policy `T`: the changed nodes written into the kept copy,
-    /// which the policy then sees as a new pass.
+    /// which the policy then sees as a new pass told which nodes changed
+    /// ([`p::SelectionPolicy::begin_pass_changed`]).
     ///
     /// A change naming a node the copy does not have, or GRES rows of another length, means
     /// the host broke the contract; the guest traps (through the panic) rather than place
@@ -328,7 +329,8 @@ pub mod selection_glue {
                 );
                 assert!(applied, "begin-pass names node {} of the table", c.node);
             }
-            with_instance::<T, _>(|s| s.begin_pass(kept));
+            let changed: Vec<u32> = changes.iter().map(|c| c.node).collect();
+            with_instance::<T, _>(|s| s.begin_pass_changed(kept, &changed));
         });
     }
 
