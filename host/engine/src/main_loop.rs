@@ -360,7 +360,11 @@ impl Engine {
             }
         }
         let req = self.job_request(id, cand);
-        if !self.nodes.table().could_fit(&req) {
+        if !self
+            .nodes
+            .table()
+            .could_fit_among(&req, &self.nodes.open_nodes().words)
+        {
             // No placement could pass the contract checks: the policy would answer none.
             return Err(Reason::Resources);
         }

@@ -141,12 +141,25 @@ impl NodeTable {
     /// when exclusive), holding enough free CPUs between them. A host asks the policy only then,
     /// so a job that cannot fit costs no call across the boundary.
     pub fn could_fit(&self, req: &JobRequest) -> bool {
+        self.could_fit_reading(req, |w| req.candidates[w])
+    }
+
+    /// [`NodeTable::could_fit`], reading only the candidates in `open`, which must hold every
+    /// node with a free CPU (the others cannot take a share, so the answer is the same).
+    pub fn could_fit_among(&self, req: &JobRequest, open: &[u64]) -> bool {
+        self.could_fit_reading(req, |w| {
+            req.candidates[w] & open.get(w).copied().unwrap_or(0)
+        })
+    }
+
+    /// [`NodeTable::could_fit`] over the candidates word `w` of `word` gives.
+    fn could_fit_reading(&self, req: &JobRequest, word: impl Fn(usize) -> u64) -> bool {
         let kinds = self.gres_kinds.len();
         let min_nodes = req.min_nodes.max(1);
         let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
         let (mut nodes, mut cpus) = (0u32, 0u64);
-        for (w, &word) in req.candidates.iter().enumerate() {
-            let mut bits = word;
+        for w in 0..req.candidates.len() {
+            let mut bits = word(w);
             while bits != 0 {
                 let i = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -503,6 +516,46 @@ mod tests {
             };
             proptest::prop_assert!(t.check_placement(&req, &p).is_ok());
             proptest::prop_assert!(t.could_fit(&req));
+        }
+
+        /// Reading only the nodes of a mask that holds every node with a free CPU (and maybe
+        /// others) answers as reading every candidate.
+        #[test]
+        fn could_fit_among_open_nodes_answers_as_could_fit(
+            nodes in proptest::collection::vec((1u32..5, 0u32..5, 1u64..4, 0u64..4), 1..70),
+            tasks in 1u32..12,
+            min_nodes in 1u32..4,
+            exclusive in proptest::bool::ANY,
+            candidates in proptest::collection::vec(proptest::num::u64::ANY, 2),
+            also_open in proptest::num::u64::ANY,
+        ) {
+            let t = NodeTable {
+                cpus: nodes.iter().map(|n| n.0).collect(),
+                free_cpus: nodes.iter().map(|n| n.1.min(n.0)).collect(),
+                memory_mb: nodes.iter().map(|n| n.2).collect(),
+                free_memory_mb: nodes.iter().map(|n| n.3.min(n.2)).collect(),
+                weight: vec![1; nodes.len()],
+                power: vec![Power::Up; nodes.len()],
+                ..NodeTable::default()
+            };
+            let mut open = vec![also_open, 0];
+            for (i, &free) in t.free_cpus.iter().enumerate() {
+                if free > 0 {
+                    open[i / 64] |= 1 << (i % 64);
+                }
+            }
+            let req = JobRequest {
+                job_id: 1,
+                min_nodes,
+                max_nodes: min_nodes,
+                tasks,
+                cpus_per_task: 1,
+                memory_per_node_mb: 1,
+                gres_per_node: vec![],
+                exclusive,
+                candidates,
+            };
+            proptest::prop_assert_eq!(t.could_fit_among(&req, &open), t.could_fit(&req));
         }
     }
 
