@@ -464,6 +464,21 @@ mod tests {
         }));
     }
 
+    /// A table without GRES of drawn (CPUs, free CPUs, memory, free memory) nodes, the free
+    /// amounts capped at the totals.
+    fn drawn_table(nodes: impl Iterator<Item = (u32, u32, u64, u64)>) -> NodeTable {
+        let mut t = NodeTable::default();
+        for (cpus, free_cpus, memory_mb, free_memory_mb) in nodes {
+            t.cpus.push(cpus);
+            t.free_cpus.push(free_cpus.min(cpus));
+            t.memory_mb.push(memory_mb);
+            t.free_memory_mb.push(free_memory_mb.min(memory_mb));
+            t.weight.push(1);
+            t.power.push(Power::Up);
+        }
+        t
+    }
+
     proptest::proptest! {
         /// Any placement the contract accepts implies `could_fit`: skipping the policy when it
         /// says no never loses a start.
@@ -475,15 +490,10 @@ mod tests {
             extra_candidates in 0u64..128,
         ) {
             let t = NodeTable {
-                cpus: nodes.iter().map(|n| n.0).collect(),
-                free_cpus: nodes.iter().map(|n| n.1.min(n.0)).collect(),
-                memory_mb: nodes.iter().map(|n| n.2).collect(),
-                free_memory_mb: nodes.iter().map(|n| n.3.min(n.2)).collect(),
-                weight: vec![1; nodes.len()],
-                power: vec![Power::Up; nodes.len()],
                 gres_kinds: vec!["gpu".into()],
                 gres_total: nodes.iter().map(|n| n.4).collect(),
                 gres_free: nodes.iter().map(|n| n.4).collect(),
+                ..drawn_table(nodes.iter().map(|n| (n.0, n.1, n.2, n.3)))
             };
             // A placement built from what is free on the picked nodes.
             let chosen: Vec<usize> = (0..nodes.len())
@@ -529,15 +539,7 @@ mod tests {
             candidates in proptest::collection::vec(proptest::num::u64::ANY, 2),
             also_open in proptest::num::u64::ANY,
         ) {
-            let t = NodeTable {
-                cpus: nodes.iter().map(|n| n.0).collect(),
-                free_cpus: nodes.iter().map(|n| n.1.min(n.0)).collect(),
-                memory_mb: nodes.iter().map(|n| n.2).collect(),
-                free_memory_mb: nodes.iter().map(|n| n.3.min(n.2)).collect(),
-                weight: vec![1; nodes.len()],
-                power: vec![Power::Up; nodes.len()],
-                ..NodeTable::default()
-            };
+            let t = drawn_table(nodes.iter().copied());
             let mut open = vec![also_open, 0];
             for (i, &free) in t.free_cpus.iter().enumerate() {
                 if free > 0 {
