@@ -80,7 +80,8 @@ struct FlatLevel {
     /// Whether the keys stand for the Level FS (none is NaN, which ties with everything and
     /// needs the full ranking).
     usable: bool,
-    /// Which usage `answers` entries belong to: bumped at every change of usage or shape.
+    /// Which usage `answers` entries belong to: bumped at every change of usage or shape,
+    /// never 0 once a usage was seen (0 marks an entry never counted).
     usage_serial: u32,
     /// Per association: the `usage_serial` it was counted under and its FairShare factor.
     answers: Vec<(u32, f64)>,
@@ -114,7 +115,7 @@ impl CachedFairTree {
 
     /// FairShare factor of each association of `wanted` under `ctx` (NaN for accounts and for
     /// indices past the table), as [`CachedFairTree::fair_shares`] would give them. A flat
-    /// tree is not ranked for it (see [`FlatLevel`]).
+    /// tree is not ranked for it (see [`FlatShape`]).
     pub fn fair_shares_of(&mut self, ctx: &PriorityContext, wanted: &[u32]) -> Vec<f64> {
         self.refresh_usage(ctx);
         let shape = self.shape.as_ref().expect("refresh builds the shape");
@@ -207,8 +208,10 @@ impl CachedFairTree {
             self.flat.keyed = false;
             self.flat.usage_serial = self.flat.usage_serial.wrapping_add(1);
             if self.flat.usage_serial == 0 {
-                // Entries of 2^32 usages ago would read as current: forget them.
+                // Entries of 2^32 usages ago would read as current, and fresh entries are
+                // marked 0: forget them all and go on from 1.
                 self.flat.answers.clear();
+                self.flat.usage_serial = 1;
             }
         }
     }
