@@ -128,7 +128,9 @@ impl CachedFairTree {
             flat.usable
         });
         let Some(level) = counted else {
-            let all = self.fair_shares(ctx);
+            // The usage was looked at above: only the ranking may be missing.
+            self.rank_unless_ranked(&ctx.associations);
+            let all = &self.scratch.fair_share;
             return wanted
                 .iter()
                 .map(|&a| all.get(a as usize).copied().unwrap_or(f64::NAN))
@@ -165,9 +167,15 @@ impl CachedFairTree {
     /// Ranks `ctx`'s associations unless the kept ranking is of a table that reads the same.
     fn refresh(&mut self, ctx: &PriorityContext) {
         self.refresh_usage(ctx);
+        self.rank_unless_ranked(&ctx.associations);
+    }
+
+    /// Ranks `assocs`, the table [`CachedFairTree::refresh_usage`] last looked at, unless its
+    /// ranking is kept.
+    fn rank_unless_ranked(&mut self, assocs: &[Association]) {
         if !self.ranked {
             let shape = self.shape.as_ref().expect("built by refresh_usage");
-            shape.rank(&ctx.associations, &mut self.scratch);
+            shape.rank(assocs, &mut self.scratch);
             self.ranked = true;
         }
     }
@@ -351,29 +359,17 @@ impl Shape {
     /// Ranks the usage `assocs` carries: fills `scratch.level_fs` and `scratch.fair_share`
     /// (NaN for accounts).
     fn rank(&self, assocs: &[Association], scratch: &mut RankScratch) {
-        self.level_column(assocs, scratch);
-        self.rank_levels(scratch);
-    }
-
-    /// Fills `scratch.level_fs` with the Level FS the usage `assocs` carries gives each
-    /// association (`NO_VAL` for root and the associations Fair Tree does not reach).
-    fn level_column(&self, assocs: &[Association], scratch: &mut RankScratch) {
-        scratch.level_fs.clear();
-        scratch.level_fs.resize(assocs.len(), NO_VAL);
-        for &(p, c) in &self.order {
-            scratch.level_fs[c as usize] = self.level(assocs, p as usize, c as usize).2;
-        }
-    }
-
-    /// Ranks by the Level FS column `scratch.level_fs` holds: fills `scratch.fair_share` (NaN
-    /// for accounts).
-    fn rank_levels(&self, scratch: &mut RankScratch) {
-        let n = scratch.level_fs.len();
+        let n = assocs.len();
         scratch.fair_share.clear();
         scratch.fair_share.resize(n, f64::NAN);
+        scratch.level_fs.clear();
+        scratch.level_fs.resize(n, NO_VAL);
         let Some(root) = self.root else {
             return;
         };
+        for &(p, c) in &self.order {
+            scratch.level_fs[c as usize] = self.level(assocs, p as usize, c as usize).2;
+        }
         scratch.orders.0.resize_with(n, Vec::new);
         let mut ranker = Ranker {
             rank: self.users,

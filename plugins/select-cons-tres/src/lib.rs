@@ -46,7 +46,6 @@ impl SelectionPolicy for ConsTres {
         let table = &self.table;
         let in_step = table.len() == nodes.len()
             && table.gres_kinds.len() == nodes.gres_kinds.len()
-            && self.gres_need.len() == nodes.gres_kinds.len()
             && changed.iter().all(|&n| {
                 let i = n as usize;
                 i < table.len() && table.power[i] == nodes.power[i]
