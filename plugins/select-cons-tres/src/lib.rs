@@ -53,16 +53,8 @@ impl SelectionPolicy for ConsTres {
         if !in_step {
             return self.begin_pass(nodes);
         }
-        let kinds = nodes.gres_kinds.len();
         for &n in changed {
-            let i = n as usize;
-            self.table.set_free(
-                i,
-                nodes.free_cpus[i],
-                nodes.free_memory_mb[i],
-                nodes.power[i],
-                &nodes.gres_free[i * kinds..(i + 1) * kinds],
-            );
+            self.table.copy_free_from(nodes, n as usize);
             self.maps.refresh(&self.table, n);
         }
     }

@@ -67,6 +67,23 @@ impl NodeTable {
         true
     }
 
+    /// Sets node `n`'s free resources to `other`'s, a table of the same static part; answers
+    /// as [`NodeTable::set_free`].
+    #[inline]
+    pub fn copy_free_from(&mut self, other: &NodeTable, n: usize) -> bool {
+        let kinds = other.gres_kinds.len();
+        let Some(row) = other.gres_free.get(n * kinds..(n + 1) * kinds) else {
+            return false;
+        };
+        self.set_free(
+            n,
+            other.free_cpus[n],
+            other.free_memory_mb[n],
+            other.power[n],
+            row,
+        )
+    }
+
     /// Subtracts a placement from the free columns if it fits them ([`NodeTable::check_fits`]).
     /// Otherwise changes nothing and answers false, so a copy that applied a nonsense
     /// placement is known to be out of step instead of wrong.
@@ -138,16 +155,8 @@ mod tests {
         copy.free_differing(&host, &mut differing);
         assert_eq!(differing, [0, 1, 2]);
         assert!(copy.same_static_part(&host));
-        for n in differing.iter().map(|&n| n as usize) {
-            let kinds = host.gres_kinds.len();
-            let row = &host.gres_free[n * kinds..(n + 1) * kinds];
-            assert!(copy.set_free(
-                n,
-                host.free_cpus[n],
-                host.free_memory_mb[n],
-                host.power[n],
-                row
-            ));
+        for &n in &differing {
+            assert!(copy.copy_free_from(&host, n as usize));
         }
         assert_eq!(copy, host);
         copy.free_differing(&host, &mut differing);

@@ -213,8 +213,7 @@ mod v0_3 {
                     self.gres_free.extend_from_slice(row);
                     // By the rule the guest applies it with. The model is this pass's local
                     // until the call succeeds, so a fault leaves none behind.
-                    held.table
-                        .set_free(i, t.free_cpus[i], t.free_memory_mb[i], t.power[i], row);
+                    held.table.copy_free_from(t, i);
                 }
                 let (changes, gres_free) = (&self.changes, &self.gres_free);
                 self.instance.call(|b, s| {
