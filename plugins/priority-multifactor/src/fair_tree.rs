@@ -341,19 +341,13 @@ impl Shape {
     /// of association `c` under its fs-parent `p`.
     fn level(&self, assocs: &[Association], p: usize, c: usize) -> (f64, f64, f64) {
         let a = &assocs[c];
-        let parent_usage = assocs[p].raw_usage;
-        let u = if parent_usage == 0.0 {
-            0.0
-        } else {
-            a.raw_usage / parent_usage
-        };
+        let u = effective_usage(a.raw_usage, assocs[p].raw_usage);
         if a.raw_shares == FS_USE_PARENT {
             let lf = if a.is_user { f64::INFINITY } else { NO_VAL };
             return (f64::NAN, u, lf);
         }
         let s = norm_shares(a.raw_shares, self.level_shares[p]);
-        // S/U with U = 0 is +∞ on purpose ("NOT A BUG" in Slurm).
-        (s, u, if s == 0.0 { 0.0 } else { s / u })
+        (s, u, level_fs(s, u))
     }
 
     /// Ranks the usage `assocs` carries: fills `scratch.level_fs` and `scratch.fair_share`
@@ -399,12 +393,11 @@ impl Shape {
         let mut nan = false;
         keys.clear();
         keys.extend(level.users.iter().zip(&level.shares).map(|(&c, &s)| {
-            let lf = if s == 0.0 || s == f64::INFINITY {
+            // A `FairShare=parent` user's infinite S stands for its infinite Level FS.
+            let lf = if s == f64::INFINITY {
                 s
-            } else if root_usage == 0.0 {
-                f64::INFINITY
             } else {
-                s / (assocs[c as usize].raw_usage / root_usage)
+                level_fs(s, effective_usage(assocs[c as usize].raw_usage, root_usage))
             };
             nan |= lf.is_nan();
             ordered_bits(lf)
@@ -494,6 +487,20 @@ impl FairTree {
             .filter(|f| !f.is_nan())
             .unwrap_or(0.0)
     }
+}
+
+/// U: `usage` over its fs-parent's (0 when the parent has none).
+fn effective_usage(usage: f64, parent_usage: f64) -> f64 {
+    if parent_usage == 0.0 {
+        0.0
+    } else {
+        usage / parent_usage
+    }
+}
+
+/// Level FS: S / U, 0 without shares; S/U with U = 0 is +∞ on purpose ("NOT A BUG" in Slurm).
+fn level_fs(s: f64, u: f64) -> f64 {
+    if s == 0.0 { 0.0 } else { s / u }
 }
 
 /// S: `raw_shares` over the level's shares (0 when the level has none).
