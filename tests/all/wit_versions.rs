@@ -1,6 +1,7 @@
-//! Both WIT versions load and answer: a component built against `wit/v0.1.0` still works, and a
-//! `wit/v0.2.0` priority component is sent the cluster's static part when, and only when, the
-//! instance does not hold it yet (first call, a change, a fresh instance after a trap).
+//! Every WIT version loads and answers: a component built against `wit/v0.1.0` still works; a
+//! `wit/v0.2.0` or `wit/v0.3.0` priority component is sent the cluster's static part when, and
+//! only when, the instance does not hold it yet (first call, a change, a fresh instance after a
+//! trap); and every job column reaches a `wit/v0.4.0` SDK component as the host holds it.
 
 use sluice_fixture_priority_v0_2_probe::{ASSOCIATIONS, SET_CLUSTER, TRAP_JOB};
 use sluice_policy::{
@@ -13,6 +14,13 @@ use crate::support::*;
 use crate::usage_priority;
 
 const NOW: i64 = 1_700_000_000;
+
+/// The probes of the WIT versions whose priority interface has 0.2.0's shape: 0.2.0 and 0.3.0
+/// are the same interface in two package versions, each with its own host adapter.
+const PROBES: [&str; 2] = [
+    "sluice-fixture-priority-v0-2-probe",
+    "sluice-fixture-priority-v0-3-probe",
+];
 
 /// The priority component built from `package`, loaded without the smoke call.
 fn priority_component(package: &str) -> Box<dyn PriorityBackend> {
@@ -111,102 +119,108 @@ fn a_v0_1_component_still_loads_and_answers() {
 
 #[test]
 fn set_cluster_is_sent_first_and_then_only_when_the_static_part_changes() {
-    let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
-    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
-    let jobs = fixtures::job_table(&ctx, 200, 9);
-    check_probe(&mut *probe, &ctx, &jobs, 1);
-    // Usage and clock are not the static part: they cross with every call.
-    let later = decayed(&ctx);
-    check_probe(&mut *probe, &later, &jobs, 1);
-    check_probe(&mut *probe, &decayed(&later), &jobs, 1);
-    let shares = probe.shares(&later).unwrap();
-    let usage: Vec<f64> = shares.iter().map(|s| s.effective_usage).collect();
-    let want: Vec<f64> = later.associations.iter().map(|a| a.raw_usage).collect();
-    assert_eq!(usage, want, "shares gets the usage column too");
-    check_probe(&mut *probe, &later, &jobs, 1);
+    for package in PROBES {
+        let mut probe = priority_component(package);
+        let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+        let jobs = fixtures::job_table(&ctx, 200, 9);
+        check_probe(&mut *probe, &ctx, &jobs, 1);
+        // Usage and clock are not the static part: they cross with every call.
+        let later = decayed(&ctx);
+        check_probe(&mut *probe, &later, &jobs, 1);
+        check_probe(&mut *probe, &decayed(&later), &jobs, 1);
+        let shares = probe.shares(&later).unwrap();
+        let usage: Vec<f64> = shares.iter().map(|s| s.effective_usage).collect();
+        let want: Vec<f64> = later.associations.iter().map(|a| a.raw_usage).collect();
+        assert_eq!(usage, want, "shares gets the usage column too");
+        check_probe(&mut *probe, &later, &jobs, 1);
 
-    // A new user's first job creates an association: the host sends the cluster again.
-    let mut grown = later.clone();
-    grown.associations.push(Association {
-        name: "newcomer".into(),
-        parent: Some(1),
-        is_user: true,
-        raw_shares: 1,
-        raw_usage: 0.0,
-    });
-    check_probe(&mut *probe, &grown, &jobs, 2);
-    check_probe(&mut *probe, &decayed(&grown), &jobs, 2);
+        // A new user's first job creates an association: the host sends the cluster again.
+        let mut grown = later.clone();
+        grown.associations.push(Association {
+            name: "newcomer".into(),
+            parent: Some(1),
+            is_user: true,
+            raw_shares: 1,
+            raw_usage: 0.0,
+        });
+        check_probe(&mut *probe, &grown, &jobs, 2);
+        check_probe(&mut *probe, &decayed(&grown), &jobs, 2);
 
-    // Each part of the static part counts, and only once per change.
-    let mut renamed = grown.clone();
-    renamed.associations[2].name.push_str("-renamed");
-    check_probe(&mut *probe, &renamed, &jobs, 3);
-    let mut reshared = renamed.clone();
-    reshared.associations[2].raw_shares += 1;
-    check_probe(&mut *probe, &reshared, &jobs, 4);
-    let mut repartitioned = reshared.clone();
-    repartitioned.partitions[1].priority_job_factor += 1;
-    check_probe(&mut *probe, &repartitioned, &jobs, 5);
-    let mut requalified = repartitioned.clone();
-    requalified.qos[1].usage_factor = f64::NAN;
-    check_probe(&mut *probe, &requalified, &jobs, 6);
-    // NaN is compared by bit pattern, so it does not resend every pass.
-    check_probe(&mut *probe, &requalified, &jobs, 6);
-    let mut resized = requalified.clone();
-    resized.cluster_cpus += 64;
-    check_probe(&mut *probe, &resized, &jobs, 7);
-    check_probe(&mut *probe, &decayed(&resized), &jobs, 7);
+        // Each part of the static part counts, and only once per change.
+        let mut renamed = grown.clone();
+        renamed.associations[2].name.push_str("-renamed");
+        check_probe(&mut *probe, &renamed, &jobs, 3);
+        let mut reshared = renamed.clone();
+        reshared.associations[2].raw_shares += 1;
+        check_probe(&mut *probe, &reshared, &jobs, 4);
+        let mut repartitioned = reshared.clone();
+        repartitioned.partitions[1].priority_job_factor += 1;
+        check_probe(&mut *probe, &repartitioned, &jobs, 5);
+        let mut requalified = repartitioned.clone();
+        requalified.qos[1].usage_factor = f64::NAN;
+        check_probe(&mut *probe, &requalified, &jobs, 6);
+        // NaN is compared by bit pattern, so it does not resend every pass.
+        check_probe(&mut *probe, &requalified, &jobs, 6);
+        let mut resized = requalified.clone();
+        resized.cluster_cpus += 64;
+        check_probe(&mut *probe, &resized, &jobs, 7);
+        check_probe(&mut *probe, &decayed(&resized), &jobs, 7);
+    }
 }
 
 #[test]
 fn a_context_naming_the_cluster_version_last_found_current_is_not_compared_again() {
-    let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
-    let mut ctx = fixtures::priority_context(NOW, 16, 3, 4);
-    ctx.cluster_version = 7;
-    let jobs = fixtures::job_table(&ctx, 200, 9);
-    check_probe(&mut *probe, &ctx, &jobs, 1);
-    check_probe(&mut *probe, &decayed(&ctx), &jobs, 1);
-    let set_cluster_calls = |probe: &mut dyn PriorityBackend, ctx: &PriorityContext| {
-        probe_factor(&probe.compute(ctx, &jobs).unwrap(), SET_CLUSTER)
-    };
-    // The same version is the host's word that nothing static changed: not compared, not sent.
-    let mut renamed = decayed(&ctx);
-    renamed.associations[2].name.push_str("-renamed");
-    assert_eq!(set_cluster_calls(&mut *probe, &renamed), 1.0);
-    // A new version is compared once: equal, so not sent, and remembered.
-    let mut same = decayed(&ctx);
-    same.cluster_version = 8;
-    assert_eq!(set_cluster_calls(&mut *probe, &same), 1.0);
-    // Another new version with a change is sent; so is any change without a version.
-    renamed.cluster_version = 9;
-    check_probe(&mut *probe, &renamed, &jobs, 2);
-    let mut reshared = renamed.clone();
-    reshared.cluster_version = 0;
-    reshared.associations[3].raw_shares += 1;
-    check_probe(&mut *probe, &reshared, &jobs, 3);
+    for package in PROBES {
+        let mut probe = priority_component(package);
+        let mut ctx = fixtures::priority_context(NOW, 16, 3, 4);
+        ctx.cluster_version = 7;
+        let jobs = fixtures::job_table(&ctx, 200, 9);
+        check_probe(&mut *probe, &ctx, &jobs, 1);
+        check_probe(&mut *probe, &decayed(&ctx), &jobs, 1);
+        let set_cluster_calls = |probe: &mut dyn PriorityBackend, ctx: &PriorityContext| {
+            probe_factor(&probe.compute(ctx, &jobs).unwrap(), SET_CLUSTER)
+        };
+        // The same version is the host's word that nothing static changed: not compared, not sent.
+        let mut renamed = decayed(&ctx);
+        renamed.associations[2].name.push_str("-renamed");
+        assert_eq!(set_cluster_calls(&mut *probe, &renamed), 1.0);
+        // A new version is compared once: equal, so not sent, and remembered.
+        let mut same = decayed(&ctx);
+        same.cluster_version = 8;
+        assert_eq!(set_cluster_calls(&mut *probe, &same), 1.0);
+        // Another new version with a change is sent; so is any change without a version.
+        renamed.cluster_version = 9;
+        check_probe(&mut *probe, &renamed, &jobs, 2);
+        let mut reshared = renamed.clone();
+        reshared.cluster_version = 0;
+        reshared.associations[3].raw_shares += 1;
+        check_probe(&mut *probe, &reshared, &jobs, 3);
+    }
 }
 
 #[test]
 fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
-    let mut probe = priority_component("sluice-fixture-priority-v0-2-probe");
-    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
-    let jobs = fixtures::job_table(&ctx, 200, 9);
-    check_probe(&mut *probe, &ctx, &jobs, 1);
-    check_probe(&mut *probe, &ctx, &jobs, 1);
+    for package in PROBES {
+        let mut probe = priority_component(package);
+        let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+        let jobs = fixtures::job_table(&ctx, 200, 9);
+        check_probe(&mut *probe, &ctx, &jobs, 1);
+        check_probe(&mut *probe, &ctx, &jobs, 1);
 
-    let mut poisoned = jobs.clone();
-    poisoned.job_id[0] = TRAP_JOB;
-    let fault = probe.compute(&ctx, &poisoned).expect_err("the probe traps");
-    assert!(matches!(fault, Fault::Trap(_)), "{fault}");
+        let mut poisoned = jobs.clone();
+        poisoned.job_id[0] = TRAP_JOB;
+        let fault = probe.compute(&ctx, &poisoned).expect_err("the probe traps");
+        assert!(matches!(fault, Fault::Trap(_)), "{fault}");
 
-    // The trap discarded the instance; its successor has seen one set-cluster, the one the host
-    // sent it before this call.
-    check_probe(&mut *probe, &ctx, &jobs, 1);
-    check_probe(&mut *probe, &decayed(&ctx), &jobs, 1);
-    assert!(
-        probe.shares(&ctx).unwrap().len() == ctx.associations.len(),
-        "shares after the trap has the cluster too"
-    );
+        // The trap discarded the instance; its successor has seen one set-cluster, the one the host
+        // sent it before this call.
+        check_probe(&mut *probe, &ctx, &jobs, 1);
+        check_probe(&mut *probe, &decayed(&ctx), &jobs, 1);
+        assert!(
+            probe.shares(&ctx).unwrap().len() == ctx.associations.len(),
+            "shares after the trap has the cluster too"
+        );
+    }
 }
 
 #[test]
@@ -266,4 +280,44 @@ fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
         .filter(|&i| answers[i] == answers[i - 1])
         .collect();
     assert!(same.is_empty(), "steps {same:?} did not change the answer");
+}
+
+#[test]
+fn every_job_column_reaches_a_v0_4_sdk_component_as_the_host_holds_it() {
+    // WIT 0.4.0 concatenates the columns by type; the SDK splits them again.
+    let mut echo = priority_component("sluice-fixture-priority-columns-echo");
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    for rows in [37, 0, 1, 5] {
+        let jobs = fixtures::distinct_job_table(rows);
+        let answer = echo.compute(&ctx, &jobs).expect("the echo answers");
+        let f = |v: &[u32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+        let s = |v: &[i64]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+        let want: [(&str, Vec<f64>); 13] = [
+            ("job-id", f(&jobs.job_id)),
+            ("submit-time", s(&jobs.submit_time)),
+            ("eligible-time", s(&jobs.eligible_time)),
+            ("association", f(&jobs.association)),
+            ("partition", f(&jobs.partition)),
+            ("qos", f(&jobs.qos)),
+            ("nodes", f(&jobs.nodes)),
+            ("cpus", f(&jobs.cpus)),
+            (
+                "memory-mb",
+                jobs.memory_mb.iter().map(|&x| x as f64).collect(),
+            ),
+            ("gpus", f(&jobs.gpus)),
+            ("time-limit", f(&jobs.time_limit)),
+            ("nice", jobs.nice.iter().map(|&x| f64::from(x)).collect()),
+            ("site-factor", s(&jobs.site_factor)),
+        ];
+        assert_eq!(answer.priority, vec![1; rows], "{rows} rows");
+        assert_eq!(answer.factors.len(), want.len());
+        for (got, (name, values)) in answer.factors.iter().zip(want) {
+            assert_eq!(
+                (got.name.as_str(), &got.values),
+                (name, &values),
+                "{rows} rows"
+            );
+        }
+    }
 }

@@ -18,9 +18,11 @@ pub enum WitVersion {
     V0_1_0,
     /// `wit/v0.2.0`: the priority context's static part only when it changed (`set-cluster`).
     V0_2_0,
-    /// `wit/v0.3.0`: the priority jobs as one list of records; the node table only when it
-    /// changed (`set-nodes`), and per pass only the nodes whose free resources moved.
+    /// `wit/v0.3.0`: the node table only when it changed (`set-nodes`), and per pass only the
+    /// nodes whose free resources moved.
     V0_3_0,
+    /// `wit/v0.4.0`: the priority job table's columns concatenated by type, two lists in all.
+    V0_4_0,
 }
 
 impl WitVersion {
@@ -30,6 +32,7 @@ impl WitVersion {
             Self::V0_1_0 => "0.1.0",
             Self::V0_2_0 => "0.2.0",
             Self::V0_3_0 => "0.3.0",
+            Self::V0_4_0 => "0.4.0",
         }
     }
 }
@@ -42,8 +45,12 @@ impl std::fmt::Display for WitVersion {
 
 /// WIT package versions this host loads; a later version gets its own folder and is added here
 /// while the older ones stay.
-pub const SUPPORTED_VERSIONS: &[WitVersion] =
-    &[WitVersion::V0_1_0, WitVersion::V0_2_0, WitVersion::V0_3_0];
+pub const SUPPORTED_VERSIONS: &[WitVersion] = &[
+    WitVersion::V0_1_0,
+    WitVersion::V0_2_0,
+    WitVersion::V0_3_0,
+    WitVersion::V0_4_0,
+];
 
 /// The engine and the compiled-artifact cache.
 #[derive(Clone)]

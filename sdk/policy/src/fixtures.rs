@@ -143,6 +143,28 @@ pub fn job_table(ctx: &PriorityContext, n: usize, seed: u64) -> JobTable {
     t
 }
 
+/// A job table of `rows` rows in which every cell differs from every other: row `i` of the
+/// `k`-th column of [`JobTable`] (in field order, from 1) holds `k × 100000 + i`, negated for
+/// `nice` and `site_factor`. A column read in another's place cannot pass unnoticed.
+pub fn distinct_job_table(rows: usize) -> JobTable {
+    let col = |k: u32| (0..rows as u32).map(move |i| k * 100_000 + i);
+    JobTable {
+        job_id: col(1).collect(),
+        submit_time: col(2).map(i64::from).collect(),
+        eligible_time: col(3).map(i64::from).collect(),
+        association: col(4).collect(),
+        partition: col(5).collect(),
+        qos: col(6).collect(),
+        nodes: col(7).collect(),
+        cpus: col(8).collect(),
+        memory_mb: col(9).map(u64::from).collect(),
+        gpus: col(10).collect(),
+        time_limit: col(11).collect(),
+        nice: col(12).map(|v| -(v as i32)).collect(),
+        site_factor: col(13).map(|v| -i64::from(v)).collect(),
+    }
+}
+
 /// `n` up nodes of 64 CPUs and 256 GB; every fourth has 4 GPUs; weights vary in blocks.
 pub fn node_table(n: usize) -> NodeTable {
     let mut t = NodeTable {

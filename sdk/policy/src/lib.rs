@@ -1,11 +1,13 @@
 //! The policy contract as plain Rust: data tables, answers and one trait per plugin kind.
 //!
-//! This crate is the Rust face of the WIT contract (`wit/v0.3.0`, and `wit/v0.2.0` and
+//! This crate is the Rust face of the WIT contract (`wit/v0.4.0`, and `wit/v0.3.0` to
 //! `wit/v0.1.0` before it: all carry the same data; 0.2.0 sends a [`PriorityContext`]'s static
-//! part only when it changed, 0.3.0 the [`NodeTable`] too). The engine schedules against these traits; the runtime implements them with
-//! WebAssembly components of either version, native libraries or built-in policies; plugin
-//! authors implement them through `sluice-sdk`. It depends on neither wasmtime nor wit-bindgen,
-//! so everything that only needs the contract builds in seconds.
+//! part only when it changed, 0.3.0 the [`NodeTable`] too, and 0.4.0 concatenates the job
+//! table's columns by type, see [`job_columns`]). The engine schedules against these traits;
+//! the runtime implements them with WebAssembly components of any of these versions, native
+//! libraries or built-in policies; plugin authors implement them through `sluice-sdk`. It
+//! depends on neither wasmtime nor wit-bindgen, so everything that only needs the contract
+//! builds in seconds.
 
 pub mod bitmap;
 pub mod conformance;
@@ -13,6 +15,7 @@ pub mod contract;
 pub mod fixtures;
 pub mod gres;
 pub mod hres;
+pub mod job_columns;
 pub mod native;
 mod node_copy;
 pub mod priority;
@@ -84,10 +87,10 @@ impl std::fmt::Display for PluginKind {
 
 /// The WIT package version `sluice-sdk` builds components against; the host also loads
 /// components of the older versions it lists in `sluice_runtime::compile::SUPPORTED_VERSIONS`.
-pub const WIT_VERSION: &str = "0.3.0";
+pub const WIT_VERSION: &str = "0.4.0";
 
 /// The WIT package name, including version, that `sluice-sdk` components import and export.
-pub const WIT_PACKAGE: &str = "sluice:policy@0.3.0";
+pub const WIT_PACKAGE: &str = "sluice:policy@0.4.0";
 
 /// How a plugin is built from its settings, once per plugin generation.
 pub trait FromSettings: Sized {

@@ -1,6 +1,6 @@
 //! Keeping a second copy of a node table in step with the first: what differs, and applying it.
 //!
-//! WIT 0.3.0's selection guest keeps a copy of the node table between passes, and the host keeps
+//! A selection guest (WIT 0.3.0 on) keeps a copy of the node table between passes; the host keeps
 //! its own model of that copy to send only what changed; both sides apply the same placements
 //! with the same rules here, so the two never drift apart.
 

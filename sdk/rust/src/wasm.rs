@@ -1,7 +1,9 @@
 //! The component side: WIT bindings, conversions to the plain Rust types, and export glue.
 //!
 //! Only compiled for `wasm32`. Each exported call moves the guest's owned lists into the
-//! `sluice-policy` types without copying, then runs the policy instance kept for this component.
+//! `sluice-policy` types without copying (the priority job table, which crosses as two
+//! concatenated lists, is split into a table the guest keeps), then runs the policy instance
+//! kept for this component.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -11,7 +13,7 @@ use sluice_policy as p;
 /// Bindings of the `priority-policy` world (and of the shared `host` interface).
 pub mod priority {
     wit_bindgen::generate!({
-        path: "../../wit/v0.3.0",
+        path: "../../wit/v0.4.0",
         world: "priority-policy",
         pub_export_macro: true,
         export_macro_name: "export_priority_world",
@@ -23,39 +25,39 @@ pub mod priority {
 /// Bindings of the `selection-policy` world.
 pub mod selection {
     wit_bindgen::generate!({
-        path: "../../wit/v0.3.0",
+        path: "../../wit/v0.4.0",
         world: "selection-policy",
         pub_export_macro: true,
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.3.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.4.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `gres-policy` world.
 pub mod gres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.3.0",
+        path: "../../wit/v0.4.0",
         world: "gres-policy",
         pub_export_macro: true,
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.3.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.4.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `hres-policy` world.
 pub mod hres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.3.0",
+        path: "../../wit/v0.4.0",
         world: "hres-policy",
         pub_export_macro: true,
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.3.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.4.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -125,6 +127,8 @@ pub mod priority_glue {
         static CONTEXT: RefCell<Option<p::PriorityContext>> = const { RefCell::new(None) };
         // How many `set-cluster` calls this instance has had: the kept context's cluster version.
         static SET_CLUSTER_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        // The last `compute`'s job table, its columns' room reused by the next.
+        static JOBS: RefCell<p::JobTable> = RefCell::new(p::JobTable::default());
     }
 
     /// `priority.set-cluster`: keeps the static part, with usage zero until a call brings it.
@@ -195,32 +199,24 @@ pub mod priority_glue {
         })
     }
 
-    fn jobs(j: w::JobTable) -> p::JobTable {
-        p::JobTable {
-            job_id: j.job_id,
-            submit_time: j.submit_time,
-            eligible_time: j.eligible_time,
-            association: j.association,
-            partition: j.partition,
-            qos: j.qos,
-            nodes: j.nodes,
-            cpus: j.cpus,
-            memory_mb: j.memory_mb,
-            gpus: j.gpus,
-            time_limit: j.time_limit,
-            nice: j.nice,
-            site_factor: j.site_factor,
-        }
-    }
-
     /// `priority.compute` for policy `T`.
+    ///
+    /// The job table is split into the one table this instance keeps, so a call allocates no
+    /// columns once the queue has been this long. Lists of another length than `rows` columns
+    /// need mean the host broke the contract; the guest traps, as for the usage column.
     pub fn compute<T: p::PriorityPolicy + p::FromSettings + 'static>(
         now: i64,
         usage: Vec<f64>,
         j: w::JobTable,
     ) -> w::Priorities {
-        let j = jobs(j);
-        let out = with_context(now, &usage, |c| with_instance::<T, _>(|t| t.compute(c, &j)));
+        let out = JOBS.with(|cell| {
+            let mut jobs = cell.borrow_mut();
+            jobs.split_columns(j.rows, &j.u32_columns, &j.s64_columns)
+                .expect("the host sends every job column `rows` long");
+            with_context(now, &usage, |c| {
+                with_instance::<T, _>(|t| t.compute(c, &jobs))
+            })
+        });
         w::Priorities {
             priority: out.priority,
             factors: out

@@ -88,3 +88,4 @@ macro_rules! adapter {
 adapter!(v0_1);
 adapter!(v0_2);
 adapter!(v0_3);
+adapter!(v0_4);

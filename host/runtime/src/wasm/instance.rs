@@ -98,6 +98,7 @@ macro_rules! host_imports {
 host_imports!(v0_1);
 host_imports!(v0_2);
 host_imports!(v0_3);
+host_imports!(v0_4);
 
 impl HostState {
     /// One guest log line as a `tracing` event tagged with the plugin.

@@ -1,14 +1,15 @@
 //! The priority world over a component instance: columns lent to the guest, answers brought back.
 //!
-//! WIT 0.1.0 sends the whole context with every `compute`. WIT 0.2.0 and 0.3.0 send the cluster's
+//! WIT 0.1.0 sends the whole context with every `compute`. WIT 0.2.0 and later send the cluster's
 //! static part with `set-cluster` only when it differs from what this instance last got, and then
-//! just the clock and the usage column per call; [`PriorityV0_2`] and [`PriorityV0_3`] (the same
-//! interface in another package version) keep that bookkeeping.
+//! just the clock and the usage column per call; [`PriorityV0_2`], [`PriorityV0_3`] (the same
+//! interface in another package version) and [`PriorityV0_4`] (whose job table crosses as two
+//! lists instead of thirteen) keep that bookkeeping.
 
 use sluice_policy::{Association, Partition, PriorityContext, Qos};
 
 /// Conversions every version shares (the same record shapes in different generated modules):
-/// partitions, QOS, the job table lent to the guest and the answers brought back.
+/// partitions, QOS and the answers brought back.
 macro_rules! shared {
     ($version:ident) => {
         use sluice_policy::{Factor, JobTable, Priorities, PriorityContext, Share};
@@ -42,24 +43,6 @@ macro_rules! shared {
                 .collect()
         }
 
-        fn job_table(jobs: &JobTable) -> w::JobTable<'_> {
-            w::JobTable {
-                job_id: &jobs.job_id,
-                submit_time: &jobs.submit_time,
-                eligible_time: &jobs.eligible_time,
-                association: &jobs.association,
-                partition: &jobs.partition,
-                qos: &jobs.qos,
-                nodes: &jobs.nodes,
-                cpus: &jobs.cpus,
-                memory_mb: &jobs.memory_mb,
-                gpus: &jobs.gpus,
-                time_limit: &jobs.time_limit,
-                nice: &jobs.nice,
-                site_factor: &jobs.site_factor,
-            }
-        }
-
         fn priorities(out: w::Priorities) -> Priorities {
             Priorities {
                 priority: out.priority,
@@ -88,9 +71,34 @@ macro_rules! shared {
     };
 }
 
+/// The job table lent to the guest as thirteen named columns (WIT 0.1.0 to 0.3.0). The buffers
+/// of the concatenated layout are not needed: the host's own columns cross as they are.
+macro_rules! named_columns {
+    () => {
+        fn job_table<'a>(jobs: &'a JobTable, _: &'a mut super::TypedColumns) -> w::JobTable<'a> {
+            w::JobTable {
+                job_id: &jobs.job_id,
+                submit_time: &jobs.submit_time,
+                eligible_time: &jobs.eligible_time,
+                association: &jobs.association,
+                partition: &jobs.partition,
+                qos: &jobs.qos,
+                nodes: &jobs.nodes,
+                cpus: &jobs.cpus,
+                memory_mb: &jobs.memory_mb,
+                gpus: &jobs.gpus,
+                time_limit: &jobs.time_limit,
+                nice: &jobs.nice,
+                site_factor: &jobs.site_factor,
+            }
+        }
+    };
+}
+
 /// WIT 0.1.0: the whole context, usage included, crosses with every call.
 mod v0_1 {
     shared!(v0_1);
+    named_columns!();
 
     use crate::backend::PriorityBackend;
     use crate::error::Fault;
@@ -120,7 +128,8 @@ mod v0_1 {
 
     impl PriorityBackend for WasmInstance<PriorityPolicy> {
         fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Result<Priorities, Fault> {
-            let table = job_table(jobs);
+            let mut not_needed = super::TypedColumns::default();
+            let table = job_table(jobs, &mut not_needed);
             let out = with_context(ctx, |c| {
                 self.call(|b, s| b.sluice_policy_priority().call_compute(s, c, table))
             })?;
@@ -137,8 +146,8 @@ mod v0_1 {
 }
 
 /// A priority adapter that sends the cluster's static part once per change (WIT 0.2.0 and
-/// later, whose priority interfaces are the same shape): `$name` over the bindings of
-/// `$version`.
+/// later, whose priority interfaces differ only in how the job table crosses): `$name` over the
+/// bindings of `$version`, with a `job_table` function in scope for that version's table.
 macro_rules! cluster_sent {
     ($version:ident, $name:ident) => {
         shared!($version);
@@ -156,6 +165,8 @@ macro_rules! cluster_sent {
             sent: Option<SentCluster>,
             /// The usage column, kept so that a call does not allocate it afresh.
             usage: Vec<f64>,
+            /// The concatenated job columns (WIT 0.4.0), kept for the same reason.
+            columns: super::TypedColumns,
         }
 
         impl $name {
@@ -165,6 +176,7 @@ macro_rules! cluster_sent {
                     instance,
                     sent: None,
                     usage: Vec::new(),
+                    columns: super::TypedColumns::default(),
                 }
             }
 
@@ -214,7 +226,7 @@ macro_rules! cluster_sent {
                 jobs: &JobTable,
             ) -> Result<Priorities, Fault> {
                 self.prepare(ctx)?;
-                let (usage, jobs) = (&self.usage, job_table(jobs));
+                let (usage, jobs) = (&self.usage, job_table(jobs, &mut self.columns));
                 let out = self.instance.call(|b, s| {
                     b.sluice_policy_priority()
                         .call_compute(s, ctx.now, usage, jobs)
@@ -237,15 +249,40 @@ macro_rules! cluster_sent {
 /// WIT 0.2.0: the static part once per change, the clock and the usage column per call.
 mod v0_2 {
     cluster_sent!(v0_2, PriorityV0_2);
+    named_columns!();
 }
 
 /// WIT 0.3.0: as 0.2.0 (only the selection interface changed).
 mod v0_3 {
     cluster_sent!(v0_3, PriorityV0_3);
+    named_columns!();
+}
+
+/// WIT 0.4.0: as 0.3.0, with the job table's columns concatenated by type into two lists.
+mod v0_4 {
+    cluster_sent!(v0_4, PriorityV0_4);
+
+    fn job_table<'a>(jobs: &'a JobTable, columns: &'a mut super::TypedColumns) -> w::JobTable<'a> {
+        jobs.concat_columns(&mut columns.u32s, &mut columns.s64s);
+        w::JobTable {
+            rows: jobs.len() as u32,
+            u32_columns: &columns.u32s,
+            s64_columns: &columns.s64s,
+        }
+    }
 }
 
 pub use v0_2::PriorityV0_2;
 pub use v0_3::PriorityV0_3;
+pub use v0_4::PriorityV0_4;
+
+/// The job table's columns concatenated by element type, as WIT 0.4.0 sends them
+/// ([`sluice_policy::job_columns`]); unused by the versions that send named columns.
+#[derive(Default)]
+struct TypedColumns {
+    u32s: Vec<u32>,
+    s64s: Vec<i64>,
+}
 
 /// The static part of a priority context as it was last sent to one instance: everything but
 /// the clock and the usage.

@@ -2,8 +2,9 @@
 //!
 //! The versions' records are the same shape in different generated modules, so the conversions
 //! are written once and stamped out per version. WIT 0.1.0 and 0.2.0 send the whole node table
-//! with every pass; 0.3.0 sends it once per change and then only the nodes whose free resources
-//! moved, which [`SelectionV0_3`] works out from its model of the guest's copy.
+//! with every pass; 0.3.0 and 0.4.0 send it once per change and then only the nodes whose free
+//! resources moved, which [`SelectionV0_3`] and [`SelectionV0_4`] work out from their model of
+//! the guest's copy.
 
 /// Conversions every version shares: the node table, the request and the placement.
 macro_rules! conversions {
@@ -127,124 +128,146 @@ macro_rules! whole_table_per_pass {
 whole_table_per_pass!(v0_1);
 whole_table_per_pass!(v0_2);
 
-/// WIT 0.3.0: the whole table once per change (`set-nodes`), then per pass only the nodes whose
-/// free resources differ from the guest's copy (`begin-pass`), or no call when none does.
-mod v0_3 {
-    conversions!(v0_3);
+/// A selection adapter that keeps a model of the guest's copy of the node table (WIT 0.3.0 and
+/// later, whose selection interfaces are the same shape): `$name` over the bindings of
+/// `$version`. The whole table crosses once per change (`set-nodes`), then per pass only the
+/// nodes whose free resources differ from the guest's copy (`begin-pass`), or no call when none
+/// does.
+macro_rules! table_kept {
+    ($version:ident, $name:ident) => {
+        conversions!($version);
 
-    /// The guest's copy of the node table as the host models it: the table last sent, less
-    /// what `place` allocated since, plus what `release` gave back.
-    struct HeldTable {
-        /// Which instance holds it ([`WasmInstance::live_incarnation`]).
-        incarnation: u64,
-        table: NodeTable,
-    }
+        use super::HeldTable;
 
-    /// A WIT 0.3.0 selection component and what its instance holds.
-    pub struct SelectionV0_3 {
-        instance: WasmInstance<SelectionPolicy>,
-        /// `None` when the live instance holds no table for sure, or one out of step.
-        held: Option<HeldTable>,
-        /// The changed nodes of the pass being begun, and what crosses for them; kept so that a
-        /// pass does not allocate them afresh.
-        changed: Vec<u32>,
-        changes: Vec<w::NodeFree>,
-        gres_free: Vec<u32>,
-    }
-
-    impl SelectionV0_3 {
-        /// Wraps a freshly created instance, which holds no table yet.
-        pub fn new(instance: WasmInstance<SelectionPolicy>) -> Self {
-            Self {
-                instance,
-                held: None,
-                changed: Vec::new(),
-                changes: Vec::new(),
-                gres_free: Vec::new(),
-            }
+        /// A selection component of this WIT version and what its instance holds.
+        pub struct $name {
+            instance: WasmInstance<SelectionPolicy>,
+            /// `None` when the live instance holds no table for sure, or one out of step.
+            held: Option<HeldTable>,
+            /// The changed nodes of the pass being begun, and what crosses for them; kept so that a
+            /// pass does not allocate them afresh.
+            changed: Vec<u32>,
+            changes: Vec<w::NodeFree>,
+            gres_free: Vec<u32>,
         }
 
-        /// Sends the whole table, which the instance then holds.
-        fn set_nodes(&mut self, incarnation: u64, t: &NodeTable) -> Result<(), Fault> {
-            // Forgotten first (if the call faults, the instance is discarded with it); the old
-            // model's storage is reused for the new one.
-            let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
-            let instance = &mut self.instance;
-            with_table(t, |table| {
-                instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
-            })?;
-            table.clone_from(t);
-            self.held = Some(HeldTable { incarnation, table });
-            Ok(())
-        }
-    }
-
-    impl SelectionBackend for SelectionV0_3 {
-        fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
-            let incarnation = self.instance.live_incarnation()?;
-            // Forgotten first: if a call faults, the instance is discarded with it.
-            let Some(mut held) = self
-                .held
-                .take()
-                .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))
-            else {
-                return self.set_nodes(incarnation, t);
-            };
-            held.table.free_differing(t, &mut self.changed);
-            // A change crosses as a record, lowered field by field, where the whole table
-            // crosses as columns copied at once: past half the nodes, the table is cheaper.
-            if self.changed.len() * 2 > t.len() {
-                self.held = Some(held);
-                return self.set_nodes(incarnation, t);
-            }
-            if !self.changed.is_empty() {
-                let kinds = t.gres_kinds.len();
-                self.changes.clear();
-                self.gres_free.clear();
-                for &n in &self.changed {
-                    let i = n as usize;
-                    let row = &t.gres_free[i * kinds..(i + 1) * kinds];
-                    self.changes.push(w::NodeFree {
-                        node: n,
-                        free_cpus: t.free_cpus[i],
-                        free_memory_mb: t.free_memory_mb[i],
-                        power: power(t.power[i]),
-                    });
-                    self.gres_free.extend_from_slice(row);
-                    // By the rule the guest applies it with. The model is this pass's local
-                    // until the call succeeds, so a fault leaves none behind.
-                    held.table.copy_free_from(t, i);
+        impl $name {
+            /// Wraps a freshly created instance, which holds no table yet.
+            pub fn new(instance: WasmInstance<SelectionPolicy>) -> Self {
+                Self {
+                    instance,
+                    held: None,
+                    changed: Vec::new(),
+                    changes: Vec::new(),
+                    gres_free: Vec::new(),
                 }
-                let (changes, gres_free) = (&self.changes, &self.gres_free);
-                self.instance.call(|b, s| {
-                    b.sluice_policy_selection()
-                        .call_begin_pass(s, changes, gres_free)
+            }
+
+            /// Sends the whole table, which the instance then holds.
+            fn set_nodes(&mut self, incarnation: u64, t: &NodeTable) -> Result<(), Fault> {
+                // Forgotten first (if the call faults, the instance is discarded with it); the old
+                // model's storage is reused for the new one.
+                let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
+                let instance = &mut self.instance;
+                with_table(t, |table| {
+                    instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
                 })?;
+                table.clone_from(t);
+                self.held = Some(HeldTable { incarnation, table });
+                Ok(())
             }
-            self.held = Some(held);
-            Ok(())
         }
 
-        fn place(&mut self, r: &JobRequest, mode: PlaceMode) -> Result<Option<Placement>, Fault> {
-            let out = place(&mut self.instance, r, mode)?;
-            if let (Some(p), PlaceMode::Allocate) = (&out, mode) {
-                // The guest applied it by the same rule; one that does not fit leaves the two
-                // copies unknown to each other, and the next pass sends the whole table.
-                if !self.held.as_mut().is_some_and(|h| h.table.try_commit(p)) {
-                    self.held = None;
+        impl SelectionBackend for $name {
+            fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
+                let incarnation = self.instance.live_incarnation()?;
+                // Forgotten first: if a call faults, the instance is discarded with it.
+                let Some(mut held) = self
+                    .held
+                    .take()
+                    .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))
+                else {
+                    return self.set_nodes(incarnation, t);
+                };
+                held.table.free_differing(t, &mut self.changed);
+                // A change crosses as a record, lowered field by field, where the whole table
+                // crosses as columns copied at once: past half the nodes, the table is cheaper.
+                if self.changed.len() * 2 > t.len() {
+                    self.held = Some(held);
+                    return self.set_nodes(incarnation, t);
                 }
+                if !self.changed.is_empty() {
+                    let kinds = t.gres_kinds.len();
+                    self.changes.clear();
+                    self.gres_free.clear();
+                    for &n in &self.changed {
+                        let i = n as usize;
+                        let row = &t.gres_free[i * kinds..(i + 1) * kinds];
+                        self.changes.push(w::NodeFree {
+                            node: n,
+                            free_cpus: t.free_cpus[i],
+                            free_memory_mb: t.free_memory_mb[i],
+                            power: power(t.power[i]),
+                        });
+                        self.gres_free.extend_from_slice(row);
+                        // By the rule the guest applies it with. The model is this pass's local
+                        // until the call succeeds, so a fault leaves none behind.
+                        held.table.copy_free_from(t, i);
+                    }
+                    let (changes, gres_free) = (&self.changes, &self.gres_free);
+                    self.instance.call(|b, s| {
+                        b.sluice_policy_selection()
+                            .call_begin_pass(s, changes, gres_free)
+                    })?;
+                }
+                self.held = Some(held);
+                Ok(())
             }
-            Ok(out)
-        }
 
-        fn release(&mut self, job_id: u32, p: &Placement) -> Result<(), Fault> {
-            release(&mut self.instance, job_id, p)?;
-            if let Some(h) = &mut self.held {
-                h.table.release(p);
+            fn place(
+                &mut self,
+                r: &JobRequest,
+                mode: PlaceMode,
+            ) -> Result<Option<Placement>, Fault> {
+                let out = place(&mut self.instance, r, mode)?;
+                if let (Some(p), PlaceMode::Allocate) = (&out, mode) {
+                    // The guest applied it by the same rule; one that does not fit leaves the two
+                    // copies unknown to each other, and the next pass sends the whole table.
+                    if !self.held.as_mut().is_some_and(|h| h.table.try_commit(p)) {
+                        self.held = None;
+                    }
+                }
+                Ok(out)
             }
-            Ok(())
+
+            fn release(&mut self, job_id: u32, p: &Placement) -> Result<(), Fault> {
+                release(&mut self.instance, job_id, p)?;
+                if let Some(h) = &mut self.held {
+                    h.table.release(p);
+                }
+                Ok(())
+            }
         }
-    }
+    };
+}
+
+/// The guest's copy of the node table as the host models it: the table last sent, less
+/// what `place` allocated since, plus what `release` gave back.
+struct HeldTable {
+    /// Which instance holds it ([`super::instance::WasmInstance::live_incarnation`]).
+    incarnation: u64,
+    table: sluice_policy::NodeTable,
+}
+
+/// WIT 0.3.0: the table kept by the guest.
+mod v0_3 {
+    table_kept!(v0_3, SelectionV0_3);
+}
+
+/// WIT 0.4.0: as 0.3.0 (only the priority interface changed).
+mod v0_4 {
+    table_kept!(v0_4, SelectionV0_4);
 }
 
 pub use v0_3::SelectionV0_3;
+pub use v0_4::SelectionV0_4;
