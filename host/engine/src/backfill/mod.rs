@@ -591,15 +591,7 @@ impl Engine {
         // Release times and slice starts are each ascending: merged as the loop below asks for
         // them (a job mostly finds its start at one of the first few), unless rarer sources
         // add times; those are collected and sorted.
-        let first = release_times.partition_point(|&t| t < earliest);
-        let last = first + release_times[first..].partition_point(|&t| t < window_end);
-        let (slices, window_end_time) = map.boundaries_within(earliest, window_end);
-        let mut merged = MergedTimes {
-            releases: &release_times[first..last],
-            slices,
-            window_end: window_end_time,
-            last: None,
-        };
+        let mut merged = MergedTimes::within(release_times, map, earliest, window_end);
         let rare = !self.resv.is_empty()
             || own.is_some()
             || (with_licenses && !(rel.licenses.is_empty() && rel.hres.is_empty()));
@@ -766,6 +758,22 @@ struct MergedTimes<'a> {
     last: Option<i64>,
 }
 
+impl<'a> MergedTimes<'a> {
+    /// The times in `[from, to)` of the ascending `release_times` and of `map`'s boundaries.
+    #[inline]
+    fn within(release_times: &'a [i64], map: &'a NodeSpaceMap, from: i64, to: i64) -> Self {
+        let first = release_times.partition_point(|&t| t < from);
+        let last = first + release_times[first..].partition_point(|&t| t < to);
+        let (slices, window_end) = map.boundaries_within(from, to);
+        MergedTimes {
+            releases: &release_times[first..last],
+            slices,
+            window_end,
+            last: None,
+        }
+    }
+}
+
 impl Iterator for MergedTimes<'_> {
     type Item = i64;
 
@@ -928,16 +936,7 @@ mod tests {
         // Boundaries are 0, 10, 20, 40, 55, 70 and the window's end, 100.
         let releases = [5, 10, 33, 40, 41, 99, 100];
         for (from, to) in [(0, 100), (1, 101), (11, 56), (41, 41), (100, 200), (-5, 3)] {
-            let first = releases.partition_point(|&t| t < from);
-            let last = first + releases[first..].partition_point(|&t| t < to);
-            let (slices, window_end) = map.boundaries_within(from, to);
-            let merged: Vec<i64> = MergedTimes {
-                releases: &releases[first..last],
-                slices,
-                window_end,
-                last: None,
-            }
-            .collect();
+            let merged: Vec<i64> = MergedTimes::within(&releases, &map, from, to).collect();
             assert_eq!(
                 merged,
                 times_the_plain_way(&map, &releases, from, to),
