@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sluice_cluster::{Cluster, NodeId, NodeState as ConfigState};
+use sluice_policy::bitmap::nodes_of_words;
 use sluice_policy::{NodeBitmap, NodeTable, Placement, Power};
 
 use crate::job::JobId;
@@ -200,15 +201,10 @@ impl NodeState {
 
     /// Free CPUs summed over `nodes`: no job needing more can be placed on them.
     pub fn free_cpus_on(&self, nodes: &NodeBitmap) -> u64 {
-        let mut sum = 0;
-        for (w, (&a, &b)) in nodes.words.iter().zip(&self.open.words).enumerate() {
-            let mut bits = a & b;
-            while bits != 0 {
-                sum += u64::from(self.table.free_cpus[w * 64 + bits.trailing_zeros() as usize]);
-                bits &= bits - 1;
-            }
-        }
-        sum
+        let open = nodes.words.iter().zip(&self.open.words).map(|(a, b)| a & b);
+        nodes_of_words(0, open)
+            .map(|n| u64::from(self.table.free_cpus[n as usize]))
+            .sum()
     }
 
     /// Whether nothing is allocated on the node.

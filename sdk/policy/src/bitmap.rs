@@ -125,17 +125,49 @@ impl NodeBitmap {
     /// The nodes in ascending order.
     #[inline]
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let bit = w.trailing_zeros();
-                w &= w - 1;
-                Some(i as u32 * 64 + bit)
-            })
-        })
+        nodes_of_words(0, self.words.iter().copied())
+    }
+}
+
+/// The nodes whose bits are set in `words`, ascending, word `i` holding the bits of nodes
+/// `64 × (first + i)` on: a bitmap's nodes, or those of some words combined from several.
+#[inline]
+pub fn nodes_of_words<I: IntoIterator<Item = u64>>(
+    first: usize,
+    words: I,
+) -> NodesOfWords<I::IntoIter> {
+    NodesOfWords {
+        words: words.into_iter(),
+        next_base: (first * 64) as u32,
+        base: 0,
+        bits: 0,
+    }
+}
+
+/// The iterator [`nodes_of_words`] returns.
+pub struct NodesOfWords<I> {
+    words: I,
+    /// The first node of the next word.
+    next_base: u32,
+    /// The first node of the word `bits` is left of.
+    base: u32,
+    /// The current word's bits not yet given.
+    bits: u64,
+}
+
+impl<I: Iterator<Item = u64>> Iterator for NodesOfWords<I> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        while self.bits == 0 {
+            self.bits = self.words.next()?;
+            self.base = self.next_base;
+            self.next_base = self.next_base.wrapping_add(64);
+        }
+        let bit = self.bits.trailing_zeros();
+        self.bits &= self.bits - 1;
+        Some(self.base + bit)
     }
 }
 
@@ -153,6 +185,16 @@ impl FromIterator<u32> for NodeBitmap {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn nodes_of_words_count_from_the_first_word_given() {
+        let words = [0b101, 0, 1 << 63, 1];
+        let nodes: Vec<u32> = nodes_of_words(2, words).collect();
+        assert_eq!(nodes, [128, 130, 319, 320]);
+        assert_eq!(nodes_of_words(0, []).next(), None);
+        let map: NodeBitmap = [3, 64, 200].into_iter().collect();
+        assert_eq!(map.iter().collect::<Vec<_>>(), [3, 64, 200]);
+    }
 
     proptest! {
         #[test]

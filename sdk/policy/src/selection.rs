@@ -158,32 +158,28 @@ impl NodeTable {
         let min_nodes = req.min_nodes.max(1);
         let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
         let (mut nodes, mut cpus) = (0u32, 0u64);
-        for w in 0..req.candidates.len() {
-            let mut bits = word(w);
-            while bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if i >= self.len() {
-                    break;
-                }
-                let free = self.free_cpus[i];
-                if free == 0 {
-                    // Most candidates of a busy machine: decided before reading anything else.
-                    continue;
-                }
-                let free_mem = self.free_memory_mb[i];
-                let whole = free == self.cpus[i] && free_mem == self.memory_mb[i];
-                let gres_ok = req.gres_per_node.iter().all(|&(k, c)| {
-                    self.gres_free
-                        .get(i * kinds + k as usize)
-                        .is_some_and(|&f| f >= c)
-                });
-                if free_mem >= req.memory_per_node_mb && (whole || !req.exclusive) && gres_ok {
-                    nodes += 1;
-                    cpus += u64::from(free);
-                    if nodes >= min_nodes && cpus >= needed {
-                        return true;
-                    }
+        for n in crate::bitmap::nodes_of_words(0, (0..req.candidates.len()).map(word)) {
+            let i = n as usize;
+            if i >= self.len() {
+                break;
+            }
+            let free = self.free_cpus[i];
+            if free == 0 {
+                // Most candidates of a busy machine: decided before reading anything else.
+                continue;
+            }
+            let free_mem = self.free_memory_mb[i];
+            let whole = free == self.cpus[i] && free_mem == self.memory_mb[i];
+            let gres_ok = req.gres_per_node.iter().all(|&(k, c)| {
+                self.gres_free
+                    .get(i * kinds + k as usize)
+                    .is_some_and(|&f| f >= c)
+            });
+            if free_mem >= req.memory_per_node_mb && (whole || !req.exclusive) && gres_ok {
+                nodes += 1;
+                cpus += u64::from(free);
+                if nodes >= min_nodes && cpus >= needed {
+                    return true;
                 }
             }
         }
