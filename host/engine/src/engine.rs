@@ -14,6 +14,7 @@ use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
+use crate::main_loop::{MainPassBuffers, StartBuffers};
 use crate::node_state::NodeState;
 use crate::pending::PendingJobs;
 use crate::priority::PriorityReport;
@@ -237,6 +238,10 @@ pub struct Engine {
     pub(crate) selection_begun: bool,
     /// Backfill's planning buffers, lent to each pass.
     pub(crate) planning_buffers: PlanningBuffers,
+    /// Storage the main loop's passes reuse.
+    pub(crate) main_pass_buffers: MainPassBuffers,
+    /// Storage every start attempt reuses.
+    pub(crate) start_buffers: StartBuffers,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -364,6 +369,8 @@ impl Engine {
             job_table_buffers: Default::default(),
             selection_begun: false,
             planning_buffers: PlanningBuffers::default(),
+            main_pass_buffers: MainPassBuffers::default(),
+            start_buffers: StartBuffers::default(),
             qos_view,
         })
     }

@@ -19,6 +19,26 @@ pub(crate) struct Plan {
     pub hres_held: Vec<i64>,
 }
 
+/// Storage a main-loop pass reuses from the last one, which a replay runs tens of thousands of
+/// times; what it holds is only valid within one pass.
+#[derive(Default)]
+pub(crate) struct MainPassBuffers {
+    /// The usable nodes at the pass's start.
+    usable: NodeBitmap,
+    /// The nodes of partitions that failed this pass.
+    plan: Plan,
+    /// Per partition: whether a job failed there this pass, and jobs tested.
+    failed_part: Vec<bool>,
+    part_tested: Vec<u32>,
+}
+
+/// Storage every start attempt reuses: the job's candidate nodes and its placement request.
+#[derive(Default)]
+pub(crate) struct StartBuffers {
+    candidates: NodeBitmap,
+    request: JobRequest,
+}
+
 /// Removes every node of `other` from `set`.
 pub(crate) fn subtract(set: &mut NodeBitmap, other: &NodeBitmap) {
     for (i, w) in set.words.iter_mut().enumerate() {
@@ -111,14 +131,19 @@ impl Engine {
             queued: records.len(),
             ..PassStats::default()
         };
+        let MainPassBuffers {
+            mut usable,
+            mut plan,
+            mut failed_part,
+            mut part_tested,
+        } = std::mem::take(&mut self.main_pass_buffers);
         // Owned: the pass changes `self` while it holds this.
-        let usable = self.nodes.usable_nodes().clone();
-        let mut plan = Plan {
-            exclude: NodeBitmap::with_capacity(self.nodes.len()),
-            ..Plan::default()
-        };
-        let mut failed_part = vec![false; self.parts.len()];
-        let mut part_tested = vec![0u32; self.parts.len()];
+        usable.clone_from(self.nodes.usable_nodes());
+        plan.exclude.clear_to(self.nodes.len());
+        failed_part.clear();
+        failed_part.resize(self.parts.len(), false);
+        part_tested.clear();
+        part_tested.resize(self.parts.len(), 0);
         let depth = if full {
             usize::MAX
         } else {
@@ -178,11 +203,18 @@ impl Engine {
             }
         }
         self.last_main_stats = stats;
+        self.main_pass_buffers = MainPassBuffers {
+            usable,
+            plan,
+            failed_part,
+            part_tested,
+        };
         Some(records)
     }
 
-    /// Nodes the job may use now: its partition's usable nodes, its reservation's, minus other
-    /// reservations overlapping its run, `exclude`, and nodes lacking its features or GRES types.
+    /// Sets `cand` to the nodes the job may use now: its partition's usable nodes, its
+    /// reservation's, minus other reservations overlapping its run, `exclude`, and nodes lacking
+    /// its features or GRES types.
     pub(crate) fn candidates(
         &self,
         rec: &QueueRecord,
@@ -190,9 +222,10 @@ impl Engine {
         to: i64,
         usable: &NodeBitmap,
         exclude: &NodeBitmap,
-    ) -> NodeBitmap {
+        cand: &mut NodeBitmap,
+    ) {
         let job = &self.jobs[&rec.job];
-        let mut cand = self.parts[rec.partition.index()].nodes.clone();
+        cand.clone_from(&self.parts[rec.partition.index()].nodes);
         cand.intersect_with(usable);
         if let Some(r) = job
             .reservation
@@ -202,12 +235,9 @@ impl Engine {
             cand.intersect_with(&self.resv.get(r).nodes);
         }
         if !self.resv.is_empty() {
-            subtract(
-                &mut cand,
-                &self.resv.excluded_nodes(job.reservation, from, to),
-            );
+            subtract(cand, &self.resv.excluded_nodes(job.reservation, from, to));
         }
-        subtract(&mut cand, exclude);
+        subtract(cand, exclude);
         if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
             cand.intersect_with(&self.static_mask(job, rec.partition));
         }
@@ -221,7 +251,6 @@ impl Engine {
                 cand.remove(n);
             }
         }
-        cand
     }
 
     /// Free count of license `i` for a job in reservation `own` running over `[from, to)`: what
@@ -284,20 +313,18 @@ impl Engine {
         layers
     }
 
-    /// The placement request for a job on `candidates`.
-    pub(crate) fn job_request(&self, id: JobId, candidates: NodeBitmap) -> JobRequest {
+    /// Makes `req` the placement request for a job on `candidates`, reusing its storage.
+    fn fill_job_request(&self, id: JobId, candidates: &NodeBitmap, req: &mut JobRequest) {
         let job = &self.jobs[&id];
-        JobRequest {
-            job_id: id,
-            min_nodes: job.spec.min_nodes.max(1),
-            max_nodes: job.max_nodes(),
-            tasks: job.spec.tasks.max(1),
-            cpus_per_task: job.spec.cpus_per_task.max(1),
-            memory_per_node_mb: job.spec.memory_per_node_mb,
-            gres_per_node: job.gres_per_node.clone(),
-            exclusive: job.spec.exclusive,
-            candidates: candidates.words,
-        }
+        req.job_id = id;
+        req.min_nodes = job.spec.min_nodes.max(1);
+        req.max_nodes = job.max_nodes();
+        req.tasks = job.spec.tasks.max(1);
+        req.cpus_per_task = job.spec.cpus_per_task.max(1);
+        req.memory_per_node_mb = job.spec.memory_per_node_mb;
+        req.gres_per_node.clone_from(&job.gres_per_node);
+        req.exclusive = job.spec.exclusive;
+        req.candidates.clone_from(&candidates.words);
     }
 
     /// Tries to start one queue record now on nodes not in `exclude`; on success the job runs (or
@@ -310,6 +337,26 @@ impl Engine {
         plan: &Plan,
         by: Loop,
     ) -> Result<(), Reason> {
+        let mut buffers = std::mem::take(&mut self.start_buffers);
+        let started = self.try_start_with(rec, now, usable, plan, by, &mut buffers);
+        self.start_buffers = buffers;
+        started
+    }
+
+    /// [`Engine::try_start`] with the candidates and request built in `buffers`.
+    fn try_start_with(
+        &mut self,
+        rec: &QueueRecord,
+        now: i64,
+        usable: &NodeBitmap,
+        plan: &Plan,
+        by: Loop,
+        buffers: &mut StartBuffers,
+    ) -> Result<(), Reason> {
+        let StartBuffers {
+            candidates: cand,
+            request: req,
+        } = buffers;
         let id = rec.job;
         let (own, limit, min_nodes, licenses, demands) = {
             let job = &self.jobs[&id];
@@ -334,7 +381,7 @@ impl Engine {
                 return Err(Reason::Licenses);
             }
         }
-        let mut cand = self.candidates(rec, now, end, usable, &plan.exclude);
+        self.candidates(rec, now, end, usable, &plan.exclude, cand);
         if (cand.len() as u32) < min_nodes {
             return Err(Reason::Resources);
         }
@@ -359,7 +406,7 @@ impl Engine {
                 return Err(Reason::Licenses);
             }
         }
-        let req = self.job_request(id, cand);
+        self.fill_job_request(id, cand, req);
         if !self
             .nodes
             .table()

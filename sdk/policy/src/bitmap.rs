@@ -31,6 +31,13 @@ impl NodeBitmap {
         }
     }
 
+    /// Empties the set and makes it [`NodeBitmap::with_capacity`]`(nodes)`, keeping its storage.
+    #[inline]
+    pub fn clear_to(&mut self, nodes: usize) {
+        self.words.clear();
+        self.words.resize(nodes.div_ceil(64), 0);
+    }
+
     /// The set of nodes `0..nodes`.
     pub fn full(nodes: usize) -> Self {
         let mut map = Self::with_capacity(nodes);
@@ -224,6 +231,15 @@ mod tests {
             let mut expected = NodeBitmap::with_capacity(nodes);
             expected.union_with(&one_by_one);
             assert_eq!(NodeBitmap::full(nodes), expected, "{nodes} nodes");
+        }
+    }
+
+    #[test]
+    fn a_cleared_set_is_a_fresh_one_of_the_new_size() {
+        for (before, after) in [(130, 70), (70, 130), (64, 64), (0, 65)] {
+            let mut map = NodeBitmap::full(before);
+            map.clear_to(after);
+            assert_eq!(map, NodeBitmap::with_capacity(after), "{before} → {after}");
         }
     }
 

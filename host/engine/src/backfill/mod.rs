@@ -54,13 +54,17 @@ impl Releases {
         }
     }
 
-    /// The order to start the next pass's sort from: this pass's, if it sorted one.
-    fn into_order(self) -> Vec<u32> {
-        if self.by_release.len() == self.node_free_at.len() {
-            self.by_release
+    /// Returns its storage to `buffers`: the order to start the next pass's sort from (this
+    /// pass's, if it sorted one), the other order and the release times as spares.
+    fn into_buffers(self, buffers: &mut PlanningBuffers) {
+        let (order, spare) = if self.by_release.len() == self.node_free_at.len() {
+            (self.by_release, self.last_order)
         } else {
-            self.last_order
-        }
+            (self.last_order, self.by_release)
+        };
+        buffers.release_order = order;
+        buffers.spare_order = spare;
+        buffers.node_free_at = self.node_free_at;
     }
 
     /// Puts `by_release` in order again after a start changed release times.
@@ -175,6 +179,26 @@ pub(crate) struct PlanningBuffers {
     chosen: NodeBitmap,
     /// The nodes by release time as the last pass left them ([`Releases::last_order`]).
     release_order: Vec<u32>,
+    /// Storage for the pass's [`Releases::by_release`].
+    spare_order: Vec<u32>,
+    /// Storage for the pass's [`Releases::node_free_at`].
+    node_free_at: Vec<i64>,
+    /// Every node, and the usable ones at the pass's start.
+    all_nodes: NodeBitmap,
+    usable: NodeBitmap,
+    /// What planned jobs hold during the run of the job being tried.
+    plan: Plan,
+    /// Jobs tested per partition ([`Engine::run_backfill_pass`]'s bf_max_job_part count).
+    per_part: Vec<u32>,
+    /// The fewest CPUs a job from each queue position on needs.
+    fewest_after: Vec<u64>,
+    /// Storage for [`Planning::unplannable`].
+    unplannable: Vec<Unplannable>,
+    /// A job's candidate nodes, those that cannot take a share now, and those due by a
+    /// release time, while `from` and `freed` are built.
+    candidates: NodeBitmap,
+    later: NodeBitmap,
+    due: NodeBitmap,
     /// The last pass's node-space map, reset for the next so that its slices are reused.
     map: NodeSpaceMap,
 }
@@ -188,10 +212,15 @@ fn ceil_to(t: i64, res: i64) -> i64 {
 }
 
 impl Engine {
-    fn releases(&self, now: i64) -> Releases {
+    /// What running jobs hold and when they give it back; the release times are written into
+    /// `node_free_at` and the order sorted into `by_release` (storage from the last pass).
+    fn releases(&self, now: i64, mut node_free_at: Vec<i64>, mut by_release: Vec<u32>) -> Releases {
+        node_free_at.clear();
+        node_free_at.resize(self.nodes.len(), now);
+        by_release.clear();
         let mut out = Releases {
-            node_free_at: vec![now; self.nodes.len()],
-            by_release: Vec::new(),
+            node_free_at,
+            by_release,
             last_order: Vec::new(),
             licenses: Vec::new(),
             hres: Vec::new(),
@@ -250,9 +279,13 @@ impl Engine {
         } else {
             usize::MAX
         };
-        let all_nodes = NodeBitmap::full(self.nodes.len());
+        let mut buffers = std::mem::take(&mut self.planning_buffers);
+        let mut all_nodes = std::mem::take(&mut buffers.all_nodes);
+        if all_nodes.len() != self.nodes.len() {
+            all_nodes = NodeBitmap::full(self.nodes.len());
+        }
         // The last pass's map, made this pass's window so that its slices are reused.
-        let mut map = std::mem::take(&mut self.planning_buffers.map);
+        let mut map = std::mem::take(&mut buffers.map);
         map.reset(
             floor_to(now, res),
             window_end,
@@ -262,30 +295,41 @@ impl Engine {
             max_records,
         );
         // Owned: the pass changes `self` while it holds this.
-        let usable = self.nodes.usable_nodes().clone();
+        let mut usable = std::mem::take(&mut buffers.usable);
+        usable.clone_from(self.nodes.usable_nodes());
         // Refilled for every job: what planned jobs hold during its run.
-        let mut plan = Plan::default();
+        let mut plan = std::mem::take(&mut buffers.plan);
+        plan.lic_held.clear();
+        plan.hres_held.clear();
         let mut free_cpus = self.nodes.free_cpus_on(&usable);
-        let mut rel = self.releases(now);
-        rel.last_order = std::mem::take(&mut self.planning_buffers.release_order);
+        let mut rel = self.releases(
+            now,
+            std::mem::take(&mut buffers.node_free_at),
+            std::mem::take(&mut buffers.spare_order),
+        );
+        rel.last_order = std::mem::take(&mut buffers.release_order);
+        let mut per_part = std::mem::take(&mut buffers.per_part);
+        per_part.clear();
+        per_part.resize(self.parts.len(), 0);
+        let mut fewest_after = std::mem::take(&mut buffers.fewest_after);
+        fewest_after.clear();
+        if self.config.skip_backfill_without_fit {
+            self.fewest_cpus_from(&records, &mut fewest_after);
+        }
+        let mut unplannable = std::mem::take(&mut buffers.unplannable);
+        unplannable.clear();
         let mut planning = Planning {
             now,
             window_end,
             res,
             with_licenses: params.bf_licenses,
             from_shape: None,
-            unplannable: Vec::new(),
-            buffers: std::mem::take(&mut self.planning_buffers),
+            unplannable,
+            buffers,
         };
         let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
         let mut per_user: HashMap<String, u32> = HashMap::new();
-        let mut per_part = vec![0u32; self.parts.len()];
         let mut reservations = 0usize;
-        let fewest_after = if self.config.skip_backfill_without_fit {
-            self.fewest_cpus_from(&records)
-        } else {
-            Vec::new()
-        };
 
         for (i, rec) in records.iter().enumerate() {
             if fewest_after
@@ -404,23 +448,30 @@ impl Engine {
                 None => self.jobs.get_mut(&rec.job).expect("queued job").start_time = None,
             }
         }
-        planning.buffers.release_order = rel.into_order();
-        planning.buffers.map = map;
-        self.planning_buffers = planning.buffers;
+        let mut buffers = planning.buffers;
+        rel.into_buffers(&mut buffers);
+        buffers.map = map;
+        buffers.all_nodes = all_nodes;
+        buffers.usable = usable;
+        buffers.plan = plan;
+        buffers.per_part = per_part;
+        buffers.fewest_after = fewest_after;
+        buffers.unplannable = planning.unplannable;
+        self.planning_buffers = buffers;
         self.last_backfill_stats = stats;
     }
 
-    /// For each queue position, the fewest CPUs any job from there on needs: a job starts only
-    /// on that many free CPUs of usable nodes, as [`Engine::some_pending_job_fits`] assumes for
-    /// the whole queue.
-    fn fewest_cpus_from(&self, records: &[QueueRecord]) -> Vec<u64> {
-        let mut fewest = vec![0; records.len()];
+    /// Fills `fewest` with, for each queue position, the fewest CPUs any job from there on
+    /// needs: a job starts only on that many free CPUs of usable nodes, as
+    /// [`Engine::some_pending_job_fits`] assumes for the whole queue.
+    fn fewest_cpus_from(&self, records: &[QueueRecord], fewest: &mut Vec<u64>) {
+        fewest.clear();
+        fewest.resize(records.len(), 0);
         let mut least = u64::MAX;
         for (i, rec) in records.iter().enumerate().rev() {
             least = least.min(self.jobs[&rec.job].cpus());
             fewest[i] = least;
         }
-        fewest
     }
 
     /// Records a job started by backfill in the planning picture.
@@ -457,6 +508,9 @@ impl Engine {
             times,
             avail,
             chosen,
+            candidates: cand,
+            later,
+            due: nodes,
             ..
         } = &mut planning.buffers;
         let job = &self.jobs[&rec.job];
@@ -499,7 +553,7 @@ impl Engine {
             return None;
         }
         if !plain || *from_shape != Some(shape) {
-            let mut cand = self.parts[rec.partition.index()].nodes.clone();
+            cand.clone_from(&self.parts[rec.partition.index()].nodes);
             cand.intersect_with(usable);
             if let Some(r) = own.filter(|r| !self.resv.get(*r).nodes.is_empty()) {
                 cand.intersect_with(&self.resv.get(r).nodes);
@@ -528,7 +582,7 @@ impl Engine {
                 }
             };
             from.clear();
-            let mut later = NodeBitmap::with_capacity(self.nodes.len());
+            later.clear_to(self.nodes.len());
             for n in cand.iter() {
                 let i = n as usize;
                 if !fits_config(i) {
@@ -554,7 +608,7 @@ impl Engine {
             // The previous shape's sets are overwritten in place, sparing an allocation each.
             let mut filled = 0;
             release_times.clear();
-            let mut nodes = NodeBitmap::with_capacity(self.nodes.len());
+            nodes.clear_to(self.nodes.len());
             for (k, &(t, n)) in from.iter().enumerate() {
                 nodes.insert(n);
                 if from.get(k + 1).is_none_or(|&(next, _)| next != t) {
@@ -998,7 +1052,9 @@ mod tests {
                 _ => free_at.push(time(&mut rng)),
             }
             let mut rel = releases(&free_at);
-            rel.last_order = last.into_order();
+            let mut buffers = PlanningBuffers::default();
+            last.into_buffers(&mut buffers);
+            rel.last_order = buffers.release_order;
             rel.sort_by_release();
             let mut expected: Vec<u32> = (0..free_at.len() as u32).collect();
             expected.sort_by_key(|&m| (free_at[m as usize], m));
