@@ -27,6 +27,8 @@ struct WillRun {
 
 /// What running jobs hold and when they give it back, for planning.
 struct Releases {
+    /// The pass's time, which no release time is earlier than: idle nodes are free at it.
+    now: i64,
     /// Per node: when every job on it will have ended.
     node_free_at: Vec<i64>,
     /// Nodes by (`node_free_at`, index), so planning a job needs no sort; empty when stale.
@@ -34,6 +36,8 @@ struct Releases {
     /// The last order sorted (this pass's before a start, or the last pass's), which
     /// `by_release` is sorted from: only the nodes of jobs that started or ended since move.
     last_order: Vec<u32>,
+    /// The release times `last_order` was sorted by.
+    last_keys: Vec<i64>,
     /// (end, license, count) of running jobs.
     licenses: Vec<(i64, usize, i64)>,
     /// (end, layer, amount) of running jobs.
@@ -45,50 +49,105 @@ impl Releases {
     /// sorted so far becomes the one [`Releases::sort_by_release`] sorts again from (a start
     /// moves few nodes, so that costs what moved).
     fn release_later(&mut self, nodes: &[u32], end: i64) {
+        if self.by_release.len() == self.node_free_at.len() {
+            self.last_order = std::mem::take(&mut self.by_release);
+            self.last_keys.clone_from(&self.node_free_at);
+        }
         for &n in nodes {
             let slot = &mut self.node_free_at[n as usize];
             *slot = (*slot).max(end);
         }
-        if self.by_release.len() == self.node_free_at.len() {
-            self.last_order = std::mem::take(&mut self.by_release);
-        }
     }
 
     /// Returns its storage to `buffers`: the order to start the next pass's sort from (this
-    /// pass's, if it sorted one), the other order and the release times as spares.
+    /// pass's, if it sorted one) with the release times it was sorted by, the rest as spares.
     fn into_buffers(self, buffers: &mut PlanningBuffers) {
-        let (order, spare) = if self.by_release.len() == self.node_free_at.len() {
-            (self.by_release, self.last_order)
+        if self.by_release.len() == self.node_free_at.len() {
+            buffers.release_order = self.by_release;
+            buffers.release_keys = self.node_free_at;
+            buffers.spare_order = self.last_order;
+            buffers.node_free_at = self.last_keys;
         } else {
-            (self.last_order, self.by_release)
-        };
-        buffers.release_order = order;
-        buffers.spare_order = spare;
-        buffers.node_free_at = self.node_free_at;
+            buffers.release_order = self.last_order;
+            buffers.release_keys = self.last_keys;
+            buffers.spare_order = self.by_release;
+            buffers.node_free_at = self.node_free_at;
+        }
     }
 
-    /// Puts `by_release` in order again after a start changed release times.
+    /// Puts `by_release` in order again after release times changed.
     ///
-    /// It starts from the last order sorted when there is one: only the nodes of jobs that
-    /// started or ended since have moved, and an insertion sort costs what moved. Past a
-    /// budget of moves, or without a last order, it sorts outright: the nodes free at the
-    /// earliest time (idle ones: now) come first in index order without a sort. Release times
-    /// within 2^32 s of the earliest (all of them, unless a job asks for more than a century)
-    /// sort as one integer each, time above node, which is several times cheaper than sorting
-    /// pairs; the order is the same.
+    /// Nodes free at `now` (idle ones) come first in index order. From the last order sorted,
+    /// the other nodes whose release time is still the one it was sorted by keep their order,
+    /// and the rest (those of jobs that started or outlived their limit since) are sorted and
+    /// merged in: a pass over the nodes and a sort of what moved. Without a last order it
+    /// sorts outright.
     fn sort_by_release(&mut self) {
         let n = self.node_free_at.len();
         if self.by_release.len() == n {
             return;
         }
-        if self.last_order.len() == n {
-            let mut order = std::mem::take(&mut self.last_order);
-            let free_at = &self.node_free_at;
-            if insertion_sort_within(&mut order, 4 * n + 64, |&m| (free_at[m as usize], m)) {
-                self.by_release = order;
-                return;
+        if self.last_order.len() == n && self.last_keys.len() == n {
+            self.merge_moved();
+        } else {
+            self.sort_outright();
+        }
+    }
+
+    /// [`Releases::sort_by_release`] from the last order, in its storage and `by_release`'s.
+    fn merge_moved(&mut self) {
+        let (free_at, sorted_by, now) = (&self.node_free_at, &self.last_keys, self.now);
+        let key = |m: u32| (free_at[m as usize], m);
+        let mut order = std::mem::take(&mut self.last_order);
+        let mut moved = std::mem::take(&mut self.by_release);
+        moved.clear();
+        // The nodes still where the last order had them, gathered at its front in that order.
+        let mut kept = 0;
+        for i in 0..order.len() {
+            let m = order[i];
+            let t = free_at[m as usize];
+            if t == now {
+                continue;
+            }
+            if t == sorted_by[m as usize] {
+                order[kept] = m;
+                kept += 1;
+            } else {
+                moved.push(m);
             }
         }
+        moved.sort_unstable_by_key(|&m| key(m));
+        let idle = order.len() - kept - moved.len();
+        // Each moved node from the last, its place found among the kept nodes not yet passed,
+        // and those after it shifted right at once to the places after the idle nodes: the
+        // cost is a search per moved node, not a step per node.
+        let (mut i, mut j) = (kept, moved.len());
+        while j > 0 {
+            let m = moved[j - 1];
+            let pos = order[..i].partition_point(|&o| key(o) < key(m));
+            order.copy_within(pos..i, pos + j + idle);
+            order[pos + j - 1 + idle] = m;
+            i = pos;
+            j -= 1;
+        }
+        order.copy_within(0..i, idle);
+        let mut w = 0;
+        for (m, &t) in free_at.iter().enumerate() {
+            if t == now {
+                order[w] = m as u32;
+                w += 1;
+            }
+        }
+        self.by_release = order;
+        self.last_order = moved;
+    }
+
+    /// [`Releases::sort_by_release`] without a last order: the nodes free at the earliest time
+    /// (idle ones: now) come first in index order without a sort. Release times within 2^32 s
+    /// of the earliest (all of them, unless a job asks for more than a century) sort as one
+    /// integer each, time above node, which is several times cheaper than sorting pairs; the
+    /// order is the same.
+    fn sort_outright(&mut self) {
         let free_at = &self.node_free_at;
         let earliest = free_at.iter().copied().min().unwrap_or(0);
         let mut first = Vec::with_capacity(free_at.len());
@@ -179,6 +238,8 @@ pub(crate) struct PlanningBuffers {
     chosen: NodeBitmap,
     /// The nodes by release time as the last pass left them ([`Releases::last_order`]).
     release_order: Vec<u32>,
+    /// The release times `release_order` was sorted by ([`Releases::last_keys`]).
+    release_keys: Vec<i64>,
     /// Storage for the pass's [`Releases::by_release`].
     spare_order: Vec<u32>,
     /// Storage for the pass's [`Releases::node_free_at`].
@@ -219,9 +280,11 @@ impl Engine {
         node_free_at.resize(self.nodes.len(), now);
         by_release.clear();
         let mut out = Releases {
+            now,
             node_free_at,
             by_release,
             last_order: Vec::new(),
+            last_keys: Vec::new(),
             licenses: Vec::new(),
             hres: Vec::new(),
         };
@@ -308,6 +371,7 @@ impl Engine {
             std::mem::take(&mut buffers.spare_order),
         );
         rel.last_order = std::mem::take(&mut buffers.release_order);
+        rel.last_keys = std::mem::take(&mut buffers.release_keys);
         let mut per_part = std::mem::take(&mut buffers.per_part);
         per_part.clear();
         per_part.resize(self.parts.len(), 0);
@@ -779,27 +843,6 @@ impl Engine {
     }
 }
 
-/// Insertion-sorts `items` by `key` unless that takes more than `budget` moves; says whether
-/// it finished. Nearly sorted input costs what moved.
-fn insertion_sort_within<T: Copy, K: Ord>(
-    items: &mut [T],
-    mut budget: usize,
-    key: impl Fn(&T) -> K,
-) -> bool {
-    for i in 1..items.len() {
-        let mut j = i;
-        while j > 0 && key(&items[j - 1]) > key(&items[j]) {
-            if budget == 0 {
-                return false;
-            }
-            budget -= 1;
-            items.swap(j - 1, j);
-            j -= 1;
-        }
-    }
-    true
-}
-
 /// A job's candidate start times from release times and slice boundaries, ascending and
 /// each once, merged as the planning loop asks for them.
 struct MergedTimes<'a> {
@@ -918,9 +961,11 @@ mod tests {
 
     fn releases(free_at: &[i64]) -> Releases {
         Releases {
+            now: free_at.iter().copied().min().unwrap_or(0),
             node_free_at: free_at.to_vec(),
             by_release: Vec::new(),
             last_order: Vec::new(),
+            last_keys: Vec::new(),
             licenses: Vec::new(),
             hres: Vec::new(),
         }
@@ -1042,8 +1087,8 @@ mod tests {
             let mut free_at: Vec<i64> = (0..n).map(|_| time(&mut rng)).collect();
             let mut last = releases(&free_at);
             last.sort_by_release();
-            // A few release times moved since the last pass (the budget holds), all of them
-            // (it may not), or the node count changed (the last order does not apply).
+            // A few release times moved since the last pass, all of them, or the node count
+            // changed (the last order does not apply). Nodes at the least time are idle.
             match round % 3 {
                 0 => (0..1 + rng.below(4)).for_each(|_| {
                     free_at[rng.below(n as u64) as usize] = time(&mut rng);
@@ -1055,6 +1100,7 @@ mod tests {
             let mut buffers = PlanningBuffers::default();
             last.into_buffers(&mut buffers);
             rel.last_order = buffers.release_order;
+            rel.last_keys = buffers.release_keys;
             rel.sort_by_release();
             let mut expected: Vec<u32> = (0..free_at.len() as u32).collect();
             expected.sort_by_key(|&m| (free_at[m as usize], m));
