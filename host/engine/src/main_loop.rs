@@ -25,7 +25,7 @@ pub(crate) struct Plan {
 pub(crate) struct MainPassBuffers {
     /// The usable nodes at the pass's start.
     usable: NodeBitmap,
-    /// The nodes of partitions that failed this pass.
+    /// What the pass holds back: the nodes of partitions that failed this pass.
     plan: Plan,
     /// Per partition: whether a job failed there this pass, and jobs tested.
     failed_part: Vec<bool>,
@@ -316,15 +316,27 @@ impl Engine {
     /// Makes `req` the placement request for a job on `candidates`, reusing its storage.
     fn fill_job_request(&self, id: JobId, candidates: &NodeBitmap, req: &mut JobRequest) {
         let job = &self.jobs[&id];
-        req.job_id = id;
-        req.min_nodes = job.spec.min_nodes.max(1);
-        req.max_nodes = job.max_nodes();
-        req.tasks = job.spec.tasks.max(1);
-        req.cpus_per_task = job.spec.cpus_per_task.max(1);
-        req.memory_per_node_mb = job.spec.memory_per_node_mb;
-        req.gres_per_node.clone_from(&job.gres_per_node);
-        req.exclusive = job.spec.exclusive;
-        req.candidates.clone_from(&candidates.words);
+        // Every field named, so that a field added to the request cannot be left stale here.
+        let JobRequest {
+            job_id,
+            min_nodes,
+            max_nodes,
+            tasks,
+            cpus_per_task,
+            memory_per_node_mb,
+            gres_per_node,
+            exclusive,
+            candidates: words,
+        } = req;
+        *job_id = id;
+        *min_nodes = job.spec.min_nodes.max(1);
+        *max_nodes = job.max_nodes();
+        *tasks = job.spec.tasks.max(1);
+        *cpus_per_task = job.spec.cpus_per_task.max(1);
+        *memory_per_node_mb = job.spec.memory_per_node_mb;
+        gres_per_node.clone_from(&job.gres_per_node);
+        *exclusive = job.spec.exclusive;
+        words.clone_from(&candidates.words);
     }
 
     /// Tries to start one queue record now on nodes not in `exclude`; on success the job runs (or
