@@ -191,9 +191,6 @@ struct Planning {
     /// The job shape `buffers.from` was built for while it is still true (no start since): jobs
     /// of the same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
-    /// Plain jobs this pass found no start in the window for, by shape, nodes and time limit
-    /// (see [`Unplannable`]).
-    unplannable: Vec<Unplannable>,
     buffers: PlanningBuffers,
 }
 
@@ -253,7 +250,8 @@ pub(crate) struct PlanningBuffers {
     per_part: Vec<u32>,
     /// The fewest CPUs a job from each queue position on needs.
     fewest_after: Vec<u64>,
-    /// Storage for [`Planning::unplannable`].
+    /// Plain jobs this pass found no start in the window for, by shape, nodes and time limit
+    /// (see [`Unplannable`]).
     unplannable: Vec<Unplannable>,
     /// A job's candidate nodes, those that cannot take a share now, and those due by a
     /// release time, while `from` and `freed` are built.
@@ -273,18 +271,20 @@ fn ceil_to(t: i64, res: i64) -> i64 {
 }
 
 impl Engine {
-    /// What running jobs hold and when they give it back; the release times are written into
-    /// `node_free_at` and the order sorted into `by_release` (storage from the last pass).
-    fn releases(&self, now: i64, mut node_free_at: Vec<i64>, mut by_release: Vec<u32>) -> Releases {
+    /// What running jobs hold and when they give it back, in the storage of `buffers` (which
+    /// [`Releases::into_buffers`] gives back), with the last pass's order to sort from.
+    fn releases(&self, now: i64, buffers: &mut PlanningBuffers) -> Releases {
+        let mut node_free_at = std::mem::take(&mut buffers.node_free_at);
         node_free_at.clear();
         node_free_at.resize(self.nodes.len(), now);
+        let mut by_release = std::mem::take(&mut buffers.spare_order);
         by_release.clear();
         let mut out = Releases {
             now,
             node_free_at,
             by_release,
-            last_order: Vec::new(),
-            last_keys: Vec::new(),
+            last_order: std::mem::take(&mut buffers.release_order),
+            last_keys: std::mem::take(&mut buffers.release_keys),
             licenses: Vec::new(),
             hres: Vec::new(),
         };
@@ -365,13 +365,7 @@ impl Engine {
         plan.lic_held.clear();
         plan.hres_held.clear();
         let mut free_cpus = self.nodes.free_cpus_on(&usable);
-        let mut rel = self.releases(
-            now,
-            std::mem::take(&mut buffers.node_free_at),
-            std::mem::take(&mut buffers.spare_order),
-        );
-        rel.last_order = std::mem::take(&mut buffers.release_order);
-        rel.last_keys = std::mem::take(&mut buffers.release_keys);
+        let mut rel = self.releases(now, &mut buffers);
         let mut per_part = std::mem::take(&mut buffers.per_part);
         per_part.clear();
         per_part.resize(self.parts.len(), 0);
@@ -380,15 +374,13 @@ impl Engine {
         if self.config.skip_backfill_without_fit {
             self.fewest_cpus_from(&records, &mut fewest_after);
         }
-        let mut unplannable = std::mem::take(&mut buffers.unplannable);
-        unplannable.clear();
+        buffers.unplannable.clear();
         let mut planning = Planning {
             now,
             window_end,
             res,
             with_licenses: params.bf_licenses,
             from_shape: None,
-            unplannable,
             buffers,
         };
         let budget = params.effective_bf_max_time().saturating_mul(1_000_000);
@@ -520,7 +512,6 @@ impl Engine {
         buffers.plan = plan;
         buffers.per_part = per_part;
         buffers.fewest_after = fewest_after;
-        buffers.unplannable = planning.unplannable;
         self.planning_buffers = buffers;
         self.last_backfill_stats = stats;
     }
@@ -575,6 +566,7 @@ impl Engine {
             candidates: cand,
             later,
             due: nodes,
+            unplannable,
             ..
         } = &mut planning.buffers;
         let job = &self.jobs[&rec.job];
@@ -609,8 +601,7 @@ impl Engine {
             limit,
         };
         if simple
-            && planning
-                .unplannable
+            && unplannable
                 .iter()
                 .any(|u| u.covers(shape, min_nodes, limit))
         {
@@ -697,7 +688,7 @@ impl Engine {
         }
         if from.len() < min_nodes {
             if simple {
-                planning.unplannable.push(failed);
+                unplannable.push(failed);
             }
             return None;
         }
@@ -837,7 +828,7 @@ impl Engine {
             });
         }
         if simple {
-            planning.unplannable.push(failed);
+            unplannable.push(failed);
         }
         None
     }
