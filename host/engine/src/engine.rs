@@ -395,6 +395,16 @@ impl Engine {
         &mut self.config.params
     }
 
+    /// The scheduler parameters for a pass to hold while it changes the engine: every one a
+    /// number or a flag, copied, except SelectTypeParameters, which no pass reads and which
+    /// would cost a pass an allocation.
+    pub(crate) fn pass_params(&self) -> SchedulerParams {
+        SchedulerParams {
+            select_type_parameters: Vec::new(),
+            ..self.config.params
+        }
+    }
+
     /// Current time on the engine's clock.
     pub fn now(&self) -> i64 {
         self.clock.now()

@@ -118,7 +118,7 @@ impl Engine {
         self.sched_requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
-        let params = self.config.params.clone();
+        let params = self.pass_params();
         let fcfs = self.config.scheduler == SchedulerKind::Fcfs;
         let records = match self.open_pass(now, None) {
             Ok(records) => records,

@@ -316,7 +316,7 @@ impl Engine {
     pub(crate) fn run_backfill_pass(&mut self, queue: Option<Vec<QueueRecord>>) {
         let now = self.clock.now();
         let started_at = self.clock.micros();
-        let params = self.config.params.clone();
+        let params = self.pass_params();
         let kind = self.config.scheduler;
         let limited = kind == SchedulerKind::Backfill;
         let records = match self.open_pass(now, queue) {
