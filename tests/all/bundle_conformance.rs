@@ -2,7 +2,7 @@
 //! runs, and the same policy linked in natively gives the same answers.
 
 use sluice_policy::conformance::CaseResult;
-use sluice_policy::{PluginKind, Settings, fixtures};
+use sluice_policy::{Association, PluginKind, PriorityContext, Settings, fixtures};
 use sluice_runtime::{Limits, Loaded, Loader, PluginSpec, probe};
 
 use crate::support::*;
@@ -66,5 +66,69 @@ fn bundled_component_and_builtin_agree() {
             distinct.len()
         );
         assert_eq!(answer, native.compute(&ctx, &jobs).unwrap(), "{name}");
+    }
+}
+
+/// Root and `users` users under it, as a trace replay without accounts has them: usage in few
+/// distinct values (many users tie, some at none) and shares 1–3, so the FairShare factor is
+/// the flat level's count, which the component does in SIMD lanes and the builtin does not.
+fn flat_context(users: u32) -> PriorityContext {
+    let mut ctx = fixtures::priority_context(1_700_000_000, 32, 0, 0);
+    let mut rng = fixtures::Rng::new(11);
+    for u in 0..users {
+        let usage = (rng.below(7) * 1_000) as f64;
+        ctx.associations.push(Association {
+            name: format!("u{u}"),
+            parent: Some(0),
+            is_user: true,
+            raw_shares: 1 + u % 3,
+            raw_usage: usage,
+        });
+        ctx.associations[0].raw_usage += usage;
+    }
+    ctx
+}
+
+#[test]
+fn bundled_multifactor_ranks_a_flat_tree_as_the_builtin_does() {
+    let settings = weighted_multifactor();
+    let spec = PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: "multifactor".into(),
+        settings: settings.clone(),
+        limits: Limits::default(),
+    };
+    // A user count of each remainder by four, so the count's tail is covered.
+    for users in [1, 2, 3, 117, 214] {
+        let ctx = flat_context(users);
+        let jobs = fixtures::job_table(&ctx, 400, u64::from(users));
+        let Loaded::Priority(wasm) = loader().load(&spec).unwrap() else {
+            unreachable!()
+        };
+        let Loaded::Priority(native) =
+            Loader::builtin(PluginKind::Priority, "multifactor", &settings).unwrap()
+        else {
+            unreachable!()
+        };
+        let (mut wasm, mut native) = (wasm.backend, native.backend);
+        let answer = wasm.compute(&ctx, &jobs).unwrap();
+        let fairshare = |a: &sluice_policy::Priorities| {
+            let f = a.factors.iter().find(|f| f.name == "FAIRSHARE").unwrap();
+            let mut distinct: Vec<u64> = f.values.iter().map(|v| v.to_bits()).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            distinct.len()
+        };
+        if users > 3 {
+            assert!(
+                fairshare(&answer) > 3,
+                "{users} users: too few ranks to compare"
+            );
+        }
+        assert_eq!(
+            answer,
+            native.compute(&ctx, &jobs).unwrap(),
+            "{users} users"
+        );
     }
 }

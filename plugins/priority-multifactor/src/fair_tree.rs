@@ -73,8 +73,8 @@ pub struct CachedFairTree {
 /// FairShare factors counted from them so far (see [`FlatShape`]).
 #[derive(Clone, Debug, Default)]
 struct FlatLevel {
-    /// [`ordered_bits`] of each root user's Level FS, in [`FlatShape::users`] order.
-    keys: Vec<u64>,
+    /// [`ordered_key`] of each root user's Level FS, in [`FlatShape::users`] order.
+    keys: Vec<i64>,
     /// Whether `keys` are of the current usage.
     keyed: bool,
     /// Whether the keys stand for the Level FS (none is NaN, which ties with everything and
@@ -376,14 +376,14 @@ impl Shape {
         ranker.visit(root, false);
     }
 
-    /// Fills `keys` with the [`ordered_bits`] of the Level FS of each of `level`'s users
+    /// Fills `keys` with the [`ordered_key`] of the Level FS of each of `level`'s users
     /// under the usage `assocs` carries; says whether they stand for the Level FS (none is
     /// NaN).
     fn key_flat_level(
         &self,
         level: &FlatShape,
         assocs: &[Association],
-        keys: &mut Vec<u64>,
+        keys: &mut Vec<i64>,
     ) -> bool {
         let Some(root) = self.root else {
             return false;
@@ -398,23 +398,15 @@ impl Shape {
             // A `FairShare=parent` user's infinite S stands for its infinite Level FS.
             let lf = if s == f64::INFINITY { s } else { lf };
             nan |= lf.is_nan();
-            *key = ordered_bits(lf);
+            *key = ordered_key(lf);
         }
         !nan
     }
 
     /// FairShare factor of the user at `position` of a flat root level whose keys are
     /// `keys`: its rank (the users less those with a higher Level FS) over the user count.
-    fn flat_fair_share(&self, keys: &[u64], position: usize) -> f64 {
-        let own = keys[position];
-        // Four at a time: in a component each loop turn also pays a branch and fuel.
-        let mut quads = keys.chunks_exact(4);
-        let mut above = 0u32;
-        for q in &mut quads {
-            above += u32::from(q[0] > own) + u32::from(q[1] > own);
-            above += u32::from(q[2] > own) + u32::from(q[3] > own);
-        }
-        above += quads.remainder().iter().filter(|&&k| k > own).count() as u32;
+    fn flat_fair_share(&self, keys: &[i64], position: usize) -> f64 {
+        let above = count_above(keys, keys[position]);
         f64::from(self.users - above) / f64::from(self.users)
     }
 
@@ -705,6 +697,56 @@ fn insertion_sort_within(keys: &mut [(u64, u32)], mut budget: usize) -> bool {
         }
     }
     true
+}
+
+/// How many of `keys` are greater than `own`, four at a time: in a component each loop turn
+/// also pays a branch and fuel.
+#[cfg(not(target_arch = "wasm32"))]
+fn count_above(keys: &[i64], own: i64) -> u32 {
+    let mut quads = keys.chunks_exact(4);
+    let mut above = 0u32;
+    for q in &mut quads {
+        above += u32::from(q[0] > own) + u32::from(q[1] > own);
+        above += u32::from(q[2] > own) + u32::from(q[3] > own);
+    }
+    above + quads.remainder().iter().filter(|&&k| k > own).count() as u32
+}
+
+/// How many of `keys` are greater than `own`, four at a time in two-lane SIMD compares: a
+/// component built without SIMD does them one by one, and with SIMD throughout, LLVM
+/// vectorizes the scalar loop poorly (it has no unsigned 64-bit compare to use).
+#[cfg(target_arch = "wasm32")]
+fn count_above(keys: &[i64], own: i64) -> u32 {
+    // SAFETY: wasmtime enables SIMD, and a runtime without it refuses the component at load.
+    unsafe { count_above_simd(keys, own) }
+}
+
+/// [`count_above`] with the SIMD instructions enabled for this function alone.
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+unsafe fn count_above_simd(keys: &[i64], own: i64) -> u32 {
+    use core::arch::wasm32::{i64x2_extract_lane, i64x2_gt, i64x2_splat, i64x2_sub, v128_load};
+    let own2 = i64x2_splat(own);
+    // Each lane of a compare is -1 where greater: subtracting counts.
+    let (mut a, mut b) = (i64x2_splat(0), i64x2_splat(0));
+    let mut quads = keys.chunks_exact(4);
+    for q in &mut quads {
+        let p = q.as_ptr().cast::<core::arch::wasm32::v128>();
+        // SAFETY: four in-bounds i64s are two v128s; wasm loads need no alignment.
+        let (lo, hi) = unsafe { (v128_load(p), v128_load(p.add(1))) };
+        a = i64x2_sub(a, i64x2_gt(lo, own2));
+        b = i64x2_sub(b, i64x2_gt(hi, own2));
+    }
+    let lanes = i64x2_extract_lane::<0>(a)
+        + i64x2_extract_lane::<1>(a)
+        + i64x2_extract_lane::<0>(b)
+        + i64x2_extract_lane::<1>(b);
+    lanes as u32 + quads.remainder().iter().filter(|&&k| k > own).count() as u32
+}
+
+/// [`ordered_bits`] as a signed integer in the same order, as two-lane SIMD compares it.
+fn ordered_key(x: f64) -> i64 {
+    (ordered_bits(x) ^ (1 << 63)) as i64
 }
 
 /// Maps a non-NaN float to an integer in the same order (−0 and +0 alike, as `==` has them).
