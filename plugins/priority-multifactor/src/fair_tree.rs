@@ -5,6 +5,8 @@
 
 use sluice_sdk::{Association, PriorityContext};
 
+use crate::lanes;
+
 /// `SLURMDB_FS_USE_PARENT`: the RawShares value Slurm stores for `FairShare=parent`.
 pub const FS_USE_PARENT: u32 = 0x7FFF_FFFF;
 
@@ -406,7 +408,7 @@ impl Shape {
     /// FairShare factor of the user at `position` of a flat root level whose keys are
     /// `keys`: its rank (the users less those with a higher Level FS) over the user count.
     fn flat_fair_share(&self, keys: &[i64], position: usize) -> f64 {
-        let above = count_above(keys, keys[position]);
+        let above = lanes::count_above(keys, keys[position]);
         f64::from(self.users - above) / f64::from(self.users)
     }
 
@@ -697,51 +699,6 @@ fn insertion_sort_within(keys: &mut [(u64, u32)], mut budget: usize) -> bool {
         }
     }
     true
-}
-
-/// How many of `keys` are greater than `own`, four at a time: in a component each loop turn
-/// also pays a branch and fuel.
-#[cfg(not(target_arch = "wasm32"))]
-fn count_above(keys: &[i64], own: i64) -> u32 {
-    let mut quads = keys.chunks_exact(4);
-    let mut above = 0u32;
-    for q in &mut quads {
-        above += u32::from(q[0] > own) + u32::from(q[1] > own);
-        above += u32::from(q[2] > own) + u32::from(q[3] > own);
-    }
-    above + quads.remainder().iter().filter(|&&k| k > own).count() as u32
-}
-
-/// How many of `keys` are greater than `own`, four at a time in two-lane SIMD compares: a
-/// component built without SIMD does them one by one, and with SIMD throughout, LLVM
-/// vectorizes the scalar loop poorly (it has no unsigned 64-bit compare to use).
-#[cfg(target_arch = "wasm32")]
-fn count_above(keys: &[i64], own: i64) -> u32 {
-    // SAFETY: wasmtime enables SIMD, and a runtime without it refuses the component at load.
-    unsafe { count_above_simd(keys, own) }
-}
-
-/// [`count_above`] with the SIMD instructions enabled for this function alone.
-#[cfg(target_arch = "wasm32")]
-#[target_feature(enable = "simd128")]
-unsafe fn count_above_simd(keys: &[i64], own: i64) -> u32 {
-    use core::arch::wasm32::{i64x2_extract_lane, i64x2_gt, i64x2_splat, i64x2_sub, v128_load};
-    let own2 = i64x2_splat(own);
-    // Each lane of a compare is -1 where greater: subtracting counts.
-    let (mut a, mut b) = (i64x2_splat(0), i64x2_splat(0));
-    let mut quads = keys.chunks_exact(4);
-    for q in &mut quads {
-        let p = q.as_ptr().cast::<core::arch::wasm32::v128>();
-        // SAFETY: four in-bounds i64s are two v128s; wasm loads need no alignment.
-        let (lo, hi) = unsafe { (v128_load(p), v128_load(p.add(1))) };
-        a = i64x2_sub(a, i64x2_gt(lo, own2));
-        b = i64x2_sub(b, i64x2_gt(hi, own2));
-    }
-    let lanes = i64x2_extract_lane::<0>(a)
-        + i64x2_extract_lane::<1>(a)
-        + i64x2_extract_lane::<0>(b)
-        + i64x2_extract_lane::<1>(b);
-    lanes as u32 + quads.remainder().iter().filter(|&&k| k > own).count() as u32
 }
 
 /// [`ordered_bits`] as a signed integer in the same order, as two-lane SIMD compares it.

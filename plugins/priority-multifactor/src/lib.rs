@@ -27,6 +27,7 @@
 
 pub mod factors;
 pub mod fair_tree;
+mod lanes;
 pub mod settings;
 
 use sluice_sdk::*;
