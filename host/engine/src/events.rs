@@ -361,7 +361,7 @@ impl Engine {
             .alloc
             .as_ref()
             .map_or(0, |a| a.placement.nodes.len());
-        self.release_gres(id, &(0..positions).collect::<Vec<_>>());
+        self.release_gres(id, 0..positions);
         let job = self.jobs.get_mut(&id).expect("releasing a known job");
         for r in &mut job.gres.records {
             r.bit_step_alloc.iter_mut().for_each(Vec::clear);

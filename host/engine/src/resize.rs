@@ -88,7 +88,7 @@ impl Engine {
             }
         };
         let (gone, stays) = (part(&dropped), part(&kept));
-        self.release_gres(id, &dropped);
+        self.release_gres(id, dropped.iter().copied());
         self.nodes.release(id, &gone);
         let job = self.jobs.get_mut(&id).expect("checked above");
         for r in &mut job.gres.records {

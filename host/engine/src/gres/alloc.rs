@@ -233,10 +233,10 @@ impl Engine {
     }
 
     /// Gives back a job's CPUs, devices and counts on the allocation positions in `positions`.
-    pub(crate) fn release_gres(&mut self, id: JobId, positions: &[usize]) {
+    pub(crate) fn release_gres(&mut self, id: JobId, positions: impl IntoIterator<Item = usize>) {
         let job = self.jobs.get(&id).expect("releasing a known job");
         let Some(alloc) = &job.alloc else { return };
-        for &i in positions {
+        for i in positions {
             let node = alloc.placement.nodes[i] as usize;
             if let Some(cpu_ids) = job.cpu_ids.node(i) {
                 self.cpus.give_back(node, cpu_ids);
