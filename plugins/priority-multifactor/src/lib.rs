@@ -102,7 +102,9 @@ fn to_priority(p: f64) -> u32 {
     if p.is_nan() || p < 1.0 {
         1
     } else {
-        p.min(f64::from(u32::MAX)) as u32
+        // `as` truncates and saturates at u32::MAX; an explicit `min` would be a libm call in
+        // the component (wasm's f64.min treats NaN differently from Rust's).
+        p as u32
     }
 }
 
