@@ -395,7 +395,7 @@ impl Engine {
 
     /// Decays usage every PriorityCalcPeriod and accrues running jobs' CPU time since the last run.
     pub(crate) fn accrue_usage(&mut self, now: i64) {
-        let Some(prev) = self.usage.decay_if_due(now) else {
+        let Some(decayed) = self.usage.decay_if_due(now) else {
             return;
         };
         // Slurm's decay thread recalculates every pending job's priority after decaying usage.
@@ -405,13 +405,13 @@ impl Engine {
             if job.state != JobState::Running {
                 continue;
             }
-            let from = job.start_time.unwrap_or(now).max(prev);
+            let from = job.start_time.unwrap_or(now).max(decayed.since);
             let cpus = job.alloc.as_ref().map_or(0, |a| a.cpus());
             let factor = self
                 .qos_view
                 .get(job.qos.index())
                 .map_or(1.0, |q| q.usage_factor);
-            let amount = self.usage.job_delta(now - from, cpus, factor);
+            let amount = decayed.job_delta(&self.usage, now, from, cpus, factor);
             self.usage.add(job.assoc, amount);
         }
     }

@@ -75,24 +75,58 @@ impl Usage {
         if delta <= 0 {
             return 0.0;
         }
-        delta as f64 * self.decay_factor.powf(delta as f64) * cpus as f64 * usage_factor
+        job_delta_decayed(
+            delta,
+            self.decay_factor.powf(delta as f64),
+            cpus,
+            usage_factor,
+        )
     }
 
-    /// Decays every association to `now`; returns the previous run time, from which running jobs
-    /// then accrue. Does nothing (and returns `None`) before PriorityCalcPeriod has passed.
-    pub fn decay_if_due(&mut self, now: i64) -> Option<i64> {
+    /// Decays every association to `now`; returns when the decay last ran before, from which
+    /// running jobs then accrue, with the decay over that span. Does nothing (and returns `None`)
+    /// before PriorityCalcPeriod has passed.
+    pub fn decay_if_due(&mut self, now: i64) -> Option<Decayed> {
         if now < self.next_due() {
             return None;
         }
         let delta = now - self.last_ran;
-        let real = self.decay_factor.powf(delta as f64).max(f64::MIN_POSITIVE);
+        let decay = self.decay_factor.powf(delta as f64);
+        let real = decay.max(f64::MIN_POSITIVE);
         for u in &mut self.raw {
             *u *= real;
         }
-        let prev = self.last_ran;
+        let since = self.last_ran;
         self.last_ran = now;
-        Some(prev)
+        Some(Decayed { since, decay })
     }
+}
+
+/// One decay run's span: jobs running through all of it accrue with its `decay`, so the power
+/// is taken once per run rather than once per job.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decayed {
+    /// When the decay ran before this run.
+    pub since: i64,
+    /// `df^(now − since)`, before the clamp the associations' decay applies.
+    pub decay: f64,
+}
+
+impl Decayed {
+    /// [`Usage::job_delta`] for a job accruing from `from` to `now`, with the run's power when
+    /// the job ran through the whole span.
+    pub fn job_delta(&self, usage: &Usage, now: i64, from: i64, cpus: u64, factor: f64) -> f64 {
+        if from == self.since && now > from {
+            job_delta_decayed(now - from, self.decay, cpus, factor)
+        } else {
+            usage.job_delta(now - from, cpus, factor)
+        }
+    }
+}
+
+/// `delta × decay × cpus × factor`, in that order (the order fixes the rounding).
+fn job_delta_decayed(delta: i64, decay: f64, cpus: u64, usage_factor: f64) -> f64 {
+    delta as f64 * decay * cpus as f64 * usage_factor
 }
 
 #[cfg(test)]
@@ -132,9 +166,24 @@ mod tests {
             (100.0, 100.0, 100.0, 0.0)
         );
         assert_eq!(u.decay_if_due(5), None);
-        assert_eq!(u.decay_if_due(1000), Some(0));
+        assert_eq!(u.decay_if_due(1000).map(|d| d.since), Some(0));
         let halved = u.raw(AssocId(2));
         assert!((halved - 50.0).abs() < 0.5, "{halved}");
+    }
+
+    #[test]
+    fn a_decay_run_gives_each_job_what_its_own_power_gives() {
+        let tree = vec![assoc(AssocKind::Account("root".into()), None)];
+        let mut u = Usage::new(&tree, 86_400, 300, 1_000);
+        let decayed = u.decay_if_due(1_777).expect("a calc period has passed");
+        assert_eq!(decayed.since, 1_000);
+        // Through the whole span (the run's power), from later in it, and from its end.
+        for from in [1_000, 1_001, 1_500, 1_776, 1_777] {
+            let alone = u.job_delta(1_777 - from, 24, 1.5);
+            let in_run = decayed.job_delta(&u, 1_777, from, 24, 1.5);
+            assert_eq!(in_run.to_bits(), alone.to_bits(), "from {from}");
+        }
+        assert!(decayed.job_delta(&u, 1_777, 1_000, 24, 1.5) > 0.0);
     }
 
     #[test]
