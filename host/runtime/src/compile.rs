@@ -60,16 +60,12 @@ pub struct WasmEngine {
 }
 
 impl WasmEngine {
-    /// An engine with fuel metering on (the per-call budget) and Cranelift inlining on; compiled
-    /// components are cached in `cache_dir` when given.
+    /// An engine with fuel metering on (the per-call budget); compiled components are cached in
+    /// `cache_dir` when given.
     pub fn new(cache_dir: Option<PathBuf>) -> Self {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.consume_fuel(true);
-        // Cranelift then inlines small functions the component's own compiler left as calls
-        // (each call also spills and reloads the fuel counter): 0.7 % fewer instructions in the
-        // KTH replay, for a longer compile that the artifact cache pays once per machine.
-        config.compiler_inlining(wasmtime::Inlining::Yes);
         let engine = Engine::new(&config).expect("the engine configuration is fixed and valid");
         Self { engine, cache_dir }
     }
