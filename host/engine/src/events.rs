@@ -411,7 +411,7 @@ impl Engine {
                 .qos_view
                 .get(job.qos.index())
                 .map_or(1.0, |q| q.usage_factor);
-            let amount = decayed.job_delta(&self.usage, now, from, cpus, factor);
+            let amount = decayed.job_delta(&self.usage, from, cpus, factor);
             self.usage.add(job.assoc, amount);
         }
     }

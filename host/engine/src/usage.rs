@@ -98,7 +98,11 @@ impl Usage {
         }
         let since = self.last_ran;
         self.last_ran = now;
-        Some(Decayed { since, decay })
+        Some(Decayed {
+            since,
+            until: now,
+            decay,
+        })
     }
 }
 
@@ -108,18 +112,20 @@ impl Usage {
 pub struct Decayed {
     /// When the decay ran before this run.
     pub since: i64,
-    /// `df^(now − since)`, before the clamp the associations' decay applies.
+    /// When this run decayed.
+    pub until: i64,
+    /// `df^(until − since)`, before the clamp the associations' decay applies.
     pub decay: f64,
 }
 
 impl Decayed {
-    /// [`Usage::job_delta`] for a job accruing from `from` to `now`, with the run's power when
-    /// the job ran through the whole span.
-    pub fn job_delta(&self, usage: &Usage, now: i64, from: i64, cpus: u64, factor: f64) -> f64 {
-        if from == self.since && now > from {
-            job_delta_decayed(now - from, self.decay, cpus, factor)
+    /// [`Usage::job_delta`] for a job accruing from `from` to the end of this run, with the
+    /// run's power when the job ran through the whole span.
+    pub fn job_delta(&self, usage: &Usage, from: i64, cpus: u64, factor: f64) -> f64 {
+        if from == self.since && self.until > from {
+            job_delta_decayed(self.until - from, self.decay, cpus, factor)
         } else {
-            usage.job_delta(now - from, cpus, factor)
+            usage.job_delta(self.until - from, cpus, factor)
         }
     }
 }
@@ -176,14 +182,14 @@ mod tests {
         let tree = vec![assoc(AssocKind::Account("root".into()), None)];
         let mut u = Usage::new(&tree, 86_400, 300, 1_000);
         let decayed = u.decay_if_due(1_777).expect("a calc period has passed");
-        assert_eq!(decayed.since, 1_000);
+        assert_eq!((decayed.since, decayed.until), (1_000, 1_777));
         // Through the whole span (the run's power), from later in it, and from its end.
         for from in [1_000, 1_001, 1_500, 1_776, 1_777] {
             let alone = u.job_delta(1_777 - from, 24, 1.5);
-            let in_run = decayed.job_delta(&u, 1_777, from, 24, 1.5);
+            let in_run = decayed.job_delta(&u, from, 24, 1.5);
             assert_eq!(in_run.to_bits(), alone.to_bits(), "from {from}");
         }
-        assert!(decayed.job_delta(&u, 1_777, 1_000, 24, 1.5) > 0.0);
+        assert!(decayed.job_delta(&u, 1_000, 24, 1.5) > 0.0);
     }
 
     #[test]
