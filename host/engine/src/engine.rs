@@ -14,7 +14,7 @@ use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
-use crate::main_loop::{MainPassBuffers, StartBuffers};
+use crate::main_loop::MainPassBuffers;
 use crate::node_state::NodeState;
 use crate::pending::PendingJobs;
 use crate::priority::PriorityReport;
@@ -240,8 +240,6 @@ pub struct Engine {
     pub(crate) planning_buffers: PlanningBuffers,
     /// Storage the main loop's passes reuse.
     pub(crate) main_pass_buffers: MainPassBuffers,
-    /// Storage every start attempt reuses.
-    pub(crate) start_buffers: StartBuffers,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -370,7 +368,6 @@ impl Engine {
             selection_begun: false,
             planning_buffers: PlanningBuffers::default(),
             main_pass_buffers: MainPassBuffers::default(),
-            start_buffers: StartBuffers::default(),
             qos_view,
         })
     }

@@ -30,9 +30,12 @@ pub(crate) struct MainPassBuffers {
     /// Per partition: whether a job failed there this pass, and jobs tested.
     failed_part: Vec<bool>,
     part_tested: Vec<u32>,
+    /// What the pass's start attempts build.
+    start: StartBuffers,
 }
 
-/// Storage every start attempt reuses: the job's candidate nodes and its placement request.
+/// Storage a pass's start attempts reuse ([`Engine::try_start`]): the job's candidate nodes
+/// and its placement request.
 #[derive(Default)]
 pub(crate) struct StartBuffers {
     candidates: NodeBitmap,
@@ -136,6 +139,7 @@ impl Engine {
             mut plan,
             mut failed_part,
             mut part_tested,
+            mut start,
         } = std::mem::take(&mut self.main_pass_buffers);
         // Owned: the pass changes `self` while it holds this.
         usable.clone_from(self.nodes.usable_nodes());
@@ -179,7 +183,7 @@ impl Engine {
             }
             part_tested[p] += 1;
             stats.tested += 1;
-            match self.try_start(rec, now, &usable, &plan, Loop::Main) {
+            match self.try_start(rec, now, &usable, &plan, Loop::Main, &mut start) {
                 Ok(()) => stats.started += 1,
                 Err(reason) => {
                     self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
@@ -208,6 +212,7 @@ impl Engine {
             plan,
             failed_part,
             part_tested,
+            start,
         };
         Some(records)
     }
@@ -339,24 +344,10 @@ impl Engine {
         words.clone_from(&candidates.words);
     }
 
-    /// Tries to start one queue record now on nodes not in `exclude`; on success the job runs (or
-    /// configures) and a `Started` event is queued. On failure, the reason it stays pending.
+    /// Tries to start one queue record now on nodes not in `exclude`, building its candidates
+    /// and request in `buffers`; on success the job runs (or configures) and a `Started` event
+    /// is queued. On failure, the reason it stays pending.
     pub(crate) fn try_start(
-        &mut self,
-        rec: &QueueRecord,
-        now: i64,
-        usable: &NodeBitmap,
-        plan: &Plan,
-        by: Loop,
-    ) -> Result<(), Reason> {
-        let mut buffers = std::mem::take(&mut self.start_buffers);
-        let started = self.try_start_with(rec, now, usable, plan, by, &mut buffers);
-        self.start_buffers = buffers;
-        started
-    }
-
-    /// [`Engine::try_start`] with the candidates and request built in `buffers`.
-    fn try_start_with(
         &mut self,
         rec: &QueueRecord,
         now: i64,
@@ -422,7 +413,7 @@ impl Engine {
         if !self
             .nodes
             .table()
-            .could_fit_among(&req, &self.nodes.open_nodes().words)
+            .could_fit_among(req, &self.nodes.open_nodes().words)
         {
             // No placement could pass the contract checks: the policy would answer none.
             return Err(Reason::Resources);
@@ -431,15 +422,10 @@ impl Engine {
             self.policies.selection.begin_pass(self.nodes.table());
             self.selection_begun = true;
         }
-        let Some(placement) = self.policies.selection.place(&req, PlaceMode::Allocate) else {
+        let Some(placement) = self.policies.selection.place(req, PlaceMode::Allocate) else {
             return Err(Reason::Resources);
         };
-        if self
-            .nodes
-            .table()
-            .check_placement(&req, &placement)
-            .is_err()
-        {
+        if self.nodes.table().check_placement(req, &placement).is_err() {
             // The policy's table now disagrees with ours; hand it ours again.
             self.faults.selection += 1;
             self.policies.selection.begin_pass(self.nodes.table());

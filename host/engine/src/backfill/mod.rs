@@ -10,7 +10,7 @@ use sluice_policy::{Charge, NodeBitmap, hres::check_charges};
 
 use crate::engine::{Engine, Loop, PassStats, SchedulerKind};
 use crate::job::{JobId, Reason, plan_limit};
-use crate::main_loop::{Plan, subtract};
+use crate::main_loop::{Plan, StartBuffers, subtract};
 use crate::queue::QueueRecord;
 use map::NodeSpaceMap;
 
@@ -241,6 +241,22 @@ pub(crate) struct PlanningBuffers {
     spare_order: Vec<u32>,
     /// Storage for the pass's [`Releases::node_free_at`].
     node_free_at: Vec<i64>,
+    /// What the pass's own loop holds, taken out for the pass.
+    pass: PassStorage,
+    /// Plain jobs this pass found no start in the window for, by shape, nodes and time limit
+    /// (see [`Unplannable`]).
+    unplannable: Vec<Unplannable>,
+    /// A job's candidate nodes, those that cannot take a share now, and those due by a
+    /// release time, while `from` and `freed` are built.
+    candidates: NodeBitmap,
+    later: NodeBitmap,
+    due: NodeBitmap,
+}
+
+/// What a backfill pass's loop over the queue holds while planning borrows the rest of
+/// [`PlanningBuffers`]: taken out at the pass's start and given back at its end, as one.
+#[derive(Default)]
+struct PassStorage {
     /// Every node, and the usable ones at the pass's start.
     all_nodes: NodeBitmap,
     usable: NodeBitmap,
@@ -250,16 +266,10 @@ pub(crate) struct PlanningBuffers {
     per_part: Vec<u32>,
     /// The fewest CPUs a job from each queue position on needs.
     fewest_after: Vec<u64>,
-    /// Plain jobs this pass found no start in the window for, by shape, nodes and time limit
-    /// (see [`Unplannable`]).
-    unplannable: Vec<Unplannable>,
-    /// A job's candidate nodes, those that cannot take a share now, and those due by a
-    /// release time, while `from` and `freed` are built.
-    candidates: NodeBitmap,
-    later: NodeBitmap,
-    due: NodeBitmap,
     /// The last pass's node-space map, reset for the next so that its slices are reused.
     map: NodeSpaceMap,
+    /// What the pass's start attempts build.
+    start: StartBuffers,
 }
 
 fn floor_to(t: i64, res: i64) -> i64 {
@@ -343,36 +353,40 @@ impl Engine {
             usize::MAX
         };
         let mut buffers = std::mem::take(&mut self.planning_buffers);
-        let mut all_nodes = std::mem::take(&mut buffers.all_nodes);
+        let mut pass = std::mem::take(&mut buffers.pass);
+        let PassStorage {
+            all_nodes,
+            usable,
+            plan,
+            per_part,
+            fewest_after,
+            map,
+            start,
+        } = &mut pass;
         if all_nodes.len() != self.nodes.len() {
-            all_nodes = NodeBitmap::full(self.nodes.len());
+            *all_nodes = NodeBitmap::full(self.nodes.len());
         }
         // The last pass's map, made this pass's window so that its slices are reused.
-        let mut map = std::mem::take(&mut buffers.map);
         map.reset(
             floor_to(now, res),
             window_end,
-            &all_nodes,
+            all_nodes,
             self.lic.license_count(),
             self.lic.hres_layers().len(),
             max_records,
         );
         // Owned: the pass changes `self` while it holds this.
-        let mut usable = std::mem::take(&mut buffers.usable);
         usable.clone_from(self.nodes.usable_nodes());
         // Refilled for every job: what planned jobs hold during its run.
-        let mut plan = std::mem::take(&mut buffers.plan);
         plan.lic_held.clear();
         plan.hres_held.clear();
-        let mut free_cpus = self.nodes.free_cpus_on(&usable);
+        let mut free_cpus = self.nodes.free_cpus_on(usable);
         let mut rel = self.releases(now, &mut buffers);
-        let mut per_part = std::mem::take(&mut buffers.per_part);
         per_part.clear();
         per_part.resize(self.parts.len(), 0);
-        let mut fewest_after = std::mem::take(&mut buffers.fewest_after);
         fewest_after.clear();
         if self.config.skip_backfill_without_fit {
-            self.fewest_cpus_from(&records, &mut fewest_after);
+            self.fewest_cpus_from(&records, fewest_after);
         }
         buffers.unplannable.clear();
         let mut planning = Planning {
@@ -435,7 +449,7 @@ impl Engine {
 
             let limit = plan_limit(self.jobs[&rec.job].time_limit) as i64;
             let end = now + limit;
-            map.reserved_between(&all_nodes, &mut plan.exclude, now, end);
+            map.reserved_between(all_nodes, &mut plan.exclude, now, end);
             if params.bf_licenses {
                 plan.lic_held = map.licenses_between(now, end);
                 plan.hres_held = map.hres_between(now, end);
@@ -447,14 +461,14 @@ impl Engine {
             let attempt = if job.needs_nodes_alone() && job.cpus() > free_cpus {
                 Err(Reason::Resources)
             } else {
-                self.try_start(rec, now, &usable, &plan, Loop::Backfill)
+                self.try_start(rec, now, usable, plan, Loop::Backfill, start)
             };
             let reason = match attempt {
                 Ok(()) => {
                     stats.started += 1;
                     self.note_started(rec.job, now, &mut rel);
                     planning.from_shape = None;
-                    free_cpus = self.nodes.free_cpus_on(&usable);
+                    free_cpus = self.nodes.free_cpus_on(usable);
                     continue;
                 }
                 Err(reason) => reason,
@@ -480,7 +494,7 @@ impl Engine {
                 job.start_time = None;
                 continue;
             }
-            match self.will_run(rec, &mut planning, &map, &mut rel, &usable) {
+            match self.will_run(rec, &mut planning, map, &mut rel, usable) {
                 Some(plan) => {
                     let slot_start = floor_to(plan.start, res);
                     let slot_end = ceil_to(plan.start + limit, res).max(slot_start + res);
@@ -506,12 +520,7 @@ impl Engine {
         }
         let mut buffers = planning.buffers;
         rel.into_buffers(&mut buffers);
-        buffers.map = map;
-        buffers.all_nodes = all_nodes;
-        buffers.usable = usable;
-        buffers.plan = plan;
-        buffers.per_part = per_part;
-        buffers.fewest_after = fewest_after;
+        buffers.pass = pass;
         self.planning_buffers = buffers;
         self.last_backfill_stats = stats;
     }
@@ -671,7 +680,7 @@ impl Engine {
                         Some(slot) => {
                             slot.0 = t;
                             slot.1 = k + 1;
-                            slot.2.clone_from(&nodes);
+                            slot.2.clone_from(nodes);
                         }
                         None => freed.push((t, k + 1, nodes.clone())),
                     }
