@@ -220,6 +220,9 @@ pub struct Engine {
     pub(crate) sched_requested: bool,
     pub(crate) last_sched: i64,
     pub(crate) last_backfill: i64,
+    /// Whether a tick ran without the backfill pass `bf_interval` did not yet allow, so that
+    /// the pass is owed once it does ([`Engine::backfill_owed_at`]).
+    pub(crate) backfill_owed: bool,
     pub(crate) last_main_stats: PassStats,
     pub(crate) last_backfill_stats: PassStats,
     pub(crate) faults: Faults,
@@ -357,6 +360,7 @@ impl Engine {
             sched_requested: false,
             last_sched: now,
             last_backfill: now,
+            backfill_owed: false,
             last_main_stats: PassStats::default(),
             last_backfill_stats: PassStats::default(),
             faults: Faults::default(),
@@ -493,9 +497,7 @@ impl Engine {
         let params = &self.config.params;
         let periodic =
             params.sched_interval >= 0 && now >= self.last_sched + params.sched_interval.max(1);
-        let backfill = self.config.scheduler != SchedulerKind::Fcfs
-            && params.bf_interval >= 0
-            && now >= self.last_backfill + params.bf_interval.max(1);
+        let backfill = self.backfills() && now >= self.last_backfill + params.bf_interval.max(1);
         let event = self.sched_requested && !params.defer;
         if self.pending.is_empty() {
             // A pass over an empty queue decides nothing but would still call the policies.
@@ -506,6 +508,7 @@ impl Engine {
             if backfill {
                 self.last_backfill = now;
             }
+            self.backfill_owed = false;
             return std::mem::take(&mut self.outbox);
         }
         let queue = if periodic {
@@ -522,7 +525,22 @@ impl Engine {
             }
             self.last_backfill = now;
         }
+        self.backfill_owed = !backfill && self.backfills();
         self.end_passes()
+    }
+
+    /// Whether backfill passes run at all: not under FCFS, nor with `bf_interval` = −1.
+    fn backfills(&self) -> bool {
+        self.config.scheduler != SchedulerKind::Fcfs && self.config.params.bf_interval >= 0
+    }
+
+    /// When the backfill pass a tick went without is due: `bf_interval` after the last pass,
+    /// if a tick since then ran without one while jobs still wait. Slurm's backfill agent runs
+    /// once the interval is up and only if something changed since its last cycle; a replay
+    /// that ticks only at events wakes at this time for the same effect.
+    pub fn backfill_owed_at(&self) -> Option<i64> {
+        (self.backfill_owed && !self.pending.is_empty() && self.backfills())
+            .then(|| self.last_backfill + self.config.params.bf_interval.max(1))
     }
 
     /// Whether the pending job needing the fewest CPUs needs no more than the usable nodes have
@@ -558,6 +576,7 @@ impl Engine {
             self.run_backfill_pass(None);
         }
         self.last_backfill = now;
+        self.backfill_owed = false;
         self.end_passes()
     }
 
@@ -572,7 +591,7 @@ impl Engine {
             if params.sched_interval >= 0 {
                 times.push(self.last_sched + params.sched_interval.max(1));
             }
-            if self.config.scheduler != SchedulerKind::Fcfs && params.bf_interval >= 0 {
+            if self.backfills() {
                 times.push(self.last_backfill + params.bf_interval.max(1));
             }
             let begins = self

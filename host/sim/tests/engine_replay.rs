@@ -43,16 +43,24 @@ fn policies(priority: Priority) -> Policies {
     }
 }
 
-/// The engine on a flat machine of `procs` one-CPU nodes, with `priority` in its bundle.
-fn flat_engine(procs: u32, priority: Priority) -> EngineScheduler {
-    let cluster = FlatMachine {
+/// The engine on a flat machine of `procs` one-CPU nodes, with `priority` in its bundle and a
+/// backfill cycle at most every `bf_interval` seconds.
+fn flat_engine_with(procs: u32, priority: Priority, bf_interval: i64) -> EngineScheduler {
+    let mut cluster = FlatMachine {
         procs,
         cpus_per_node: 1,
     }
     .cluster()
     .unwrap();
+    cluster.scheduler.bf_interval = bf_interval;
     let options = EngineOptions::for_cluster("slurm", &cluster);
     EngineScheduler::new(cluster, policies(priority), options)
+}
+
+/// [`flat_engine_with`] with backfill allowed every second, so that a hand-made trace whose
+/// events are seconds apart shows each backfill decision at the event that allows it.
+fn flat_engine(procs: u32, priority: Priority) -> EngineScheduler {
+    flat_engine_with(procs, priority, 1)
 }
 
 fn engine_run(
@@ -61,7 +69,15 @@ fn engine_run(
     priority: Priority,
     runtime: RuntimeMode,
 ) -> ReplayOutput {
-    let mut scheduler = flat_engine(procs, priority);
+    replay_on(flat_engine(procs, priority), jobs, procs, runtime)
+}
+
+fn replay_on(
+    mut scheduler: EngineScheduler,
+    jobs: &[WorkloadJob],
+    procs: u32,
+    runtime: RuntimeMode,
+) -> ReplayOutput {
     let mut source = MemoryWorkload::new(jobs, 0, None);
     let config = ReplayConfig {
         procs,
@@ -101,6 +117,26 @@ fn slurm_backfill_starts_what_does_not_touch_a_reservation() {
     assert_eq!(
         starts(&out),
         expect(&[(1, 0), (2, 100), (3, 2), (4, 150), (5, 4)])
+    );
+}
+
+/// The same trace under Slurm's default `bf_interval` of 30 s: the engine's first backfill cycle
+/// is allowed at 30, and runs then although no event comes. J3 starts in it; J5, which ended
+/// before the head's reservation when started at 4, would now overlap it and waits with J4.
+#[test]
+fn backfill_runs_once_bf_interval_is_up_even_between_events() {
+    let jobs = vec![
+        job(1, 0, 100, 100, 6),
+        job(2, 1, 50, 50, 8),
+        job(3, 2, 500, 500, 2),
+        job(4, 3, 500, 500, 2),
+        job(5, 4, 96, 96, 2),
+    ];
+    let scheduler = flat_engine_with(10, Priority::Basic, 30);
+    let out = replay_on(scheduler, &jobs, 10, RuntimeMode::KillAtLimit);
+    assert_eq!(
+        starts(&out),
+        expect(&[(1, 0), (2, 100), (3, 30), (4, 150), (5, 150)])
     );
 }
 

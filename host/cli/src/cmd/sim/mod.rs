@@ -46,8 +46,8 @@ pub struct Args {
     /// With --scheduler slurm: run the bundle as WebAssembly components (wasm) or linked in (native).
     #[arg(long, default_value = "wasm", value_parser = ["wasm", "native"])]
     pub bundle: String,
-    /// With --scheduler slurm: passes at every event time (event), or on sched_interval and
-    /// bf_interval of virtual time as configured (periodic, slower).
+    /// With --scheduler slurm: passes as configured (sched_interval, bf_interval) but only when a
+    /// job arrived or ended since the last one (event), or also when nothing did (periodic, slower).
     #[arg(long, default_value = "event", value_parser = ["event", "periodic"])]
     pub passes: String,
     /// Scheduler: fcfs, easy (Mu'alem & Feitelson), conservative, easy-accasim (AccaSim's EASY),

@@ -23,14 +23,16 @@ const SKIPS_BETWEEN_DRAINS: u64 = 1024;
 /// When the engine's scheduling passes run on the virtual clock (`--passes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Passes {
-    /// At every event time (a job arrives or ends) with jobs waiting: a full main-loop pass, then a
-    /// backfill pass; nothing in between. As if `sched_interval` and `bf_interval` were shorter
-    /// than the gaps between events, which they are on most traces (seconds against minutes).
+    /// Only when something happened: at every event time (a job arrives or ends) with jobs
+    /// waiting, the event-triggered main loop, the periodic one if `sched_interval` is up and
+    /// a backfill pass if `bf_interval` is; a backfill pass the interval held back runs the
+    /// moment it is up. That is Slurm's backfill agent, which runs a cycle every `bf_interval`
+    /// only if jobs or nodes changed since the last one.
     #[default]
     Event,
-    /// As configured: the event-triggered main loop at every event, the periodic main loop every
-    /// `sched_interval` and backfill every `bf_interval` seconds of virtual time while jobs wait.
-    /// Closest to a live Slurm, and much slower (a pass every 30 s of a year-long trace).
+    /// Also when nothing happened: the periodic main loop every `sched_interval` and backfill
+    /// every `bf_interval` seconds of virtual time while jobs wait. Much slower (a pass every
+    /// 30 s of a year-long trace); passes without news change only what time alone moves.
     Periodic,
 }
 
@@ -174,12 +176,6 @@ impl EngineScheduler {
             config.enforce_time_limits = false;
             config.skip_backfill_without_fit = true;
             config.defer_lone_priority = true;
-            if self.options.passes == Passes::Event {
-                // Every tick is then due for a full main pass and a backfill pass; ticks happen
-                // only at event times.
-                config.params.sched_interval = 0;
-                config.params.bf_interval = 0;
-            }
             let engine =
                 Engine::with_config(cluster, policies, Arc::new(self.clock.clone()), config);
             self.state = State::Running(Box::new(engine));
@@ -285,6 +281,9 @@ impl ReplayScheduler for EngineScheduler {
         match (&self.state, self.options.passes) {
             (State::Running(engine), Passes::Periodic) if self.queued > 0 => {
                 engine.next_wakeup().filter(|&t| t > now)
+            }
+            (State::Running(engine), Passes::Event) if self.queued > 0 => {
+                engine.backfill_owed_at().filter(|&t| t > now)
             }
             _ => None,
         }
