@@ -2,20 +2,14 @@
 
 mod common;
 
-use common::{job, run};
+use common::{head_protection_workload, job, run};
 use sluice_sim::compare::{COMPARISON_MD, CompareError, compare};
 use sluice_sim::{RuntimeMode, SchedulerKind};
 
 #[test]
 fn the_jobs_that_moved_most_come_first() {
     // FCFS starts J3 at 100 and J5 at 150; EASY starts them at 2 and 4.
-    let jobs = vec![
-        job(1, 0, 100, 100, 6),
-        job(2, 1, 50, 50, 8),
-        job(3, 2, 500, 500, 2),
-        job(4, 3, 500, 500, 2),
-        job(5, 4, 96, 96, 2),
-    ];
+    let jobs = head_protection_workload();
     let fcfs = run(&jobs, 10, SchedulerKind::Fcfs, RuntimeMode::KillAtLimit);
     let easy = run(&jobs, 10, SchedulerKind::Easy, RuntimeMode::KillAtLimit);
     let cmp = compare(&fcfs, &easy, 10).unwrap();

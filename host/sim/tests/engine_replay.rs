@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{job, kth_path, starts};
+use common::{expect, head_protection_workload, job, kth_path, run_on, starts};
 use sluice_engine::Policies;
 use sluice_plugin_priority_basic::Basic;
 use sluice_plugin_priority_multifactor::Multifactor;
@@ -69,26 +69,7 @@ fn engine_run(
     priority: Priority,
     runtime: RuntimeMode,
 ) -> ReplayOutput {
-    replay_on(flat_engine(procs, priority), jobs, procs, runtime)
-}
-
-fn replay_on(
-    mut scheduler: EngineScheduler,
-    jobs: &[WorkloadJob],
-    procs: u32,
-    runtime: RuntimeMode,
-) -> ReplayOutput {
-    let mut source = MemoryWorkload::new(jobs, 0, None);
-    let config = ReplayConfig {
-        procs,
-        runtime,
-        keep_records: true,
-    };
-    replay(&mut source, &mut scheduler, &config, ()).expect("replay succeeds")
-}
-
-fn expect(pairs: &[(u64, Time)]) -> BTreeMap<u64, Time> {
-    pairs.iter().copied().collect()
+    run_on(&mut flat_engine(procs, priority), jobs, procs, runtime)
 }
 
 fn user_job(id: u64, submit: Time, run: Time, procs: u32, user: i64) -> WorkloadJob {
@@ -106,13 +87,7 @@ fn user_job(id: u64, submit: Time, run: Time, procs: u32, user: i64) -> Workload
 /// the two nodes the reservation leaves; J4 would need reserved nodes past 120; J5 ends by 100.
 #[test]
 fn slurm_backfill_starts_what_does_not_touch_a_reservation() {
-    let jobs = vec![
-        job(1, 0, 100, 100, 6),
-        job(2, 1, 50, 50, 8),
-        job(3, 2, 500, 500, 2),
-        job(4, 3, 500, 500, 2),
-        job(5, 4, 96, 96, 2),
-    ];
+    let jobs = head_protection_workload();
     let out = engine_run(&jobs, 10, Priority::Basic, RuntimeMode::KillAtLimit);
     assert_eq!(
         starts(&out),
@@ -125,15 +100,9 @@ fn slurm_backfill_starts_what_does_not_touch_a_reservation() {
 /// before the head's reservation when started at 4, would now overlap it and waits with J4.
 #[test]
 fn backfill_runs_once_bf_interval_is_up_even_between_events() {
-    let jobs = vec![
-        job(1, 0, 100, 100, 6),
-        job(2, 1, 50, 50, 8),
-        job(3, 2, 500, 500, 2),
-        job(4, 3, 500, 500, 2),
-        job(5, 4, 96, 96, 2),
-    ];
-    let scheduler = flat_engine_with(10, Priority::Basic, 30);
-    let out = replay_on(scheduler, &jobs, 10, RuntimeMode::KillAtLimit);
+    let jobs = head_protection_workload();
+    let mut scheduler = flat_engine_with(10, Priority::Basic, 30);
+    let out = run_on(&mut scheduler, &jobs, 10, RuntimeMode::KillAtLimit);
     assert_eq!(
         starts(&out),
         expect(&[(1, 0), (2, 100), (3, 30), (4, 150), (5, 150)])

@@ -2,30 +2,11 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
-use common::{job, run, starts};
+use common::{expect, head_protection_workload, job, run, starts};
 use sluice_sim::{RuntimeMode, SchedulerKind};
 
 const KILL: RuntimeMode = RuntimeMode::KillAtLimit;
 const RTC: RuntimeMode = RuntimeMode::RunToCompletion;
-
-fn expect(pairs: &[(u64, i64)]) -> BTreeMap<u64, i64> {
-    pairs.iter().copied().collect()
-}
-
-/// 10 processors. J1 holds 6 until t=100, so head J2 (8 procs) gets shadow time 100 with 2 extra
-/// processors. J3 (2 procs, long) may use the extra ones; J4 (2 procs, long) fits but would delay
-/// J2 once the extra processors are gone; J5 ends exactly at the shadow time.
-fn head_protection_workload() -> Vec<sluice_sim::WorkloadJob> {
-    vec![
-        job(1, 0, 100, 100, 6),
-        job(2, 1, 50, 50, 8),
-        job(3, 2, 500, 500, 2),
-        job(4, 3, 500, 500, 2),
-        job(5, 4, 96, 96, 2),
-    ]
-}
 
 #[test]
 fn easy_backfills_on_extra_processors_and_by_the_shadow_time_but_never_delays_the_head() {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use sluice_sim::{
-    MemoryWorkload, ReplayConfig, ReplayOutput, RuntimeMode, SchedulerKind, SwfFields, Time,
-    Workload, WorkloadJob, replay,
+    MemoryWorkload, ReplayConfig, ReplayOutput, ReplayScheduler, RuntimeMode, SchedulerKind,
+    SwfFields, Time, Workload, WorkloadJob, replay,
 };
 
 /// The KTH-SP2 cleaned trace shipped with the tests.
@@ -28,6 +28,24 @@ pub fn job(id: u64, submit: Time, run: Time, requested: Time, procs: u32) -> Wor
     }
 }
 
+/// 10 processors. J1 holds 6 until t=100, so head J2 (8 procs) gets shadow time 100 with 2 extra
+/// processors. J3 (2 procs, long) may use the extra ones; J4 (2 procs, long) fits but would delay
+/// J2 once the extra processors are gone; J5 ends exactly at the shadow time.
+pub fn head_protection_workload() -> Vec<WorkloadJob> {
+    vec![
+        job(1, 0, 100, 100, 6),
+        job(2, 1, 50, 50, 8),
+        job(3, 2, 500, 500, 2),
+        job(4, 3, 500, 500, 2),
+        job(5, 4, 96, 96, 2),
+    ]
+}
+
+/// Start times by job id, from (id, start) pairs.
+pub fn expect(pairs: &[(u64, Time)]) -> BTreeMap<u64, Time> {
+    pairs.iter().copied().collect()
+}
+
 /// Replays in-memory jobs and keeps every record.
 pub fn run(
     jobs: &[WorkloadJob],
@@ -35,14 +53,23 @@ pub fn run(
     kind: SchedulerKind,
     runtime: RuntimeMode,
 ) -> ReplayOutput {
+    run_on(kind.build(procs).as_mut(), jobs, procs, runtime)
+}
+
+/// [`run`] with a scheduler the test built.
+pub fn run_on(
+    scheduler: &mut dyn ReplayScheduler,
+    jobs: &[WorkloadJob],
+    procs: u32,
+    runtime: RuntimeMode,
+) -> ReplayOutput {
     let mut source = MemoryWorkload::new(jobs, 0, None);
-    let mut scheduler = kind.build(procs);
     let config = ReplayConfig {
         procs,
         runtime,
         keep_records: true,
     };
-    replay(&mut source, &mut scheduler, &config, ()).expect("replay succeeds")
+    replay(&mut source, scheduler, &config, ()).expect("replay succeeds")
 }
 
 /// Start time by job id.
