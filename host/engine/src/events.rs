@@ -297,8 +297,9 @@ impl Engine {
         self.resv.remove(name)
     }
 
-    /// Ends a job that holds resources, accruing its last usage and releasing (or, with
-    /// `track_completing`, keeping until the epilog completes) what it holds.
+    /// Ends a job that holds resources, leaving its last usage to be charged at the next decay
+    /// and releasing (or, with `track_completing`, keeping until the epilog completes) what it
+    /// holds.
     pub(crate) fn end_job(
         &mut self,
         id: JobId,
@@ -323,7 +324,7 @@ impl Engine {
                 .get(qos.index())
                 .map_or(1.0, |q| q.usage_factor);
             let amount = self.usage.job_delta(now - from, cpus, factor);
-            self.usage.add(assoc, amount);
+            self.usage.add_at_next_decay(assoc, amount);
         }
         let job = self.jobs.get_mut(&id).expect("ending a known job");
         job.end_time = Some(now);

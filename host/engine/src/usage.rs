@@ -11,6 +11,8 @@ pub struct Usage {
     decay_factor: f64,
     calc_period: u64,
     last_ran: i64,
+    /// Usage of jobs that ended since the last decay, added at the next one after the decay.
+    ended: Vec<(AssocId, f64)>,
 }
 
 impl Usage {
@@ -27,6 +29,7 @@ impl Usage {
             },
             calc_period: calc_period.max(1),
             last_ran: now,
+            ended: Vec::new(),
         }
     }
 
@@ -38,6 +41,16 @@ impl Usage {
     /// Every association's RawUsage, in cluster order.
     pub fn all(&self) -> &[f64] {
         &self.raw
+    }
+
+    /// [`Usage::all`] with the usage of jobs that ended since the last decay already added:
+    /// what a state snapshot keeps, so a restart before the next decay loses none of it.
+    pub fn all_with_ended(&self) -> Vec<f64> {
+        let mut raw = self.raw.clone();
+        for &(a, amount) in &self.ended {
+            add_up_the_tree(&mut raw, &self.parents, a, amount);
+        }
+        raw
     }
 
     /// The decay factor per second (`1 - 0.693 / half_life`; 1 without decay).
@@ -63,11 +76,14 @@ impl Usage {
 
     /// Adds `amount` to `a` and every ancestor up to root, as `_apply_new_usage` does.
     pub fn add(&mut self, a: AssocId, amount: f64) {
-        let mut cur = Some(a);
-        while let Some(id) = cur {
-            self.raw[id.index()] += amount;
-            cur = self.parents[id.index()];
-        }
+        add_up_the_tree(&mut self.raw, &self.parents, a, amount);
+    }
+
+    /// Adds `amount` to `a` and its ancestors at the next decay, after it: Slurm's decay thread
+    /// charges a job that ended since it last ran on its next run, after decaying, so the
+    /// fair-share standing holds still between decays.
+    pub fn add_at_next_decay(&mut self, a: AssocId, amount: f64) {
+        self.ended.push((a, amount));
     }
 
     /// Usage a job adds for running `delta` seconds on `cpus` CPUs: `delta × df^delta × cpus × factor`.
@@ -83,8 +99,9 @@ impl Usage {
         )
     }
 
-    /// Decays every association to `now`; returns when the decay last ran before, from which
-    /// running jobs then accrue, with the decay over that span. Does nothing (and returns `None`)
+    /// Decays every association to `now`, then charges the jobs that ended since the last
+    /// decay; returns when the decay last ran before, from which running jobs then accrue,
+    /// with the decay over that span. Does nothing (and returns `None`)
     /// before PriorityCalcPeriod has passed.
     pub fn decay_if_due(&mut self, now: i64) -> Option<Decayed> {
         if now < self.next_due() {
@@ -95,6 +112,9 @@ impl Usage {
         let real = decay.max(f64::MIN_POSITIVE);
         for u in &mut self.raw {
             *u *= real;
+        }
+        for (a, amount) in self.ended.drain(..) {
+            add_up_the_tree(&mut self.raw, &self.parents, a, amount);
         }
         let since = self.last_ran;
         self.last_ran = now;
@@ -127,6 +147,15 @@ impl Decayed {
         } else {
             usage.job_delta(self.until - from, cpus, factor)
         }
+    }
+}
+
+/// Adds `amount` to `a` in `raw` and to every ancestor up to root, as `_apply_new_usage` does.
+fn add_up_the_tree(raw: &mut [f64], parents: &[Option<AssocId>], a: AssocId, amount: f64) {
+    let mut cur = Some(a);
+    while let Some(id) = cur {
+        raw[id.index()] += amount;
+        cur = parents[id.index()];
     }
 }
 

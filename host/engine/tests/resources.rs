@@ -274,11 +274,54 @@ fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
     e.job_finished(a, 0).unwrap();
     assert_eq!(
         e.usage().raw(alice),
+        480.0,
+        "an ended job waits for the next decay, as in Slurm's decay thread"
+    );
+    clock.advance(30);
+    e.tick();
+    assert_eq!(
+        e.usage().raw(alice),
         720.0,
-        "the last partial period is charged at the end"
+        "the last partial period is charged at the next decay"
     );
     let ctx = e.priority_context();
     assert_eq!(ctx.associations[alice.index()].raw_usage, 720.0);
+}
+
+#[test]
+fn an_ended_job_is_charged_after_the_next_decay_not_decayed_by_it() {
+    let mut c = cluster(2, 4);
+    c.priority.priority_calc_period = 60;
+    c.priority.priority_decay_half_life = 3600;
+    let (mut e, clock) = engine(c);
+    let a = e
+        .submit(JobSpec {
+            tasks: 4,
+            qos: Some("high".into()),
+            time_limit: Some(3600),
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
+    e.tick();
+    clock.advance(60);
+    e.tick();
+    let alice = e.cluster().user_assoc("alice", "physics").unwrap();
+    let before = e.usage().raw(alice);
+    assert!(before > 0.0);
+    clock.advance(30);
+    e.job_finished(a, 0).unwrap();
+    // Charged on the decay's own snapshot only once the decay has run.
+    assert_eq!(
+        e.usage().all_with_ended()[alice.index()],
+        before + e.usage().job_delta(30, 4, 2.0)
+    );
+    assert_eq!(e.usage().raw(alice), before);
+    clock.advance(30);
+    e.tick();
+    let df = e.usage().decay_factor();
+    let expected = before * df.powf(60.0) + e.usage().job_delta(30, 4, 2.0);
+    let got = e.usage().raw(alice);
+    assert!((got - expected).abs() < 1e-9, "{got} != {expected}");
 }
 
 #[test]

@@ -47,8 +47,8 @@ pub(super) fn assoc_key(cluster: &Cluster, a: AssocId) -> String {
 /// Each association's own usage (the engine keeps sums over descendants).
 pub(super) fn own_usage(engine: &Engine) -> BTreeMap<String, f64> {
     let cluster = engine.cluster();
-    let raw = engine.usage().all();
-    let mut own: Vec<f64> = raw.to_vec();
+    let raw = engine.usage().all_with_ended();
+    let mut own: Vec<f64> = raw.clone();
     for (i, a) in cluster.associations.iter().enumerate() {
         if let Some(p) = a.parent
             && i < raw.len()
