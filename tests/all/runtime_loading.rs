@@ -31,9 +31,11 @@ fn wrong_world_is_refused_naming_both_kinds() {
 
 #[test]
 fn garbage_is_not_a_component() {
-    let dir = std::env::temp_dir().join(format!("sluice-garbage-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("garbage.wasm");
+    let dir = tempfile::Builder::new()
+        .prefix("sluice-garbage-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("garbage.wasm");
     std::fs::write(&path, b"\0asm but not really").unwrap();
     let err = loader()
         .load(&spec(PluginKind::Priority, path.to_str().unwrap()))

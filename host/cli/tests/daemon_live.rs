@@ -13,7 +13,8 @@ use common::{BIN, Daemon, all_jobs, state_dir, wait_for, wrap};
 
 #[test]
 fn kill_9_while_submitting_loses_no_acknowledged_job() {
-    let dir = state_dir("crash");
+    let scratch = state_dir("crash");
+    let dir = scratch.path();
     let mut rng = 0x2545F4914F6CDD1Du64;
     let mut next = || {
         rng ^= rng << 13;
@@ -83,7 +84,8 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
 
 #[test]
 fn a_batch_script_runs_with_slurm_environment_and_its_limit_is_enforced() {
-    let dir = state_dir("exec");
+    let scratch = state_dir("exec");
+    let dir = scratch.path();
     let _d = Daemon::start(&dir);
     let mut c = Client::new(&dir);
     let script = "echo id=$SLURM_JOB_ID name=$SLURM_JOB_NAME nodes=$SLURM_JOB_NODELIST nn=$SLURM_NNODES nt=$SLURM_NTASKS cpt=$SLURM_CPUS_PER_TASK part=$SLURM_JOB_PARTITION dir=$SLURM_SUBMIT_DIR\necho err >&2\nexit 3";
@@ -136,7 +138,8 @@ fn another_uid_cannot_cancel_your_job() {
         eprintln!("skipped: switching uid needs root");
         return;
     }
-    let dir = state_dir("auth");
+    let scratch = state_dir("auth");
+    let dir = scratch.path();
     let _d = Daemon::start(&dir);
     // A job of uid 65534 (nobody), submitted through the CLI running as that uid.
     let out = Command::new(BIN)
@@ -208,7 +211,8 @@ use std::os::unix::process::CommandExt;
 
 #[test]
 fn hot_swap_under_load_loses_no_job_and_refuses_a_broken_candidate() {
-    let dir = state_dir("swap");
+    let scratch = state_dir("swap");
+    let dir = scratch.path();
     let _d = Daemon::start(&dir);
     let mut c = Client::new(&dir);
     let mut ids = Vec::new();

@@ -28,9 +28,11 @@ fn up(dir: &Path) -> std::process::Child {
 
 #[test]
 fn ten_thousand_submissions() {
-    let dir = std::env::temp_dir().join(format!("sluice-load-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::Builder::new()
+        .prefix("sluice-load-")
+        .tempdir()
+        .unwrap();
+    let dir = scratch.path().to_path_buf();
     let mut daemon = up(&dir);
     let total = 10_000;
     let clients = 4;

@@ -9,7 +9,8 @@ use sluice_daemon::request::SubmitRequest;
 
 #[test]
 fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {
-    let dir = state_dir("reservations");
+    let scratch = state_dir("reservations");
+    let dir = scratch.path();
     let _daemon = Daemon::start(&dir);
     let mut client = Client::new(&dir);
     // Whoever runs the test: the daemon names the caller by its peer credentials.

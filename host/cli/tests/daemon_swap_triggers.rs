@@ -59,7 +59,8 @@ fn from(g: &Value, plugin: &str) -> bool {
 
 #[test]
 fn overwriting_the_configured_plugin_file_publishes_a_new_generation() {
-    let dir = state_dir("watch");
+    let scratch = state_dir("watch");
+    let dir = scratch.path();
     let wasm = dir.join("priority.wasm");
     std::fs::copy(
         sluice_plugin_artifacts::component("sluice-plugin-priority-basic"),
@@ -99,7 +100,8 @@ fn overwriting_the_configured_plugin_file_publishes_a_new_generation() {
 
 #[test]
 fn reconfigure_keeps_a_broken_configuration_out_and_stages_a_valid_change() {
-    let dir = state_dir("reconf");
+    let scratch = state_dir("reconf");
+    let dir = scratch.path();
     let cluster = cluster_file(&dir, "multifactor");
     let good = std::fs::read_to_string(&cluster).unwrap();
     let d = Daemon::start_with(&dir, &["--config", cluster.to_str().unwrap()]);
@@ -153,7 +155,8 @@ fn reconfigure_keeps_a_broken_configuration_out_and_stages_a_valid_change() {
 
 #[test]
 fn a_priority_shadow_ranks_the_waiting_jobs_beside_the_active_policy() {
-    let dir = state_dir("prioshadow");
+    let scratch = state_dir("prioshadow");
+    let dir = scratch.path();
     let _d = Daemon::start_with(&dir, &[]);
     let basic = sluice_plugin_artifacts::component("sluice-plugin-priority-basic");
     let started = json_of(&sluice(
@@ -193,7 +196,8 @@ fn a_priority_shadow_ranks_the_waiting_jobs_beside_the_active_policy() {
 
 #[test]
 fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() {
-    let dir = state_dir("selshadow");
+    let scratch = state_dir("selshadow");
+    let dir = scratch.path();
     let _d = Daemon::start_with(&dir, &[]);
     let cons_tres = active(&dir, "selection");
     assert!(from(&cons_tres, "cons_tres"), "{cons_tres}");
@@ -259,7 +263,8 @@ fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() 
 
 #[test]
 fn a_broken_selection_candidate_is_refused_with_its_error() {
-    let dir = state_dir("selshadow-bad");
+    let scratch = state_dir("selshadow-bad");
+    let dir = scratch.path();
     let _d = Daemon::start_with(&dir, &[]);
     let bad = dir.join("broken.wasm");
     std::fs::write(&bad, b"\0asm not really").unwrap();

@@ -7,11 +7,12 @@ use sluice_daemon::journal::{Entry, Journal, encode};
 use sluice_daemon::request::SubmitRequest;
 use sluice_daemon::store::Store;
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("sluice-journal-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory for test `name`, removed when the returned guard drops.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("sluice-journal-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn submit(id: u64) -> Record {
@@ -31,7 +32,8 @@ fn submit(id: u64) -> Record {
 
 #[test]
 fn records_round_trip_and_a_torn_tail_is_cut() {
-    let dir = tmp("torn");
+    let scratch = tmp("torn");
+    let dir = scratch.path();
     let path = dir.join("journal.log");
     {
         let (mut j, replay) = Journal::open(&path).unwrap();
@@ -76,7 +78,8 @@ fn records_round_trip_and_a_torn_tail_is_cut() {
 
 #[test]
 fn a_flipped_byte_fails_the_checksum_and_ends_the_log_there() {
-    let dir = tmp("crc");
+    let scratch = tmp("crc");
+    let dir = scratch.path();
     let path = dir.join("journal.log");
     {
         let (mut j, _) = Journal::open(&path).unwrap();
@@ -104,7 +107,8 @@ fn a_flipped_byte_fails_the_checksum_and_ends_the_log_there() {
 
 #[test]
 fn store_replay_equals_the_state_before_the_crash() {
-    let dir = tmp("store");
+    let scratch = tmp("store");
+    let dir = scratch.path();
     let before: Image;
     {
         let mut s = Store::open(&dir).unwrap();
@@ -149,7 +153,8 @@ fn store_replay_equals_the_state_before_the_crash() {
 
 #[test]
 fn records_a_snapshot_already_holds_are_skipped() {
-    let dir = tmp("skip");
+    let scratch = tmp("skip");
+    let dir = scratch.path();
     let mut s = Store::open(&dir).unwrap();
     for i in 1..=3 {
         s.commit(submit(i)).unwrap();

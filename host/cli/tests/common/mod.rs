@@ -2,23 +2,24 @@
 // Each test crate uses a different subset of these.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sluice_daemon::client::Client;
 use sluice_daemon::request::SubmitRequest;
+use tempfile::TempDir;
 
 /// The `sluice` binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
-/// A fresh state directory for test `name`, unique per test process.
-pub fn state_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sluice-live-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh state directory for test `name`, removed when the returned guard drops.
+pub fn state_dir(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("sluice-live-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// `sluice ARGS… --state-dir DIR`, run to completion.
