@@ -101,8 +101,8 @@ impl Usage {
 
     /// Decays every association to `now`, then charges the jobs that ended since the last
     /// decay; returns when the decay last ran before, from which running jobs then accrue,
-    /// with the decay over that span. Does nothing (and returns `None`)
-    /// before PriorityCalcPeriod has passed.
+    /// with the decay over that span. Does nothing (and returns `None`) before
+    /// PriorityCalcPeriod has passed.
     pub fn decay_if_due(&mut self, now: i64) -> Option<Decayed> {
         if now < self.next_due() {
             return None;

@@ -310,7 +310,7 @@ fn an_ended_job_is_charged_after_the_next_decay_not_decayed_by_it() {
     assert!(before > 0.0);
     clock.advance(30);
     e.job_finished(a, 0).unwrap();
-    // Charged on the decay's own snapshot only once the decay has run.
+    // A state snapshot counts the ended job at once; the standing waits for the next decay.
     assert_eq!(
         e.usage().all_with_ended()[alice.index()],
         before + e.usage().job_delta(30, 4, 2.0)
