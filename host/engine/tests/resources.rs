@@ -5,10 +5,10 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use sluice_cluster::NodeId;
+use sluice_cluster::{AssocId, NodeId};
 use sluice_engine::request::parse_licenses;
 use sluice_engine::{
-    Engine, EngineConfig, JobSpec, JobState, ManualClock, Policies, Reason, ReservationSpec,
+    Engine, EngineConfig, JobId, JobSpec, JobState, ManualClock, Policies, Reason, ReservationSpec,
 };
 use sluice_plugin_hres_modes::HresModes;
 use sluice_plugin_priority_multifactor::Multifactor;
@@ -247,13 +247,15 @@ fn license_reservation_holds_licenses_for_its_account() {
     assert_eq!(e.job(c).unwrap().state, JobState::Running);
 }
 
-#[test]
-fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
+/// An engine decaying usage every 60 s with `half_life`, in which alice's 4-CPU job of QOS
+/// `high` (UsageFactor 2) has run through one decay: the engine, its clock, the job and alice's
+/// association.
+fn alice_ran_one_decay(half_life: u64) -> (Engine, ManualClock, JobId, AssocId) {
     let mut c = cluster(2, 4);
     c.priority.priority_calc_period = 60;
-    c.priority.priority_decay_half_life = 0;
+    c.priority.priority_decay_half_life = half_life;
     let (mut e, clock) = engine(c);
-    let a = e
+    let job = e
         .submit(JobSpec {
             tasks: 4,
             qos: Some("high".into()),
@@ -265,11 +267,17 @@ fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
     clock.advance(60);
     e.tick();
     let alice = e.cluster().user_assoc("alice", "physics").unwrap();
+    (e, clock, job, alice)
+}
+
+#[test]
+fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
+    let (mut e, clock, a, alice) = alice_ran_one_decay(0);
     let physics = e.cluster().account_id("physics").unwrap();
     // 60 s × 4 CPUs × UsageFactor 2.
     assert_eq!(e.usage().raw(alice), 480.0);
     assert_eq!(e.usage().raw(physics), 480.0);
-    assert_eq!(e.usage().raw(sluice_cluster::AssocId::ROOT), 480.0);
+    assert_eq!(e.usage().raw(AssocId::ROOT), 480.0);
     clock.advance(30);
     e.job_finished(a, 0).unwrap();
     assert_eq!(
@@ -290,22 +298,7 @@ fn usage_accrues_with_usage_factor_to_every_ancestor_and_decays() {
 
 #[test]
 fn an_ended_job_is_charged_after_the_next_decay_not_decayed_by_it() {
-    let mut c = cluster(2, 4);
-    c.priority.priority_calc_period = 60;
-    c.priority.priority_decay_half_life = 3600;
-    let (mut e, clock) = engine(c);
-    let a = e
-        .submit(JobSpec {
-            tasks: 4,
-            qos: Some("high".into()),
-            time_limit: Some(3600),
-            ..JobSpec::new("alice")
-        })
-        .unwrap();
-    e.tick();
-    clock.advance(60);
-    e.tick();
-    let alice = e.cluster().user_assoc("alice", "physics").unwrap();
+    let (mut e, clock, a, alice) = alice_ran_one_decay(3600);
     let before = e.usage().raw(alice);
     assert!(before > 0.0);
     clock.advance(30);
@@ -336,7 +329,7 @@ fn usage_decays_by_half_each_half_life() {
     e.tick();
     let u = e.usage().raw(alice);
     assert!((u - 500.0).abs() < 5.0, "{u}");
-    assert!((e.usage().raw(sluice_cluster::AssocId::ROOT) - u).abs() < 1e-9);
+    assert!((e.usage().raw(AssocId::ROOT) - u).abs() < 1e-9);
 }
 
 #[test]
