@@ -3,6 +3,7 @@
 
 use sluice_policy::conformance::CaseResult;
 use sluice_policy::{Association, PluginKind, PriorityContext, Settings, fixtures};
+use sluice_runtime::backend::PriorityBackend;
 use sluice_runtime::{Limits, Loaded, Loader, PluginSpec, probe};
 
 use crate::support::*;
@@ -34,6 +35,29 @@ fn every_bundled_component_is_conformant() {
     }
 }
 
+/// Bundled priority policy `name` with `settings`: as the component the host runs and linked
+/// in natively.
+fn priority_both_ways(
+    loader: &Loader,
+    name: &str,
+    settings: &Settings,
+) -> (Box<dyn PriorityBackend>, Box<dyn PriorityBackend>) {
+    let spec = PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: name.into(),
+        settings: settings.clone(),
+        limits: Limits::default(),
+    };
+    let Loaded::Priority(wasm) = loader.load(&spec).unwrap() else {
+        unreachable!()
+    };
+    let Loaded::Priority(native) = Loader::builtin(PluginKind::Priority, name, settings).unwrap()
+    else {
+        unreachable!()
+    };
+    (wasm.backend, native.backend)
+}
+
 #[test]
 fn bundled_component_and_builtin_agree() {
     let loader = loader();
@@ -42,20 +66,7 @@ fn bundled_component_and_builtin_agree() {
     // Slurm's default weights are all zero, which would compare constant answers.
     let weighted = weighted_multifactor();
     for (name, settings) in [("multifactor", weighted), ("basic", Settings::default())] {
-        let spec = PluginSpec {
-            kind: PluginKind::Priority,
-            plugin: name.into(),
-            settings: settings.clone(),
-            limits: Limits::default(),
-        };
-        let mut wasm = match loader.load(&spec).unwrap() {
-            Loaded::Priority(g) => g.backend,
-            _ => unreachable!(),
-        };
-        let mut native = match Loader::builtin(PluginKind::Priority, name, &settings).unwrap() {
-            Loaded::Priority(g) => g.backend,
-            _ => unreachable!(),
-        };
+        let (mut wasm, mut native) = priority_both_ways(&loader, name, &settings);
         let answer = wasm.compute(&ctx, &jobs).unwrap();
         let mut distinct = answer.priority.clone();
         distinct.sort_unstable();
@@ -91,26 +102,13 @@ fn flat_context(users: u32) -> PriorityContext {
 
 #[test]
 fn bundled_multifactor_ranks_a_flat_tree_as_the_builtin_does() {
+    let loader = loader();
     let settings = weighted_multifactor();
-    let spec = PluginSpec {
-        kind: PluginKind::Priority,
-        plugin: "multifactor".into(),
-        settings: settings.clone(),
-        limits: Limits::default(),
-    };
     // A user count of each remainder by four, so the count's tail is covered.
     for users in [1, 2, 3, 117, 214] {
         let ctx = flat_context(users);
         let jobs = fixtures::job_table(&ctx, 400, u64::from(users));
-        let Loaded::Priority(wasm) = loader().load(&spec).unwrap() else {
-            unreachable!()
-        };
-        let Loaded::Priority(native) =
-            Loader::builtin(PluginKind::Priority, "multifactor", &settings).unwrap()
-        else {
-            unreachable!()
-        };
-        let (mut wasm, mut native) = (wasm.backend, native.backend);
+        let (mut wasm, mut native) = priority_both_ways(&loader, "multifactor", &settings);
         let answer = wasm.compute(&ctx, &jobs).unwrap();
         let fairshare = |a: &sluice_policy::Priorities| {
             let f = a.factors.iter().find(|f| f.name == "FAIRSHARE").unwrap();
