@@ -495,9 +495,8 @@ impl Engine {
         self.enforce_time_limits(now);
         self.accrue_usage(now);
         let params = &self.config.params;
-        let periodic =
-            params.sched_interval >= 0 && now >= self.last_sched + params.sched_interval.max(1);
-        let backfill = self.backfills() && now >= self.last_backfill + params.bf_interval.max(1);
+        let periodic = params.sched_interval >= 0 && now >= self.main_loop_due_at();
+        let backfill = self.backfills() && now >= self.backfill_due_at();
         let event = self.sched_requested && !params.defer;
         if self.pending.is_empty() {
             // A pass over an empty queue decides nothing but would still call the policies.
@@ -534,13 +533,23 @@ impl Engine {
         self.config.scheduler != SchedulerKind::Fcfs && self.config.params.bf_interval >= 0
     }
 
+    /// When the periodic main loop is next due: `sched_interval` after the last one.
+    fn main_loop_due_at(&self) -> i64 {
+        self.last_sched + self.config.params.sched_interval.max(1)
+    }
+
+    /// When a backfill pass is next due: `bf_interval` after the last one.
+    fn backfill_due_at(&self) -> i64 {
+        self.last_backfill + self.config.params.bf_interval.max(1)
+    }
+
     /// When the backfill pass a tick went without is due: `bf_interval` after the last pass,
     /// if a tick since then ran without one while jobs still wait. Slurm's backfill agent runs
     /// once the interval is up and only if something changed since its last cycle; a replay
     /// that ticks only at events wakes at this time for the same effect.
     pub fn backfill_owed_at(&self) -> Option<i64> {
         (self.backfill_owed && !self.pending.is_empty() && self.backfills())
-            .then(|| self.last_backfill + self.config.params.bf_interval.max(1))
+            .then(|| self.backfill_due_at())
     }
 
     /// Whether the pending job needing the fewest CPUs needs no more than the usable nodes have
@@ -589,10 +598,10 @@ impl Engine {
         }
         if !self.pending.is_empty() {
             if params.sched_interval >= 0 {
-                times.push(self.last_sched + params.sched_interval.max(1));
+                times.push(self.main_loop_due_at());
             }
             if self.backfills() {
-                times.push(self.last_backfill + params.bf_interval.max(1));
+                times.push(self.backfill_due_at());
             }
             let begins = self
                 .pending
