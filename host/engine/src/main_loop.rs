@@ -134,13 +134,14 @@ impl Engine {
             queued: records.len(),
             ..PassStats::default()
         };
+        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
         let MainPassBuffers {
-            mut usable,
-            mut plan,
-            mut failed_part,
-            mut part_tested,
-            mut start,
-        } = std::mem::take(&mut self.main_pass_buffers);
+            usable,
+            plan,
+            failed_part,
+            part_tested,
+            start,
+        } = &mut buffers;
         // Owned: the pass changes `self` while it holds this.
         usable.clone_from(self.nodes.usable_nodes());
         plan.exclude.clear_to(self.nodes.len());
@@ -183,7 +184,7 @@ impl Engine {
             }
             part_tested[p] += 1;
             stats.tested += 1;
-            match self.try_start(rec, now, &usable, &plan, Loop::Main, &mut start) {
+            match self.try_start(rec, now, usable, plan, Loop::Main, start) {
                 Ok(()) => stats.started += 1,
                 Err(reason) => {
                     self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
@@ -207,13 +208,7 @@ impl Engine {
             }
         }
         self.last_main_stats = stats;
-        self.main_pass_buffers = MainPassBuffers {
-            usable,
-            plan,
-            failed_part,
-            part_tested,
-            start,
-        };
+        self.main_pass_buffers = buffers;
         Some(records)
     }
 
