@@ -1,7 +1,8 @@
 //! Every WIT version loads and answers: a component built against `wit/v0.1.0` still works; a
-//! `wit/v0.2.0` or `wit/v0.3.0` priority component is sent the cluster's static part when, and
-//! only when, the instance does not hold it yet (first call, a change, a fresh instance after a
-//! trap); and every job column reaches a `wit/v0.4.0` SDK component as the host holds it.
+//! `wit/v0.2.0`, `wit/v0.3.0` or `wit/v0.4.0` priority component is sent the cluster's static
+//! part when, and only when, the instance does not hold it yet (first call, a change, a fresh
+//! instance after a trap); every job column reaches a `wit/v0.5.0` SDK component as the host
+//! holds it; and a 0.5.0 component brings its factors back only when they are wanted.
 
 use sluice_fixture_priority_v0_2_probe::{ASSOCIATIONS, SET_CLUSTER, TRAP_JOB};
 use sluice_policy::{
@@ -15,11 +16,13 @@ use crate::usage_priority;
 
 const NOW: i64 = 1_700_000_000;
 
-/// The probes of the WIT versions whose priority interface has 0.2.0's shape: 0.2.0 and 0.3.0
-/// are the same interface in two package versions, each with its own host adapter.
-const PROBES: [&str; 2] = [
+/// The probes of the WIT versions whose `compute` takes 0.2.0's arguments: 0.2.0 and 0.3.0 are
+/// the same interface in two package versions, 0.4.0 concatenates the job table's columns;
+/// each has its own host adapter.
+const PROBES: [&str; 3] = [
     "sluice-fixture-priority-v0-2-probe",
     "sluice-fixture-priority-v0-3-probe",
+    "sluice-fixture-priority-v0-4-probe",
 ];
 
 /// The priority component built from `package`, loaded without the smoke call.
@@ -223,10 +226,8 @@ fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
     }
 }
 
-#[test]
-fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
-    // The SDK's guest writes usage into the context it kept; every step must still answer as
-    // the same policy linked in does with the whole context.
+/// Multifactor with every weight set, as the bundle's component and linked in natively.
+fn multifactor_both_ways() -> (Box<dyn PriorityBackend>, Box<dyn PriorityBackend>) {
     let settings = weighted_multifactor();
     let spec = sluice_runtime::PluginSpec {
         kind: PluginKind::Priority,
@@ -234,15 +235,22 @@ fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
         settings: settings.clone(),
         limits: Limits::default(),
     };
-    let mut wasm = match loader().load(&spec).unwrap() {
+    let wasm = match loader().load(&spec).unwrap() {
         Loaded::Priority(g) => g.backend,
         _ => unreachable!(),
     };
-    let mut native = match Loader::builtin(PluginKind::Priority, "multifactor", &settings).unwrap()
-    {
+    let native = match Loader::builtin(PluginKind::Priority, "multifactor", &settings).unwrap() {
         Loaded::Priority(g) => g.backend,
         _ => unreachable!(),
     };
+    (wasm, native)
+}
+
+#[test]
+fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
+    // The SDK's guest writes usage into the context it kept; every step must still answer as
+    // the same policy linked in does with the whole context.
+    let (mut wasm, mut native) = multifactor_both_ways();
     let ctx = fixtures::priority_context(NOW, 16, 3, 4);
     let mut grown = decayed(&ctx);
     grown.associations.push(Association {
@@ -283,8 +291,30 @@ fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
 }
 
 #[test]
-fn every_job_column_reaches_a_v0_4_sdk_component_as_the_host_holds_it() {
-    // WIT 0.4.0 concatenates the columns by type; the SDK splits them again.
+fn a_v0_5_component_explains_only_when_asked_and_a_v0_4_one_always_does() {
+    let (mut wasm, mut native) = multifactor_both_ways();
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    let jobs = fixtures::job_table(&ctx, 300, 4);
+    let explained = wasm.compute(&ctx, &jobs).unwrap();
+    assert!(!explained.factors.is_empty(), "{explained:?}");
+    let quiet_ctx = PriorityContext {
+        skip_factors: true,
+        ..ctx.clone()
+    };
+    let quiet = wasm.compute(&quiet_ctx, &jobs).unwrap();
+    assert_eq!(quiet.priority, explained.priority);
+    assert!(quiet.factors.is_empty(), "{quiet:?}");
+    // The policy itself skips them, not only the component's glue.
+    assert_eq!(native.compute(&quiet_ctx, &jobs).unwrap(), quiet);
+    assert_eq!(native.compute(&ctx, &jobs).unwrap(), explained);
+    // 0.4.0's `compute` is not told: its probe answers with its factors either way.
+    let mut probe = priority_component("sluice-fixture-priority-v0-4-probe");
+    check_probe(&mut *probe, &quiet_ctx, &jobs, 1);
+}
+
+#[test]
+fn every_job_column_reaches_a_v0_5_sdk_component_as_the_host_holds_it() {
+    // WIT 0.4.0 and later concatenate the columns by type; the SDK splits them again.
     let mut echo = priority_component("sluice-fixture-priority-columns-echo");
     let ctx = fixtures::priority_context(NOW, 16, 3, 4);
     for rows in [37, 0, 1, 5] {

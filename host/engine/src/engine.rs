@@ -94,6 +94,11 @@ pub struct EngineConfig {
     /// while `bf_min_prio_reserve` reads priorities. Off in the live host, where sprio and
     /// squeue show a job's priority from its first pass.
     pub defer_lone_priority: bool,
+    /// Ask the priority policy for its answer without the per-factor breakdown
+    /// ([`sluice_policy::PriorityContext::skip_factors`]), which only `sprio` shows. The
+    /// priorities are the same. Off in the live host, which keeps the last breakdown for
+    /// `sluice prio`; a replay never shows it.
+    pub skip_priority_factors: bool,
     /// Within a backfill pass, a plain job found to have no start in the window rules out the
     /// later jobs of its shape that need as many nodes for as long, without planning them: a
     /// pass only takes resources away, so they cannot have one either. On by default; it
@@ -114,6 +119,7 @@ impl EngineConfig {
             enforce_time_limits: true,
             skip_backfill_without_fit: false,
             defer_lone_priority: false,
+            skip_priority_factors: false,
             remember_unplannable: true,
         }
     }

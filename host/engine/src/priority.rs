@@ -61,6 +61,7 @@ impl Engine {
                     raw_usage: self.usage.all()[i],
                 })
                 .collect(),
+            skip_factors: self.config.skip_priority_factors,
         }
     }
 

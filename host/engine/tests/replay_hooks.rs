@@ -1,6 +1,6 @@
 //! The switches a trace replay needs: time limits left to the driver, purging ended jobs,
-//! associations made for unknown users, backfill cut short where it can start nothing, and the
-//! priority call of a lone job put off.
+//! associations made for unknown users, backfill cut short where it can start nothing, the
+//! priority call of a lone job put off, and priorities asked for without their factors.
 
 mod common;
 
@@ -190,7 +190,7 @@ fn a_backfill_pass_stops_where_no_later_job_could_start_only_when_asked() {
 }
 
 /// Priority = seconds since T0 plus the job's site factor, so a stored value tells when it was
-/// calculated; counts its calls.
+/// calculated; counts its calls. Its one factor is that priority, unless the context skips it.
 struct ClockPriority(Arc<AtomicUsize>);
 
 impl PriorityPolicy for ClockPriority {
@@ -201,13 +201,38 @@ impl PriorityPolicy for ClockPriority {
             .iter()
             .map(|s| (ctx.now - T0 + s) as u32)
             .collect();
+        let explained = Factor {
+            name: "CLOCK".into(),
+            values: priority.iter().map(|&p| f64::from(p)).collect(),
+        };
         Priorities {
-            factors: vec![Factor {
-                name: "CLOCK".into(),
-                values: priority.iter().map(|&p| f64::from(p)).collect(),
-            }],
+            factors: (!ctx.skip_factors)
+                .then_some(explained)
+                .into_iter()
+                .collect(),
             priority,
         }
+    }
+}
+
+#[test]
+fn a_replay_asks_for_priorities_without_the_factors_only_sprio_shows() {
+    for skip in [false, true] {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (mut e, _clock) =
+            engine_configured(cluster(1, 1), Box::new(ClockPriority(calls)), |c| {
+                c.skip_priority_factors = skip;
+            });
+        e.submit(job(1, 600)).unwrap();
+        let waiting = e.submit(job(1, 600)).unwrap();
+        e.tick();
+        let rows = e.priority_rows();
+        assert_eq!(rows.len(), 1, "skip {skip}");
+        assert_eq!(rows[0].job_id, waiting);
+        assert_eq!(rows[0].priority, e.job(waiting).unwrap().priority[0]);
+        let factors: Vec<&str> = rows[0].factors.iter().map(|(n, _)| n.as_str()).collect();
+        let want: &[&str] = if skip { &[] } else { &["CLOCK"] };
+        assert_eq!(factors, want, "skip {skip}");
     }
 }
 

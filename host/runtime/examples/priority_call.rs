@@ -54,6 +54,7 @@ fn context() -> PriorityContext {
             usage_factor: 1.0,
         }],
         associations,
+        skip_factors: false,
     }
 }
 

@@ -23,6 +23,8 @@ pub enum WitVersion {
     V0_3_0,
     /// `wit/v0.4.0`: the priority job table's columns concatenated by type, two lists in all.
     V0_4_0,
+    /// `wit/v0.5.0`: `compute` told whether the per-factor breakdown will be shown.
+    V0_5_0,
 }
 
 impl WitVersion {
@@ -33,6 +35,7 @@ impl WitVersion {
             Self::V0_2_0 => "0.2.0",
             Self::V0_3_0 => "0.3.0",
             Self::V0_4_0 => "0.4.0",
+            Self::V0_5_0 => "0.5.0",
         }
     }
 }
@@ -50,6 +53,7 @@ pub const SUPPORTED_VERSIONS: &[WitVersion] = &[
     WitVersion::V0_2_0,
     WitVersion::V0_3_0,
     WitVersion::V0_4_0,
+    WitVersion::V0_5_0,
 ];
 
 /// The engine and the compiled-artifact cache.

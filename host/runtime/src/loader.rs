@@ -13,10 +13,10 @@ use crate::compile::{WasmEngine, WitVersion};
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::slot::Generation;
-use crate::wasm::bindings::{v0_1, v0_2, v0_3, v0_4};
+use crate::wasm::bindings::{v0_1, v0_2, v0_3, v0_4, v0_5};
 use crate::wasm::instance::{WasmInstance, World};
-use crate::wasm::priority::{PriorityV0_2, PriorityV0_3, PriorityV0_4};
-use crate::wasm::selection::{SelectionV0_3, SelectionV0_4};
+use crate::wasm::priority::{PriorityV0_2, PriorityV0_3, PriorityV0_4, PriorityV0_5};
+use crate::wasm::selection::{SelectionV0_3, SelectionV0_4, SelectionV0_5};
 
 /// Which plugin to load for a kind, with its settings and limits.
 #[derive(Clone, Debug)]
@@ -168,6 +168,12 @@ impl Loader {
                     new.instance::<v0_4::priority::PriorityPolicy>()?,
                 )),
             )),
+            (K::Priority, V::V0_5_0) => Loaded::Priority(Generation::new(
+                origin,
+                Box::new(PriorityV0_5::new(
+                    new.instance::<v0_5::priority::PriorityPolicy>()?,
+                )),
+            )),
             (K::Selection, V::V0_1_0) => Loaded::Selection(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::selection::SelectionPolicy>()?),
@@ -188,6 +194,12 @@ impl Loader {
                     new.instance::<v0_4::selection::SelectionPolicy>()?,
                 )),
             )),
+            (K::Selection, V::V0_5_0) => Loaded::Selection(Generation::new(
+                origin,
+                Box::new(SelectionV0_5::new(
+                    new.instance::<v0_5::selection::SelectionPolicy>()?,
+                )),
+            )),
             (K::Gres, V::V0_1_0) => Loaded::Gres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::gres::GresPolicy>()?),
@@ -204,6 +216,10 @@ impl Loader {
                 origin,
                 Box::new(new.instance::<v0_4::gres::GresPolicy>()?),
             )),
+            (K::Gres, V::V0_5_0) => Loaded::Gres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_5::gres::GresPolicy>()?),
+            )),
             (K::Hres, V::V0_1_0) => Loaded::Hres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::hres::HresPolicy>()?),
@@ -219,6 +235,10 @@ impl Loader {
             (K::Hres, V::V0_4_0) => Loaded::Hres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_4::hres::HresPolicy>()?),
+            )),
+            (K::Hres, V::V0_5_0) => Loaded::Hres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_5::hres::HresPolicy>()?),
             )),
         })
     }

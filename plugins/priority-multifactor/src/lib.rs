@@ -83,6 +83,8 @@ fn at(table: &[f64], i: u32) -> f64 {
 struct Sum {
     total: Vec<f64>,
     factors: Vec<Factor>,
+    /// Whether the breakdown is kept (the context does not skip it).
+    explain: bool,
 }
 
 impl Sum {
@@ -90,10 +92,12 @@ impl Sum {
         for (t, v) in self.total.iter_mut().zip(&values) {
             *t += v;
         }
-        self.factors.push(Factor {
-            name: name.to_string(),
-            values,
-        });
+        if self.explain {
+            self.factors.push(Factor {
+                name: name.to_string(),
+                values,
+            });
+        }
     }
 }
 
@@ -116,6 +120,7 @@ impl PriorityPolicy for Multifactor {
         let mut sum = Sum {
             total: vec![0.0; n],
             factors: Vec::new(),
+            explain: !ctx.skip_factors,
         };
 
         // Columns are added in the order of Slurm's sum so that rounding matches it.

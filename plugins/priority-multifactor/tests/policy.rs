@@ -67,6 +67,7 @@ fn context() -> PriorityContext {
             assoc("u_idle", Some(1), true, 0.0),
             assoc("u_busy", Some(1), true, 100.0),
         ],
+        skip_factors: false,
     }
 }
 

@@ -107,6 +107,7 @@ pub fn priority_context(
             },
         ],
         associations,
+        skip_factors: false,
     }
 }
 

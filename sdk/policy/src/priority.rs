@@ -63,6 +63,11 @@ pub struct PriorityContext {
     /// a component the SDK numbers each `set-cluster` it receives.
     #[serde(default)]
     pub cluster_version: u64,
+    /// True when nobody will look at the per-factor breakdown (a replay): a policy may then
+    /// answer [`Priorities::factors`] empty and spare building it, but must give the same
+    /// priorities. False by default, so a context built without thinking of it is explained.
+    #[serde(default)]
+    pub skip_factors: bool,
 }
 
 impl PriorityContext {

@@ -17,8 +17,9 @@ macro_rules! export_priority {
                     now: i64,
                     usage: ::std::vec::Vec<f64>,
                     jobs: w::JobTable,
+                    explain: bool,
                 ) -> w::Priorities {
-                    $crate::wasm::priority_glue::compute::<$policy>(now, usage, jobs)
+                    $crate::wasm::priority_glue::compute::<$policy>(now, usage, jobs, explain)
                 }
                 fn shares(now: i64, usage: ::std::vec::Vec<f64>) -> ::std::vec::Vec<w::Share> {
                     $crate::wasm::priority_glue::shares::<$policy>(now, usage)

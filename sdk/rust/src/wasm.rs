@@ -13,7 +13,7 @@ use sluice_policy as p;
 /// Bindings of the `priority-policy` world (and of the shared `host` interface).
 pub mod priority {
     wit_bindgen::generate!({
-        path: "../../wit/v0.4.0",
+        path: "../../wit/v0.5.0",
         world: "priority-policy",
         pub_export_macro: true,
         export_macro_name: "export_priority_world",
@@ -25,39 +25,39 @@ pub mod priority {
 /// Bindings of the `selection-policy` world.
 pub mod selection {
     wit_bindgen::generate!({
-        path: "../../wit/v0.4.0",
+        path: "../../wit/v0.5.0",
         world: "selection-policy",
         pub_export_macro: true,
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.4.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.5.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `gres-policy` world.
 pub mod gres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.4.0",
+        path: "../../wit/v0.5.0",
         world: "gres-policy",
         pub_export_macro: true,
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.4.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.5.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `hres-policy` world.
 pub mod hres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.4.0",
+        path: "../../wit/v0.5.0",
         world: "hres-policy",
         pub_export_macro: true,
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.4.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.5.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -171,16 +171,23 @@ pub mod priority_glue {
                     raw_usage: 0.0,
                 })
                 .collect(),
+            skip_factors: false,
         };
         CONTEXT.with(|cell| *cell.borrow_mut() = Some(ctx));
     }
 
-    /// Runs `f` on the kept context with `now` and `usage` written into it.
+    /// Runs `f` on the kept context with `now`, `usage` and whether the factors are wanted
+    /// written into it.
     ///
     /// A call before any `set-cluster`, or with a usage column of another length, means the host
     /// broke the contract; the guest traps (through the panic) rather than answer about a
     /// cluster it does not have.
-    fn with_context<R>(now: i64, usage: &[f64], f: impl FnOnce(&p::PriorityContext) -> R) -> R {
+    fn with_context<R>(
+        now: i64,
+        usage: &[f64],
+        explain: bool,
+        f: impl FnOnce(&p::PriorityContext) -> R,
+    ) -> R {
         CONTEXT.with(|cell| {
             let mut kept = cell.borrow_mut();
             let ctx = kept
@@ -192,6 +199,7 @@ pub mod priority_glue {
                 "usage has one value per association of the last set-cluster"
             );
             ctx.now = now;
+            ctx.skip_factors = !explain;
             for (a, &u) in ctx.associations.iter_mut().zip(usage) {
                 a.raw_usage = u;
             }
@@ -203,24 +211,26 @@ pub mod priority_glue {
     ///
     /// The job table is split into the one table this instance keeps, so a call allocates no
     /// columns once the queue has been this long. Lists of another length than `rows` columns
-    /// need mean the host broke the contract; the guest traps, as for the usage column.
+    /// need mean the host broke the contract; the guest traps, as for the usage column. Without
+    /// `explain` the policy is told to skip its factors, and any it gives anyway stay here.
     pub fn compute<T: p::PriorityPolicy + p::FromSettings + 'static>(
         now: i64,
         usage: Vec<f64>,
         j: w::JobTable,
+        explain: bool,
     ) -> w::Priorities {
         let out = JOBS.with(|cell| {
             let mut jobs = cell.borrow_mut();
             jobs.split_columns(j.rows, &j.u32_columns, &j.s64_columns)
                 .expect("the host sends every job column `rows` long");
-            with_context(now, &usage, |c| {
+            with_context(now, &usage, explain, |c| {
                 with_instance::<T, _>(|t| t.compute(c, &jobs))
             })
         });
+        let factors = if explain { out.factors } else { Vec::new() };
         w::Priorities {
             priority: out.priority,
-            factors: out
-                .factors
+            factors: factors
                 .into_iter()
                 .map(|f| w::Factor {
                     name: f.name,
@@ -235,16 +245,18 @@ pub mod priority_glue {
         now: i64,
         usage: Vec<f64>,
     ) -> Vec<w::Share> {
-        with_context(now, &usage, |c| with_instance::<T, _>(|t| t.shares(c)))
-            .into_iter()
-            .map(|s| w::Share {
-                association: s.association,
-                norm_shares: s.norm_shares,
-                effective_usage: s.effective_usage,
-                fair_share: s.fair_share,
-                level_fs: s.level_fs,
-            })
-            .collect()
+        with_context(now, &usage, true, |c| {
+            with_instance::<T, _>(|t| t.shares(c))
+        })
+        .into_iter()
+        .map(|s| w::Share {
+            association: s.association,
+            norm_shares: s.norm_shares,
+            effective_usage: s.effective_usage,
+            fair_share: s.fair_share,
+            level_fs: s.level_fs,
+        })
+        .collect()
     }
 }
 

@@ -98,3 +98,4 @@ adapter!(v0_1);
 adapter!(v0_2);
 adapter!(v0_3);
 adapter!(v0_4);
+adapter!(v0_5);

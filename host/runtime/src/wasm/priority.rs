@@ -3,8 +3,9 @@
 //! WIT 0.1.0 sends the whole context with every `compute`. WIT 0.2.0 and later send the cluster's
 //! static part with `set-cluster` only when it differs from what this instance last got, and then
 //! just the clock and the usage column per call; [`PriorityV0_2`], [`PriorityV0_3`] (the same
-//! interface in another package version) and [`PriorityV0_4`] (whose job table crosses as two
-//! lists instead of thirteen) keep that bookkeeping.
+//! interface in another package version), [`PriorityV0_4`] (whose job table crosses as two
+//! lists instead of thirteen) and [`PriorityV0_5`] (whose `compute` is told whether the factors
+//! will be shown) keep that bookkeeping.
 
 use sluice_policy::{Association, Partition, PriorityContext, Qos};
 
@@ -67,6 +68,21 @@ macro_rules! shared {
                     level_fs: x.level_fs,
                 })
                 .collect()
+        }
+    };
+}
+
+/// `compute` of the versions before 0.5.0, which always answer with their factors.
+macro_rules! compute_always_explained {
+    () => {
+        fn call_compute(
+            guest: &w::Guest,
+            store: &mut wasmtime::Store<crate::wasm::instance::HostState>,
+            ctx: &PriorityContext,
+            usage: &[f64],
+            jobs: w::JobTable<'_>,
+        ) -> wasmtime::Result<w::Priorities> {
+            guest.call_compute(store, ctx.now, usage, jobs)
         }
     };
 }
@@ -146,8 +162,9 @@ mod v0_1 {
 }
 
 /// A priority adapter that sends the cluster's static part once per change (WIT 0.2.0 and
-/// later, whose priority interfaces differ only in how the job table crosses): `$name` over the
-/// bindings of `$version`, with a `job_table` function in scope for that version's table.
+/// later, whose priority interfaces differ only in how the job table crosses and what `compute`
+/// is told): `$name` over the bindings of `$version`, with a `job_table` function in scope for
+/// that version's table and a `call_compute` function for that version's `compute`.
 macro_rules! cluster_sent {
     ($version:ident, $name:ident) => {
         shared!($version);
@@ -165,7 +182,7 @@ macro_rules! cluster_sent {
             sent: Option<SentCluster>,
             /// The usage column, kept so that a call does not allocate it afresh.
             usage: Vec<f64>,
-            /// The concatenated job columns (WIT 0.4.0), kept for the same reason.
+            /// The concatenated job columns (WIT 0.4.0 and later), kept for the same reason.
             columns: super::TypedColumns,
         }
 
@@ -227,10 +244,9 @@ macro_rules! cluster_sent {
             ) -> Result<Priorities, Fault> {
                 self.prepare(ctx)?;
                 let (usage, jobs) = (&self.usage, job_table(jobs, &mut self.columns));
-                let out = self.instance.call(|b, s| {
-                    b.sluice_policy_priority()
-                        .call_compute(s, ctx.now, usage, jobs)
-                })?;
+                let out = self
+                    .instance
+                    .call(|b, s| call_compute(b.sluice_policy_priority(), s, ctx, usage, jobs))?;
                 Ok(priorities(out))
             }
 
@@ -250,33 +266,62 @@ macro_rules! cluster_sent {
 mod v0_2 {
     cluster_sent!(v0_2, PriorityV0_2);
     named_columns!();
+    compute_always_explained!();
 }
 
 /// WIT 0.3.0: as 0.2.0 (only the selection interface changed).
 mod v0_3 {
     cluster_sent!(v0_3, PriorityV0_3);
     named_columns!();
+    compute_always_explained!();
+}
+
+/// The job table's columns concatenated by type into two lists (WIT 0.4.0 and later).
+macro_rules! typed_columns {
+    () => {
+        fn job_table<'a>(
+            jobs: &'a JobTable,
+            columns: &'a mut super::TypedColumns,
+        ) -> w::JobTable<'a> {
+            jobs.concat_columns(&mut columns.u32s, &mut columns.s64s);
+            w::JobTable {
+                rows: jobs.len() as u32,
+                u32_columns: &columns.u32s,
+                s64_columns: &columns.s64s,
+            }
+        }
+    };
 }
 
 /// WIT 0.4.0: as 0.3.0, with the job table's columns concatenated by type into two lists.
 mod v0_4 {
     cluster_sent!(v0_4, PriorityV0_4);
+    typed_columns!();
+    compute_always_explained!();
+}
 
-    fn job_table<'a>(jobs: &'a JobTable, columns: &'a mut super::TypedColumns) -> w::JobTable<'a> {
-        jobs.concat_columns(&mut columns.u32s, &mut columns.s64s);
-        w::JobTable {
-            rows: jobs.len() as u32,
-            u32_columns: &columns.u32s,
-            s64_columns: &columns.s64s,
-        }
+/// WIT 0.5.0: as 0.4.0, with `compute` told whether the factors will be shown.
+mod v0_5 {
+    cluster_sent!(v0_5, PriorityV0_5);
+    typed_columns!();
+
+    fn call_compute(
+        guest: &w::Guest,
+        store: &mut wasmtime::Store<crate::wasm::instance::HostState>,
+        ctx: &PriorityContext,
+        usage: &[f64],
+        jobs: w::JobTable<'_>,
+    ) -> wasmtime::Result<w::Priorities> {
+        guest.call_compute(store, ctx.now, usage, jobs, !ctx.skip_factors)
     }
 }
 
 pub use v0_2::PriorityV0_2;
 pub use v0_3::PriorityV0_3;
 pub use v0_4::PriorityV0_4;
+pub use v0_5::PriorityV0_5;
 
-/// The job table's columns concatenated by element type, as WIT 0.4.0 sends them
+/// The job table's columns concatenated by element type, as WIT 0.4.0 and later send them
 /// ([`sluice_policy::job_columns`]); unused by the versions that send named columns.
 #[derive(Default)]
 struct TypedColumns {

@@ -2,9 +2,9 @@
 //!
 //! The versions' records are the same shape in different generated modules, so the conversions
 //! are written once and stamped out per version. WIT 0.1.0 and 0.2.0 send the whole node table
-//! with every pass; 0.3.0 and 0.4.0 send it once per change and then only the nodes whose free
-//! resources moved, which [`SelectionV0_3`] and [`SelectionV0_4`] work out from their model of
-//! the guest's copy.
+//! with every pass; 0.3.0 and later send it once per change and then only the nodes whose free
+//! resources moved, which [`SelectionV0_3`], [`SelectionV0_4`] and [`SelectionV0_5`] work out
+//! from their model of the guest's copy.
 
 /// Conversions every version shares: the node table, the request and the placement.
 macro_rules! conversions {
@@ -269,5 +269,11 @@ mod v0_4 {
     table_kept!(v0_4, SelectionV0_4);
 }
 
+/// WIT 0.5.0: as 0.3.0 (only the priority interface changed).
+mod v0_5 {
+    table_kept!(v0_5, SelectionV0_5);
+}
+
 pub use v0_3::SelectionV0_3;
 pub use v0_4::SelectionV0_4;
+pub use v0_5::SelectionV0_5;

@@ -176,6 +176,7 @@ impl EngineScheduler {
             config.enforce_time_limits = false;
             config.skip_backfill_without_fit = true;
             config.defer_lone_priority = true;
+            config.skip_priority_factors = true;
             let engine =
                 Engine::with_config(cluster, policies, Arc::new(self.clock.clone()), config);
             self.state = State::Running(Box::new(engine));
