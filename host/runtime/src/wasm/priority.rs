@@ -72,17 +72,19 @@ macro_rules! shared {
     };
 }
 
-/// `compute` of the versions before 0.5.0, which always answer with their factors.
-macro_rules! compute_always_explained {
-    () => {
+/// A version's `compute` call, `call_compute`: `$ctx =>` alone for the versions before 0.5.0,
+/// whose `compute` is not told and always answers with its factors; `$ctx => explain` for the
+/// ones that pass `explain` after the job table.
+macro_rules! call_compute {
+    ($ctx:ident => $($explain:expr)?) => {
         fn call_compute(
             guest: &w::Guest,
             store: &mut wasmtime::Store<crate::wasm::instance::HostState>,
-            ctx: &PriorityContext,
+            $ctx: &PriorityContext,
             usage: &[f64],
             jobs: w::JobTable<'_>,
         ) -> wasmtime::Result<w::Priorities> {
-            guest.call_compute(store, ctx.now, usage, jobs)
+            guest.call_compute(store, $ctx.now, usage, jobs $(, $explain)?)
         }
     };
 }
@@ -266,14 +268,14 @@ macro_rules! cluster_sent {
 mod v0_2 {
     cluster_sent!(v0_2, PriorityV0_2);
     named_columns!();
-    compute_always_explained!();
+    call_compute!(ctx =>);
 }
 
 /// WIT 0.3.0: as 0.2.0 (only the selection interface changed).
 mod v0_3 {
     cluster_sent!(v0_3, PriorityV0_3);
     named_columns!();
-    compute_always_explained!();
+    call_compute!(ctx =>);
 }
 
 /// The job table's columns concatenated by type into two lists (WIT 0.4.0 and later).
@@ -297,23 +299,14 @@ macro_rules! typed_columns {
 mod v0_4 {
     cluster_sent!(v0_4, PriorityV0_4);
     typed_columns!();
-    compute_always_explained!();
+    call_compute!(ctx =>);
 }
 
 /// WIT 0.5.0: as 0.4.0, with `compute` told whether the factors will be shown.
 mod v0_5 {
     cluster_sent!(v0_5, PriorityV0_5);
     typed_columns!();
-
-    fn call_compute(
-        guest: &w::Guest,
-        store: &mut wasmtime::Store<crate::wasm::instance::HostState>,
-        ctx: &PriorityContext,
-        usage: &[f64],
-        jobs: w::JobTable<'_>,
-    ) -> wasmtime::Result<w::Priorities> {
-        guest.call_compute(store, ctx.now, usage, jobs, !ctx.skip_factors)
-    }
+    call_compute!(ctx => !ctx.skip_factors);
 }
 
 pub use v0_2::PriorityV0_2;
