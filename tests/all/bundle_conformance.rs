@@ -2,9 +2,8 @@
 //! runs, and the same policy linked in natively gives the same answers.
 
 use sluice_policy::conformance::CaseResult;
-use sluice_policy::{Association, PluginKind, PriorityContext, Settings, fixtures};
-use sluice_runtime::backend::PriorityBackend;
-use sluice_runtime::{Limits, Loaded, Loader, PluginSpec, probe};
+use sluice_policy::{Association, PriorityContext, Settings, fixtures};
+use sluice_runtime::{Limits, PluginSpec, probe};
 
 use crate::support::*;
 
@@ -33,29 +32,6 @@ fn every_bundled_component_is_conformant() {
         assert!(faults.is_empty(), "{}: faults {faults:?}", bundled.name);
         assert_eq!(failures(&cases), Vec::<String>::new(), "{}", bundled.name);
     }
-}
-
-/// Bundled priority policy `name` with `settings`: as the component the host runs and linked
-/// in natively.
-fn priority_both_ways(
-    loader: &Loader,
-    name: &str,
-    settings: &Settings,
-) -> (Box<dyn PriorityBackend>, Box<dyn PriorityBackend>) {
-    let spec = PluginSpec {
-        kind: PluginKind::Priority,
-        plugin: name.into(),
-        settings: settings.clone(),
-        limits: Limits::default(),
-    };
-    let Loaded::Priority(wasm) = loader.load(&spec).unwrap() else {
-        unreachable!()
-    };
-    let Loaded::Priority(native) = Loader::builtin(PluginKind::Priority, name, settings).unwrap()
-    else {
-        unreachable!()
-    };
-    (wasm.backend, native.backend)
 }
 
 #[test]

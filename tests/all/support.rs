@@ -1,6 +1,7 @@
 //! Helpers shared by the cross-crate tests: loaders, specs and fixture plugins.
 
 use sluice_policy::{PluginKind, Setting, SettingValue, Settings};
+use sluice_runtime::backend::PriorityBackend;
 use sluice_runtime::compile::WasmEngine;
 use sluice_runtime::{Limits, Loaded, Loader, PluginSpec};
 
@@ -28,6 +29,29 @@ pub fn weighted_multifactor() -> Settings {
         .with("weight.jobsize", SettingValue::Integer(500))
         .with("weight.partition", SettingValue::Integer(700))
         .with("weight.qos", SettingValue::Integer(300))
+}
+
+/// Bundled priority policy `name` with `settings`: as the component the host runs and linked
+/// in natively.
+pub fn priority_both_ways(
+    loader: &Loader,
+    name: &str,
+    settings: &Settings,
+) -> (Box<dyn PriorityBackend>, Box<dyn PriorityBackend>) {
+    let spec = PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: name.into(),
+        settings: settings.clone(),
+        limits: Limits::default(),
+    };
+    let Loaded::Priority(wasm) = loader.load(&spec).unwrap() else {
+        unreachable!()
+    };
+    let Loaded::Priority(native) = Loader::builtin(PluginKind::Priority, name, settings).unwrap()
+    else {
+        unreachable!()
+    };
+    (wasm.backend, native.backend)
 }
 
 /// Tight limits so that hostile fixtures are stopped quickly.

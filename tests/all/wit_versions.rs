@@ -9,7 +9,7 @@ use sluice_policy::{
     Association, JobTable, PluginKind, Priorities, PriorityContext, Settings, fixtures,
 };
 use sluice_runtime::backend::PriorityBackend;
-use sluice_runtime::{Fault, Limits, Loaded, Loader};
+use sluice_runtime::{Fault, Limits, Loaded};
 
 use crate::support::*;
 use crate::usage_priority;
@@ -228,22 +228,7 @@ fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
 
 /// Multifactor with every weight set, as the bundle's component and linked in natively.
 fn multifactor_both_ways() -> (Box<dyn PriorityBackend>, Box<dyn PriorityBackend>) {
-    let settings = weighted_multifactor();
-    let spec = sluice_runtime::PluginSpec {
-        kind: PluginKind::Priority,
-        plugin: "multifactor".into(),
-        settings: settings.clone(),
-        limits: Limits::default(),
-    };
-    let wasm = match loader().load(&spec).unwrap() {
-        Loaded::Priority(g) => g.backend,
-        _ => unreachable!(),
-    };
-    let native = match Loader::builtin(PluginKind::Priority, "multifactor", &settings).unwrap() {
-        Loaded::Priority(g) => g.backend,
-        _ => unreachable!(),
-    };
-    (wasm, native)
+    priority_both_ways(&loader(), "multifactor", &weighted_multifactor())
 }
 
 #[test]
