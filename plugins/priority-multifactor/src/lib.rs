@@ -88,16 +88,23 @@ struct Sum {
 }
 
 impl Sum {
-    fn add(&mut self, name: &str, values: Vec<f64>) {
+    /// Adds one value per job; the column is kept only when explained, so a skipped
+    /// breakdown allocates none.
+    fn add(&mut self, name: &str, values: impl IntoIterator<Item = f64>) {
+        if !self.explain {
+            for (t, v) in self.total.iter_mut().zip(values) {
+                *t += v;
+            }
+            return;
+        }
+        let values: Vec<f64> = values.into_iter().collect();
         for (t, v) in self.total.iter_mut().zip(&values) {
             *t += v;
         }
-        if self.explain {
-            self.factors.push(Factor {
-                name: name.to_string(),
-                values,
-            });
-        }
+        self.factors.push(Factor {
+            name: name.to_string(),
+            values,
+        });
     }
 }
 
@@ -132,12 +139,11 @@ impl PriorityPolicy for Multifactor {
             };
             let v = accrue
                 .iter()
-                .map(|&t| w.age * factors::age(ctx.now, t, c.max_age))
-                .collect();
+                .map(|&t| w.age * factors::age(ctx.now, t, c.max_age));
             sum.add("AGE", v);
         }
         if w.assoc != 0.0 {
-            sum.add("ASSOC", vec![0.0; n]);
+            sum.add("ASSOC", std::iter::repeat_n(0.0, n));
         }
         if w.fairshare != 0.0 {
             let mut v = self.fair_tree.fair_shares_of(ctx, &jobs.association);
@@ -155,8 +161,7 @@ impl PriorityPolicy for Multifactor {
                 relative_to_time: c.flags.small_relative_to_time,
             };
             let v = (jobs.nodes.iter().zip(&jobs.cpus).zip(&jobs.time_limit))
-                .map(|((&nodes, &cpus), &limit)| w.jobsize * size.factor(nodes, cpus, limit))
-                .collect();
+                .map(|((&nodes, &cpus), &limit)| w.jobsize * size.factor(nodes, cpus, limit));
             sum.add("JOBSIZE", v);
         }
         if w.partition != 0.0 {
@@ -167,7 +172,7 @@ impl PriorityPolicy for Multifactor {
                     .collect();
             sum.add(
                 "PARTITION",
-                jobs.partition.iter().map(|&p| at(&per_part, p)).collect(),
+                jobs.partition.iter().map(|&p| at(&per_part, p)),
             );
         }
         if w.qos != 0.0 {
@@ -175,16 +180,16 @@ impl PriorityPolicy for Multifactor {
                 .iter()
                 .map(|f| w.qos * f)
                 .collect();
-            sum.add("QOS", jobs.qos.iter().map(|&q| at(&per_qos, q)).collect());
+            sum.add("QOS", jobs.qos.iter().map(|&q| at(&per_qos, q)));
         }
         if w.tres.any() {
             sum.add("TRES", self.tres_column(ctx, jobs));
         }
         if jobs.site_factor.iter().any(|&s| s != 0) {
-            sum.add("SITE", jobs.site_factor.iter().map(|&s| s as f64).collect());
+            sum.add("SITE", jobs.site_factor.iter().map(|&s| s as f64));
         }
         if jobs.nice.iter().any(|&s| s != 0) {
-            sum.add("NICE", jobs.nice.iter().map(|&s| -f64::from(s)).collect());
+            sum.add("NICE", jobs.nice.iter().map(|&s| -f64::from(s)));
         }
 
         let priority = sum.total.iter().map(|&p| to_priority(p)).collect();
