@@ -713,8 +713,7 @@ impl Engine {
         let rare = !self.resv.is_empty()
             || own.is_some()
             || (with_licenses && !(rel.licenses.is_empty() && rel.hres.is_empty()));
-        let mut collected;
-        let candidates: &mut dyn Iterator<Item = i64> = if rare {
+        let candidates = if rare {
             times.clear();
             times.extend(&mut merged);
             times.extend(self.resv.boundaries(now, window_end));
@@ -726,10 +725,9 @@ impl Engine {
             times.retain(|&t| keep(t));
             times.sort_unstable();
             times.dedup();
-            collected = times.iter().copied();
-            &mut collected
+            CandidateTimes::Collected(times.iter().copied())
         } else {
-            &mut merged
+            CandidateTimes::Merged(merged)
         };
 
         // A slice that alone left too few nodes at an earlier time: later times that overlap it
@@ -843,6 +841,26 @@ impl Engine {
     }
 }
 
+/// A job's candidate start times: merged as asked for (the common case), or collected and
+/// sorted when rarer sources add times. An enum rather than a trait object, so that the
+/// merge inlines into the planning loop, which asks for a time a million times a KTH replay.
+enum CandidateTimes<'a> {
+    Merged(MergedTimes<'a>),
+    Collected(std::iter::Copied<std::slice::Iter<'a, i64>>),
+}
+
+impl Iterator for CandidateTimes<'_> {
+    type Item = i64;
+
+    #[inline]
+    fn next(&mut self) -> Option<i64> {
+        match self {
+            CandidateTimes::Merged(merged) => merged.next(),
+            CandidateTimes::Collected(times) => times.next(),
+        }
+    }
+}
+
 /// A job's candidate start times from release times and slice boundaries, ascending and
 /// each once, merged as the planning loop asks for them.
 struct MergedTimes<'a> {
@@ -874,6 +892,7 @@ impl<'a> MergedTimes<'a> {
 impl Iterator for MergedTimes<'_> {
     type Item = i64;
 
+    #[inline]
     fn next(&mut self) -> Option<i64> {
         loop {
             let boundary = self.slices.first().map(|s| s.begin).or(self.window_end);
