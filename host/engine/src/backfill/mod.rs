@@ -449,18 +449,19 @@ impl Engine {
 
             let limit = plan_limit(self.jobs[&rec.job].time_limit) as i64;
             let end = now + limit;
-            map.reserved_between(all_nodes, &mut plan.exclude, now, end);
-            if params.bf_licenses {
-                plan.lic_held = map.licenses_between(now, end);
-                plan.hres_held = map.hres_between(now, end);
-            }
             // A job of nodes alone that needs more CPUs than are free fails for Resources
-            // whatever the policy says; the check spares building its request. Other jobs go
-            // on to find the reason they report (Licenses, a reservation's own).
+            // whatever the policy says; the check spares building its request and what planned
+            // jobs hold during its run. Other jobs go on to find the reason they report
+            // (Licenses, a reservation's own).
             let job = &self.jobs[&rec.job];
             let attempt = if job.needs_nodes_alone() && job.cpus() > free_cpus {
                 Err(Reason::Resources)
             } else {
+                map.reserved_between(all_nodes, &mut plan.exclude, now, end);
+                if params.bf_licenses {
+                    plan.lic_held = map.licenses_between(now, end);
+                    plan.hres_held = map.hres_between(now, end);
+                }
                 self.try_start(rec, now, usable, plan, Loop::Backfill, start)
             };
             let reason = match attempt {
