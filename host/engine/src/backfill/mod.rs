@@ -844,7 +844,7 @@ impl Engine {
 
 /// A job's candidate start times: merged as asked for (the common case), or collected and
 /// sorted when rarer sources add times. An enum rather than a trait object, so that the
-/// merge inlines into the planning loop, which asks for a time a million times a KTH replay.
+/// merge inlines into the planning loop, which asks for a time a million times in a KTH replay.
 enum CandidateTimes<'a> {
     Merged(MergedTimes<'a>),
     Collected(std::iter::Copied<std::slice::Iter<'a, i64>>),
