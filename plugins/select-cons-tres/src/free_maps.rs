@@ -41,6 +41,7 @@ impl FreeMaps {
     }
 
     /// Recomputes node `n`'s bits after its free resources changed.
+    #[inline(always)]
     pub fn refresh(&mut self, table: &NodeTable, n: u32) {
         let (word, bit) = (n as usize / 64, 1u64 << (n % 64));
         let i = n as usize;

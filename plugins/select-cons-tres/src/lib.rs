@@ -109,6 +109,7 @@ impl SelectionPolicy for ConsTres {
 }
 
 /// Task slots node `n` offers the job: 0 unless memory and GRES fit and one task fits.
+#[inline(always)]
 fn node_slots(table: &NodeTable, gres_need: &[u32], req: &JobRequest, cpt: u32, n: u32) -> u32 {
     let i = n as usize;
     if table.free_memory_mb[i] < req.memory_per_node_mb {
