@@ -14,5 +14,6 @@ mod runtime_containment;
 mod runtime_hot_swap;
 mod runtime_loading;
 mod runtime_native;
+mod selection_changes_with_place;
 mod selection_copy;
 mod wit_versions;

@@ -11,7 +11,7 @@ use sluice_runtime::{Fault, Loaded};
 use crate::support::*;
 
 /// The selection component built from `package`, loaded without the smoke call.
-fn selection_component(package: &str) -> Box<dyn SelectionBackend> {
+pub(crate) fn selection_component(package: &str) -> Box<dyn SelectionBackend> {
     match unsmoked_component(PluginKind::Selection, package) {
         Loaded::Selection(g) => g.backend,
         _ => unreachable!("loaded as a selection plugin"),
@@ -19,7 +19,7 @@ fn selection_component(package: &str) -> Box<dyn SelectionBackend> {
 }
 
 /// Four nodes of 8 CPUs with one GRES kind, two of them partly busy.
-fn table() -> NodeTable {
+pub(crate) fn table() -> NodeTable {
     NodeTable {
         cpus: vec![8; 4],
         free_cpus: vec![8, 3, 8, 0],
@@ -33,7 +33,7 @@ fn table() -> NodeTable {
     }
 }
 
-fn request(job_id: u32, cpus: u32) -> JobRequest {
+pub(crate) fn request(job_id: u32, cpus: u32) -> JobRequest {
     JobRequest {
         job_id,
         min_nodes: 1,
@@ -56,7 +56,7 @@ fn guest_copy(guest: &mut dyn SelectionBackend) -> (Vec<u32>, Vec<u64>, Vec<u32>
     (p.cpus, p.memory_mb, p.gres)
 }
 
-fn free_columns(t: &NodeTable) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
+pub(crate) fn free_columns(t: &NodeTable) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
     (
         t.free_cpus.clone(),
         t.free_memory_mb.clone(),

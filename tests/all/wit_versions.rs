@@ -1,10 +1,11 @@
 //! Every WIT version loads and answers: a component built against `wit/v0.1.0` still works; a
-//! `wit/v0.2.0`, `wit/v0.3.0` or `wit/v0.4.0` priority component is sent the cluster's static
-//! part when, and only when, the instance does not hold it yet (first call, a change, a fresh
-//! instance after a trap); every job column reaches a `wit/v0.5.0` SDK component as the host
-//! holds it; and a 0.5.0 component brings its factors back only when they are wanted.
+//! `wit/v0.2.0` to `wit/v0.6.0` priority component is sent the cluster's static part when, and
+//! only when, the instance does not hold it yet (first call, a change, a fresh instance after a
+//! trap), a 0.6.0 one only the associations a grown cluster appended; every job column reaches
+//! an SDK component as the host holds it; and a component of 0.5.0 or later brings its factors
+//! back only when they are wanted.
 
-use sluice_fixture_priority_v0_2_probe::{ASSOCIATIONS, SET_CLUSTER, TRAP_JOB};
+use sluice_fixture_priority_v0_2_probe::{ADD_ASSOCIATIONS, ASSOCIATIONS, SET_CLUSTER, TRAP_JOB};
 use sluice_policy::{
     Association, JobTable, PluginKind, Priorities, PriorityContext, Settings, fixtures,
 };
@@ -16,14 +17,24 @@ use crate::usage_priority;
 
 const NOW: i64 = 1_700_000_000;
 
-/// The probes of the WIT versions whose `compute` takes 0.2.0's arguments: 0.2.0 and 0.3.0 are
-/// the same interface in two package versions, 0.4.0 concatenates the job table's columns;
-/// each has its own host adapter.
-const PROBES: [&str; 3] = [
+/// The probes of the WIT versions that are sent the whole cluster whenever its static part
+/// changed: 0.2.0 and 0.3.0 are the same interface in two package versions, 0.4.0 concatenates
+/// the job table's columns, 0.5.0 tells `compute` whether to explain; each has its own host
+/// adapter.
+const PROBES: [&str; 4] = [
     "sluice-fixture-priority-v0-2-probe",
     "sluice-fixture-priority-v0-3-probe",
     "sluice-fixture-priority-v0-4-probe",
+    "sluice-fixture-priority-v0-5-probe",
 ];
+
+/// The probe of WIT 0.6.0, which is sent only the associations a grown cluster appended.
+const APPENDING_PROBE: &str = "sluice-fixture-priority-v0-6-probe";
+
+/// Every probe: [`PROBES`], then [`APPENDING_PROBE`].
+fn every_probe() -> impl Iterator<Item = &'static str> {
+    PROBES.into_iter().chain([APPENDING_PROBE])
+}
 
 /// The priority component built from `package`, loaded without the smoke call.
 fn priority_component(package: &str) -> Box<dyn PriorityBackend> {
@@ -68,12 +79,24 @@ fn decayed(ctx: &PriorityContext) -> PriorityContext {
 }
 
 /// Checks one probe answer: the fixture's priorities for this context (so the usage column and
-/// the held cluster match what the host meant), and how many set-cluster calls it has seen.
+/// the held cluster match what the host meant), and how many set-cluster calls it has seen
+/// (and add-associations calls: `appends`, 0 for the probes of [`PROBES`]).
 fn check_probe(
     probe: &mut dyn PriorityBackend,
     ctx: &PriorityContext,
     jobs: &JobTable,
     set_cluster_calls: u32,
+) {
+    check_appending_probe(probe, ctx, jobs, set_cluster_calls, 0);
+}
+
+/// [`check_probe`] with the add-associations calls the probe must have seen.
+fn check_appending_probe(
+    probe: &mut dyn PriorityBackend,
+    ctx: &PriorityContext,
+    jobs: &JobTable,
+    set_cluster_calls: u32,
+    appends: u32,
 ) {
     let answer = probe.compute(ctx, jobs).expect("the probe answers");
     assert_eq!(answer.priority, expected(ctx, jobs), "priorities");
@@ -83,10 +106,32 @@ fn check_probe(
         "set-cluster calls so far"
     );
     assert_eq!(
+        probe_factor(&answer, ADD_ASSOCIATIONS),
+        f64::from(appends),
+        "add-associations calls so far"
+    );
+    assert_eq!(
         probe_factor(&answer, ASSOCIATIONS),
         ctx.associations.len() as f64,
         "associations the guest holds"
     );
+}
+
+/// Checks that `shares` echoes every association of `ctx` as the guest holds it (name, parent,
+/// kind, shares) with its usage: the guest's cluster is `ctx`'s.
+fn assert_shares_echo(probe: &mut dyn PriorityBackend, ctx: &PriorityContext) {
+    let shares = probe.shares(ctx).unwrap();
+    assert_eq!(shares.len(), ctx.associations.len());
+    for (s, a) in shares.iter().zip(&ctx.associations) {
+        let echo =
+            usage_priority::share_echo(a.raw_shares, a.raw_usage, &a.name, a.is_user, a.parent);
+        assert_eq!(
+            (s.norm_shares, s.effective_usage, s.fair_share, s.level_fs),
+            echo,
+            "association {}",
+            a.name
+        );
+    }
 }
 
 #[test]
@@ -97,18 +142,7 @@ fn a_v0_1_component_still_loads_and_answers() {
     for ctx in [ctx.clone(), decayed(&ctx)] {
         let answer = old.compute(&ctx, &jobs).unwrap();
         assert_eq!(answer.priority, expected(&ctx, &jobs));
-        let shares = old.shares(&ctx).unwrap();
-        assert_eq!(shares.len(), ctx.associations.len());
-        for (s, a) in shares.iter().zip(&ctx.associations) {
-            let echo =
-                usage_priority::share_echo(a.raw_shares, a.raw_usage, &a.name, a.is_user, a.parent);
-            assert_eq!(
-                (s.norm_shares, s.effective_usage, s.fair_share, s.level_fs),
-                echo,
-                "association {}",
-                a.name
-            );
-        }
+        assert_shares_echo(&mut *old, &ctx);
     }
     // And through the loader's checks, as a site's old plugin file would be loaded.
     let spec = component_spec(
@@ -173,7 +207,7 @@ fn set_cluster_is_sent_first_and_then_only_when_the_static_part_changes() {
 
 #[test]
 fn a_context_naming_the_cluster_version_last_found_current_is_not_compared_again() {
-    for package in PROBES {
+    for package in every_probe() {
         let mut probe = priority_component(package);
         let mut ctx = fixtures::priority_context(NOW, 16, 3, 4);
         ctx.cluster_version = 7;
@@ -203,7 +237,7 @@ fn a_context_naming_the_cluster_version_last_found_current_is_not_compared_again
 
 #[test]
 fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
-    for package in PROBES {
+    for package in every_probe() {
         let mut probe = priority_component(package);
         let ctx = fixtures::priority_context(NOW, 16, 3, 4);
         let jobs = fixtures::job_table(&ctx, 200, 9);
@@ -224,6 +258,67 @@ fn a_fresh_instance_after_a_trap_is_sent_the_cluster_again() {
             "shares after the trap has the cluster too"
         );
     }
+}
+
+/// A new user association under `parent`.
+fn user(name: &str, parent: u32) -> Association {
+    Association {
+        name: name.into(),
+        parent: Some(parent),
+        is_user: true,
+        raw_shares: 1,
+        raw_usage: 0.0,
+    }
+}
+
+#[test]
+fn a_v0_6_instance_is_sent_only_the_associations_a_grown_cluster_appended() {
+    let mut probe = priority_component(APPENDING_PROBE);
+    let probe = &mut *probe;
+    let ctx = fixtures::priority_context(NOW, 16, 3, 4);
+    let jobs = fixtures::job_table(&ctx, 200, 9);
+    check_appending_probe(probe, &ctx, &jobs, 1, 0);
+
+    // A new user's first job: only the newcomer crosses.
+    let mut grown = decayed(&ctx);
+    grown.associations.push(user("newcomer", 1));
+    check_appending_probe(probe, &grown, &jobs, 1, 1);
+    check_appending_probe(probe, &decayed(&grown), &jobs, 1, 1);
+
+    // A new account and a user under it, in one step: both cross in one call, in order.
+    let mut deeper = decayed(&grown);
+    let account = deeper.associations.len() as u32;
+    deeper.associations.push(Association {
+        name: "new-account".into(),
+        parent: Some(0),
+        is_user: false,
+        raw_shares: 3,
+        raw_usage: 0.0,
+    });
+    deeper.associations.push(user("new-user", account));
+    check_appending_probe(probe, &deeper, &jobs, 1, 2);
+    // What the guest holds is the cluster set-cluster would have sent.
+    assert_shares_echo(probe, &decayed(&deeper));
+
+    // Anything else that changed, even beside an append, sends the whole cluster.
+    let mut renamed = deeper.clone();
+    renamed.associations.push(user("late", 1));
+    renamed.associations[2].name.push_str("-renamed");
+    check_appending_probe(probe, &renamed, &jobs, 2, 2);
+    let mut resized = renamed.clone();
+    resized.associations.push(user("later", 1));
+    resized.cluster_cpus += 64;
+    check_appending_probe(probe, &resized, &jobs, 3, 2);
+    // So do fewer associations (a reconfiguration).
+    let mut shrunk = resized.clone();
+    shrunk.associations.pop();
+    check_appending_probe(probe, &shrunk, &jobs, 4, 2);
+    assert_shares_echo(probe, &shrunk);
+    // And an append after that is again just the append.
+    let mut regrown = decayed(&shrunk);
+    regrown.associations.push(user("again", 1));
+    check_appending_probe(probe, &regrown, &jobs, 4, 3);
+    assert_shares_echo(probe, &regrown);
 }
 
 /// Multifactor with every weight set, as the bundle's component and linked in natively.
@@ -276,7 +371,7 @@ fn sdk_components_answer_as_the_native_build_while_the_cluster_changes() {
 }
 
 #[test]
-fn a_v0_5_component_explains_only_when_asked_and_a_v0_4_one_always_does() {
+fn an_sdk_component_explains_only_when_asked_and_a_v0_4_one_always_does() {
     let (mut wasm, mut native) = multifactor_both_ways();
     let ctx = fixtures::priority_context(NOW, 16, 3, 4);
     let jobs = fixtures::job_table(&ctx, 300, 4);
@@ -298,7 +393,7 @@ fn a_v0_5_component_explains_only_when_asked_and_a_v0_4_one_always_does() {
 }
 
 #[test]
-fn every_job_column_reaches_a_v0_5_sdk_component_as_the_host_holds_it() {
+fn every_job_column_reaches_an_sdk_component_as_the_host_holds_it() {
     // WIT 0.4.0 and later concatenate the columns by type; the SDK splits them again.
     let mut echo = priority_component("sluice-fixture-priority-columns-echo");
     let ctx = fixtures::priority_context(NOW, 16, 3, 4);

@@ -54,7 +54,7 @@ fn check_reports_kind_and_version_and_refuses_garbage() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kind"], "selection");
     assert_eq!(
-        v["wit_version"], "0.5.0",
+        v["wit_version"], "0.6.0",
         "the SDK builds the newest version"
     );
 

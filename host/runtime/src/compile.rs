@@ -25,6 +25,9 @@ pub enum WitVersion {
     V0_4_0,
     /// `wit/v0.5.0`: `compute` told whether the per-factor breakdown will be shown.
     V0_5_0,
+    /// `wit/v0.6.0`: a pass's node changes ride along with its first `place`, and a grown
+    /// cluster is sent only its new associations.
+    V0_6_0,
 }
 
 impl WitVersion {
@@ -36,6 +39,7 @@ impl WitVersion {
             Self::V0_3_0 => "0.3.0",
             Self::V0_4_0 => "0.4.0",
             Self::V0_5_0 => "0.5.0",
+            Self::V0_6_0 => "0.6.0",
         }
     }
 }
@@ -54,6 +58,7 @@ pub const SUPPORTED_VERSIONS: &[WitVersion] = &[
     WitVersion::V0_3_0,
     WitVersion::V0_4_0,
     WitVersion::V0_5_0,
+    WitVersion::V0_6_0,
 ];
 
 /// The engine and the compiled-artifact cache.

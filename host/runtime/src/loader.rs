@@ -13,10 +13,11 @@ use crate::compile::{WasmEngine, WitVersion};
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::slot::Generation;
-use crate::wasm::bindings::{v0_1, v0_2, v0_3, v0_4, v0_5};
+use crate::wasm::bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
 use crate::wasm::instance::{WasmInstance, World};
-use crate::wasm::priority::{PriorityV0_2, PriorityV0_3, PriorityV0_4, PriorityV0_5};
+use crate::wasm::priority::{PriorityV0_2, PriorityV0_3, PriorityV0_4, PriorityV0_5, PriorityV0_6};
 use crate::wasm::selection::{SelectionV0_3, SelectionV0_4, SelectionV0_5};
+use crate::wasm::selection_v0_6::SelectionV0_6;
 
 /// Which plugin to load for a kind, with its settings and limits.
 #[derive(Clone, Debug)]
@@ -174,6 +175,12 @@ impl Loader {
                     new.instance::<v0_5::priority::PriorityPolicy>()?,
                 )),
             )),
+            (K::Priority, V::V0_6_0) => Loaded::Priority(Generation::new(
+                origin,
+                Box::new(PriorityV0_6::new(
+                    new.instance::<v0_6::priority::PriorityPolicy>()?,
+                )),
+            )),
             (K::Selection, V::V0_1_0) => Loaded::Selection(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::selection::SelectionPolicy>()?),
@@ -200,6 +207,12 @@ impl Loader {
                     new.instance::<v0_5::selection::SelectionPolicy>()?,
                 )),
             )),
+            (K::Selection, V::V0_6_0) => Loaded::Selection(Generation::new(
+                origin,
+                Box::new(SelectionV0_6::new(
+                    new.instance::<v0_6::selection::SelectionPolicy>()?,
+                )),
+            )),
             (K::Gres, V::V0_1_0) => Loaded::Gres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::gres::GresPolicy>()?),
@@ -220,6 +233,10 @@ impl Loader {
                 origin,
                 Box::new(new.instance::<v0_5::gres::GresPolicy>()?),
             )),
+            (K::Gres, V::V0_6_0) => Loaded::Gres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_6::gres::GresPolicy>()?),
+            )),
             (K::Hres, V::V0_1_0) => Loaded::Hres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_1::hres::HresPolicy>()?),
@@ -239,6 +256,10 @@ impl Loader {
             (K::Hres, V::V0_5_0) => Loaded::Hres(Generation::new(
                 origin,
                 Box::new(new.instance::<v0_5::hres::HresPolicy>()?),
+            )),
+            (K::Hres, V::V0_6_0) => Loaded::Hres(Generation::new(
+                origin,
+                Box::new(new.instance::<v0_6::hres::HresPolicy>()?),
             )),
         })
     }

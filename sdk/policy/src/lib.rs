@@ -1,10 +1,11 @@
 //! The policy contract as plain Rust: data tables, answers and one trait per plugin kind.
 //!
-//! This crate is the Rust face of the WIT contract (`wit/v0.5.0`, and `wit/v0.4.0` to
+//! This crate is the Rust face of the WIT contract (`wit/v0.6.0`, and `wit/v0.5.0` to
 //! `wit/v0.1.0` before it: all carry the same data; 0.2.0 sends a [`PriorityContext`]'s static
 //! part only when it changed, 0.3.0 the [`NodeTable`] too, 0.4.0 concatenates the job table's
-//! columns by type, see [`job_columns`], and 0.5.0 tells `compute` whether its factors will be
-//! shown, [`PriorityContext::skip_factors`]). The engine schedules against these traits;
+//! columns by type, see [`job_columns`], 0.5.0 tells `compute` whether its factors will be
+//! shown, [`PriorityContext::skip_factors`], and 0.6.0 packs a pass's node changes into the
+//! first `place`, [`NodeTable::pack_changes`]). The engine schedules against these traits;
 //! the runtime implements them with WebAssembly components of any of these versions, native
 //! libraries or built-in policies; plugin authors implement them through `sluice-sdk`. It
 //! depends on neither wasmtime nor wit-bindgen, so everything that only needs the contract
@@ -88,10 +89,10 @@ impl std::fmt::Display for PluginKind {
 
 /// The WIT package version `sluice-sdk` builds components against; the host also loads
 /// components of the older versions it lists in `sluice_runtime::compile::SUPPORTED_VERSIONS`.
-pub const WIT_VERSION: &str = "0.5.0";
+pub const WIT_VERSION: &str = "0.6.0";
 
 /// The WIT package name, including version, that `sluice-sdk` components import and export.
-pub const WIT_PACKAGE: &str = "sluice:policy@0.5.0";
+pub const WIT_PACKAGE: &str = "sluice:policy@0.6.0";
 
 /// How a plugin is built from its settings, once per plugin generation.
 pub trait FromSettings: Sized {

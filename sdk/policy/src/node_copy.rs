@@ -84,6 +84,69 @@ impl NodeTable {
         )
     }
 
+    /// Appends to `out` the free resources of nodes `changed` of this table, packed as WIT
+    /// 0.6.0's `node-changes`: per node, its index, free CPUs, free memory, power (0 up,
+    /// 1 powering up, 2 powered down), then its free count of each GRES kind.
+    pub fn pack_changes(&self, changed: &[u32], out: &mut Vec<u64>) {
+        let kinds = self.gres_kinds.len();
+        out.reserve(changed.len() * (4 + kinds));
+        for &n in changed {
+            let i = n as usize;
+            out.extend_from_slice(&[
+                u64::from(n),
+                u64::from(self.free_cpus[i]),
+                self.free_memory_mb[i],
+                self.power[i] as u64,
+            ]);
+            out.extend(
+                self.gres_free[i * kinds..(i + 1) * kinds]
+                    .iter()
+                    .map(|&g| u64::from(g)),
+            );
+        }
+    }
+
+    /// Applies changes packed by [`NodeTable::pack_changes`] (from a table of the same static
+    /// part) and writes the changed nodes into `changed`. Stops at the first change that does
+    /// not describe a node of this table, and says which; the changes before it stay applied.
+    pub fn apply_packed_changes(
+        &mut self,
+        packed: &[u64],
+        changed: &mut Vec<u32>,
+    ) -> Result<(), String> {
+        changed.clear();
+        let kinds = self.gres_kinds.len();
+        let mut row = vec![0u32; kinds];
+        for (c, change) in packed.chunks(4 + kinds).enumerate() {
+            let &[node, free_cpus, free_memory_mb, power, ref gres @ ..] = change else {
+                return Err(format!("change {c} is cut short"));
+            };
+            if gres.len() != kinds {
+                return Err(format!("change {c} is cut short"));
+            }
+            let power = match power {
+                0 => Power::Up,
+                1 => Power::PoweringUp,
+                2 => Power::PoweredDown,
+                other => return Err(format!("change {c} has power state {other}")),
+            };
+            let (Ok(n), Ok(free_cpus)) = (u32::try_from(node), u32::try_from(free_cpus)) else {
+                return Err(format!("change {c} has a node or CPU count past 32 bits"));
+            };
+            for (r, &g) in row.iter_mut().zip(gres) {
+                *r = u32::try_from(g)
+                    .map_err(|_| format!("change {c} has a GRES count past 32 bits"))?;
+            }
+            if !self.set_free(n as usize, free_cpus, free_memory_mb, power, &row) {
+                return Err(format!(
+                    "change {c} names node {n}, which the table does not have"
+                ));
+            }
+            changed.push(n);
+        }
+        Ok(())
+    }
+
     /// Subtracts a placement from the free columns if it fits them ([`NodeTable::check_fits`]).
     /// Otherwise changes nothing and answers false, so a copy that applied a nonsense
     /// placement is known to be out of step instead of wrong.
@@ -187,5 +250,53 @@ mod tests {
         let mut free_only = t.clone();
         free_only.free_cpus[0] = 0;
         assert!(t.same_static_part(&free_only));
+    }
+
+    #[test]
+    fn packed_changes_bring_a_copy_to_the_table_they_were_packed_from() {
+        let host = table();
+        let mut copy = table();
+        copy.free_cpus = vec![0, 0, 0];
+        copy.free_memory_mb = vec![7, 7, 7];
+        copy.power = vec![Power::PoweredDown; 3];
+        copy.gres_free = vec![0, 0, 0];
+        let mut host = host;
+        host.power[1] = Power::PoweringUp;
+        let mut changed = Vec::new();
+        copy.free_differing(&host, &mut changed);
+        assert_eq!(changed, [0, 1, 2]);
+        let mut packed = Vec::new();
+        host.pack_changes(&changed[1..2], &mut packed);
+        assert_eq!(
+            packed,
+            [1, 2, 50, 1, 1],
+            "node, cpus, memory, power, one GRES count"
+        );
+        packed.clear();
+        host.pack_changes(&changed, &mut packed);
+        let mut applied = Vec::new();
+        copy.apply_packed_changes(&packed, &mut applied).unwrap();
+        assert_eq!(applied, changed);
+        assert_eq!(copy, host);
+    }
+
+    #[test]
+    fn packed_changes_that_do_not_fit_the_table_are_refused() {
+        let mut copy = table();
+        let mut changed = Vec::new();
+        for (packed, why) in [
+            (vec![1, 2, 50, 0], "cut short"),
+            (vec![1, 2, 50], "cut short"),
+            (vec![3, 2, 50, 0, 1], "does not have"),
+            (vec![1, 2, 50, 3, 1], "power state 3"),
+            (vec![1, 1 << 32, 50, 0, 1], "past 32 bits"),
+            (vec![1, 2, 50, 0, 1 << 32], "past 32 bits"),
+        ] {
+            let err = copy
+                .apply_packed_changes(&packed, &mut changed)
+                .unwrap_err();
+            assert!(err.contains(why), "{packed:?}: {err}");
+        }
+        assert_eq!(copy, table(), "no refused change was applied");
     }
 }

@@ -13,6 +13,9 @@ macro_rules! export_priority {
                 fn set_cluster(cluster: w::Cluster) {
                     $crate::wasm::priority_glue::set_cluster(cluster)
                 }
+                fn add_associations(associations: ::std::vec::Vec<w::Association>) {
+                    $crate::wasm::priority_glue::add_associations(associations)
+                }
                 fn compute(
                     now: i64,
                     usage: ::std::vec::Vec<f64>,
@@ -43,11 +46,15 @@ macro_rules! export_selection {
                 fn set_nodes(nodes: w::NodeTable) {
                     $crate::wasm::selection_glue::set_nodes::<$policy>(nodes)
                 }
-                fn begin_pass(changes: ::std::vec::Vec<w::NodeFree>, gres_free: ::std::vec::Vec<u32>) {
-                    $crate::wasm::selection_glue::begin_pass::<$policy>(changes, gres_free)
+                fn begin_pass(changes: ::std::vec::Vec<u64>) {
+                    $crate::wasm::selection_glue::begin_pass::<$policy>(changes)
                 }
-                fn place(req: w::JobRequest, mode: w::Mode) -> ::std::option::Option<w::Placement> {
-                    $crate::wasm::selection_glue::place::<$policy>(req, mode)
+                fn place(
+                    req: w::JobRequest,
+                    mode: w::Mode,
+                    changes: ::std::option::Option<::std::vec::Vec<u64>>,
+                ) -> ::std::option::Option<w::Placement> {
+                    $crate::wasm::selection_glue::place::<$policy>(req, mode, changes)
                 }
                 fn release(job_id: u32, placement: w::Placement) {
                     $crate::wasm::selection_glue::release::<$policy>(job_id, placement)

@@ -13,7 +13,7 @@ use sluice_policy as p;
 /// Bindings of the `priority-policy` world (and of the shared `host` interface).
 pub mod priority {
     wit_bindgen::generate!({
-        path: "../../wit/v0.5.0",
+        path: "../../wit/v0.6.0",
         world: "priority-policy",
         pub_export_macro: true,
         export_macro_name: "export_priority_world",
@@ -25,39 +25,39 @@ pub mod priority {
 /// Bindings of the `selection-policy` world.
 pub mod selection {
     wit_bindgen::generate!({
-        path: "../../wit/v0.5.0",
+        path: "../../wit/v0.6.0",
         world: "selection-policy",
         pub_export_macro: true,
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.5.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.6.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `gres-policy` world.
 pub mod gres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.5.0",
+        path: "../../wit/v0.6.0",
         world: "gres-policy",
         pub_export_macro: true,
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.5.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.6.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `hres-policy` world.
 pub mod hres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.5.0",
+        path: "../../wit/v0.6.0",
         world: "hres-policy",
         pub_export_macro: true,
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.5.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.6.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -125,18 +125,18 @@ pub mod priority_glue {
     thread_local! {
         // The cluster of the last `set-cluster`, with the last call's clock and usage.
         static CONTEXT: RefCell<Option<p::PriorityContext>> = const { RefCell::new(None) };
-        // How many `set-cluster` calls this instance has had: the kept context's cluster version.
-        static SET_CLUSTER_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+        // How many times this instance's cluster changed (`set-cluster`, `add-associations`):
+        // the kept context's cluster version.
+        static CLUSTER_CHANGES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
         // The last `compute`'s job table, its columns' room reused by the next.
         static JOBS: RefCell<p::JobTable> = RefCell::new(p::JobTable::default());
     }
 
     /// `priority.set-cluster`: keeps the static part, with usage zero until a call brings it.
-    /// The context is numbered with a cluster version of its own (the count of `set-cluster`
-    /// calls), so a policy can tell a call about the same cluster without comparing it.
+    /// The context is numbered with a cluster version of its own (the count of changes to the
+    /// cluster), so a policy can tell a call about the same cluster without comparing it.
     pub fn set_cluster(c: w::Cluster) {
-        let version = SET_CLUSTER_CALLS.get() + 1;
-        SET_CLUSTER_CALLS.set(version);
+        let version = next_cluster_version();
         let ctx = p::PriorityContext {
             now: 0,
             cluster_version: version,
@@ -160,20 +160,40 @@ pub mod priority_glue {
                     usage_factor: x.usage_factor,
                 })
                 .collect(),
-            associations: c
-                .associations
-                .into_iter()
-                .map(|x| p::Association {
-                    name: x.name,
-                    parent: x.parent,
-                    is_user: x.is_user,
-                    raw_shares: x.raw_shares,
-                    raw_usage: 0.0,
-                })
-                .collect(),
+            associations: c.associations.into_iter().map(association).collect(),
             skip_factors: false,
         };
         CONTEXT.with(|cell| *cell.borrow_mut() = Some(ctx));
+    }
+
+    /// `priority.add-associations`: appends them to the kept cluster, under a new version.
+    ///
+    /// A call before any `set-cluster` means the host broke the contract; the guest traps.
+    pub fn add_associations(new: Vec<w::Association>) {
+        let version = next_cluster_version();
+        CONTEXT.with_borrow_mut(|kept| {
+            let ctx = kept
+                .as_mut()
+                .expect("the host calls set-cluster before add-associations");
+            ctx.associations.extend(new.into_iter().map(association));
+            ctx.cluster_version = version;
+        });
+    }
+
+    fn next_cluster_version() -> u64 {
+        let version = CLUSTER_CHANGES.get() + 1;
+        CLUSTER_CHANGES.set(version);
+        version
+    }
+
+    fn association(x: w::Association) -> p::Association {
+        p::Association {
+            name: x.name,
+            parent: x.parent,
+            is_user: x.is_user,
+            raw_shares: x.raw_shares,
+            raw_usage: 0.0,
+        }
     }
 
     /// Runs `f` on the kept context with `now`, `usage` and whether the factors are wanted
@@ -312,41 +332,28 @@ pub mod selection_glue {
     /// which the policy then sees as a new pass told which nodes changed
     /// ([`p::SelectionPolicy::begin_pass_changed`]).
     ///
-    /// A change naming a node the copy does not have, or GRES rows of another length, means
-    /// the host broke the contract; the guest traps (through the panic) rather than place
-    /// jobs on a table it does not hold.
-    pub fn begin_pass<T: p::SelectionPolicy + p::FromSettings + 'static>(
-        changes: Vec<w::NodeFree>,
-        gres_free: Vec<u32>,
-    ) {
+    /// A change naming a node the copy does not have, or cut short, means the host broke the
+    /// contract; the guest traps (through the panic) rather than place jobs on a table it does
+    /// not hold.
+    pub fn begin_pass<T: p::SelectionPolicy + p::FromSettings + 'static>(changes: Vec<u64>) {
         TABLE.with_borrow_mut(|kept| {
-            let kinds = kept.gres_kinds.len();
-            assert_eq!(
-                gres_free.len(),
-                changes.len() * kinds,
-                "gres-free has one row per changed node"
-            );
-            for (i, c) in changes.iter().enumerate() {
-                let row = &gres_free[i * kinds..(i + 1) * kinds];
-                let applied = kept.set_free(
-                    c.node as usize,
-                    c.free_cpus,
-                    c.free_memory_mb,
-                    power(c.power),
-                    row,
-                );
-                assert!(applied, "begin-pass names node {} of the table", c.node);
+            let mut changed = Vec::new();
+            if let Err(why) = kept.apply_packed_changes(&changes, &mut changed) {
+                panic!("the host sent node changes that do not fit the table: {why}");
             }
-            let changed: Vec<u32> = changes.iter().map(|c| c.node).collect();
             with_instance::<T, _>(|s| s.begin_pass_changed(kept, &changed));
         });
     }
 
-    /// `selection.place` for policy `T`.
+    /// `selection.place` for policy `T`, after the pass's changes if it carries them.
     pub fn place<T: p::SelectionPolicy + p::FromSettings + 'static>(
         r: w::JobRequest,
         m: w::Mode,
+        changes: Option<Vec<u64>>,
     ) -> Option<w::Placement> {
+        if let Some(changes) = changes {
+            begin_pass::<T>(changes);
+        }
         let req = p::JobRequest {
             job_id: r.job_id,
             min_nodes: r.min_nodes,

@@ -90,3 +90,4 @@ adapter!(v0_2);
 adapter!(v0_3);
 adapter!(v0_4);
 adapter!(v0_5);
+adapter!(v0_6);

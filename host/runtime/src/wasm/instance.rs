@@ -100,6 +100,7 @@ host_imports!(v0_2);
 host_imports!(v0_3);
 host_imports!(v0_4);
 host_imports!(v0_5);
+host_imports!(v0_6);
 
 impl HostState {
     /// One guest log line as a `tracing` event tagged with the plugin.

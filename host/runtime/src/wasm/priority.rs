@@ -4,8 +4,9 @@
 //! static part with `set-cluster` only when it differs from what this instance last got, and then
 //! just the clock and the usage column per call; [`PriorityV0_2`], [`PriorityV0_3`] (the same
 //! interface in another package version), [`PriorityV0_4`] (whose job table crosses as two
-//! lists instead of thirteen) and [`PriorityV0_5`] (whose `compute` is told whether the factors
-//! will be shown) keep that bookkeeping.
+//! lists instead of thirteen), [`PriorityV0_5`] (whose `compute` is told whether the factors
+//! will be shown) and [`PriorityV0_6`] (sent only the associations a grown cluster appended)
+//! keep that bookkeeping.
 
 use sluice_policy::{Association, Partition, PriorityContext, Qos};
 
@@ -85,6 +86,32 @@ macro_rules! call_compute {
             jobs: w::JobTable<'_>,
         ) -> wasmtime::Result<w::Priorities> {
             guest.call_compute(store, $ctx.now, usage, jobs $(, $explain)?)
+        }
+    };
+}
+
+/// A version's `add-associations`, `add_associations`, and whether it has one (`APPENDS`): `()`
+/// for the versions before 0.6.0, which are sent the whole cluster when it grew; `(call)` for
+/// the ones that are sent only the appended associations.
+macro_rules! add_associations {
+    () => {
+        const APPENDS: bool = false;
+        fn add_associations(
+            _: &w::Guest,
+            _: &mut wasmtime::Store<crate::wasm::instance::HostState>,
+            _: &[w::Association<'_>],
+        ) -> wasmtime::Result<()> {
+            unreachable!("only called where APPENDS")
+        }
+    };
+    (call) => {
+        const APPENDS: bool = true;
+        fn add_associations(
+            guest: &w::Guest,
+            store: &mut wasmtime::Store<crate::wasm::instance::HostState>,
+            new: &[w::Association<'_>],
+        ) -> wasmtime::Result<()> {
+            guest.call_add_associations(store, new)
         }
     };
 }
@@ -199,42 +226,56 @@ macro_rules! cluster_sent {
                 }
             }
 
-            /// Sends `set-cluster` unless the live instance already holds `ctx`'s static part,
-            /// and fills the usage column for the call that follows.
+            /// Sends `set-cluster` unless the live instance already holds `ctx`'s static part (or,
+            /// where the version has it, `add-associations` when the part grew only by appended
+            /// associations), and fills the usage column for the call that follows.
             fn prepare(&mut self, ctx: &PriorityContext) -> Result<(), Fault> {
                 let incarnation = self.instance.live_incarnation()?;
-                if !self
-                    .sent
+                // Forgotten first: if a call faults, the instance is discarded with it.
+                let mut held = self.sent.take().filter(|s| s.incarnation == incarnation);
+                let current = held
                     .as_mut()
-                    .is_some_and(|s| s.is_current(incarnation, ctx))
-                {
-                    // Forgotten first: if the call faults, the instance is discarded with it.
-                    self.sent = None;
-                    let associations: Vec<w::Association<'_>> = ctx
-                        .associations
-                        .iter()
-                        .map(|a| w::Association {
-                            name: &a.name,
-                            parent: a.parent,
-                            is_user: a.is_user,
-                            raw_shares: a.raw_shares,
-                        })
-                        .collect();
-                    let cluster = w::Cluster {
-                        cluster_nodes: ctx.cluster_nodes,
-                        cluster_cpus: ctx.cluster_cpus,
-                        partitions: &partitions(ctx),
-                        qos: &qos(ctx),
-                        associations: &associations,
-                    };
-                    self.instance
-                        .call(|b, s| b.sluice_policy_priority().call_set_cluster(s, cluster))?;
-                    self.sent = Some(SentCluster::of(incarnation, ctx));
-                }
+                    .is_some_and(|s| s.is_current(incarnation, ctx));
+                let appended = held.as_ref().filter(|_| APPENDS && !current);
+                let appended = appended.and_then(|s| s.appended_in(ctx));
+                self.sent = match (held, appended) {
+                    (Some(sent), _) if current => Some(sent),
+                    (Some(mut sent), Some(old)) => {
+                        let new: Vec<w::Association<'_>> =
+                            ctx.associations[old..].iter().map(association).collect();
+                        self.instance
+                            .call(|b, s| add_associations(b.sluice_policy_priority(), s, &new))?;
+                        sent.append(ctx);
+                        Some(sent)
+                    }
+                    _ => {
+                        let associations: Vec<w::Association<'_>> =
+                            ctx.associations.iter().map(association).collect();
+                        let cluster = w::Cluster {
+                            cluster_nodes: ctx.cluster_nodes,
+                            cluster_cpus: ctx.cluster_cpus,
+                            partitions: &partitions(ctx),
+                            qos: &qos(ctx),
+                            associations: &associations,
+                        };
+                        self.instance
+                            .call(|b, s| b.sluice_policy_priority().call_set_cluster(s, cluster))?;
+                        Some(SentCluster::of(incarnation, ctx))
+                    }
+                };
                 self.usage.clear();
                 self.usage
                     .extend(ctx.associations.iter().map(|a| a.raw_usage));
                 Ok(())
+            }
+        }
+
+        fn association(a: &sluice_policy::Association) -> w::Association<'_> {
+            w::Association {
+                name: &a.name,
+                parent: a.parent,
+                is_user: a.is_user,
+                raw_shares: a.raw_shares,
             }
         }
 
@@ -269,6 +310,7 @@ mod v0_2 {
     cluster_sent!(v0_2, PriorityV0_2);
     named_columns!();
     call_compute!(ctx =>);
+    add_associations!();
 }
 
 /// WIT 0.3.0: as 0.2.0 (only the selection interface changed).
@@ -276,6 +318,7 @@ mod v0_3 {
     cluster_sent!(v0_3, PriorityV0_3);
     named_columns!();
     call_compute!(ctx =>);
+    add_associations!();
 }
 
 /// The job table's columns concatenated by type into two lists (WIT 0.4.0 and later).
@@ -300,6 +343,7 @@ mod v0_4 {
     cluster_sent!(v0_4, PriorityV0_4);
     typed_columns!();
     call_compute!(ctx =>);
+    add_associations!();
 }
 
 /// WIT 0.5.0: as 0.4.0, with `compute` told whether the factors will be shown.
@@ -307,12 +351,23 @@ mod v0_5 {
     cluster_sent!(v0_5, PriorityV0_5);
     typed_columns!();
     call_compute!(ctx => !ctx.skip_factors);
+    add_associations!();
+}
+
+/// WIT 0.6.0: as 0.5.0, with associations appended to the cluster the instance holds
+/// (`add-associations`) instead of the whole cluster sent again.
+mod v0_6 {
+    cluster_sent!(v0_6, PriorityV0_6);
+    typed_columns!();
+    call_compute!(ctx => !ctx.skip_factors);
+    add_associations!(call);
 }
 
 pub use v0_2::PriorityV0_2;
 pub use v0_3::PriorityV0_3;
 pub use v0_4::PriorityV0_4;
 pub use v0_5::PriorityV0_5;
+pub use v0_6::PriorityV0_6;
 
 /// The job table's columns concatenated by element type, as WIT 0.4.0 and later send them
 /// ([`sluice_policy::job_columns`]); unused by the versions that send named columns.
@@ -377,6 +432,29 @@ impl SentCluster {
 
     /// Whether `ctx`'s static part is the one sent, compared field by field.
     fn same_static_part(&self, ctx: &PriorityContext) -> bool {
+        self.associations.len() == ctx.associations.len() && self.same_but_appended(ctx)
+    }
+
+    /// Where `ctx`'s new associations begin, when its static part is the one sent with
+    /// associations appended (at least one) and nothing else changed.
+    fn appended_in(&self, ctx: &PriorityContext) -> Option<usize> {
+        let old = self.associations.len();
+        (ctx.associations.len() > old && self.same_but_appended(ctx)).then_some(old)
+    }
+
+    /// Counts the associations `ctx` appended to the sent static part as sent too.
+    fn append(&mut self, ctx: &PriorityContext) {
+        let old = self.associations.len();
+        self.associations
+            .extend(ctx.associations[old..].iter().map(|a| Association {
+                raw_usage: 0.0,
+                ..a.clone()
+            }));
+        self.cluster_version = ctx.cluster_version;
+    }
+
+    /// Whether `ctx`'s static part is the one sent, but for associations after the sent ones.
+    fn same_but_appended(&self, ctx: &PriorityContext) -> bool {
         self.cluster_nodes == ctx.cluster_nodes
             && self.cluster_cpus == ctx.cluster_cpus
             && self.partitions == ctx.partitions
@@ -386,7 +464,7 @@ impl SentCluster {
                     && a.priority == b.priority
                     && a.usage_factor.to_bits() == b.usage_factor.to_bits()
             })
-            && self.associations.len() == ctx.associations.len()
+            && self.associations.len() <= ctx.associations.len()
             && self
                 .associations
                 .iter()

@@ -4,7 +4,8 @@
 //! are written once and stamped out per version. WIT 0.1.0 and 0.2.0 send the whole node table
 //! with every pass; 0.3.0 and later send it once per change and then only the nodes whose free
 //! resources moved, which [`SelectionV0_3`], [`SelectionV0_4`] and [`SelectionV0_5`] work out
-//! from their model of the guest's copy.
+//! from their model of the guest's copy. WIT 0.6.0 sends those nodes with the pass's first
+//! `place` ([`super::selection_v0_6`]).
 
 /// Conversions every version shares: the node table, the request and the placement.
 macro_rules! conversions {
@@ -54,12 +55,8 @@ macro_rules! conversions {
             })
         }
 
-        fn place(
-            instance: &mut WasmInstance<SelectionPolicy>,
-            r: &JobRequest,
-            mode: PlaceMode,
-        ) -> Result<Option<Placement>, Fault> {
-            let req = w::JobRequest {
+        fn request(r: &JobRequest) -> w::JobRequest<'_> {
+            w::JobRequest {
                 job_id: r.job_id,
                 min_nodes: r.min_nodes,
                 max_nodes: r.max_nodes,
@@ -69,18 +66,23 @@ macro_rules! conversions {
                 gres_per_node: &r.gres_per_node,
                 exclusive: r.exclusive,
                 candidates: &r.candidates,
-            };
-            let mode = match mode {
+            }
+        }
+
+        fn mode(mode: PlaceMode) -> w::Mode {
+            match mode {
                 PlaceMode::Allocate => w::Mode::Allocate,
                 PlaceMode::Test => w::Mode::Test,
-            };
-            let out = instance.call(|b, s| b.sluice_policy_selection().call_place(s, req, mode))?;
-            Ok(out.map(|p| Placement {
+            }
+        }
+
+        fn placement(p: w::PlacementResult) -> Placement {
+            Placement {
                 nodes: p.nodes,
                 cpus: p.cpus,
                 memory_mb: p.memory_mb,
                 gres: p.gres,
-            }))
+            }
         }
 
         fn release(
@@ -96,11 +98,27 @@ macro_rules! conversions {
     };
 }
 
+/// `place` of the versions before 0.6.0, whose `place` carries no node changes.
+macro_rules! place_alone {
+    () => {
+        fn place(
+            instance: &mut WasmInstance<SelectionPolicy>,
+            r: &JobRequest,
+            m: PlaceMode,
+        ) -> Result<Option<Placement>, Fault> {
+            let (req, m) = (request(r), mode(m));
+            let out = instance.call(|b, s| b.sluice_policy_selection().call_place(s, req, m))?;
+            Ok(out.map(placement))
+        }
+    };
+}
+
 /// The selection adapter of a version that sends the whole table with every pass.
 macro_rules! whole_table_per_pass {
     ($version:ident) => {
         mod $version {
             conversions!($version);
+            place_alone!();
 
             impl SelectionBackend for WasmInstance<SelectionPolicy> {
                 fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
@@ -136,6 +154,7 @@ whole_table_per_pass!(v0_2);
 macro_rules! table_kept {
     ($version:ident, $name:ident) => {
         conversions!($version);
+        place_alone!();
 
         use super::HeldTable;
 
@@ -253,10 +272,10 @@ macro_rules! table_kept {
 
 /// The guest's copy of the node table as the host models it: the table last sent, less
 /// what `place` allocated since, plus what `release` gave back.
-struct HeldTable {
+pub(super) struct HeldTable {
     /// Which instance holds it ([`super::instance::WasmInstance::live_incarnation`]).
-    incarnation: u64,
-    table: sluice_policy::NodeTable,
+    pub(super) incarnation: u64,
+    pub(super) table: sluice_policy::NodeTable,
 }
 
 /// WIT 0.3.0: the table kept by the guest.
@@ -273,6 +292,8 @@ mod v0_4 {
 mod v0_5 {
     table_kept!(v0_5, SelectionV0_5);
 }
+
+pub(super) use conversions;
 
 pub use v0_3::SelectionV0_3;
 pub use v0_4::SelectionV0_4;
