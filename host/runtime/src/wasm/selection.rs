@@ -184,16 +184,12 @@ macro_rules! table_kept {
 
             /// Sends the whole table, which the instance then holds.
             fn set_nodes(&mut self, incarnation: u64, t: &NodeTable) -> Result<(), Fault> {
-                // Forgotten first (if the call faults, the instance is discarded with it); the old
-                // model's storage is reused for the new one.
-                let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
                 let instance = &mut self.instance;
-                with_table(t, |table| {
-                    instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
-                })?;
-                table.clone_from(t);
-                self.held = Some(HeldTable { incarnation, table });
-                Ok(())
+                HeldTable::resend(&mut self.held, incarnation, t, || {
+                    with_table(t, |table| {
+                        instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
+                    })
+                })
             }
         }
 
@@ -276,6 +272,24 @@ pub(super) struct HeldTable {
     /// Which instance holds it ([`super::instance::WasmInstance::live_incarnation`]).
     pub(super) incarnation: u64,
     pub(super) table: sluice_policy::NodeTable,
+}
+
+impl HeldTable {
+    /// Makes `t` what instance `incarnation` holds once `send` has handed it the whole table.
+    /// The model is forgotten first (if `send` faults, the instance is discarded with it); the
+    /// old model's storage is reused for the new one.
+    pub(super) fn resend(
+        held: &mut Option<HeldTable>,
+        incarnation: u64,
+        t: &sluice_policy::NodeTable,
+        send: impl FnOnce() -> Result<(), crate::error::Fault>,
+    ) -> Result<(), crate::error::Fault> {
+        let mut table = held.take().map(|h| h.table).unwrap_or_default();
+        send()?;
+        table.clone_from(t);
+        *held = Some(HeldTable { incarnation, table });
+        Ok(())
+    }
 }
 
 /// WIT 0.3.0: the table kept by the guest.

@@ -38,17 +38,13 @@ impl SelectionV0_6 {
 
     /// Sends the whole table, which the instance then holds (and owes nothing).
     fn set_nodes(&mut self, incarnation: u64, t: &NodeTable) -> Result<(), Fault> {
-        // Forgotten first (if the call faults, the instance is discarded with it); the old
-        // model's storage is reused for the new one.
         self.owed = false;
-        let mut table = self.held.take().map(|h| h.table).unwrap_or_default();
         let instance = &mut self.instance;
-        with_table(t, |table| {
-            instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
-        })?;
-        table.clone_from(t);
-        self.held = Some(HeldTable { incarnation, table });
-        Ok(())
+        HeldTable::resend(&mut self.held, incarnation, t, || {
+            with_table(t, |table| {
+                instance.call(|b, s| b.sluice_policy_selection().call_set_nodes(s, table))
+            })
+        })
     }
 
     /// Gives the guest the changes it is owed, through `begin-pass`.
