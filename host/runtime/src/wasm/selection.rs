@@ -197,20 +197,11 @@ macro_rules! table_kept {
             fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
                 let incarnation = self.instance.live_incarnation()?;
                 // Forgotten first: if a call faults, the instance is discarded with it.
-                let Some(mut held) = self
-                    .held
-                    .take()
-                    .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))
+                let Some(mut held) =
+                    HeldTable::take_for_changes(&mut self.held, incarnation, t, &mut self.changed)
                 else {
                     return self.set_nodes(incarnation, t);
                 };
-                held.table.free_differing(t, &mut self.changed);
-                // A change crosses as a record, lowered field by field, where the whole table
-                // crosses as columns copied at once: past half the nodes, the table is cheaper.
-                if self.changed.len() * 2 > t.len() {
-                    self.held = Some(held);
-                    return self.set_nodes(incarnation, t);
-                }
                 if !self.changed.is_empty() {
                     let kinds = t.gres_kinds.len();
                     self.changes.clear();
@@ -275,6 +266,29 @@ pub(super) struct HeldTable {
 }
 
 impl HeldTable {
+    /// Takes the model of what instance `incarnation` holds out of `held`, with the nodes whose
+    /// free resources differ from `t` written into `changed`, when the guest can be brought to
+    /// `t` node by node. `None` when the whole table must cross instead: no model, another
+    /// instance, a static column changed, or more than half the nodes differ (a change crosses
+    /// field by field, the table as columns copied at once, so past half the table is cheaper;
+    /// the model is then left in `held` for [`HeldTable::resend`] to reuse).
+    pub(super) fn take_for_changes(
+        held: &mut Option<HeldTable>,
+        incarnation: u64,
+        t: &sluice_policy::NodeTable,
+        changed: &mut Vec<u32>,
+    ) -> Option<HeldTable> {
+        let model = held
+            .take()
+            .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))?;
+        model.table.free_differing(t, changed);
+        if changed.len() * 2 > t.len() {
+            *held = Some(model);
+            return None;
+        }
+        Some(model)
+    }
+
     /// Makes `t` what instance `incarnation` holds once `send` has handed it the whole table.
     /// The model is forgotten first (if `send` faults, the instance is discarded with it); the
     /// old model's storage is reused for the new one.

@@ -62,19 +62,11 @@ impl SelectionBackend for SelectionV0_6 {
     fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
         self.pay_owed()?;
         let incarnation = self.instance.live_incarnation()?;
-        let Some(mut held) = self
-            .held
-            .take()
-            .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))
+        let Some(mut held) =
+            HeldTable::take_for_changes(&mut self.held, incarnation, t, &mut self.changed)
         else {
             return self.set_nodes(incarnation, t);
         };
-        held.table.free_differing(t, &mut self.changed);
-        // Past half the nodes, the whole table crosses as columns copied at once.
-        if self.changed.len() * 2 > t.len() {
-            self.held = Some(held);
-            return self.set_nodes(incarnation, t);
-        }
         if !self.changed.is_empty() {
             self.packed.clear();
             t.pack_changes(&self.changed, &mut self.packed);
