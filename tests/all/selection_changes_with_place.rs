@@ -7,11 +7,13 @@ use sluice_policy::{NodeTable, PlaceMode, Power};
 use sluice_runtime::Fault;
 use sluice_runtime::backend::SelectionBackend;
 
-use crate::selection_copy::{free_columns, request, selection_component, table};
+use crate::selection_copy::{free_columns, request, selection_component, start, table};
 
-/// A fresh 0.6.0 probe.
-fn probe() -> Box<dyn SelectionBackend> {
-    selection_component("sluice-fixture-selection-v0-6-probe")
+/// A fresh 0.6.0 probe whose first pass, on `host`, sent it the whole table.
+fn probe_holding(host: &NodeTable) -> Box<dyn SelectionBackend> {
+    let mut guest = selection_component("sluice-fixture-selection-v0-6-probe");
+    guest.begin_pass(host).expect("set-nodes");
+    guest
 }
 
 /// `[set-nodes calls, begin-pass calls, nodes changed by begin-pass, place calls that carried
@@ -41,9 +43,8 @@ fn assert_holds(guest: &mut dyn SelectionBackend, t: &NodeTable) {
 #[test]
 fn a_pass_s_changed_nodes_ride_along_with_its_first_place() {
     let mut host = table();
-    let mut guest = probe();
+    let mut guest = probe_holding(&host);
     let guest = guest.as_mut();
-    guest.begin_pass(&host).unwrap();
     assert_eq!(
         calls(guest),
         [1, 0, 0, 0, 0],
@@ -58,12 +59,8 @@ fn a_pass_s_changed_nodes_ride_along_with_its_first_place() {
     host.free_memory_mb[3] = 1000;
     host.gres_free[3] = 2;
     guest.begin_pass(&host).unwrap();
-    let p = guest
-        .place(&request(7, 8), PlaceMode::Allocate)
-        .unwrap()
-        .expect("node 0 has 8 CPUs free");
+    let p = start(guest, &mut host, 7, 8, "node 0 has 8 CPUs free");
     assert_eq!(p.nodes, [0]);
-    host.commit(&p);
     assert_eq!(calls(guest), [1, 0, 0, 1, 2]);
     assert_holds(guest, &host);
     // The guest applied its own placement, so the next pass owes it nothing.
@@ -85,9 +82,8 @@ fn a_pass_s_changed_nodes_ride_along_with_its_first_place() {
 #[test]
 fn changes_a_pass_did_not_place_with_cross_by_begin_pass_before_the_next_pass_s() {
     let mut host = table();
-    let mut guest = probe();
+    let mut guest = probe_holding(&host);
     let guest = guest.as_mut();
-    guest.begin_pass(&host).unwrap();
     assert_holds(guest, &host);
 
     // A pass that places nothing owes its changes; the next pass pays them first.
@@ -103,14 +99,9 @@ fn changes_a_pass_did_not_place_with_cross_by_begin_pass_before_the_next_pass_s(
 #[test]
 fn a_release_gets_the_owed_changes_first() {
     let mut host = table();
-    let mut guest = probe();
+    let mut guest = probe_holding(&host);
     let guest = guest.as_mut();
-    guest.begin_pass(&host).unwrap();
-    let p = guest
-        .place(&request(7, 2), PlaceMode::Allocate)
-        .unwrap()
-        .expect("node 0 has 2 CPUs free");
-    host.commit(&p);
+    let p = start(guest, &mut host, 7, 2, "node 0 has 2 CPUs free");
     // A job ended; the host then gives the placement back (its job could not start).
     host.free_cpus[1] = 8;
     guest.begin_pass(&host).unwrap();
@@ -129,9 +120,8 @@ fn a_release_gets_the_owed_changes_first() {
 #[test]
 fn a_trap_in_a_place_that_carried_changes_leaves_nothing_owed_and_the_next_instance_the_table() {
     let mut host = table();
-    let mut guest = probe();
+    let mut guest = probe_holding(&host);
     let guest = guest.as_mut();
-    guest.begin_pass(&host).unwrap();
     host.free_cpus[1] = 8;
     guest.begin_pass(&host).unwrap();
     let fault = guest.place(&request(TRAP_JOB, 1), PlaceMode::Test);

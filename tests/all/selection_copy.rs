@@ -4,7 +4,7 @@
 //! pass.
 
 use sluice_fixture_selection_v0_3_probe::{CALLS_JOB, COPY_JOB, OVERSIZE_JOB, TRAP_JOB};
-use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, PluginKind, Power};
+use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, Placement, PluginKind, Power};
 use sluice_runtime::backend::SelectionBackend;
 use sluice_runtime::{Fault, Loaded};
 
@@ -45,6 +45,23 @@ pub(crate) fn request(job_id: u32, cpus: u32) -> JobRequest {
         exclusive: false,
         candidates: NodeBitmap::full(4).words,
     }
+}
+
+/// Places job `job_id` of `cpus` CPUs in allocate mode and commits the placement to `host`, as
+/// the engine does with a job it starts; `fits` says why the job must fit.
+pub(crate) fn start(
+    guest: &mut dyn SelectionBackend,
+    host: &mut NodeTable,
+    job_id: u32,
+    cpus: u32,
+    fits: &str,
+) -> Placement {
+    let p = guest
+        .place(&request(job_id, cpus), PlaceMode::Allocate)
+        .unwrap()
+        .expect(fits);
+    host.commit(&p);
+    p
 }
 
 /// The free columns the guest holds, as it reports them.
@@ -102,12 +119,8 @@ fn a_v0_3_guest_gets_the_table_once_and_then_only_the_nodes_that_changed() {
 
     // A start: the guest subtracts its own placement, so the host's table after committing
     // it is what the guest holds, and the next pass sends nothing.
-    let p = guest
-        .place(&request(7, 4), PlaceMode::Allocate)
-        .unwrap()
-        .expect("node 0 has 4 CPUs free");
+    let p = start(guest, &mut host, 7, 4, "node 0 has 4 CPUs free");
     assert_eq!(p.nodes, [0]);
-    host.commit(&p);
     begin_and_check(guest, &host, [1, 0, 0]);
 
     // A test placement changes nothing.
@@ -175,11 +188,7 @@ fn a_v0_2_guest_gets_the_whole_table_with_every_pass() {
     let mut host = table();
     guest.begin_pass(&host).unwrap();
     assert_eq!(guest_copy(guest), free_columns(&host));
-    let p = guest
-        .place(&request(1, 2), PlaceMode::Allocate)
-        .unwrap()
-        .expect("node 0 fits");
-    host.commit(&p);
+    start(guest, &mut host, 1, 2, "node 0 fits");
     host.free_cpus[3] = 8;
     guest.begin_pass(&host).unwrap();
     assert_eq!(guest_copy(guest), free_columns(&host));
