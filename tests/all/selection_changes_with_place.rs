@@ -7,7 +7,9 @@ use sluice_policy::{NodeTable, PlaceMode, Power};
 use sluice_runtime::Fault;
 use sluice_runtime::backend::SelectionBackend;
 
-use crate::selection_copy::{free_columns, request, selection_component, start, table};
+use crate::selection_copy::{
+    free_columns, probe_report, request, selection_component, start, table,
+};
 
 /// A fresh 0.6.0 probe whose first pass, on `host`, sent it the whole table.
 fn probe_holding(host: &NodeTable) -> Box<dyn SelectionBackend> {
@@ -20,19 +22,12 @@ fn probe_holding(host: &NodeTable) -> Box<dyn SelectionBackend> {
 /// changes, nodes changed by them]` of the probe's instance, asked with a place that carries
 /// whatever the pass still owes.
 fn calls(guest: &mut dyn SelectionBackend) -> Vec<u32> {
-    guest
-        .place(&request(CALLS_JOB, 1), PlaceMode::Test)
-        .expect("the probe answers")
-        .expect("the probe always reports")
-        .nodes
+    probe_report(guest, CALLS_JOB).nodes
 }
 
 /// Checks the guest holds exactly `t`'s free columns.
 fn assert_holds(guest: &mut dyn SelectionBackend, t: &NodeTable) {
-    let copy = guest
-        .place(&request(COPY_JOB, 1), PlaceMode::Test)
-        .expect("the guest answers")
-        .expect("the guest holds a copy");
+    let copy = probe_report(guest, COPY_JOB);
     assert_eq!(
         (copy.cpus, copy.memory_mb, copy.gres),
         free_columns(t),

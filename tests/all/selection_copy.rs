@@ -66,11 +66,17 @@ pub(crate) fn start(
 
 /// The free columns the guest holds, as it reports them.
 fn guest_copy(guest: &mut dyn SelectionBackend) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
-    let p = guest
-        .place(&request(COPY_JOB, 1), PlaceMode::Test)
-        .expect("the guest answers")
-        .expect("the guest holds a copy");
+    let p = probe_report(guest, COPY_JOB);
     (p.cpus, p.memory_mb, p.gres)
+}
+
+/// What a probe reports as the placement of `job_id`, one of the job ids it answers with what
+/// it holds or was told (every selection probe answers its copy and its calls this way).
+pub(crate) fn probe_report(guest: &mut dyn SelectionBackend, job_id: u32) -> Placement {
+    guest
+        .place(&request(job_id, 1), PlaceMode::Test)
+        .expect("the probe answers")
+        .expect("the probe reports")
 }
 
 pub(crate) fn free_columns(t: &NodeTable) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
@@ -83,11 +89,7 @@ pub(crate) fn free_columns(t: &NodeTable) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
 
 /// `[set-nodes calls, begin-pass calls, changed nodes received]` of the probe's instance.
 fn calls(guest: &mut dyn SelectionBackend) -> Vec<u32> {
-    guest
-        .place(&request(CALLS_JOB, 1), PlaceMode::Test)
-        .expect("the probe answers")
-        .expect("the probe always reports")
-        .nodes
+    probe_report(guest, CALLS_JOB).nodes
 }
 
 /// Begins a pass on `t` and checks the guest then holds exactly `t`'s free columns, and how
