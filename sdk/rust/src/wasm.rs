@@ -299,6 +299,8 @@ pub mod selection_glue {
         // `begin-pass`, less what `place` allocated, plus what `release` gave back. The host
         // models the same copy to send only what differs from it.
         static TABLE: RefCell<p::NodeTable> = RefCell::new(p::NodeTable::default());
+        // The nodes the last changes named, its room reused by the next (a pass's first place).
+        static CHANGED: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
     }
 
     fn power(x: w::Power) -> p::Power {
@@ -337,11 +339,12 @@ pub mod selection_glue {
     /// not hold.
     pub fn begin_pass<T: p::SelectionPolicy + p::FromSettings + 'static>(changes: Vec<u64>) {
         TABLE.with_borrow_mut(|kept| {
-            let mut changed = Vec::new();
-            if let Err(why) = kept.apply_packed_changes(&changes, &mut changed) {
-                panic!("the host sent node changes that do not fit the table: {why}");
-            }
-            with_instance::<T, _>(|s| s.begin_pass_changed(kept, &changed));
+            CHANGED.with_borrow_mut(|changed| {
+                if let Err(why) = kept.apply_packed_changes(&changes, changed) {
+                    panic!("the host sent node changes that do not fit the table: {why}");
+                }
+                with_instance::<T, _>(|s| s.begin_pass_changed(kept, changed));
+            })
         });
     }
 
