@@ -133,6 +133,21 @@ impl NodeBitmap {
         }
     }
 
+    /// Keeps only the nodes `keep` says yes to, asked in ascending order.
+    #[inline]
+    pub fn retain(&mut self, mut keep: impl FnMut(u32) -> bool) {
+        for (i, word) in self.words.iter_mut().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                if !keep(i as u32 * 64 + bit) {
+                    *word &= !(1 << bit);
+                }
+            }
+        }
+    }
+
     /// Adds every node of `other`.
     #[inline]
     pub fn union_with(&mut self, other: &NodeBitmap) {
@@ -232,6 +247,20 @@ mod tests {
             nodes.dedup();
             prop_assert_eq!(map.iter().collect::<Vec<_>>(), nodes.clone());
             prop_assert_eq!(map.len(), nodes.len());
+        }
+
+        #[test]
+        fn retain_keeps_what_it_is_told_and_asks_in_ascending_order(nodes in proptest::collection::vec(0u32..300, 0..80), modulus in 1u32..7) {
+            let mut map: NodeBitmap = nodes.iter().copied().collect();
+            let before: Vec<u32> = map.iter().collect();
+            let mut asked = Vec::new();
+            map.retain(|n| {
+                asked.push(n);
+                n % modulus == 0
+            });
+            prop_assert_eq!(&asked, &before);
+            let kept: Vec<u32> = before.into_iter().filter(|n| n % modulus == 0).collect();
+            prop_assert_eq!(map.iter().collect::<Vec<_>>(), kept);
         }
 
         #[test]

@@ -188,7 +188,7 @@ struct Planning {
     window_end: i64,
     res: i64,
     with_licenses: bool,
-    /// The job shape `buffers.from` was built for while it is still true (no start since): jobs
+    /// The job shape `buffers.freed` was built for while it is still true (no start since): jobs
     /// of the same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
     buffers: PlanningBuffers,
@@ -219,13 +219,12 @@ impl Unplannable {
 /// does not grow them from empty again; what they hold is only valid within one pass.
 #[derive(Default)]
 pub(crate) struct PlanningBuffers {
-    /// (time the node could take one share, node), ascending.
-    from: Vec<(i64, u32)>,
-    /// For each distinct time of `from`: that time, how many entries of `from` are due by then,
-    /// and their nodes. Built with `from`, so a job reuses it as it reuses `from`.
+    /// For each distinct time a candidate node of the job's shape could take one share, ascending:
+    /// that time, how many candidates could by then, and which. A job of the same shape as the
+    /// last reuses it.
     freed: Vec<(i64, usize, NodeBitmap)>,
-    /// The distinct times of `from` rounded up to `res` (what `from` alone offers as start
-    /// times), ascending; built with `from`.
+    /// The times of `freed` rounded up to `res` (what releases alone offer as start times),
+    /// ascending; built with `freed`.
     release_times: Vec<i64>,
     /// Candidate start times, ascending.
     times: Vec<i64>,
@@ -247,7 +246,7 @@ pub(crate) struct PlanningBuffers {
     /// (see [`Unplannable`]).
     unplannable: Vec<Unplannable>,
     /// A job's candidate nodes, those that cannot take a share now, and those due by a
-    /// release time, while `from` and `freed` are built.
+    /// release time, while `freed` is built.
     candidates: NodeBitmap,
     later: NodeBitmap,
     due: NodeBitmap,
@@ -567,7 +566,6 @@ impl Engine {
         let with_licenses = planning.with_licenses;
         let from_shape = &mut planning.from_shape;
         let PlanningBuffers {
-            from,
             freed,
             release_times,
             times,
@@ -626,8 +624,7 @@ impl Engine {
             if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
                 cand.intersect_with(&self.static_mask(job, rec.partition));
             }
-            // When each candidate could take one node's share, ascending by (time, node): the nodes
-            // that can now in index order, then the others in the pass's release order.
+            // Whether node `i` could ever take one node's share, and whether it can now.
             let fits_config = |i: usize| {
                 table.cpus[i] >= per_node_cpus
                     && table.memory_mb[i] >= mem
@@ -646,64 +643,46 @@ impl Engine {
                             .all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
                 }
             };
-            from.clear();
-            later.clear_to(self.nodes.len());
-            for n in cand.iter() {
-                let i = n as usize;
-                if !fits_config(i) {
-                    continue;
-                }
-                if fits_now(i) {
-                    from.push((now, n));
-                } else {
-                    later.insert(n);
-                }
-            }
-            let fit_now = from.len();
+            // The candidates that could take one node's share, and of those the ones that
+            // cannot now: these can once every job on them has ended.
+            cand.retain(|n| fits_config(n as usize));
+            later.clone_from(cand);
+            later.retain(|n| !fits_now(n as usize));
             rel.sort_by_release();
-            for &n in &rel.by_release {
-                if later.contains(n) {
-                    from.push((rel.node_free_at[n as usize], n));
-                }
-            }
-            if from.get(fit_now).is_some_and(|&(t, _)| t <= now) {
-                // A node released by now that still cannot take a share: interleave it by index.
-                from.sort_unstable();
-            }
-            // The previous shape's sets are overwritten in place, sparing an allocation each.
+            // By time, ascending: the nodes that can now, then the others in the pass's release
+            // order (no release is before `now`). The previous shape's sets are overwritten in
+            // place, sparing an allocation each.
+            nodes.clone_from(cand);
+            subtract(nodes, later);
+            let mut due = nodes.len();
+            let mut at = (due > 0).then_some(now);
             let mut filled = 0;
             release_times.clear();
-            nodes.clear_to(self.nodes.len());
-            for (k, &(t, n)) in from.iter().enumerate() {
-                nodes.insert(n);
-                if from.get(k + 1).is_none_or(|&(next, _)| next != t) {
-                    match freed.get_mut(filled) {
-                        Some(slot) => {
-                            slot.0 = t;
-                            slot.1 = k + 1;
-                            slot.2.clone_from(nodes);
-                        }
-                        None => freed.push((t, k + 1, nodes.clone())),
-                    }
-                    filled += 1;
-                    // Many nodes free up at the same instant (one job's end): each time once.
-                    let rounded = ceil_to(t, res).max(t);
-                    if release_times.last() != Some(&rounded) {
-                        release_times.push(rounded);
-                    }
+            for &n in &rel.by_release {
+                if !later.contains(n) {
+                    continue;
                 }
+                let t = rel.node_free_at[n as usize];
+                if let Some(before) = at.filter(|&a| a != t) {
+                    freed_by(freed, &mut filled, release_times, res, (before, due, nodes));
+                }
+                at = Some(t);
+                nodes.insert(n);
+                due += 1;
+            }
+            if let Some(last) = at {
+                freed_by(freed, &mut filled, release_times, res, (last, due, nodes));
             }
             freed.truncate(filled);
             *from_shape = plain.then_some(shape);
         }
-        if from.len() < min_nodes {
+        // Before this time fewer than `min_nodes` candidates could take a share.
+        let Some(&(enough_at, ..)) = freed.get(freed.partition_point(|f| f.1 < min_nodes)) else {
             if simple {
                 unplannable.push(failed);
             }
             return None;
-        }
-        // Before this time fewer than `min_nodes` candidates could take a share.
-        let enough_at = from[min_nodes - 1].0;
+        };
         // Start times are whole seconds in `[earliest, window_end)`.
         let earliest = (now + 1).max(enough_at);
         let keep = |t: i64| t >= earliest && t < window_end;
@@ -961,6 +940,31 @@ fn pick_nodes(
         .take(count)
     {
         chosen.insert(n);
+    }
+}
+
+/// Records that by `t` the `due` candidates `nodes` could take a share, in slot `*filled` of
+/// `freed` (overwriting what a previous shape left there), and `t` rounded up to `res` in
+/// `release_times` (many nodes free up at the same instant, one job's end: each time once).
+fn freed_by(
+    freed: &mut Vec<(i64, usize, NodeBitmap)>,
+    filled: &mut usize,
+    release_times: &mut Vec<i64>,
+    res: i64,
+    (t, due, nodes): (i64, usize, &NodeBitmap),
+) {
+    match freed.get_mut(*filled) {
+        Some(slot) => {
+            slot.0 = t;
+            slot.1 = due;
+            slot.2.clone_from(nodes);
+        }
+        None => freed.push((t, due, nodes.clone())),
+    }
+    *filled += 1;
+    let rounded = ceil_to(t, res).max(t);
+    if release_times.last() != Some(&rounded) {
+        release_times.push(rounded);
     }
 }
 
