@@ -54,6 +54,9 @@ pub struct NodeState {
     /// Nodes with at least one free CPU, kept with every commit and release, so that a busy
     /// machine's full nodes are skipped 64 at a time.
     open: NodeBitmap,
+    /// The fewest CPUs and the least memory of any node (configuration, fixed for the
+    /// engine's life).
+    smallest: (u32, u64),
 }
 
 impl NodeState {
@@ -122,8 +125,13 @@ impl NodeState {
             }
         }
         let in_index_order = by_weight.iter().enumerate().all(|(i, &n)| n as usize == i);
+        let smallest = (
+            table.cpus.iter().copied().min().unwrap_or(0),
+            table.memory_mb.iter().copied().min().unwrap_or(0),
+        );
         let mut state = Self {
             open: NodeBitmap::with_capacity(nodes.len()),
+            smallest,
             nodes,
             table,
             by_weight: (!in_index_order).then_some(by_weight),
@@ -153,6 +161,12 @@ impl NodeState {
     /// index order. Weights are configuration, so the order is fixed for the engine's life.
     pub fn by_weight(&self) -> Option<&[u32]> {
         self.by_weight.as_deref()
+    }
+
+    /// Whether every node is configured with at least `cpus` CPUs and `memory_mb` of memory,
+    /// so that a share that size needs no check node by node.
+    pub fn every_node_has(&self, cpus: u32, memory_mb: u64) -> bool {
+        cpus <= self.smallest.0 && memory_mb <= self.smallest.1
     }
 
     /// Number of nodes.
@@ -287,6 +301,18 @@ mod tests {
             open.collect(),
             t.free_cpus.iter().map(|&c| u64::from(c)).sum(),
         )
+    }
+
+    #[test]
+    fn every_node_has_what_the_smallest_node_has() {
+        let mut cluster = synthetic_cluster(4, 0);
+        cluster.nodes[1].cpus = 16;
+        cluster.nodes[2].real_memory_mb = 1_000;
+        let state = NodeState::from_cluster(&cluster);
+        assert!(state.every_node_has(16, 1_000));
+        assert!(!state.every_node_has(17, 1_000));
+        assert!(!state.every_node_has(16, 1_001));
+        assert!(NodeState::from_cluster(&synthetic_cluster(4, 0)).every_node_has(64, 256_000));
     }
 
     #[test]

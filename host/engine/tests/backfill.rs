@@ -441,3 +441,33 @@ fn remembering_unplannable_jobs_changes_no_start_and_no_plan() {
         "some pass left several jobs without a start"
     );
 }
+
+/// Nodes 1–2 have 4 CPUs and run a job until +100 min; nodes 3–4 have 2 and run one until +50.
+/// A job of one 4-CPU task is planned when the big nodes free up: the small ones never could
+/// hold it, however early they free up.
+#[test]
+fn a_job_is_planned_only_on_nodes_configured_to_hold_its_share() {
+    let mut c = cluster(4, 4);
+    c.nodes[2].cpus = 2;
+    c.nodes[3].cpus = 2;
+    let (mut e, _clock) = engine_with(c, Box::new(SiteFactorPriority), SchedulerKind::Backfill);
+    let big = e
+        .submit(JobSpec {
+            cpus_per_task: 4,
+            ..job(1000, 2, 100)
+        })
+        .unwrap();
+    let small = e.submit(job(500, 2, 50)).unwrap();
+    e.tick();
+    assert_eq!(e.job(big).unwrap().state, JobState::Running);
+    assert_eq!(e.job(small).unwrap().state, JobState::Running);
+    let wide = e
+        .submit(JobSpec {
+            cpus_per_task: 4,
+            ..job(10, 1, 10)
+        })
+        .unwrap();
+    e.params_mut().defer = true;
+    e.backfill();
+    assert_eq!(e.job(wide).unwrap().start_time, Some(T0 + 6000));
+}

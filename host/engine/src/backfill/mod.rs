@@ -645,7 +645,10 @@ impl Engine {
             };
             // The candidates that could take one node's share, and of those the ones that
             // cannot now: these can once every job on them has ended.
-            cand.retain(|n| fits_config(n as usize));
+            // (A share the smallest node holds needs no check node by node.)
+            if !(gres.is_empty() && self.nodes.every_node_has(per_node_cpus, mem)) {
+                cand.retain(|n| fits_config(n as usize));
+            }
             later.clone_from(cand);
             later.retain(|n| !fits_now(n as usize));
             rel.sort_by_release();
