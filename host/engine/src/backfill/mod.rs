@@ -643,20 +643,22 @@ impl Engine {
                             .all(|&(k, c)| table.gres_free[i * kinds + k as usize] >= c)
                 }
             };
-            // The candidates that could take one node's share, and of those the ones that
-            // cannot now: these can once every job on them has ended.
-            // (A share the smallest node holds needs no check node by node.)
+            // The candidates that could take one node's share (one the smallest node holds
+            // needs no check node by node), those that can now, and the others, which can
+            // once every job on them has ended. A share is at least one CPU, so only nodes
+            // with a free CPU are asked whether they can now.
             if !(gres.is_empty() && self.nodes.every_node_has(per_node_cpus, mem)) {
                 cand.retain(|n| fits_config(n as usize));
             }
+            nodes.clone_from(cand);
+            nodes.intersect_with(self.nodes.open_nodes());
+            nodes.retain(|n| fits_now(n as usize));
             later.clone_from(cand);
-            later.retain(|n| !fits_now(n as usize));
+            subtract(later, nodes);
             rel.sort_by_release();
             // By time, ascending: the nodes that can now, then the others in the pass's release
             // order (no release is before `now`). The previous shape's sets are overwritten in
             // place, sparing an allocation each.
-            nodes.clone_from(cand);
-            subtract(nodes, later);
             let mut due = nodes.len();
             let mut at = (due > 0).then_some(now);
             let mut filled = 0;
