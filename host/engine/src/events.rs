@@ -573,13 +573,30 @@ impl Engine {
     /// share of it (stops counting as soon as enough are found).
     pub(crate) fn fits_somewhere(&self, job: &Job, p: PartitionId) -> bool {
         let need = job.spec.min_nodes.max(1) as usize;
-        self.parts[p.index()]
-            .nodes
+        let nodes = &self.parts[p.index()].nodes;
+        if self.every_node_can_hold(job) {
+            return nodes.len() >= need;
+        }
+        nodes
             .iter()
             .filter(|&n| self.node_can_hold(job, n as usize))
             .take(need)
             .count()
             == need
+    }
+
+    /// Whether every node's configuration can hold one node's share of the job without asking
+    /// node by node: it asks for no GRES or features, and the smallest node holds its CPUs and
+    /// memory ([`Engine::node_can_hold`] would say yes to each).
+    fn every_node_can_hold(&self, job: &Job) -> bool {
+        let per_node_cpus = job.cpus().div_ceil(u64::from(job.max_nodes())) as u32;
+        job.gres_per_node.is_empty()
+            && job.gres.records.is_empty()
+            && job.gres_types.is_empty()
+            && job.spec.constraint.is_none()
+            && self
+                .nodes
+                .every_node_has(per_node_cpus, job.spec.memory_per_node_mb)
     }
 
     /// Whether node `i`'s configuration (CPUs, memory, GRES, features, GRES types) can hold one

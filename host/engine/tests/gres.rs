@@ -285,6 +285,13 @@ fn requests_nobody_can_hold_are_refused_with_the_reason() {
         ..job(1, "gpu:1")
     };
     assert!(matches!(err(&mut e, both), SubmitError::GresConflict(_)));
+    // Two of the three nodes have GPUs: three nodes with one each fit nowhere.
+    let three = JobSpec {
+        min_nodes: 3,
+        tasks: 3,
+        ..job(1, "gpu:1")
+    };
+    assert_eq!(err(&mut e, three), SubmitError::NodeConfig);
     let ok = JobSpec {
         gpus: Some(3),
         min_nodes: 2,
