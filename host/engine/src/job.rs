@@ -66,7 +66,7 @@ pub struct JobSpec {
 
 impl JobSpec {
     /// A one-task, one-node job of `user` with every other field at sbatch's default.
-    pub fn new(user: &str) -> Self {
+    pub fn new(user: impl Into<String>) -> Self {
         Self {
             name: "job".into(),
             user: user.into(),

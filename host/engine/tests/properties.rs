@@ -300,7 +300,7 @@ fn priority_rows_are_identical_across_runs() {
                 min_nodes: 2,
                 tasks: 2,
                 time_limit: Some(600 + i as u64),
-                ..JobSpec::new(user)
+                ..JobSpec::new(*user)
             })
             .unwrap();
             clock.advance(7);

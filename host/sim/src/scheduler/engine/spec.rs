@@ -36,11 +36,17 @@ pub fn job_spec(
     let mut spec = match job.slurm {
         None => {
             let user = if job.swf.user >= 0 {
-                format!("u{}", job.swf.user)
+                // `to_string` of an integer skips the formatting machinery `format!` goes
+                // through, which costs more than the rest of turning a trace job into a spec.
+                let digits = job.swf.user.to_string();
+                let mut user = String::with_capacity(digits.len() + 1);
+                user.push('u');
+                user.push_str(&digits);
+                user
             } else {
                 "unknown".to_string()
             };
-            let mut spec = JobSpec::new(&user);
+            let mut spec = JobSpec::new(user);
             spec.tasks = job.procs.max(1);
             spec.min_nodes = job.procs.max(1).div_ceil(cpus_per_node);
             spec
