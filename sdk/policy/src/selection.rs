@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bitmap::NodeBitmap;
 use crate::contract::ContractError;
 
 /// Power state of a node, best first.
@@ -198,10 +197,9 @@ impl NodeTable {
             )));
         }
         self.check_fits(p)?;
-        let candidates = NodeBitmap::from_words(req.candidates.clone());
         let mut cpus = 0u64;
         for (i, &n) in p.nodes.iter().enumerate() {
-            if !candidates.contains(n) {
+            if !crate::bitmap::words_contain(&req.candidates, n) {
                 return Err(ContractError::NotCandidate(n));
             }
             let ni = n as usize;

@@ -178,22 +178,23 @@ impl NodeSpaceMap {
         out.clone_from(nodes);
         let first = self.slices.partition_point(|s| s.end <= from);
         let mut visited = 0;
+        let mut left = None;
         for (i, s) in self.slices[first..]
             .iter()
             .take_while(|s| s.begin < to)
             .enumerate()
         {
-            out.intersect_with(&s.avail);
-            visited = i + 1;
-            if i % 4 == 0 && out.len() < min {
+            let n = out.intersect_counting(&s.avail);
+            (visited, left) = (i + 1, Some(n));
+            if i % 4 == 0 && n < min {
                 break;
             }
         }
-        if out.len() >= min {
+        let Some(left) = left else {
+            return if out.len() >= min { Ok(()) } else { Err(None) };
+        };
+        if left >= min {
             return Ok(());
-        }
-        if visited == 0 {
-            return Err(None);
         }
         // The latest slice that alone leaves too few: no start before its end can use it.
         let alone = (first..first + visited)
