@@ -354,6 +354,14 @@ impl Serialize for CpuIds {
 }
 
 impl CpuIds {
+    /// No ids yet, with room for `positions` positions holding `ids` ids in all.
+    pub fn with_capacity(positions: usize, ids: usize) -> Self {
+        Self {
+            ids: Vec::with_capacity(ids),
+            ends: Vec::with_capacity(positions),
+        }
+    }
+
     /// The ids held at allocation position `i`, if the job has that position.
     pub fn node(&self, i: usize) -> Option<&[u32]> {
         let end = *self.ends.get(i)? as usize;

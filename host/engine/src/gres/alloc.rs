@@ -80,7 +80,10 @@ impl Engine {
     /// pending; a refused answer counts as a GRES fault.
     pub(crate) fn pick_gres(&mut self, id: JobId, p: &Placement) -> Result<GresPicks, Reason> {
         let kinds = self.nodes.table().gres_kinds.len();
-        let mut picks = GresPicks::default();
+        let mut picks = GresPicks {
+            cpu_ids: CpuIds::with_capacity(p.nodes.len(), p.cpus.iter().map(|&c| c as usize).sum()),
+            ..GresPicks::default()
+        };
         for (&n, &c) in p.nodes.iter().zip(&p.cpus) {
             picks
                 .cpu_ids
