@@ -167,16 +167,24 @@ impl NodeSpaceMap {
     /// most candidate times fail. On failure, the latest slice that alone leaves fewer than
     /// `min` of `nodes`, if one does: every later start that still overlaps it fails too unless
     /// more nodes come free ([`NodeSpaceMap::blocks`] tells, for a fraction of the cost).
+    ///
+    /// `cursor` is a slice no later than the first one ending after `from` (0 always is), and
+    /// is moved to that one: a caller asking about ascending times keeps it between calls, and
+    /// the slice is found in a step or two instead of a search.
     pub fn narrow_between(
         &self,
         nodes: &NodeBitmap,
         out: &mut NodeBitmap,
-        from: i64,
-        to: i64,
+        (from, to): (i64, i64),
         min: usize,
+        cursor: &mut usize,
     ) -> Result<(), Option<Blocker>> {
         out.clone_from(nodes);
-        let first = self.slices.partition_point(|s| s.end <= from);
+        let mut first = *cursor;
+        while self.slices.get(first).is_some_and(|s| s.end <= from) {
+            first += 1;
+        }
+        *cursor = first;
         let mut visited = 0;
         let mut left = None;
         for (i, s) in self.slices[first..]
@@ -344,7 +352,7 @@ mod tests {
     /// count is too few for.
     fn free_between(m: &NodeSpaceMap, all: &NodeBitmap, from: i64, to: i64) -> NodeBitmap {
         let mut out = NodeBitmap::default();
-        m.narrow_between(all, &mut out, from, to, 0)
+        m.narrow_between(all, &mut out, (from, to), 0, &mut 0)
             .expect("no count is below zero");
         out
     }
@@ -405,6 +413,16 @@ mod tests {
                         assert_eq!(s.avail.words[0], free[t as usize], "round {round} at {t}");
                     }
                 }
+                // Ascending times asked with one cursor, as will-run asks them.
+                let (mut cursor, mut out) = (0, NodeBitmap::default());
+                for from in (0..400).step_by(7) {
+                    let to = from + 1 + next(30) as i64;
+                    let all = NodeBitmap::full(6);
+                    m.narrow_between(&all, &mut out, (from, to), 0, &mut cursor)
+                        .expect("no count is below zero");
+                    let truth = (from..to.min(400)).fold(0b11_1111, |w, t| w & free[t as usize]);
+                    assert_eq!(out.words[0], truth, "round {round}, [{from}, {to})");
+                }
             }
         }
     }
@@ -443,16 +461,24 @@ mod tests {
         let all = NodeBitmap::full(4);
         let mut out = NodeBitmap::default();
         // Slice [100, 200) alone leaves one node: no start before 200 can have two.
-        let blocker = m.narrow_between(&all, &mut out, 50, 150, 2).unwrap_err();
+        let blocker = m
+            .narrow_between(&all, &mut out, (50, 150), 2, &mut 0)
+            .unwrap_err();
         assert_eq!(blocker.map(|b| m.slices()[b.index].end), Some(200));
         let blocker = blocker.unwrap();
         assert!(m.blocks(blocker, &all, 120, 220, 2));
         assert!(!m.blocks(blocker, &all, 200, 300, 2), "a start after it");
         assert!(!m.blocks(blocker, &all, 20, 90, 2), "a run before it");
         assert!(!m.blocks(blocker, &all, 120, 220, 1), "one node is enough");
-        assert_eq!(m.narrow_between(&all, &mut out, 50, 150, 1), Ok(()));
+        assert_eq!(
+            m.narrow_between(&all, &mut out, (50, 150), 1, &mut 0),
+            Ok(())
+        );
         assert_eq!(out.iter().collect::<Vec<_>>(), vec![3]);
-        assert_eq!(m.narrow_between(&all, &mut out, 200, 900, 4), Ok(()));
+        assert_eq!(
+            m.narrow_between(&all, &mut out, (200, 900), 4, &mut 0),
+            Ok(())
+        );
     }
 
     #[test]
@@ -465,18 +491,24 @@ mod tests {
         let all = NodeBitmap::full(4);
         let mut out = NodeBitmap::default();
         // Each slice alone leaves two, together none: later starts may still fit.
-        assert_eq!(m.narrow_between(&all, &mut out, 150, 250, 2), Err(None));
-        assert_eq!(m.narrow_between(&all, &mut out, 200, 250, 2), Ok(()));
+        assert_eq!(
+            m.narrow_between(&all, &mut out, (150, 250), 2, &mut 0),
+            Err(None)
+        );
+        assert_eq!(
+            m.narrow_between(&all, &mut out, (200, 250), 2, &mut 0),
+            Ok(())
+        );
         assert_eq!(out.iter().collect::<Vec<_>>(), vec![0, 1]);
         // Three nodes: the slice [100, 200) alone is short, so nothing starts before 200.
         let end = |r: Result<(), Option<Blocker>>| r.unwrap_err().map(|b| m.slices()[b.index].end);
         assert_eq!(
-            end(m.narrow_between(&all, &mut out, 150, 250, 3)),
+            end(m.narrow_between(&all, &mut out, (150, 250), 3, &mut 0)),
             Some(200)
         );
         // From 200 the slice [200, 300) alone is short, so nothing starts before 300.
         assert_eq!(
-            end(m.narrow_between(&all, &mut out, 200, 250, 3)),
+            end(m.narrow_between(&all, &mut out, (200, 250), 3, &mut 0)),
             Some(300)
         );
     }

@@ -720,6 +720,8 @@ impl Engine {
         let mut blocker = None;
         // How many entries of `freed` are due by `t`; times ascend, so it only moves forward.
         let mut due = 0;
+        // Where the map's slices ending after the last time narrowed begin.
+        let mut cursor = 0;
         for t in candidates {
             // The nodes that could take a share by `t`.
             while freed.get(due).is_some_and(|(at, ..)| *at <= t) {
@@ -741,7 +743,9 @@ impl Engine {
                     continue;
                 }
             }
-            if let Err(found) = map.narrow_between(due_nodes, avail, t, end, min_nodes) {
+            if let Err(found) =
+                map.narrow_between(due_nodes, avail, (t, end), min_nodes, &mut cursor)
+            {
                 blocker = found;
                 continue;
             }
