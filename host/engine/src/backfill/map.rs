@@ -337,10 +337,15 @@ impl NodeSpaceMap {
                 self.slices[kept].end = self.slices[next].end;
             } else {
                 kept += 1;
-                self.slices.swap(kept, next);
+                // Mostly nothing has merged yet, and a slice is not swapped with itself.
+                if kept != next {
+                    self.slices.swap(kept, next);
+                }
             }
         }
-        self.spare.extend(self.slices.drain(kept + 1..hi));
+        if kept + 1 < hi {
+            self.spare.extend(self.slices.drain(kept + 1..hi));
+        }
     }
 }
 
