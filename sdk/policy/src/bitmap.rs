@@ -154,6 +154,21 @@ impl NodeBitmap {
         left
     }
 
+    /// How many nodes `self` and `other` share (the [`NodeBitmap::intersect_counting`] count,
+    /// leaving both as they are).
+    #[inline]
+    pub fn common_len(&self, other: &NodeBitmap) -> usize {
+        match (self.words.as_slice(), other.words.as_slice()) {
+            ([a], [b]) => (a & b).count_ones() as usize,
+            ([a0, a1], [b0, b1]) => ((a0 & b0).count_ones() + (a1 & b1).count_ones()) as usize,
+            (a, b) => a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x & y).count_ones() as usize)
+                .sum(),
+        }
+    }
+
     /// Keeps only the nodes `keep` says yes to, asked in ascending order.
     #[inline]
     pub fn retain(&mut self, mut keep: impl FnMut(u32) -> bool) {
@@ -305,6 +320,7 @@ mod tests {
             prop_assert_eq!(c.is_empty(), !a.intersects(&b));
             let mut counted = a.clone();
             let in_both = a.iter().filter(|&n| b.contains(n)).count();
+            prop_assert_eq!(a.common_len(&b), in_both);
             prop_assert_eq!(counted.intersect_counting(&b), in_both);
             prop_assert_eq!(counted, c);
         }

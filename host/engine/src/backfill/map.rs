@@ -228,12 +228,7 @@ impl NodeSpaceMap {
 
     /// How many of `nodes` slice `i` leaves free.
     fn free_in_slice(&self, i: usize, nodes: &NodeBitmap) -> usize {
-        nodes
-            .words
-            .iter()
-            .zip(&self.slices[i].avail.words)
-            .map(|(a, b)| (a & b).count_ones() as usize)
-            .sum()
+        nodes.common_len(&self.slices[i].avail)
     }
 
     /// The most of each license planned jobs hold at any moment of `[from, to)`.
