@@ -44,8 +44,16 @@ pub(crate) struct StartBuffers {
 
 /// Removes every node of `other` from `set`.
 pub(crate) fn subtract(set: &mut NodeBitmap, other: &NodeBitmap) {
-    for (i, w) in set.words.iter_mut().enumerate() {
-        *w &= !other.words.get(i).copied().unwrap_or(0);
+    // Sets of up to 128 nodes without a loop, as `NodeBitmap` does for its own operations:
+    // backfill takes a job's nodes out of every slice it reserves them in.
+    match (set.words.as_mut_slice(), other.words.as_slice()) {
+        ([a], [b, ..]) => *a &= !b,
+        ([a0, a1], [b0, b1, ..]) => (*a0, *a1) = (*a0 & !b0, *a1 & !b1),
+        _ => {
+            for (i, w) in set.words.iter_mut().enumerate() {
+                *w &= !other.words.get(i).copied().unwrap_or(0);
+            }
+        }
     }
 }
 
