@@ -248,25 +248,28 @@ impl NodeTable {
         ContractError::check_length("cpus per node", k, p.cpus.len())?;
         ContractError::check_length("memory per node", k, p.memory_mb.len())?;
         ContractError::check_length("gres per node", k * kinds, p.gres.len())?;
-        for (i, &n) in p.nodes.iter().enumerate() {
-            if n as usize >= self.len() {
+        let mut before = None;
+        // Zipped: the lengths were checked above, and a placement is checked at every start.
+        for (i, ((&n, &cpus), &memory)) in p.nodes.iter().zip(&p.cpus).zip(&p.memory_mb).enumerate()
+        {
+            let ni = n as usize;
+            if ni >= self.len() {
                 return Err(ContractError::NotCandidate(n));
             }
-            if i > 0 && p.nodes[i - 1] >= n {
+            if before.is_some_and(|b| b >= n) {
                 return Err(ContractError::Invalid(
                     "placement nodes are not strictly ascending".into(),
                 ));
             }
-            let ni = n as usize;
-            over("cpus", n, p.cpus[i] as u64, self.free_cpus[ni] as u64)?;
-            over("memory", n, p.memory_mb[i], self.free_memory_mb[ni])?;
-            for kind in 0..kinds {
-                over(
-                    "gres",
-                    n,
-                    p.gres[i * kinds + kind] as u64,
-                    self.gres_free[ni * kinds + kind] as u64,
-                )?;
+            before = Some(n);
+            over("cpus", n, cpus as u64, self.free_cpus[ni] as u64)?;
+            over("memory", n, memory, self.free_memory_mb[ni])?;
+            if kinds > 0 {
+                let asked = &p.gres[i * kinds..(i + 1) * kinds];
+                let free = &self.gres_free[ni * kinds..(ni + 1) * kinds];
+                for (&a, &f) in asked.iter().zip(free) {
+                    over("gres", n, a as u64, f as u64)?;
+                }
             }
         }
         Ok(())
