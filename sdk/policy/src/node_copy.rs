@@ -63,7 +63,11 @@ impl NodeTable {
         self.free_cpus[n] = free_cpus;
         self.free_memory_mb[n] = free_memory_mb;
         self.power[n] = power;
-        self.gres_free[n * kinds..(n + 1) * kinds].copy_from_slice(gres_free);
+        if kinds > 0 {
+            // Not even called for no GRES: in a component `copy_from_slice` is a `memcpy` call,
+            // a loop in wasi-libc.
+            self.gres_free[n * kinds..(n + 1) * kinds].copy_from_slice(gres_free);
+        }
         true
     }
 

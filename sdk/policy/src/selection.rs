@@ -104,12 +104,20 @@ impl NodeTable {
     /// Subtracts a placement from the free columns. The placement must have been checked.
     pub fn commit(&mut self, p: &Placement) {
         let kinds = self.gres_kinds.len();
-        for (i, &n) in p.nodes.iter().enumerate() {
+        // Zipped, and GRES rows as slices, like `check_fits`: a commit follows every start.
+        for (i, ((&n, &cpus), &memory)) in p.nodes.iter().zip(&p.cpus).zip(&p.memory_mb).enumerate()
+        {
             let n = n as usize;
-            self.free_cpus[n] -= p.cpus[i];
-            self.free_memory_mb[n] -= p.memory_mb[i];
-            for k in 0..kinds {
-                self.gres_free[n * kinds + k] -= p.gres[i * kinds + k];
+            self.free_cpus[n] -= cpus;
+            self.free_memory_mb[n] -= memory;
+            if kinds > 0 {
+                let taken = &p.gres[i * kinds..(i + 1) * kinds];
+                for (free, &t) in self.gres_free[n * kinds..(n + 1) * kinds]
+                    .iter_mut()
+                    .zip(taken)
+                {
+                    *free -= t;
+                }
             }
         }
     }
