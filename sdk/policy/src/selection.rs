@@ -165,18 +165,22 @@ impl NodeTable {
         let min_nodes = req.min_nodes.max(1);
         let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
         let (mut nodes, mut cpus) = (0u32, 0u64);
+        // Each column cut to the node count, so that one comparison bounds every read below.
+        let len = self.len();
+        let (free_cpus, free_memory) = (&self.free_cpus[..len], &self.free_memory_mb[..len]);
+        let (all_cpus, all_memory) = (&self.cpus[..len], &self.memory_mb[..len]);
         for n in crate::bitmap::nodes_of_words(0, (0..req.candidates.len()).map(word)) {
             let i = n as usize;
-            if i >= self.len() {
+            if i >= len {
                 break;
             }
-            let free = self.free_cpus[i];
+            let free = free_cpus[i];
             if free == 0 {
                 // Most candidates of a busy machine: decided before reading anything else.
                 continue;
             }
-            let free_mem = self.free_memory_mb[i];
-            let whole = free == self.cpus[i] && free_mem == self.memory_mb[i];
+            let free_mem = free_memory[i];
+            let whole = free == all_cpus[i] && free_mem == all_memory[i];
             let gres_ok = req.gres_per_node.iter().all(|&(k, c)| {
                 self.gres_free
                     .get(i * kinds + k as usize)
@@ -206,24 +210,26 @@ impl NodeTable {
         }
         self.check_fits(p)?;
         let mut cpus = 0u64;
-        for (i, &n) in p.nodes.iter().enumerate() {
+        // `check_fits` found the columns as long as the nodes, and every node in the table.
+        for (i, ((&n, &node_cpus), &memory)) in
+            p.nodes.iter().zip(&p.cpus).zip(&p.memory_mb).enumerate()
+        {
             if !crate::bitmap::words_contain(&req.candidates, n) {
                 return Err(ContractError::NotCandidate(n));
             }
             let ni = n as usize;
-            if p.cpus[i] == 0 {
+            if node_cpus == 0 {
                 return Err(ContractError::Invalid(format!(
                     "node {n} is allocated no cpus"
                 )));
             }
-            if p.memory_mb[i] < req.memory_per_node_mb {
+            if memory < req.memory_per_node_mb {
                 return Err(ContractError::Invalid(format!(
-                    "node {n} gets {} MB, job needs {} MB per node",
-                    p.memory_mb[i], req.memory_per_node_mb
+                    "node {n} gets {memory} MB, job needs {} MB per node",
+                    req.memory_per_node_mb
                 )));
             }
-            if req.exclusive && (p.cpus[i] != self.cpus[ni] || p.memory_mb[i] != self.memory_mb[ni])
-            {
+            if req.exclusive && (node_cpus != self.cpus[ni] || memory != self.memory_mb[ni]) {
                 return Err(ContractError::Invalid(format!(
                     "exclusive job does not get all of node {n}"
                 )));
@@ -236,7 +242,7 @@ impl NodeTable {
                     )));
                 }
             }
-            cpus += p.cpus[i] as u64;
+            cpus += node_cpus as u64;
         }
         let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
         if cpus < needed {
