@@ -197,7 +197,7 @@ macro_rules! table_kept {
             fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
                 let incarnation = self.instance.live_incarnation()?;
                 // Forgotten first: if a call faults, the instance is discarded with it.
-                let Some(mut held) =
+                let Some(held) =
                     HeldTable::take_for_changes(&mut self.held, incarnation, t, &mut self.changed)
                 else {
                     return self.set_nodes(incarnation, t);
@@ -216,9 +216,6 @@ macro_rules! table_kept {
                             power: power(t.power[i]),
                         });
                         self.gres_free.extend_from_slice(row);
-                        // By the rule the guest applies it with. The model is this pass's local
-                        // until the call succeeds, so a fault leaves none behind.
-                        held.table.copy_free_from(t, i);
                     }
                     let (changes, gres_free) = (&self.changes, &self.gres_free);
                     self.instance.call(|b, s| {
@@ -237,20 +234,14 @@ macro_rules! table_kept {
             ) -> Result<Option<Placement>, Fault> {
                 let out = place(&mut self.instance, r, mode)?;
                 if let (Some(p), PlaceMode::Allocate) = (&out, mode) {
-                    // The guest applied it by the same rule; one that does not fit leaves the two
-                    // copies unknown to each other, and the next pass sends the whole table.
-                    if !self.held.as_mut().is_some_and(|h| h.table.try_commit(p)) {
-                        self.held = None;
-                    }
+                    HeldTable::allocated(&mut self.held, p);
                 }
                 Ok(out)
             }
 
             fn release(&mut self, job_id: u32, p: &Placement) -> Result<(), Fault> {
                 release(&mut self.instance, job_id, p)?;
-                if let Some(h) = &mut self.held {
-                    h.table.release(p);
-                }
+                HeldTable::released(&mut self.held, p);
                 Ok(())
             }
         }
@@ -271,14 +262,16 @@ impl HeldTable {
     /// `t` node by node. `None` when the whole table must cross instead: no model, another
     /// instance, a static column changed, or more than half the nodes differ (a change crosses
     /// field by field, the table as columns copied at once, so past half the table is cheaper;
-    /// the model is then left in `held` for [`HeldTable::resend`] to reuse).
+    /// the model is then left in `held` for [`HeldTable::resend`] to reuse). The model taken
+    /// is already brought to `t`, by the rule the guest applies the changes with; it is given
+    /// back once the guest has them (or is owed them), so a fault leaves none behind.
     pub(super) fn take_for_changes(
         held: &mut Option<HeldTable>,
         incarnation: u64,
         t: &sluice_policy::NodeTable,
         changed: &mut Vec<u32>,
     ) -> Option<HeldTable> {
-        let model = held
+        let mut model = held
             .take()
             .filter(|h| h.incarnation == incarnation && h.table.same_static_part(t))?;
         model.table.free_differing(t, changed);
@@ -286,7 +279,26 @@ impl HeldTable {
             *held = Some(model);
             return None;
         }
+        for &n in changed.iter() {
+            model.table.copy_free_from(t, n as usize);
+        }
         Some(model)
+    }
+
+    /// Records a placement the guest allocated in `held`'s model. The guest applied it by the
+    /// same rule; one that does not fit leaves the two copies unknown to each other, so the
+    /// model is dropped and the next pass sends the whole table.
+    pub(super) fn allocated(held: &mut Option<HeldTable>, p: &sluice_policy::Placement) {
+        if !held.as_mut().is_some_and(|h| h.table.try_commit(p)) {
+            *held = None;
+        }
+    }
+
+    /// Records a placement the guest gave back in `held`'s model, if there is one.
+    pub(super) fn released(held: &mut Option<HeldTable>, p: &sluice_policy::Placement) {
+        if let Some(h) = held {
+            h.table.release(p);
+        }
     }
 
     /// Makes `t` what instance `incarnation` holds once `send` has handed it the whole table.

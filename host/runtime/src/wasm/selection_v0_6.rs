@@ -62,7 +62,7 @@ impl SelectionBackend for SelectionV0_6 {
     fn begin_pass(&mut self, t: &NodeTable) -> Result<(), Fault> {
         self.pay_owed()?;
         let incarnation = self.instance.live_incarnation()?;
-        let Some(mut held) =
+        let Some(held) =
             HeldTable::take_for_changes(&mut self.held, incarnation, t, &mut self.changed)
         else {
             return self.set_nodes(incarnation, t);
@@ -70,10 +70,6 @@ impl SelectionBackend for SelectionV0_6 {
         if !self.changed.is_empty() {
             self.packed.clear();
             t.pack_changes(&self.changed, &mut self.packed);
-            for &n in &self.changed {
-                // By the rule the guest applies them with.
-                held.table.copy_free_from(t, n as usize);
-            }
             self.owed = true;
         }
         self.held = Some(held);
@@ -90,11 +86,7 @@ impl SelectionBackend for SelectionV0_6 {
         })?;
         let out = out.map(placement);
         if let (Some(p), PlaceMode::Allocate) = (&out, m) {
-            // The guest applied it by the same rule; one that does not fit leaves the two
-            // copies unknown to each other, and the next pass sends the whole table.
-            if !self.held.as_mut().is_some_and(|h| h.table.try_commit(p)) {
-                self.held = None;
-            }
+            HeldTable::allocated(&mut self.held, p);
         }
         Ok(out)
     }
@@ -103,9 +95,7 @@ impl SelectionBackend for SelectionV0_6 {
         // The guest's copy must hold the changes before the placement is added back to it.
         self.pay_owed()?;
         release(&mut self.instance, job_id, p)?;
-        if let Some(h) = &mut self.held {
-            h.table.release(p);
-        }
+        HeldTable::released(&mut self.held, p);
         Ok(())
     }
 }
