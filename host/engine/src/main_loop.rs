@@ -42,21 +42,6 @@ pub(crate) struct StartBuffers {
     request: JobRequest,
 }
 
-/// Removes every node of `other` from `set`.
-pub(crate) fn subtract(set: &mut NodeBitmap, other: &NodeBitmap) {
-    // Sets of up to 128 nodes without a loop, as `NodeBitmap` does for its own operations:
-    // backfill takes a job's nodes out of every slice it reserves them in.
-    match (set.words.as_mut_slice(), other.words.as_slice()) {
-        ([a], [b, ..]) => *a &= !b,
-        ([a0, a1], [b0, b1, ..]) => (*a0, *a1) = (*a0 & !b0, *a1 & !b1),
-        _ => {
-            for (i, w) in set.words.iter_mut().enumerate() {
-                *w &= !other.words.get(i).copied().unwrap_or(0);
-            }
-        }
-    }
-}
-
 impl Engine {
     /// Pending jobs that may be tried now (not held, begin time passed, dependencies met), in id order.
     pub(crate) fn collect_eligible(&mut self, now: i64) -> Vec<JobId> {
@@ -243,9 +228,9 @@ impl Engine {
             cand.intersect_with(&self.resv.get(r).nodes);
         }
         if !self.resv.is_empty() {
-            subtract(cand, &self.resv.excluded_nodes(job.reservation, from, to));
+            cand.subtract(&self.resv.excluded_nodes(job.reservation, from, to));
         }
-        subtract(cand, exclude);
+        cand.subtract(exclude);
         if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
             cand.intersect_with(&self.static_mask(job, rec.partition));
         }

@@ -309,7 +309,7 @@ impl NodeSpaceMap {
         let first = self.split_at(from)?;
         let last = self.split_at(to)?;
         for s in &mut self.slices[first..last] {
-            crate::main_loop::subtract(&mut s.avail, nodes);
+            s.avail.subtract(nodes);
             for &(i, c) in licenses {
                 s.licenses[i] += c;
             }

@@ -10,7 +10,7 @@ use sluice_policy::{Charge, NodeBitmap, hres::check_charges};
 
 use crate::engine::{Engine, Loop, PassStats, SchedulerKind};
 use crate::job::{JobId, Reason, plan_limit};
-use crate::main_loop::{Plan, StartBuffers, subtract};
+use crate::main_loop::{Plan, StartBuffers};
 use crate::queue::QueueRecord;
 use map::NodeSpaceMap;
 
@@ -654,7 +654,7 @@ impl Engine {
             nodes.intersect_with(self.nodes.open_nodes());
             nodes.retain(|n| fits_now(n as usize));
             later.clone_from(cand);
-            subtract(later, nodes);
+            later.subtract(nodes);
             rel.sort_by_release();
             // By time, ascending: the nodes that can now, then the others in the pass's release
             // order (no release is before `now`). The previous shape's sets are overwritten in
@@ -750,7 +750,7 @@ impl Engine {
                 continue;
             }
             if !self.resv.is_empty() {
-                subtract(avail, &self.resv.excluded_nodes(own, t, end));
+                avail.subtract(&self.resv.excluded_nodes(own, t, end));
             }
             if avail.len() < min_nodes {
                 continue;
