@@ -1,13 +1,17 @@
-//! Compiles every plugin crate of the repository (default bundle, examples, test fixtures) to a
-//! `wasm32-wasip2` component and to a native library, so a fresh clone
-//! needs no manual step. Runs a nested cargo with its own target directory (as wasmtime does for
-//! its test programs), so it never waits on the outer build's lock.
+//! Compiles the default bundle and the examples (and, with feature `test-guests`, the test
+//! guests of `tests/guests`) to `wasm32-wasip2` components and native libraries, so a fresh
+//! clone needs no manual step: a missing `wasm32-wasip2` target is installed with rustup first.
+//! Runs a nested cargo with its own target directory (as wasmtime does for its test programs),
+//! so it never waits on the outer build's lock.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Folders whose sub-folders are plugin crates; each is built as a component and natively.
-const PLUGIN_FOLDERS: &[&str] = &["plugins", "examples", "tests/fixtures"];
+const PLUGIN_FOLDERS: &[&str] = &["plugins", "examples"];
+
+/// The package whose examples are the test guests, one component each.
+const TEST_GUESTS: &str = "sluice-test-guests";
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -20,7 +24,7 @@ fn main() {
     for watched in [
         "plugins",
         "examples",
-        "tests/fixtures",
+        "tests/guests",
         "sdk",
         "wit",
         "Cargo.lock",
@@ -35,6 +39,7 @@ fn main() {
     packages.sort();
     let (wasm, native) = (&packages, &packages);
 
+    ensure_wasm_target(&root);
     let target_root = root.join("target");
     let wasm_dir = target_root.join("plugins-wasm");
     let native_dir = target_root.join("plugins-native");
@@ -82,6 +87,7 @@ fn main() {
         ));
     }
     out.push_str("];\n");
+    out.push_str(&test_guests(&root, &target_root));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     std::fs::write(out_dir.join("artifacts.rs"), out).unwrap();
 }
@@ -105,6 +111,94 @@ fn plugin_packages(folder: &Path) -> Vec<String> {
         }
     }
     names
+}
+
+/// Builds the test guests when feature `test-guests` is on (only test builds turn it on, so
+/// building `sluice` builds nothing from `tests/`), and returns their paths as Rust source:
+/// `TEST_GUESTS` as (guest name, component path), `TEST_GUESTS_NATIVE` as (name, library).
+fn test_guests(root: &Path, target_root: &Path) -> String {
+    let mut names = Vec::new();
+    if std::env::var_os("CARGO_FEATURE_TEST_GUESTS").is_some() {
+        let folder = root.join("tests/guests/examples");
+        for entry in std::fs::read_dir(&folder)
+            .expect("tests/guests/examples")
+            .flatten()
+        {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                names.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+        names.sort();
+    }
+    let wasm_dir = target_root.join("test-guests-wasm");
+    let native_dir = target_root.join("test-guests-native");
+    if !names.is_empty() {
+        let package = [TEST_GUESTS.to_string()];
+        cargo(
+            root,
+            &wasm_dir,
+            &package,
+            &["--examples", "--target", "wasm32-wasip2"],
+            false,
+        );
+        cargo(root, &native_dir, &package, &["--examples"], true);
+    }
+    let mut out =
+        String::from("/// Every test guest component, as (guest name, path to the .wasm).\n");
+    out.push_str("pub const TEST_GUESTS: &[(&str, &str)] = &[\n");
+    for n in &names {
+        let file = wasm_dir.join(format!("wasm32-wasip2/release/examples/{n}.wasm"));
+        out.push_str(&format!("    ({n:?}, {:?}),\n", file.display().to_string()));
+    }
+    out.push_str("];\n/// Every test guest as a native library, as (guest name, path).\n");
+    out.push_str("pub const TEST_GUESTS_NATIVE: &[(&str, &str)] = &[\n");
+    for n in &names {
+        let file = native_dir.join("release/examples").join(format!(
+            "{}{n}{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        ));
+        out.push_str(&format!("    ({n:?}, {:?}),\n", file.display().to_string()));
+    }
+    out.push_str("];\n");
+    out
+}
+
+/// Installs the `wasm32-wasip2` target with rustup when the toolchain lacks it: a toolchain
+/// that was already installed does not get `rust-toolchain.toml`'s targets by itself.
+fn ensure_wasm_target(root: &Path) {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let libdir = Command::new(&rustc)
+        .args(["--print", "target-libdir", "--target", "wasm32-wasip2"])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if libdir.as_deref().is_some_and(|d| has_core(d)) {
+        return;
+    }
+    println!(
+        "cargo:warning=installing the wasm32-wasip2 target with rustup (plugins are built for it)"
+    );
+    let status = Command::new("rustup")
+        .current_dir(root)
+        .args(["target", "add", "wasm32-wasip2"])
+        .status();
+    if !status.is_ok_and(|s| s.success()) {
+        panic!(
+            "the wasm32-wasip2 target is missing and `rustup target add wasm32-wasip2` failed; \
+             install it by hand, then build again"
+        );
+    }
+}
+
+/// Whether a target library directory holds the `core` crate.
+fn has_core(libdir: &Path) -> bool {
+    std::fs::read_dir(libdir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("libcore-"))
+    })
 }
 
 fn cargo(
@@ -145,7 +239,7 @@ fn cargo(
     let status = cmd.status().expect("failed to run cargo for the plugins");
     if !status.success() {
         panic!(
-            "building the plugins failed (target dir {}); if the wasm32-wasip2 target is missing, run `rustup toolchain install` in the repository",
+            "building the plugins failed (target dir {})",
             target_dir.display()
         );
     }

@@ -69,6 +69,7 @@ fn flat_context(users: u32) -> PriorityContext {
             parent: Some(0),
             is_user: true,
             raw_shares: 1 + u % 3,
+            priority: 0,
             raw_usage: usage,
         });
         ctx.associations[0].raw_usage += usage;

@@ -55,7 +55,7 @@ fn a_library_that_is_not_a_plugin_is_refused() {
 fn a_panic_in_a_native_plugin_is_caught_in_the_library_and_contained() {
     let spec = PluginSpec {
         kind: PluginKind::Priority,
-        plugin: sluice_plugin_artifacts::native_library("sluice-fixture-hostile-priority").into(),
+        plugin: sluice_plugin_artifacts::test_guest_native("hostile_priority").into(),
         settings: text_setting("mode", "panic"),
         limits: Limits::default(),
     };

@@ -1,18 +1,18 @@
-//! The selection guest's copy of the node table: a `wit/v0.3.0` guest is sent the whole table
-//! once (and when most nodes changed), then only the nodes whose free resources differ from its
-//! copy, and no call when none does; a `wit/v0.2.0` guest still gets the whole table with every
-//! pass.
+//! The selection guest's copy of the node table: the whole table crosses once (and when most
+//! nodes or a static column changed); then a pass's changed nodes cross packed into one list
+//! with the pass's first `place`, and `begin-pass` carries them only when something must come
+//! first (the next pass, a `release`); a fault discards what was owed with the instance.
 
-use sluice_fixture_selection_v0_3_probe::{CALLS_JOB, COPY_JOB, OVERSIZE_JOB, TRAP_JOB};
 use sluice_policy::{JobRequest, NodeBitmap, NodeTable, PlaceMode, Placement, PluginKind, Power};
 use sluice_runtime::backend::SelectionBackend;
 use sluice_runtime::{Fault, Loaded};
+use sluice_test_guests::selection_probe::{CALLS_JOB, COPY_JOB, OVERSIZE_JOB, TRAP_JOB};
 
 use crate::support::*;
 
-/// The selection component built from `package`, loaded without the smoke call.
-pub(crate) fn selection_component(package: &str) -> Box<dyn SelectionBackend> {
-    match unsmoked_component(PluginKind::Selection, package) {
+/// The selection test guest `guest`, loaded without the smoke call.
+pub(crate) fn selection_component(guest: &str) -> Box<dyn SelectionBackend> {
+    match unsmoked_component(PluginKind::Selection, guest) {
         Loaded::Selection(g) => g.backend,
         _ => unreachable!("loaded as a selection plugin"),
     }
@@ -64,12 +64,6 @@ pub(crate) fn start(
     p
 }
 
-/// The free columns the guest holds, as it reports them.
-fn guest_copy(guest: &mut dyn SelectionBackend) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
-    let p = probe_report(guest, COPY_JOB);
-    (p.cpus, p.memory_mb, p.gres)
-}
-
 /// What a probe reports as the placement of `job_id`, one of the job ids it answers with what
 /// it holds or was told (every selection probe answers its copy and its calls this way).
 pub(crate) fn probe_report(guest: &mut dyn SelectionBackend, job_id: u32) -> Placement {
@@ -87,86 +81,121 @@ pub(crate) fn free_columns(t: &NodeTable) -> (Vec<u32>, Vec<u64>, Vec<u32>) {
     )
 }
 
-/// `[set-nodes calls, begin-pass calls, changed nodes received]` of the probe's instance.
+/// A fresh probe whose first pass, on `host`, sent it the whole table.
+fn probe_holding(host: &NodeTable) -> Box<dyn SelectionBackend> {
+    let mut guest = selection_component("selection_probe");
+    guest.begin_pass(host).expect("set-nodes");
+    guest
+}
+
+/// `[set-nodes calls, begin-pass calls, nodes changed by begin-pass, place calls that carried
+/// changes, nodes changed by them]` of the probe's instance, asked with a place that carries
+/// whatever the pass still owes.
 fn calls(guest: &mut dyn SelectionBackend) -> Vec<u32> {
     probe_report(guest, CALLS_JOB).nodes
 }
 
-/// Begins a pass on `t` and checks the guest then holds exactly `t`'s free columns, and how
-/// many calls of each kind it has had.
-fn begin_and_check(guest: &mut dyn SelectionBackend, t: &NodeTable, expected_calls: [u32; 3]) {
-    guest.begin_pass(t).expect("begin-pass");
-    assert_eq!(guest_copy(guest), free_columns(t), "the guest's copy");
+/// Checks the guest holds exactly `t`'s free columns.
+fn assert_holds(guest: &mut dyn SelectionBackend, t: &NodeTable) {
+    let copy = probe_report(guest, COPY_JOB);
     assert_eq!(
-        calls(guest),
-        expected_calls,
-        "set-nodes, begin-pass, changes"
+        (copy.cpus, copy.memory_mb, copy.gres),
+        free_columns(t),
+        "the guest's copy"
     );
 }
 
-/// A fresh 0.3.0 probe whose first pass, on `host`, sent it the whole table.
-fn probe_holding(host: &NodeTable) -> Box<dyn SelectionBackend> {
-    let mut guest = selection_component("sluice-fixture-selection-v0-3-probe");
-    begin_and_check(guest.as_mut(), host, [1, 0, 0]);
-    guest
-}
-
 #[test]
-fn a_v0_3_guest_gets_the_table_once_and_then_only_the_nodes_that_changed() {
+fn a_pass_s_changed_nodes_ride_along_with_its_first_place() {
     let mut host = table();
     let mut guest = probe_holding(&host);
     let guest = guest.as_mut();
-    // Nothing moved: no call at all.
-    begin_and_check(guest, &host, [1, 0, 0]);
+    assert_eq!(
+        calls(guest),
+        [1, 0, 0, 0, 0],
+        "the first pass sends the table"
+    );
+    // Nothing moved: the next pass's places carry nothing.
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(calls(guest), [1, 0, 0, 0, 0]);
 
-    // A start: the guest subtracts its own placement, so the host's table after committing
-    // it is what the guest holds, and the next pass sends nothing.
-    let p = start(guest, &mut host, 7, 4, "node 0 has 4 CPUs free");
-    assert_eq!(p.nodes, [0]);
-    begin_and_check(guest, &host, [1, 0, 0]);
-
-    // A test placement changes nothing.
-    guest.place(&request(8, 8), PlaceMode::Test).unwrap();
-    begin_and_check(guest, &host, [1, 0, 0]);
-
-    // Jobs ended on nodes 1 and 3 behind the guest's back: those two cross.
+    // Jobs ended on nodes 1 and 3: the pass's first place brings both, the next ones nothing.
     host.free_cpus[1] = 8;
     host.free_memory_mb[3] = 1000;
-    begin_and_check(guest, &host, [1, 1, 2]);
-    // GRES alone, and power alone, are changes too.
     host.gres_free[3] = 2;
-    begin_and_check(guest, &host, [1, 2, 3]);
+    guest.begin_pass(&host).unwrap();
+    let p = start(guest, &mut host, 7, 8, "node 0 has 8 CPUs free");
+    assert_eq!(p.nodes, [0]);
+    assert_eq!(calls(guest), [1, 0, 0, 1, 2]);
+    assert_holds(guest, &host);
+    // The guest applied its own placement, so the next pass owes it nothing.
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(calls(guest), [1, 0, 0, 1, 2]);
+
+    // Power alone is a change too.
     host.power[2] = Power::PoweredDown;
     guest.begin_pass(&host).unwrap();
-    assert_eq!(calls(guest), [1, 3, 4]);
+    assert_eq!(calls(guest), [1, 0, 0, 2, 3]);
 
-    // A placement given back: the guest adds it, and so does the host's model of its copy.
-    let p = guest
-        .place(&request(9, 8), PlaceMode::Allocate)
-        .unwrap()
-        .expect("node 1 is free");
-    guest.release(9, &p).unwrap();
-    begin_and_check(guest, &host, [1, 3, 4]);
-
-    // More than half the nodes changed: the whole table crosses cheaper than the changes.
+    // More than half the nodes changed: the whole table crosses, and nothing is owed.
     host.free_cpus[..3].fill(1);
-    begin_and_check(guest, &host, [2, 3, 4]);
-
-    // A static column changed: the whole table again.
-    host.weight[0] = 5;
-    begin_and_check(guest, &host, [3, 3, 4]);
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(calls(guest), [2, 0, 0, 2, 3]);
+    assert_holds(guest, &host);
 }
 
 #[test]
-fn a_fresh_v0_3_instance_after_a_trap_gets_the_whole_table_again() {
-    let host = table();
+fn changes_a_pass_did_not_place_with_cross_by_begin_pass_before_the_next_pass_s() {
+    let mut host = table();
     let mut guest = probe_holding(&host);
     let guest = guest.as_mut();
+    assert_holds(guest, &host);
+
+    // A pass that places nothing owes its changes; the next pass pays them first.
+    host.free_cpus[1] = 8;
+    guest.begin_pass(&host).unwrap();
+    host.free_cpus[3] = 5;
+    host.gres_free[0] = 1;
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(calls(guest), [1, 1, 1, 1, 2]);
+    assert_holds(guest, &host);
+}
+
+#[test]
+fn a_release_gets_the_owed_changes_first() {
+    let mut host = table();
+    let mut guest = probe_holding(&host);
+    let guest = guest.as_mut();
+    let p = start(guest, &mut host, 7, 2, "node 0 has 2 CPUs free");
+    // A job ended; the host then gives the placement back (its job could not start).
+    host.free_cpus[1] = 8;
+    guest.begin_pass(&host).unwrap();
+    guest.release(7, &p).unwrap();
+    host.release(&p);
+    assert_eq!(calls(guest), [1, 1, 1, 0, 0]);
+    assert_holds(guest, &host);
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(
+        calls(guest),
+        [1, 1, 1, 0, 0],
+        "nothing differs after the release"
+    );
+}
+
+#[test]
+fn a_trap_in_a_place_that_carried_changes_leaves_nothing_owed_and_the_next_instance_the_table() {
+    let mut host = table();
+    let mut guest = probe_holding(&host);
+    let guest = guest.as_mut();
+    host.free_cpus[1] = 8;
+    guest.begin_pass(&host).unwrap();
     let fault = guest.place(&request(TRAP_JOB, 1), PlaceMode::Test);
     assert!(matches!(fault, Err(Fault::Trap(_))), "{fault:?}");
-    // The instance that trapped is gone; the new one has had no call yet.
-    assert_eq!(calls(guest), [0, 0, 0]);
-    begin_and_check(guest, &host, [1, 0, 0]);
+    // The instance that trapped is gone; the new one has had no call yet, and is owed nothing.
+    assert_eq!(calls(guest), [0, 0, 0, 0, 0]);
+    guest.begin_pass(&host).unwrap();
+    assert_eq!(calls(guest), [1, 0, 0, 0, 0]);
+    assert_holds(guest, &host);
 }
 
 #[test]
@@ -180,18 +209,7 @@ fn a_placement_that_cannot_fit_sends_the_whole_table_next_pass() {
         .place(&request(OVERSIZE_JOB, 1), PlaceMode::Allocate)
         .unwrap();
     assert_eq!(p.map(|p| p.cpus), Some(vec![9]));
-    begin_and_check(guest, &host, [2, 0, 0]);
-}
-
-#[test]
-fn a_v0_2_guest_gets_the_whole_table_with_every_pass() {
-    let mut guest = selection_component("sluice-fixture-selection-v0-2");
-    let guest = guest.as_mut();
-    let mut host = table();
     guest.begin_pass(&host).unwrap();
-    assert_eq!(guest_copy(guest), free_columns(&host));
-    start(guest, &mut host, 1, 2, "node 0 fits");
-    host.free_cpus[3] = 8;
-    guest.begin_pass(&host).unwrap();
-    assert_eq!(guest_copy(guest), free_columns(&host));
+    assert_eq!(calls(guest), [2, 0, 0, 0, 0], "set-nodes again");
+    assert_holds(guest, &host);
 }

@@ -62,44 +62,39 @@ pub fn tight_limits() -> Limits {
     }
 }
 
-/// A spec for the component built from `package`.
-pub fn component_spec(
-    kind: PluginKind,
-    package: &str,
-    settings: Settings,
-    limits: Limits,
-) -> PluginSpec {
+/// A spec for the test guest `guest` (a file stem of `tests/guests/examples`).
+pub fn guest_spec(kind: PluginKind, guest: &str, settings: Settings, limits: Limits) -> PluginSpec {
     PluginSpec {
         kind,
-        plugin: sluice_plugin_artifacts::component(package).to_string(),
+        plugin: sluice_plugin_artifacts::test_guest(guest).to_string(),
         settings,
         limits,
     }
 }
 
-/// The component built from `package` as a plugin of `kind`, loaded without the smoke call so
-/// that the first call a test makes is the instance's first.
-pub fn unsmoked_component(kind: PluginKind, package: &str) -> Loaded {
-    let spec = component_spec(kind, package, Settings::default(), Limits::default());
+/// The test guest `guest` as a plugin of `kind`, loaded without the smoke call so that the
+/// first call a test makes is the instance's first.
+pub fn unsmoked_component(kind: PluginKind, guest: &str) -> Loaded {
+    let spec = guest_spec(kind, guest, Settings::default(), Limits::default());
     let bytes = std::fs::read(&spec.plugin).unwrap();
-    loader().component(kind, package, &bytes, &spec).unwrap()
+    loader().component(kind, guest, &bytes, &spec).unwrap()
 }
 
-/// The hostile priority fixture in `mode`.
+/// The hostile priority guest in `mode`.
 pub fn hostile_priority(mode: &str) -> PluginSpec {
-    component_spec(
+    guest_spec(
         PluginKind::Priority,
-        "sluice-fixture-hostile-priority",
+        "hostile_priority",
         text_setting("mode", mode),
         tight_limits(),
     )
 }
 
-/// The hostile selection fixture in `mode`.
+/// The hostile selection guest in `mode`.
 pub fn hostile_selection(mode: &str) -> PluginSpec {
-    component_spec(
+    guest_spec(
         PluginKind::Selection,
-        "sluice-fixture-hostile-selection",
+        "hostile_selection",
         text_setting("mode", mode),
         tight_limits(),
     )

@@ -216,9 +216,7 @@ fn hot_swap_under_load_loses_no_job_and_refuses_a_broken_candidate() {
     let _d = Daemon::start(&dir);
     let mut c = Client::new(&dir);
     let mut ids = Vec::new();
-    let hostile = std::path::Path::new(sluice_plugin_artifacts::component(
-        "sluice-fixture-hostile-priority",
-    ));
+    let hostile = std::path::Path::new(sluice_plugin_artifacts::test_guest("hostile_priority"));
     for round in 0..6 {
         for i in 0..40 {
             let cmd = if i % 2 == 0 { "true" } else { "sleep 1" };

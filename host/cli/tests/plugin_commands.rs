@@ -53,19 +53,17 @@ fn check_reports_kind_and_version_and_refuses_garbage() {
     assert!(out.status.success(), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kind"], "selection");
-    assert_eq!(
-        v["wit_version"], "0.6.0",
-        "the SDK builds the newest version"
-    );
+    assert_eq!(v["wit_version"], sluice_policy::WIT_VERSION);
 
-    // A component built against an older supported version reports its own.
-    let old = sluice_plugin_artifacts::component("sluice-fixture-priority-v0-1");
-    let out = sluice(&["plugin", "check", old, "--json"]);
-    assert!(out.status.success(), "{}", text(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["kind"], "priority");
-    assert_eq!(v["wit_version"], "0.1.0");
-    assert_eq!(v["exports"][0], "sluice:policy/priority@0.1.0");
+    // A component built against another contract is refused, with what to do about it.
+    let old = sluice_plugin_artifacts::test_guest("priority_other_contract");
+    let out = sluice(&["plugin", "check", old]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("sluice:policy/priority@0.6.0") && text(&out).contains("rebuild it"),
+        "{}",
+        text(&out)
+    );
 
     let garbage = Path::new(env!("CARGO_TARGET_TMPDIR")).join("garbage.wasm");
     std::fs::write(&garbage, b"not a component").unwrap();
@@ -104,15 +102,14 @@ fn test_passes_the_bundle_and_fails_a_hostile_plugin() {
     ]);
     assert!(good.status.success(), "{}", text(&good));
     assert!(text(&good).contains("0 failed"));
-    // The short-answer fixture passes its smoke call on an empty… no: it is refused at load.
     let bad = sluice(&[
         "plugin",
         "test",
-        sluice_plugin_artifacts::component("sluice-fixture-hostile-priority"),
+        sluice_plugin_artifacts::test_guest("hostile_priority"),
     ]);
     assert!(
         bad.status.success(),
-        "the hostile fixture in its default (ok) mode is conformant: {}",
+        "the hostile guest in its default (ok) mode is conformant: {}",
         text(&bad)
     );
 }

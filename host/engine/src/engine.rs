@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use sluice_cluster::{AssocId, AssocKind, Cluster, NodeId, PartitionId, SchedulerParams};
-use sluice_policy::{GresPolicy, HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
+use sluice_policy::NodeBitmap;
 
 use crate::backfill::PlanningBuffers;
 use crate::clock::Clock;
@@ -21,18 +21,7 @@ use crate::priority::PriorityReport;
 use crate::reservation::Reservations;
 use crate::usage::Usage;
 
-/// The policies the engine consults; the runtime hands in WASM-backed ones, tests native ones.
-pub struct Policies {
-    /// Job priority.
-    pub priority: Box<dyn PriorityPolicy + Send>,
-    /// Node selection.
-    pub selection: Box<dyn SelectionPolicy + Send>,
-    /// HRES mode logic; without one, jobs asking for HRES are refused at submit.
-    pub hres: Option<Box<dyn HresPolicy + Send>>,
-    /// GRES device logic per GRES name (`gpu` → gres/gpu, `nic` → a count-only policy). A name
-    /// without a policy is tracked by the host alone: devices by lowest index, no environment.
-    pub gres: Vec<(String, Box<dyn GresPolicy + Send>)>,
-}
+pub use sluice_policy::Policies;
 
 /// Which scheduler runs besides the main loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -287,8 +276,7 @@ impl Engine {
         let gres = GresState::from_cluster(&cluster, &nodes.table().gres_kinds, |k| {
             policies.gres.iter().any(|(n, _)| n == k)
         });
-        let names: Vec<String> = cluster.nodes.iter().map(|n| n.name.clone()).collect();
-        crate::gres::validate(&gres, &names, &mut policies.gres)?;
+        crate::gres::validate(&gres, &cluster.nodes, &mut policies.gres)?;
         let cpus = CpuMap::new(
             cluster.nodes.iter().map(|n| n.cpus).collect(),
             cluster
@@ -475,8 +463,7 @@ impl Engine {
     /// Replaces the policies (a new plugin generation); takes effect at the next pass. GRES
     /// policies are validated against the node configuration first; on refusal nothing changes.
     pub fn set_policies(&mut self, mut policies: Policies) -> Result<(), GresConfigError> {
-        let names: Vec<String> = self.cluster.nodes.iter().map(|n| n.name.clone()).collect();
-        crate::gres::validate(&self.gres, &names, &mut policies.gres)?;
+        crate::gres::validate(&self.gres, &self.cluster.nodes, &mut policies.gres)?;
         self.policies = policies;
         self.priorities_due = true;
         Ok(())

@@ -31,6 +31,17 @@ impl Engine {
     /// The context a priority pass shares between jobs, with usage as the engine keeps it.
     pub fn priority_context(&self) -> PriorityContext {
         let assocs = &self.cluster.associations;
+        // An association without a priority of its own takes its nearest ancestor's, as
+        // sacctmgr's Priority is inherited; parents come before their children.
+        let mut inherited: Vec<u32> = Vec::with_capacity(assocs.len());
+        for a in assocs {
+            let parent = a.parent.and_then(|p| inherited.get(p.0 as usize).copied());
+            inherited.push(if a.priority != 0 {
+                a.priority
+            } else {
+                parent.unwrap_or(0)
+            });
+        }
         PriorityContext {
             now: self.clock.now(),
             cluster_version: CLUSTER_VERSIONS.fetch_add(1, Relaxed) + 1,
@@ -58,6 +69,7 @@ impl Engine {
                         Shares::Raw(s) => s,
                         Shares::Parent => FS_USE_PARENT,
                     },
+                    priority: inherited[i],
                     raw_usage: self.usage.all()[i],
                 })
                 .collect(),

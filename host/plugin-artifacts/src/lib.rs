@@ -28,3 +28,14 @@ pub fn embedded(name: &str) -> Option<&'static [u8]> {
         .find(|(n, _)| *n == name)
         .map(|(_, b)| *b)
 }
+
+/// Path of the test guest component `name` (a file stem of `tests/guests/examples`). Test
+/// builds only: the crate must be built with feature `test-guests`.
+pub fn test_guest(name: &str) -> &'static str {
+    lookup(TEST_GUESTS, name)
+}
+
+/// Path of the test guest `name` built as a native library (feature `test-guests`).
+pub fn test_guest_native(name: &str) -> &'static str {
+    lookup(TEST_GUESTS_NATIVE, name)
+}

@@ -26,6 +26,7 @@ fn context() -> PriorityContext {
         parent: None,
         is_user: false,
         raw_shares: 1,
+        priority: 0,
         raw_usage: 0.0,
     }];
     for u in 0..USERS {
@@ -34,6 +35,7 @@ fn context() -> PriorityContext {
             parent: Some(0),
             is_user: true,
             raw_shares: 1,
+            priority: 0,
             raw_usage: f64::from(u * 7919 % 1000) * 3600.0,
         });
     }

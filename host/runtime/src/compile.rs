@@ -11,55 +11,10 @@ use wasmtime::{Config, Engine};
 
 use crate::error::LoadError;
 
-/// A version of the WIT package `sluice:policy` this host has bindings for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WitVersion {
-    /// `wit/v0.1.0`: the whole priority context with every priority call.
-    V0_1_0,
-    /// `wit/v0.2.0`: the priority context's static part only when it changed (`set-cluster`).
-    V0_2_0,
-    /// `wit/v0.3.0`: the node table only when it changed (`set-nodes`), and per pass only the
-    /// nodes whose free resources moved.
-    V0_3_0,
-    /// `wit/v0.4.0`: the priority job table's columns concatenated by type, two lists in all.
-    V0_4_0,
-    /// `wit/v0.5.0`: `compute` told whether the per-factor breakdown will be shown.
-    V0_5_0,
-    /// `wit/v0.6.0`: a pass's node changes ride along with its first `place`, and a grown
-    /// cluster is sent only its new associations.
-    V0_6_0,
-}
-
-impl WitVersion {
-    /// The version as the package names it (`0.2.0`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::V0_1_0 => "0.1.0",
-            Self::V0_2_0 => "0.2.0",
-            Self::V0_3_0 => "0.3.0",
-            Self::V0_4_0 => "0.4.0",
-            Self::V0_5_0 => "0.5.0",
-            Self::V0_6_0 => "0.6.0",
-        }
-    }
-}
-
-impl std::fmt::Display for WitVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// WIT package versions this host loads; a later version gets its own folder and is added here
-/// while the older ones stay.
-pub const SUPPORTED_VERSIONS: &[WitVersion] = &[
-    WitVersion::V0_1_0,
-    WitVersion::V0_2_0,
-    WitVersion::V0_3_0,
-    WitVersion::V0_4_0,
-    WitVersion::V0_5_0,
-    WitVersion::V0_6_0,
-];
+/// Versions of the WIT package `sluice:policy` this host loads: the one `wit/` holds. Once a
+/// release is published, a later contract adds its version here and an adapter per world in
+/// `wasm/`, and the released one stays; until then `wit/` is edited in place.
+pub const SUPPORTED_VERSIONS: &[&str] = &[sluice_policy::WIT_VERSION];
 
 /// The engine and the compiled-artifact cache.
 #[derive(Clone)]
@@ -126,12 +81,12 @@ impl WasmEngine {
     }
 
     /// Which plugin kind and WIT version a component exports, checked against what this host
-    /// supports; the error says what it found and what was expected.
+    /// supports; the error says what it found and what to do about it.
     pub fn inspect(
         &self,
         origin: &str,
         component: &Component,
-    ) -> Result<(PluginKind, WitVersion), LoadError> {
+    ) -> Result<(PluginKind, &'static str), LoadError> {
         let ty = component.component_type();
         let exports: Vec<String> = ty
             .exports(&self.engine)
@@ -145,17 +100,28 @@ impl WasmEngine {
                 }
             }
         }
+        let other = exports.iter().find_map(|e| {
+            let (interface, version) = e.strip_prefix("sluice:policy/")?.split_once('@')?;
+            PluginKind::ALL
+                .iter()
+                .any(|k| k.name() == interface)
+                .then(|| format!("sluice:policy/{interface}@{version}"))
+        });
+        let reason = match other {
+            Some(found) => format!(
+                "is built against {found}, and this host loads sluice:policy@{} only: rebuild it \
+                 with this release's sluice-sdk (`cargo build --release --target wasm32-wasip2`)",
+                SUPPORTED_VERSIONS.join(", @")
+            ),
+            None => format!(
+                "exports [{}], expected one of sluice:policy/{{priority,selection,gres,hres}}@{}",
+                exports.join(", "),
+                SUPPORTED_VERSIONS.join(",")
+            ),
+        };
         Err(LoadError::World {
             origin: origin.to_string(),
-            reason: format!(
-                "exports [{}], expected one of sluice:policy/{{priority,selection,gres,hres}}@{{{}}}",
-                exports.join(", "),
-                SUPPORTED_VERSIONS
-                    .iter()
-                    .map(|v| v.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
+            reason,
         })
     }
 }

@@ -9,15 +9,14 @@ use sluice_policy::native::{
 use sluice_policy::{NodeBitmap, PlaceMode, PluginKind, Settings, fixtures};
 
 use crate::backend::{GresBackend, HresBackend, PriorityBackend, SelectionBackend};
-use crate::compile::{WasmEngine, WitVersion};
+use crate::compile::WasmEngine;
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::slot::Generation;
-use crate::wasm::bindings::{v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
+use crate::wasm::bindings;
 use crate::wasm::instance::{WasmInstance, World};
-use crate::wasm::priority::{PriorityV0_2, PriorityV0_3, PriorityV0_4, PriorityV0_5, PriorityV0_6};
-use crate::wasm::selection::{SelectionV0_3, SelectionV0_4, SelectionV0_5};
-use crate::wasm::selection_v0_6::SelectionV0_6;
+use crate::wasm::priority::PriorityComponent;
+use crate::wasm::selection::SelectionComponent;
 
 /// Which plugin to load for a kind, with its settings and limits.
 #[derive(Clone, Debug)]
@@ -137,129 +136,29 @@ impl Loader {
                 ),
             });
         }
-        // One adapter per world and version; a component is built against one version.
+        // One adapter per world; a second supported version would add its own here.
         let new = Instantiate {
             engine: self.engine.engine(),
             component: &component,
             origin,
             spec,
         };
-        use PluginKind as K;
-        use WitVersion as V;
-        Ok(match (kind, version) {
-            (K::Priority, V::V0_1_0) => Loaded::Priority(Generation::new(
+        Ok(match kind {
+            PluginKind::Priority => Loaded::Priority(Generation::new(
                 origin,
-                Box::new(new.instance::<v0_1::priority::PriorityPolicy>()?),
+                Box::new(PriorityComponent::new(new.instance()?)),
             )),
-            (K::Priority, V::V0_2_0) => Loaded::Priority(Generation::new(
+            PluginKind::Selection => Loaded::Selection(Generation::new(
                 origin,
-                Box::new(PriorityV0_2::new(
-                    new.instance::<v0_2::priority::PriorityPolicy>()?,
-                )),
+                Box::new(SelectionComponent::new(new.instance()?)),
             )),
-            (K::Priority, V::V0_3_0) => Loaded::Priority(Generation::new(
+            PluginKind::Gres => Loaded::Gres(Generation::new(
                 origin,
-                Box::new(PriorityV0_3::new(
-                    new.instance::<v0_3::priority::PriorityPolicy>()?,
-                )),
+                Box::new(new.instance::<bindings::gres::GresPolicy>()?),
             )),
-            (K::Priority, V::V0_4_0) => Loaded::Priority(Generation::new(
+            PluginKind::Hres => Loaded::Hres(Generation::new(
                 origin,
-                Box::new(PriorityV0_4::new(
-                    new.instance::<v0_4::priority::PriorityPolicy>()?,
-                )),
-            )),
-            (K::Priority, V::V0_5_0) => Loaded::Priority(Generation::new(
-                origin,
-                Box::new(PriorityV0_5::new(
-                    new.instance::<v0_5::priority::PriorityPolicy>()?,
-                )),
-            )),
-            (K::Priority, V::V0_6_0) => Loaded::Priority(Generation::new(
-                origin,
-                Box::new(PriorityV0_6::new(
-                    new.instance::<v0_6::priority::PriorityPolicy>()?,
-                )),
-            )),
-            (K::Selection, V::V0_1_0) => Loaded::Selection(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_1::selection::SelectionPolicy>()?),
-            )),
-            (K::Selection, V::V0_2_0) => Loaded::Selection(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_2::selection::SelectionPolicy>()?),
-            )),
-            (K::Selection, V::V0_3_0) => Loaded::Selection(Generation::new(
-                origin,
-                Box::new(SelectionV0_3::new(
-                    new.instance::<v0_3::selection::SelectionPolicy>()?,
-                )),
-            )),
-            (K::Selection, V::V0_4_0) => Loaded::Selection(Generation::new(
-                origin,
-                Box::new(SelectionV0_4::new(
-                    new.instance::<v0_4::selection::SelectionPolicy>()?,
-                )),
-            )),
-            (K::Selection, V::V0_5_0) => Loaded::Selection(Generation::new(
-                origin,
-                Box::new(SelectionV0_5::new(
-                    new.instance::<v0_5::selection::SelectionPolicy>()?,
-                )),
-            )),
-            (K::Selection, V::V0_6_0) => Loaded::Selection(Generation::new(
-                origin,
-                Box::new(SelectionV0_6::new(
-                    new.instance::<v0_6::selection::SelectionPolicy>()?,
-                )),
-            )),
-            (K::Gres, V::V0_1_0) => Loaded::Gres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_1::gres::GresPolicy>()?),
-            )),
-            (K::Gres, V::V0_2_0) => Loaded::Gres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_2::gres::GresPolicy>()?),
-            )),
-            (K::Gres, V::V0_3_0) => Loaded::Gres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_3::gres::GresPolicy>()?),
-            )),
-            (K::Gres, V::V0_4_0) => Loaded::Gres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_4::gres::GresPolicy>()?),
-            )),
-            (K::Gres, V::V0_5_0) => Loaded::Gres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_5::gres::GresPolicy>()?),
-            )),
-            (K::Gres, V::V0_6_0) => Loaded::Gres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_6::gres::GresPolicy>()?),
-            )),
-            (K::Hres, V::V0_1_0) => Loaded::Hres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_1::hres::HresPolicy>()?),
-            )),
-            (K::Hres, V::V0_2_0) => Loaded::Hres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_2::hres::HresPolicy>()?),
-            )),
-            (K::Hres, V::V0_3_0) => Loaded::Hres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_3::hres::HresPolicy>()?),
-            )),
-            (K::Hres, V::V0_4_0) => Loaded::Hres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_4::hres::HresPolicy>()?),
-            )),
-            (K::Hres, V::V0_5_0) => Loaded::Hres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_5::hres::HresPolicy>()?),
-            )),
-            (K::Hres, V::V0_6_0) => Loaded::Hres(Generation::new(
-                origin,
-                Box::new(new.instance::<v0_6::hres::HresPolicy>()?),
+                Box::new(new.instance::<bindings::hres::HresPolicy>()?),
             )),
         })
     }

@@ -76,7 +76,7 @@ impl GresPolicy for GresHandle {
 }
 
 /// The engine's policies, all answered by `set`: one GRES policy per GRES name it holds.
-pub fn engine_policies(set: &SharedSet) -> sluice_engine::Policies {
+pub fn engine_policies(set: &SharedSet) -> sluice_policy::Policies {
     let mut gres: Vec<(String, Box<dyn GresPolicy + Send>)> = vec![(
         "gpu".into(),
         Box::new(GresHandle(set.clone(), "gpu".into())),
@@ -87,7 +87,7 @@ pub fn engine_policies(set: &SharedSet) -> sluice_engine::Policies {
             Box::new(GresHandle(set.clone(), name.clone())),
         ));
     }
-    sluice_engine::Policies {
+    sluice_policy::Policies {
         priority: Box::new(PriorityHandle(set.clone())),
         selection: Box::new(SelectionHandle(set.clone())),
         hres: Some(Box::new(HresHandle(set.clone()))),

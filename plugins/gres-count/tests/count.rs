@@ -29,6 +29,7 @@ fn counts_must_agree_with_units() {
     let config = |count, devices| GresNodeConfig {
         node: "n1".into(),
         count,
+        cores: 16,
         devices,
     };
     let mut policy = CountOnly::default();

@@ -1,8 +1,8 @@
 //! gres/gpu: GPU configuration checks, device picking and CUDA environment, as Slurm's gres/gpu.
 //!
 //! Settings: `constrain_devices` (bool, default false) says cgroup ConstrainDevices=yes is in
-//! force, so CUDA_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL use local indices; `max_core` (integer,
-//! default unset) bounds the `Cores=` indices validation accepts.
+//! force, so CUDA_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL use local indices. `Cores=` indices are
+//! checked against the node's cores, which the host sends with its configuration.
 
 pub mod env;
 pub mod pick;
@@ -15,26 +15,19 @@ use sluice_sdk::*;
 pub struct Gpu {
     /// Vendor variables use local indices (cgroup ConstrainDevices=yes).
     pub constrain_devices: bool,
-    /// Cores must be below this, when set.
-    pub max_core: Option<u32>,
 }
 
 impl FromSettings for Gpu {
     fn from_settings(settings: &Settings) -> Self {
-        let max_core = settings.i64_or("max_core", 0);
         Gpu {
             constrain_devices: settings.bool_or("constrain_devices", false),
-            max_core: (max_core > 0).then(|| max_core.min(u32::MAX as i64) as u32),
         }
     }
 }
 
 impl GresPolicy for Gpu {
     fn validate(&mut self, nodes: &[GresNodeConfig]) -> Vec<Result<(), String>> {
-        nodes
-            .iter()
-            .map(|n| validate::node(n, self.max_core))
-            .collect()
+        nodes.iter().map(validate::node).collect()
     }
 
     fn pick(&mut self, requests: &[PickRequest]) -> Vec<Vec<u32>> {

@@ -6,10 +6,9 @@ use sluice_sdk::{Device, GresNodeConfig};
 const MAX_DEVICES: usize = 1024;
 
 /// `Ok` or every reason the node's configuration is invalid, joined by "; ".
-///
-/// `max_core`, when set, bounds the `Cores=` indices (the contract does not carry a node's CPU
-/// count, so the site states it).
-pub fn node(config: &GresNodeConfig, max_core: Option<u32>) -> Result<(), String> {
+/// `Cores=` indices must be below the node's cores (unchecked when the host sends 0).
+pub fn node(config: &GresNodeConfig) -> Result<(), String> {
+    let max_core = (config.cores > 0).then_some(config.cores);
     let devices = &config.devices;
     if devices.is_empty() {
         // A GPU count without File= lines is valid: Slurm then tracks a count only.

@@ -26,7 +26,7 @@ fn vars(list: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn the_fixture_configuration_is_valid() {
     let nodes = fixtures::gpu_nodes(4);
-    let out = gpu(Settings::default().with("max_core", SettingValue::Integer(64))).validate(&nodes);
+    let out = gpu(Settings::default()).validate(&nodes);
     assert_eq!(out, vec![Ok(()); 4]);
 }
 
@@ -69,7 +69,7 @@ fn each_broken_rule_is_reported() {
         ),
         ("device 1 has index 3", Box::new(|c| c.devices[1].index = 3)),
     ];
-    let mut policy = gpu(Settings::default().with("max_core", SettingValue::Integer(64)));
+    let mut policy = gpu(Settings::default());
     for (reason, breaks) in broken {
         let mut config = good.clone();
         breaks(&mut config);
@@ -83,6 +83,7 @@ fn each_broken_rule_is_reported() {
     let count_only = GresNodeConfig {
         node: "n".into(),
         count: 2,
+        cores: 8,
         devices: vec![],
     };
     assert_eq!(policy.validate(&[count_only]), vec![Ok(())]);

@@ -1,6 +1,6 @@
 //! The unweighted priority factors of `set_priority_factors`, each normalised as Slurm does.
 
-use sluice_sdk::{Partition, Qos};
+use sluice_sdk::{Association, Partition, Qos};
 
 /// Partition factor of each partition: PriorityJobFactor over the largest of any partition.
 ///
@@ -28,6 +28,21 @@ pub fn qos_factors(qos: &[Qos], raw: bool) -> Vec<f64> {
     let max = qos.iter().map(|q| q.priority).max().unwrap_or(0);
     qos.iter()
         .map(|q| match (q.priority, raw) {
+            (0, _) => 0.0,
+            (p, true) => f64::from(p),
+            (p, false) => f64::from(p) / f64::from(max),
+        })
+        .collect()
+}
+
+/// Association factor of each association: its priority (inherited, as the host sends it) over
+/// the largest of any association, as `assoc->priority / g_assoc_max_priority`; 0 when no
+/// association has one. `raw` (`NO_NORMAL_ASSOC`) keeps the priority itself.
+pub fn association_factors(associations: &[Association], raw: bool) -> Vec<f64> {
+    let max = associations.iter().map(|a| a.priority).max().unwrap_or(0);
+    associations
+        .iter()
+        .map(|a| match (a.priority, raw) {
             (0, _) => 0.0,
             (p, true) => f64::from(p),
             (p, false) => f64::from(p) / f64::from(max),

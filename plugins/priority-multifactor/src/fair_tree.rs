@@ -728,6 +728,7 @@ mod tests {
             parent: None,
             is_user: false,
             raw_shares: 1,
+            priority: 0,
             raw_usage: 6.0,
         }];
         for (i, s) in shares.into_iter().enumerate() {
@@ -736,6 +737,7 @@ mod tests {
                 parent: Some(0),
                 is_user: true,
                 raw_shares: s,
+                priority: 0,
                 raw_usage: (i + 1) as f64,
             });
         }
@@ -793,6 +795,7 @@ mod tests {
             parent: None,
             is_user: false,
             raw_shares: 1,
+            priority: 0,
             raw_usage: [0.0, 10.0, 7.25][rng.below(3) as usize],
         }];
         for i in 0..n {
@@ -806,6 +809,7 @@ mod tests {
                 parent: Some(0),
                 is_user: !(round % 5 == 4 && i == 0),
                 raw_shares: shares[rng.below(shares.len() as u64) as usize],
+                priority: 0,
                 raw_usage,
             });
         }
@@ -816,6 +820,7 @@ mod tests {
                 parent: Some(999),
                 is_user: true,
                 raw_shares: 1,
+                priority: 0,
                 raw_usage: 1.0,
             });
         }

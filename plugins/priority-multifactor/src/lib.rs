@@ -12,7 +12,7 @@
 //! | `weight.jobsize` | PriorityWeightJobSize | 0 |
 //! | `weight.partition` | PriorityWeightPartition | 0 |
 //! | `weight.qos` | PriorityWeightQOS | 0 |
-//! | `weight.assoc` | PriorityWeightAssoc (the contract carries no association priority: factor 0) | 0 |
+//! | `weight.assoc` | PriorityWeightAssoc (the job's association priority over the largest) | 0 |
 //! | `weight.tres.cpu`, `.mem`, `.node`, `."gres/gpu"` | PriorityWeightTRES | 0 |
 //! | `max_age` | PriorityMaxAge, seconds | 604800 |
 //! | `favor_small` | PriorityFavorSmall | false |
@@ -143,7 +143,12 @@ impl PriorityPolicy for Multifactor {
             sum.add("AGE", v);
         }
         if w.assoc != 0.0 {
-            sum.add("ASSOC", std::iter::repeat_n(0.0, n));
+            let per_assoc: Vec<f64> =
+                factors::association_factors(&ctx.associations, c.flags.no_normal_assoc)
+                    .iter()
+                    .map(|f| w.assoc * f)
+                    .collect();
+            sum.add("ASSOC", jobs.association.iter().map(|&a| at(&per_assoc, a)));
         }
         if w.fairshare != 0.0 {
             let mut v = self.fair_tree.fair_shares_of(ctx, &jobs.association);

@@ -93,6 +93,7 @@ pub fn context() -> PriorityContext {
         parent: None,
         is_user: false,
         raw_shares: 1,
+        priority: 0,
         raw_usage: 0.0,
     }];
     for &(acct, user, parent, shares, usage) in TREE {
@@ -107,6 +108,7 @@ pub fn context() -> PriorityContext {
             parent: Some(parent as u32),
             is_user: !user.is_empty(),
             raw_shares: shares,
+            priority: 0,
             raw_usage: 0.0,
         });
         let mut at = Some(assocs.len() - 1);

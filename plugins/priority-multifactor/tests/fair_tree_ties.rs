@@ -8,6 +8,7 @@ fn tree(rows: &[(&str, Option<u32>, bool, u32, f64)]) -> Vec<Association> {
     let mut a: Vec<Association> = rows
         .iter()
         .map(|&(name, parent, is_user, raw_shares, _)| Association {
+            priority: 0,
             name: name.into(),
             parent,
             is_user,
@@ -140,6 +141,7 @@ fn a_broken_parent_chain_does_not_hang_or_panic() {
                 parent,
                 is_user,
                 raw_shares,
+                priority: 0,
                 raw_usage,
             }
         };

@@ -25,6 +25,7 @@ fn context() -> PriorityContext {
         parent,
         is_user,
         raw_shares: 1,
+        priority: 0,
         raw_usage,
     };
     PriorityContext {
@@ -121,6 +122,28 @@ fn half_the_maximum_qos_and_partition_give_half_the_weight() {
     assert_eq!(factor(&out, "QOS"), &[2_000_000.0]);
     assert_eq!(factor(&out, "PARTITION"), &[2_000_000.0]);
     assert_eq!(out.priority, vec![4_000_000]);
+}
+
+#[test]
+fn the_association_factor_is_the_job_s_association_priority_over_the_largest() {
+    let mut ctx = context();
+    ctx.associations[2].priority = 250;
+    ctx.associations[3].priority = 1000;
+    let mut p = policy(&[("weight.assoc", int(4_000_000))]);
+    let t = jobs(&[&|_| {}, &|t| {
+        let i = last(t);
+        t.association[i] = 3;
+    }]);
+    let out = testing::priorities(&mut p, &ctx, &t);
+    assert_eq!(factor(&out, "ASSOC"), &[1_000_000.0, 4_000_000.0]);
+    assert_eq!(out.priority, vec![1_000_000, 4_000_000]);
+    // NO_NORMAL_ASSOC keeps the priority itself.
+    let mut raw = policy(&[
+        ("weight.assoc", int(3)),
+        ("flags", SettingValue::Text("NO_NORMAL_ASSOC".into())),
+    ]);
+    let out = testing::priorities(&mut raw, &ctx, &t);
+    assert_eq!(factor(&out, "ASSOC"), &[750.0, 3000.0]);
 }
 
 #[test]

@@ -46,6 +46,7 @@ pub fn priority_context(
         parent: None,
         is_user: false,
         raw_shares: 1,
+        priority: 0,
         raw_usage: 0.0,
     }];
     let mut rng = Rng::new(7);
@@ -56,6 +57,7 @@ pub fn priority_context(
             parent: Some(0),
             is_user: false,
             raw_shares: 1 + (a % 4) * 10,
+            priority: (a % 3) * 100,
             raw_usage: 0.0,
         });
         for u in 0..users_per_account {
@@ -64,6 +66,7 @@ pub fn priority_context(
                 parent: Some(account),
                 is_user: true,
                 raw_shares: 1 + u % 3,
+                priority: (a % 3) * 100,
                 raw_usage: rng.below(1_000_000) as f64,
             });
         }
@@ -234,6 +237,7 @@ pub fn gpu_nodes(n: usize) -> Vec<GresNodeConfig> {
         .map(|i| GresNodeConfig {
             node: format!("node{:02}", i + 1),
             count: 4,
+            cores: 64,
             devices: (0..4)
                 .map(|d| Device {
                     index: d,

@@ -26,6 +26,8 @@ pub struct GresNodeConfig {
     pub node: String,
     /// Configured count.
     pub count: u64,
+    /// The node's cores, which `Cores=` indices must stay below.
+    pub cores: u32,
     /// Devices; empty when count-only.
     pub devices: Vec<Device>,
 }

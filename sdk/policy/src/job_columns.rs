@@ -1,8 +1,8 @@
-//! The job table as WIT 0.4.0's `compute` carries it: its columns concatenated by element type.
+//! The job table as `compute` carries it: its columns concatenated by element type.
 //!
 //! The host lowers one list per call instead of thirteen (each list is an entry into the guest),
 //! and the Rust SDK splits the two lists back into a [`JobTable`]. Both sides go through this
-//! module, so the column order is written down once, here and in `wit/v0.4.0/priority.wit`.
+//! module, so the column order is written down once, here and in `wit/priority.wit`.
 
 use crate::contract::ContractError;
 use crate::priority::JobTable;
@@ -15,7 +15,7 @@ pub const S64_COLUMNS: usize = 5;
 
 impl JobTable {
     /// Writes the table's columns into `u32s` and `s64s` (both cleared first) in the order of
-    /// `wit/v0.4.0`'s `job-table`. Memory above `i64::MAX` MB is sent as `i64::MAX`.
+    /// the contract's `job-table`. Memory above `i64::MAX` MB is sent as `i64::MAX`.
     pub fn concat_columns(&self, u32s: &mut Vec<u32>, s64s: &mut Vec<i64>) {
         u32s.clear();
         s64s.clear();

@@ -1,13 +1,11 @@
 //! The policy contract as plain Rust: data tables, answers and one trait per plugin kind.
 //!
-//! This crate is the Rust face of the WIT contract (`wit/v0.6.0`, and `wit/v0.5.0` to
-//! `wit/v0.1.0` before it: all carry the same data; 0.2.0 sends a [`PriorityContext`]'s static
-//! part only when it changed, 0.3.0 the [`NodeTable`] too, 0.4.0 concatenates the job table's
-//! columns by type, see [`job_columns`], 0.5.0 tells `compute` whether its factors will be
-//! shown, [`PriorityContext::skip_factors`], and 0.6.0 packs a pass's node changes into the
-//! first `place`, [`NodeTable::pack_changes`]). The engine schedules against these traits;
-//! the runtime implements them with WebAssembly components of any of these versions, native
-//! libraries or built-in policies; plugin authors implement them through `sluice-sdk`. It
+//! This crate is the Rust face of the WIT contract (`wit/`: a [`PriorityContext`]'s static
+//! part crosses only when it changed, so does the [`NodeTable`]; the job table's columns are
+//! concatenated by type, see [`job_columns`]; a pass's node changes are packed into its first
+//! `place`, [`NodeTable::pack_changes`]). The engine schedules against these traits; the
+//! runtime implements them with WebAssembly components, native libraries or built-in
+//! policies; plugin authors implement them through `sluice-sdk`. It
 //! depends on neither wasmtime nor wit-bindgen, so everything that only needs the contract
 //! builds in seconds.
 
@@ -20,6 +18,7 @@ pub mod hres;
 pub mod job_columns;
 pub mod native;
 mod node_copy;
+pub mod policies;
 pub mod priority;
 pub mod selection;
 pub mod settings;
@@ -28,6 +27,7 @@ pub use bitmap::NodeBitmap;
 pub use contract::ContractError;
 pub use gres::{Device, GresNodeConfig, GresPolicy, NodeDevices, PickRequest};
 pub use hres::{Charge, Demand, HresLayer, HresMode, HresPolicy, HresResource};
+pub use policies::Policies;
 pub use priority::{
     Association, Factor, JobTable, Partition, Priorities, PriorityContext, PriorityPolicy, Qos,
     Share,
@@ -87,12 +87,12 @@ impl std::fmt::Display for PluginKind {
     }
 }
 
-/// The WIT package version `sluice-sdk` builds components against; the host also loads
-/// components of the older versions it lists in `sluice_runtime::compile::SUPPORTED_VERSIONS`.
-pub const WIT_VERSION: &str = "0.6.0";
+/// The WIT package version `sluice-sdk` builds components against, and the only one the host
+/// loads: a component built against another is refused with a message to rebuild it.
+pub const WIT_VERSION: &str = "0.7.0";
 
 /// The WIT package name, including version, that `sluice-sdk` components import and export.
-pub const WIT_PACKAGE: &str = "sluice:policy@0.6.0";
+pub const WIT_PACKAGE: &str = "sluice:policy@0.7.0";
 
 /// How a plugin is built from its settings, once per plugin generation.
 pub trait FromSettings: Sized {

@@ -1,6 +1,6 @@
 //! Keeping a second copy of a node table in step with the first: what differs, and applying it.
 //!
-//! A selection guest (WIT 0.3.0 on) keeps a copy of the node table between passes; the host keeps
+//! A selection guest keeps a copy of the node table between passes; the host keeps
 //! its own model of that copy to send only what changed; both sides apply the same placements
 //! with the same rules here, so the two never drift apart.
 
@@ -88,8 +88,8 @@ impl NodeTable {
         )
     }
 
-    /// Appends to `out` the free resources of nodes `changed` of this table, packed as WIT
-    /// 0.6.0's `node-changes`: per node, its index, free CPUs, free memory, power (0 up,
+    /// Appends to `out` the free resources of nodes `changed` of this table, packed as the
+    /// contract's `node-changes`: per node, its index, free CPUs, free memory, power (0 up,
     /// 1 powering up, 2 powered down), then its free count of each GRES kind.
     pub fn pack_changes(&self, changed: &[u32], out: &mut Vec<u64>) {
         let kinds = self.gres_kinds.len();

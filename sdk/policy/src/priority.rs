@@ -15,6 +15,8 @@ pub struct Association {
     pub is_user: bool,
     /// RawShares as configured.
     pub raw_shares: u32,
+    /// Association priority, inherited from the nearest ancestor that sets one (0: none).
+    pub priority: u32,
     /// Decayed usage in CPU-seconds, including every descendant.
     pub raw_usage: f64,
 }

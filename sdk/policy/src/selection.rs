@@ -357,8 +357,8 @@ pub struct Placement {
 
 /// A node selection policy.
 pub trait SelectionPolicy {
-    /// Takes the node table for a new pass. Not every pass calls it: in a component (WIT
-    /// 0.3.0 on) a pass whose table is the last one given, less this policy's own allocate-mode
+    /// Takes the node table for a new pass. Not every pass calls it: in a component
+    /// a pass whose table is the last one given, less this policy's own allocate-mode
     /// placements and plus what `release` gave back, goes straight to `place`, so the policy
     /// must keep its table current itself ([`PlaceMode::Allocate`]).
     fn begin_pass(&mut self, nodes: &NodeTable);
@@ -368,7 +368,7 @@ pub trait SelectionPolicy {
     /// `release` gave back since, with the free CPUs, free memory, GRES and power state of the
     /// nodes in `changed` (indices, perhaps repeated) set anew; nothing else differs.
     ///
-    /// A component built with the SDK is called so at a `begin-pass` (WIT 0.3.0 on), which carries
+    /// A component built with the SDK is called so at a `begin-pass`, which carries
     /// only the changed nodes, so that a policy can update what it keeps per node instead of
     /// rebuilding it (cons_tres's maps of free nodes). The default is [`Self::begin_pass`].
     fn begin_pass_changed(&mut self, nodes: &NodeTable, changed: &[u32]) {

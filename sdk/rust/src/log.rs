@@ -18,7 +18,7 @@ pub enum Level {
 /// Writes a log line with structured fields.
 pub fn log(level: Level, message: &str, fields: &[(&str, &str)]) {
     #[cfg(target_arch = "wasm32")]
-    crate::wasm::log(level, message, fields);
+    to_host(level, message, fields);
     #[cfg(not(target_arch = "wasm32"))]
     {
         let mut line = message.to_string();
@@ -42,4 +42,22 @@ pub fn warn(message: &str) {
 /// Logs at debug level.
 pub fn debug(message: &str) {
     log(Level::Debug, message, &[]);
+}
+
+/// Hands a log line to the host's `log` import.
+#[cfg(target_arch = "wasm32")]
+fn to_host(level: Level, message: &str, fields: &[(&str, &str)]) {
+    use crate::wasm::priority::sluice::policy::host as h;
+    let level = match level {
+        Level::Error => h::Level::Error,
+        Level::Warn => h::Level::Warn,
+        Level::Info => h::Level::Info,
+        Level::Debug => h::Level::Debug,
+        Level::Trace => h::Level::Trace,
+    };
+    let fields: Vec<(String, String)> = fields
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    h::log(level, message, &fields);
 }

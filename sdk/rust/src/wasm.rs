@@ -13,7 +13,7 @@ use sluice_policy as p;
 /// Bindings of the `priority-policy` world (and of the shared `host` interface).
 pub mod priority {
     wit_bindgen::generate!({
-        path: "../../wit/v0.6.0",
+        path: "../../wit",
         world: "priority-policy",
         pub_export_macro: true,
         export_macro_name: "export_priority_world",
@@ -25,59 +25,43 @@ pub mod priority {
 /// Bindings of the `selection-policy` world.
 pub mod selection {
     wit_bindgen::generate!({
-        path: "../../wit/v0.6.0",
+        path: "../../wit",
         world: "selection-policy",
         pub_export_macro: true,
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.6.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.7.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `gres-policy` world.
 pub mod gres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.6.0",
+        path: "../../wit",
         world: "gres-policy",
         pub_export_macro: true,
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.6.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.7.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 /// Bindings of the `hres-policy` world.
 pub mod hres {
     wit_bindgen::generate!({
-        path: "../../wit/v0.6.0",
+        path: "../../wit",
         world: "hres-policy",
         pub_export_macro: true,
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.6.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.7.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
 use priority::sluice::policy::host as h;
-
-pub(crate) fn log(level: crate::log::Level, message: &str, fields: &[(&str, &str)]) {
-    use crate::log::Level as L;
-    let level = match level {
-        L::Error => h::Level::Error,
-        L::Warn => h::Level::Warn,
-        L::Info => h::Level::Info,
-        L::Debug => h::Level::Debug,
-        L::Trace => h::Level::Trace,
-    };
-    let fields: Vec<(String, String)> = fields
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    h::log(level, message, &fields);
-}
 
 /// Reads the plugin's settings from the host.
 pub fn settings() -> p::Settings {
@@ -192,6 +176,7 @@ pub mod priority_glue {
             parent: x.parent,
             is_user: x.is_user,
             raw_shares: x.raw_shares,
+            priority: x.priority,
             raw_usage: 0.0,
         }
     }
@@ -418,6 +403,7 @@ pub mod gres_glue {
             .map(|n| p::GresNodeConfig {
                 node: n.node,
                 count: n.count,
+                cores: n.cores,
                 devices: n.devices.into_iter().map(device).collect(),
             })
             .collect();

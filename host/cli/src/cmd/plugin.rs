@@ -205,7 +205,7 @@ fn wit_version(file: &Path) -> anyhow::Result<&'static str> {
     let origin = file.display().to_string();
     let bytes = std::fs::read(file).with_context(|| format!("reading {origin}"))?;
     let component = engine.compile(&origin, &bytes)?;
-    Ok(engine.inspect(&origin, &component)?.1.as_str())
+    Ok(engine.inspect(&origin, &component)?.1)
 }
 
 fn test(file: &Path, json: bool) -> anyhow::Result<()> {

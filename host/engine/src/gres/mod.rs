@@ -31,14 +31,14 @@ pub struct GresConfigError {
 /// Asks each policy to validate every node's configuration of its GRES name.
 pub(crate) fn validate(
     state: &GresState,
-    node_names: &[String],
+    nodes: &[sluice_cluster::Node],
     policies: &mut [(String, Box<dyn GresPolicy + Send>)],
 ) -> Result<(), GresConfigError> {
     for (name, policy) in policies.iter_mut() {
         let Some(kind) = state.kinds().iter().position(|k| k == name) else {
             continue;
         };
-        let (_, configs) = state.node_configs(kind, node_names);
+        let (_, configs) = state.node_configs(kind, nodes);
         let answer = policy.validate(&configs);
         let answered = answer.len();
         let mut reasons: Vec<String> = answer.into_iter().filter_map(Result::err).collect();

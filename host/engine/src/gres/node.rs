@@ -220,7 +220,11 @@ impl GresState {
     }
 
     /// Every node's configuration of `kind` as `GresPolicy::validate` takes it (nodes without it left out).
-    pub fn node_configs(&self, kind: usize, names: &[String]) -> (Vec<usize>, Vec<GresNodeConfig>) {
+    pub fn node_configs(
+        &self,
+        kind: usize,
+        nodes: &[sluice_cluster::Node],
+    ) -> (Vec<usize>, Vec<GresNodeConfig>) {
         let mut which = Vec::new();
         let mut out = Vec::new();
         for (n, gres) in self.nodes.iter().enumerate() {
@@ -230,8 +234,9 @@ impl GresState {
             }
             which.push(n);
             out.push(GresNodeConfig {
-                node: names[n].clone(),
+                node: nodes[n].name.clone(),
                 count: g.count(),
+                cores: nodes[n].cores(),
                 devices: g.contract_devices(),
             });
         }

@@ -11,6 +11,7 @@ use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
+use crate::wasm::bindings::priority::sluice::policy::host;
 
 /// What the host keeps per store: the plugin's identity for logs, its settings, the memory cap.
 pub struct HostState {
@@ -50,57 +51,36 @@ impl ResourceLimiter for MemoryCap {
     }
 }
 
-/// Implements one WIT version's `host` interface for [`HostState`]; the versions' `host`
-/// interfaces are the same shape in different generated modules.
-macro_rules! host_imports {
-    ($version:ident) => {
-        impl crate::wasm::bindings::$version::priority::sluice::policy::host::Host for HostState {
-            fn log(
-                &mut self,
-                level: crate::wasm::bindings::$version::priority::sluice::policy::host::Level,
-                message: String,
-                fields: Vec<(String, String)>,
-            ) {
-                use crate::wasm::bindings::$version::priority::sluice::policy::host::Level as L;
-                let level = match level {
-                    L::Error => tracing::Level::ERROR,
-                    L::Warn => tracing::Level::WARN,
-                    L::Info => tracing::Level::INFO,
-                    L::Debug => tracing::Level::DEBUG,
-                    L::Trace => tracing::Level::TRACE,
-                };
-                self.log_line(level, &message, &fields);
-            }
+/// The contract's `host` interface: a log and the plugin's settings.
+impl host::Host for HostState {
+    fn log(&mut self, level: host::Level, message: String, fields: Vec<(String, String)>) {
+        let level = match level {
+            host::Level::Error => tracing::Level::ERROR,
+            host::Level::Warn => tracing::Level::WARN,
+            host::Level::Info => tracing::Level::INFO,
+            host::Level::Debug => tracing::Level::DEBUG,
+            host::Level::Trace => tracing::Level::TRACE,
+        };
+        self.log_line(level, &message, &fields);
+    }
 
-            fn settings(
-                &mut self,
-            ) -> Vec<crate::wasm::bindings::$version::priority::sluice::policy::host::Setting> {
-                use crate::wasm::bindings::$version::priority::sluice::policy::host as h;
-                use sluice_policy::SettingValue as V;
-                self.settings
-                    .0
-                    .iter()
-                    .map(|s| h::Setting {
-                        key: s.key.clone(),
-                        value: match &s.value {
-                            V::Boolean(b) => h::SettingValue::Boolean(*b),
-                            V::Integer(i) => h::SettingValue::Integer(*i),
-                            V::Float(f) => h::SettingValue::Float(*f),
-                            V::Text(t) => h::SettingValue::Text(t.clone()),
-                        },
-                    })
-                    .collect()
-            }
-        }
-    };
+    fn settings(&mut self) -> Vec<host::Setting> {
+        use sluice_policy::SettingValue as V;
+        self.settings
+            .0
+            .iter()
+            .map(|s| host::Setting {
+                key: s.key.clone(),
+                value: match &s.value {
+                    V::Boolean(b) => host::SettingValue::Boolean(*b),
+                    V::Integer(i) => host::SettingValue::Integer(*i),
+                    V::Float(f) => host::SettingValue::Float(*f),
+                    V::Text(t) => host::SettingValue::Text(t.clone()),
+                },
+            })
+            .collect()
+    }
 }
-
-host_imports!(v0_1);
-host_imports!(v0_2);
-host_imports!(v0_3);
-host_imports!(v0_4);
-host_imports!(v0_5);
-host_imports!(v0_6);
 
 impl HostState {
     /// One guest log line as a `tracing` event tagged with the plugin.

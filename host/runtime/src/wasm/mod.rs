@@ -6,4 +6,3 @@ mod hres;
 pub mod instance;
 pub(crate) mod priority;
 pub(crate) mod selection;
-pub(crate) mod selection_v0_6;

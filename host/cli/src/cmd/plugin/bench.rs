@@ -114,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             wasm: w,
             native: n,
         });
-        // A component keeps its copy of the table (WIT 0.3.0 on) and is sent only the nodes that
+        // A component keeps its copy of the table and is sent only the nodes that
         // differ from it, so the two cases are measured apart: every node's free CPUs changed
         // since the last pass (alternating between two tables), and none did.
         let mut drained = table.clone();
