@@ -1,4 +1,5 @@
-//! Comparing two replays of the same trace: metrics side by side, the jobs that moved most, overlaid plots.
+//! Comparing two replays of the same trace: metrics side by side, the jobs that moved most, overlaid
+//! plots and a plot of their wait difference.
 
 use std::fmt::Write as _;
 use std::io;
@@ -8,7 +9,7 @@ use crate::job::Time;
 use crate::metrics::Metrics;
 use crate::record::JobRecord;
 use crate::replay::ReplayOutput;
-use crate::report::{self, metric_rows};
+use crate::report::{self, WaitDelta, metric_rows};
 
 /// The comparison's markdown file inside its folder.
 pub const COMPARISON_MD: &str = "comparison.md";
@@ -73,28 +74,10 @@ pub enum CompareError {
 /// Jobs are matched by submission order, which is identical for the same trace and machine size
 /// (job numbers need not be unique).
 pub fn compare(a: &ReplayOutput, b: &ReplayOutput, top: usize) -> Result<Comparison, CompareError> {
-    for run in [a, b] {
-        if run.records.is_empty() && run.metrics.jobs > 0 {
-            return Err(CompareError::NoRecords(run.label()));
-        }
-    }
-    let (starts_a, starts_b) = (by_seq(&a.records), by_seq(&b.records));
-    if starts_a.len() != starts_b.len() {
-        return Err(CompareError::DifferentJobs {
-            a: starts_a.len(),
-            b: starts_b.len(),
-        });
-    }
-    let mut moved: Vec<(u64, StartDifference)> = Vec::new();
-    for (ra, rb) in starts_a.iter().zip(&starts_b) {
-        if ra.seq != rb.seq || ra.id != rb.id {
-            return Err(CompareError::DifferentJobs {
-                a: starts_a.len(),
-                b: starts_b.len(),
-            });
-        }
-        if ra.start != rb.start {
-            moved.push((
+    let mut moved: Vec<(u64, StartDifference)> = matched(a, b)?
+        .filter(|(ra, rb)| ra.start != rb.start)
+        .map(|(ra, rb)| {
+            (
                 ra.seq,
                 StartDifference {
                     id: ra.id,
@@ -102,9 +85,9 @@ pub fn compare(a: &ReplayOutput, b: &ReplayOutput, top: usize) -> Result<Compari
                     start_a: ra.start,
                     start_b: rb.start,
                 },
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     let moved_total = moved.len() as u64;
     moved.sort_by_key(|&(seq, d)| (std::cmp::Reverse(d.delta().abs()), seq));
     moved.truncate(top);
@@ -116,6 +99,33 @@ pub fn compare(a: &ReplayOutput, b: &ReplayOutput, top: usize) -> Result<Compari
         moved: moved.into_iter().map(|(_, d)| d).collect(),
         moved_total,
     })
+}
+
+/// Each job's records in run A and run B, in submission order, after checking that both runs
+/// kept their records and replayed the same jobs.
+fn matched(
+    a: &ReplayOutput,
+    b: &ReplayOutput,
+) -> Result<impl Iterator<Item = (JobRecord, JobRecord)>, CompareError> {
+    for run in [a, b] {
+        if run.records.is_empty() && run.metrics.jobs > 0 {
+            return Err(CompareError::NoRecords(run.label()));
+        }
+    }
+    let (starts_a, starts_b) = (by_seq(&a.records), by_seq(&b.records));
+    let different = CompareError::DifferentJobs {
+        a: starts_a.len(),
+        b: starts_b.len(),
+    };
+    if starts_a.len() != starts_b.len()
+        || starts_a
+            .iter()
+            .zip(&starts_b)
+            .any(|(ra, rb)| ra.seq != rb.seq || ra.id != rb.id)
+    {
+        return Err(different);
+    }
+    Ok(starts_a.into_iter().zip(starts_b))
 }
 
 fn by_seq(records: &[JobRecord]) -> Vec<JobRecord> {
@@ -165,17 +175,32 @@ impl Comparison {
         }
         let _ = writeln!(
             out,
-            "\nOverlaid plots: [utilization]({}), [queue length]({}), [wait distribution]({}).",
+            "\nOverlaid plots: [utilization]({}), [queue length]({}), [wait distribution]({}); \
+             [wait difference B − A by submission time]({}).",
             report::UTILIZATION_SVG,
             report::QUEUE_SVG,
-            report::WAITS_SVG
+            report::WAITS_SVG,
+            report::DIFFERENCE_SVG
         );
         out
     }
 
-    /// Writes `comparison.md` and the overlaid plots of `a` and `b` into `dir`.
+    /// Writes `comparison.md`, the overlaid plots of `a` and `b` and their difference plot into
+    /// `dir`.
     pub fn write(&self, dir: &Path, a: &ReplayOutput, b: &ReplayOutput) -> io::Result<()> {
         report::write_plots(dir, &[a, b])?;
+        let deltas: Vec<WaitDelta> = matched(a, b)
+            .map_err(io::Error::other)?
+            .map(|(ra, rb)| WaitDelta {
+                submit: ra.submit,
+                delta: rb.wait() - ra.wait(),
+            })
+            .collect();
+        let origin = a.timeline.origin();
+        std::fs::write(
+            dir.join(report::DIFFERENCE_SVG),
+            report::difference_chart(&self.label_a, &self.label_b, origin, &deltas)?,
+        )?;
         std::fs::write(dir.join(COMPARISON_MD), self.to_markdown())
     }
 }

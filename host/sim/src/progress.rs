@@ -1,78 +1,91 @@
-//! A progress bar on stderr, drawn only when stderr is a terminal.
+//! The replay's progress bar on stderr (indicatif), drawn only when stderr is a terminal.
 
-use std::io::{IsTerminal, Stderr, Write};
-use std::time::{Duration, Instant};
+use std::io::IsTerminal;
+
+use indicatif::{ProgressDrawTarget, ProgressStyle};
 
 use crate::replay::ReplayObserver;
 
-/// Redraw at most this often, so drawing never shows up in the replay's speed.
-const REDRAW: Duration = Duration::from_millis(100);
-const WIDTH: u64 = 30;
+/// Bar, percentage, jobs submitted of the expected total and the estimated time left.
+const BAR_TEMPLATE: &str = "[{bar:30}] {percent:>3}%  {human_pos} / {human_len} jobs  ETA {eta}";
+/// Without a known total: the jobs submitted so far and the rate.
+const COUNT_TEMPLATE: &str = "{human_pos} jobs  ({per_sec})";
 
-/// `[#######        ] 45%  12,800 / 28,476 jobs` on stderr, or a plain count when the total is
-/// unknown; silent when stderr is not a terminal.
+/// `[#######        ]  45%  12,800 / 28,476 jobs  ETA 3s` on stderr, or a plain count when the
+/// total is unknown; silent when stderr is not a terminal.
 pub struct ProgressBar {
-    out: Option<Stderr>,
-    total: Option<u64>,
-    last_draw: Option<Instant>,
+    bar: indicatif::ProgressBar,
 }
 
 impl ProgressBar {
     /// A bar for `total` jobs (if known), enabled only if stderr is a terminal.
     pub fn stderr(total: Option<u64>) -> Self {
-        let err = std::io::stderr();
-        ProgressBar {
-            out: err.is_terminal().then_some(err),
-            total,
-            last_draw: None,
-        }
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let total = total.filter(|&t| t > 0);
+        let (bar, template) = match total {
+            Some(total) => (indicatif::ProgressBar::new(total), BAR_TEMPLATE),
+            None => (indicatif::ProgressBar::no_length(), COUNT_TEMPLATE),
+        };
+        let style = ProgressStyle::with_template(template)
+            .expect("the progress templates are valid")
+            .progress_chars("## ");
+        bar.set_style(style);
+        bar.set_draw_target(target);
+        ProgressBar { bar }
+    }
+
+    /// Whether anything is drawn (stderr is a terminal).
+    pub fn is_visible(&self) -> bool {
+        !self.bar.is_hidden()
     }
 
     /// Erases the bar.
     pub fn clear(&mut self) {
-        if let (Some(out), Some(_)) = (&mut self.out, self.last_draw.take()) {
-            let _ = write!(out, "\r{:width$}\r", "", width = WIDTH as usize + 40);
-            let _ = out.flush();
-        }
-    }
-
-    fn draw(&mut self, done: u64) {
-        let Some(out) = &mut self.out else { return };
-        let line = match self.total.filter(|&t| t > 0) {
-            Some(total) => {
-                let done = done.min(total);
-                let filled = done * WIDTH / total;
-                format!(
-                    "\r[{}{}] {:>3}%  {} / {} jobs",
-                    "#".repeat(filled as usize),
-                    " ".repeat((WIDTH - filled) as usize),
-                    done * 100 / total,
-                    done,
-                    total
-                )
-            }
-            None => format!("\r{done} jobs"),
-        };
-        let _ = out.write_all(line.as_bytes());
-        let _ = out.flush();
+        self.bar.finish_and_clear();
     }
 }
 
 impl ReplayObserver for ProgressBar {
     fn progress(&mut self, submitted: u64) {
-        if self.out.is_none() {
-            return;
-        }
-        let now = Instant::now();
-        if self.last_draw.is_none_or(|last| now - last >= REDRAW) {
-            self.last_draw = Some(now);
-            self.draw(submitted);
-        }
+        // A trace may hold more jobs than its header announced; the bar stops at its total.
+        let position = self.bar.length().map_or(submitted, |t| submitted.min(t));
+        self.bar.set_position(position);
     }
 }
 
 impl Drop for ProgressBar {
     fn drop(&mut self) {
-        self.clear();
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_total_is_the_job_count_and_progress_stops_there() {
+        let mut bar = ProgressBar::stderr(Some(100));
+        assert_eq!(bar.bar.length(), Some(100));
+        bar.progress(40);
+        assert_eq!(bar.bar.position(), 40);
+        bar.progress(120);
+        assert_eq!(bar.bar.position(), 100);
+    }
+
+    #[test]
+    fn an_unknown_or_zero_total_counts_without_a_length() {
+        assert_eq!(ProgressBar::stderr(None).bar.length(), None);
+        assert_eq!(ProgressBar::stderr(Some(0)).bar.length(), None);
+    }
+
+    #[test]
+    fn nothing_is_drawn_when_stderr_is_not_a_terminal() {
+        let bar = ProgressBar::stderr(Some(10));
+        assert_eq!(bar.is_visible(), std::io::stderr().is_terminal());
     }
 }

@@ -1,9 +1,10 @@
-//! Comparing two runs: metrics side by side and the jobs whose start moved most.
+//! Comparing two runs: metrics side by side, the jobs whose start moved most, and the plots.
 
 mod common;
 
 use common::{head_protection_workload, job, run};
 use sluice_sim::compare::{COMPARISON_MD, CompareError, compare};
+use sluice_sim::report::DIFFERENCE_SVG;
 use sluice_sim::{RuntimeMode, SchedulerKind};
 
 #[test]
@@ -29,6 +30,10 @@ fn the_jobs_that_moved_most_come_first() {
     cmp.write(&dir, &fcfs, &easy).unwrap();
     let svg = std::fs::read_to_string(dir.join("utilization.svg")).unwrap();
     assert!(svg.contains("fcfs / kill-at-limit") && svg.contains("easy / kill-at-limit"));
+    // A trace of a few minutes is shown in hours, not in fractions of a day.
+    assert!(svg.contains("hours since first submission"));
+    let difference = std::fs::read_to_string(dir.join(DIFFERENCE_SVG)).unwrap();
+    assert!(difference.contains("B waits less than A (fcfs / kill-at-limit)"));
     assert!(dir.join(COMPARISON_MD).exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -108,6 +108,23 @@ fn runtime_switch_decides_when_an_underestimated_job_ends() {
     assert_eq!(completed.metrics.killed, 0);
 }
 
+/// The shape of the SDSC-SP2 stall (128 processors): J1 asks for an hour and ends after ten
+/// minutes, so head J2, which needs the whole machine, is blocked with a reservation at J1's
+/// believed end (t = 3600) that no completion or submission reaches. `easy-accasim` stopped at
+/// t = 600 with J2 queued; AccaSim makes a pass at the reservation time and starts it there.
+#[test]
+fn no_scheduler_stalls_when_the_machine_empties_before_the_blocked_head_s_reservation() {
+    let jobs = vec![job(1, 0, 600, 3_600, 64), job(2, 10, 100, 200, 128)];
+    for runtime in [KILL, RTC] {
+        let accasim = run(&jobs, 128, SchedulerKind::EasyAccasim, runtime);
+        assert_eq!(starts(&accasim), expect(&[(1, 0), (2, 3_600)]), "{runtime}");
+        for kind in SchedulerKind::ALL {
+            let out = run(&jobs, 128, kind, runtime);
+            assert_eq!(out.metrics.jobs, 2, "{kind} / {runtime}");
+        }
+    }
+}
+
 #[test]
 fn equal_submit_times_are_ordered_by_job_id() {
     let jobs = vec![job(5, 0, 10, 10, 10), job(3, 0, 10, 10, 10)];

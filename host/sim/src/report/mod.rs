@@ -1,22 +1,27 @@
-//! The report folder: SVG plots and a short markdown summary of one or more replays.
+//! The report folder: SVG plots (plotters) and a short markdown summary of one or more replays.
 
-pub mod svg;
+pub mod chart;
+mod difference;
+mod time_axis;
 
 use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
-use crate::histogram::lower_bound;
 use crate::metrics::Metrics;
 use crate::replay::ReplayOutput;
-use svg::{Bars, Labels, Line};
+use chart::{Labels, Series};
+pub use difference::{WaitDelta, difference_chart};
+pub use time_axis::{TimeAxis, duration_label};
 
 /// File names inside a report folder.
 pub const UTILIZATION_SVG: &str = "utilization.svg";
 /// Queue length over time.
 pub const QUEUE_SVG: &str = "queue.svg";
-/// Wait-time distribution.
+/// Wait-time distribution, cumulative.
 pub const WAITS_SVG: &str = "waits.svg";
+/// In a comparison: the mean wait difference by submission time.
+pub const DIFFERENCE_SVG: &str = "difference.svg";
 /// The markdown summary of a single run.
 pub const SUMMARY_MD: &str = "summary.md";
 
@@ -32,88 +37,113 @@ pub fn write_report(dir: &Path, run: &ReplayOutput, trace: &str) -> io::Result<(
 /// Writes the plots with one series per run, overlaid, into `dir`.
 pub fn write_plots(dir: &Path, runs: &[&ReplayOutput]) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join(UTILIZATION_SVG), utilization_chart(runs))?;
-    std::fs::write(dir.join(QUEUE_SVG), queue_chart(runs))?;
-    std::fs::write(dir.join(WAITS_SVG), waits_chart(runs))
+    std::fs::write(dir.join(UTILIZATION_SVG), utilization_chart(runs)?)?;
+    std::fs::write(dir.join(QUEUE_SVG), queue_chart(runs)?)?;
+    std::fs::write(dir.join(WAITS_SVG), waits_chart(runs)?)
 }
 
-/// Utilization (busy processors / machine size) per time bucket, x in days since the first submission.
-pub fn utilization_chart(runs: &[&ReplayOutput]) -> String {
-    let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
-    let lines: Vec<Line<'_>> = runs
+/// Utilization (busy processors / machine size) per time bucket.
+pub fn utilization_chart(runs: &[&ReplayOutput]) -> io::Result<String> {
+    let series = runs
         .iter()
-        .zip(&labels)
-        .map(|(run, name)| Line {
-            name,
-            points: in_days(&run.timeline.busy.averages(), run.timeline.origin())
-                .map(|(x, busy)| (x, busy / f64::from(run.metrics.procs.max(1))))
-                .collect(),
+        .map(|run| {
+            let procs = f64::from(run.metrics.procs.max(1));
+            run.timeline
+                .busy
+                .averages()
+                .into_iter()
+                .map(|(t, busy)| (t - run.timeline.origin(), busy / procs))
+                .collect()
         })
         .collect();
     let title = format!(
-        "Utilization ({}-second buckets)",
-        bucket_width(runs, |r| r.timeline.busy.width())
+        "Utilization ({} buckets)",
+        duration_label(bucket_width(runs, |r| r.timeline.busy.width()))
     );
-    let labels = Labels {
-        title: &title,
-        x: "days since first submission",
-        y: "utilization",
-    };
-    svg::line_chart(&labels, &lines, Some(1.0))
+    over_time(runs, series, &title, "utilization", Some(1.0))
 }
 
 /// Average number of waiting jobs per time bucket.
-pub fn queue_chart(runs: &[&ReplayOutput]) -> String {
-    let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
-    let lines: Vec<Line<'_>> = runs
+pub fn queue_chart(runs: &[&ReplayOutput]) -> io::Result<String> {
+    let series = runs
         .iter()
-        .zip(&labels)
-        .map(|(run, name)| Line {
-            name,
-            points: in_days(&run.timeline.queued.averages(), run.timeline.origin()).collect(),
+        .map(|run| {
+            run.timeline
+                .queued
+                .averages()
+                .into_iter()
+                .map(|(t, queued)| (t - run.timeline.origin(), queued))
+                .collect()
         })
         .collect();
     let title = format!(
-        "Queue length ({}-second buckets)",
-        bucket_width(runs, |r| r.timeline.queued.width())
+        "Queue length ({} buckets)",
+        duration_label(bucket_width(runs, |r| r.timeline.queued.width()))
     );
-    let labels = Labels {
-        title: &title,
-        x: "days since first submission",
-        y: "jobs waiting",
-    };
-    svg::line_chart(&labels, &lines, None)
+    over_time(runs, series, &title, "jobs waiting", None)
 }
 
-/// Wait-time histogram with power-of-two bins, one bar series per run.
-pub fn waits_chart(runs: &[&ReplayOutput]) -> String {
-    let bins = runs
-        .iter()
-        .map(|r| r.timeline.waits.bins().len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let categories: Vec<String> = (0..bins).map(|b| duration_label(lower_bound(b))).collect();
+/// The share of jobs that waited less than a duration, on a logarithmic duration axis: the
+/// power-of-two histogram summed up, one line per run.
+pub fn waits_chart(runs: &[&ReplayOutput]) -> io::Result<String> {
     let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
-    let series: Vec<Bars<'_>> = runs
+    let lines: Vec<Series<'_>> = runs
         .iter()
         .zip(&labels)
         .map(|(run, name)| {
-            let counts = run.timeline.waits.bins();
-            Bars {
-                name,
-                values: (0..bins)
-                    .map(|b| counts.get(b).map_or(0.0, |&(_, c)| c as f64))
-                    .collect(),
-            }
+            let bins = run.timeline.waits.bins();
+            let total = bins.iter().map(|&(_, count)| count).sum::<u64>().max(1) as f64;
+            let mut below = 0;
+            let points = bins
+                .iter()
+                .enumerate()
+                .map(|(bin, &(_, count))| {
+                    below += count;
+                    // Bin k holds waits below 2^k seconds (bin 0: no wait at all, below 1 s).
+                    ((1u64 << bin) as f64, below as f64 * 100.0 / total)
+                })
+                .collect();
+            Series { name, points }
         })
         .collect();
+    let x_max = lines
+        .iter()
+        .filter_map(|line| line.points.last())
+        .map(|&(x, _)| x)
+        .fold(2.0, f64::max);
     let labels = Labels {
-        title: "Wait-time distribution",
-        x: "wait at least (power-of-two bins)",
-        y: "jobs",
+        title: "Wait-time distribution (cumulative)",
+        y: "jobs that waited less",
     };
-    svg::bar_chart(&labels, &categories, &series)
+    chart::cumulative_chart(&labels, "wait (logarithmic)", &lines, x_max)
+}
+
+/// One line per run over a time axis fitted to the latest bucket; `y_max` fixes the top, else it
+/// is the data maximum with some headroom.
+fn over_time(
+    runs: &[&ReplayOutput],
+    series: Vec<Vec<(i64, f64)>>,
+    title: &str,
+    y_title: &str,
+    y_max: Option<f64>,
+) -> io::Result<String> {
+    let span = series.iter().flatten().map(|&(t, _)| t).max().unwrap_or(0);
+    let axis = TimeAxis::fitted(span);
+    let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
+    let lines: Vec<Series<'_>> = series
+        .iter()
+        .zip(&labels)
+        .map(|(points, name)| Series {
+            name,
+            points: points.iter().map(|&(t, v)| (axis.at(t), v)).collect(),
+        })
+        .collect();
+    let y_max = y_max.unwrap_or_else(|| {
+        let top = series.iter().flatten().map(|&(_, v)| v).fold(0.0, f64::max);
+        if top > 0.0 { top * 1.05 } else { 1.0 }
+    });
+    let labels = Labels { title, y: y_title };
+    chart::time_chart(&labels, axis, &lines, y_max)
 }
 
 /// The single-run summary in markdown.
@@ -154,22 +184,6 @@ pub fn metric_rows(m: &Metrics) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn in_days(points: &[(i64, f64)], origin: i64) -> impl Iterator<Item = (f64, f64)> + '_ {
-    points
-        .iter()
-        .map(move |&(t, v)| ((t - origin) as f64 / 86_400.0, v))
-}
-
 fn bucket_width(runs: &[&ReplayOutput], width: impl Fn(&ReplayOutput) -> i64) -> i64 {
     runs.iter().map(|r| width(r)).max().unwrap_or(0)
-}
-
-/// `0 s`, `45 s`, `8 min`, `4.6 h`, `2.1 d`.
-pub fn duration_label(seconds: i64) -> String {
-    match seconds {
-        s if s < 60 => format!("{s} s"),
-        s if s < 3_600 => format!("{} min", s / 60),
-        s if s < 86_400 => format!("{:.1} h", s as f64 / 3_600.0),
-        s => format!("{:.1} d", s as f64 / 86_400.0),
-    }
 }

@@ -20,7 +20,8 @@ use crate::job::Time;
 ///   estimate: AccaSim passes the reservation to its allocator with an empty reserved-node list,
 ///   and the allocator only excludes reserved nodes, so the time check guards nothing.
 ///
-/// A pass is made at every event time with a non-empty queue, as in AccaSim's simulator loop.
+/// A pass is made at every event time with a non-empty queue and at the blocked head's reservation
+/// time, as in AccaSim's simulator loop, whose time points include every started job's believed end.
 #[derive(Debug, Clone)]
 pub struct EasyAccasim {
     queue: VecDeque<QueuedJob>,
@@ -99,6 +100,13 @@ impl ReplayScheduler for EasyAccasim {
     fn queued(&self) -> usize {
         self.queue.len()
     }
+
+    /// AccaSim makes a pass at every started job's believed end, so at the reservation time even
+    /// when the jobs it waited for ended early; without that pass a head whose machine emptied
+    /// before its reservation waited for an unrelated later submission, or for ever at the trace's end.
+    fn next_wakeup(&self, now: Time) -> Option<Time> {
+        self.reservation.filter(|&time| time > now)
+    }
 }
 
 #[cfg(test)]
@@ -151,5 +159,18 @@ mod tests {
         s.complete(JobKey(2), 400);
         assert_eq!(run(&mut s, &[], 400), vec![JobKey(1)]);
         assert_eq!(s.reservation, None);
+    }
+
+    #[test]
+    fn a_future_reservation_asks_for_a_pass_at_its_time() {
+        let mut s = EasyAccasim::new(10);
+        run(&mut s, &[job(0, 6, 100)], 0);
+        run(&mut s, &[job(1, 8, 50)], 1);
+        assert_eq!(s.next_wakeup(1), Some(100));
+        s.complete(JobKey(0), 10);
+        assert_eq!(run(&mut s, &[], 10), vec![]);
+        assert_eq!(s.next_wakeup(10), Some(100));
+        assert_eq!(run(&mut s, &[], 100), vec![JobKey(1)]);
+        assert_eq!(s.next_wakeup(100), None);
     }
 }
