@@ -21,7 +21,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Scaffold a buildable plugin crate (kinds: priority, selection).
+    /// Scaffold a plugin crate with a README, built against the SDK of a sluice checkout
+    /// (kinds: priority, selection).
     New {
         /// Plugin kind.
         kind: String,
