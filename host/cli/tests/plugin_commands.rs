@@ -1,6 +1,6 @@
 //! `sluice demo` and `sluice plugin …` as a site admin runs them: exit codes and what they print.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn sluice(args: &[&str]) -> Output {
@@ -29,14 +29,26 @@ fn demo_schedules_every_job_with_the_wasm_bundle_and_survives_a_hot_swap() {
     assert!(out.status.success(), "{t}");
     assert!(t.contains("summary: 60 submitted, 60 started"), "{t}");
     assert!(
-        t.contains("hot swap between passes: priority multifactor -> basic: Published"),
+        t.contains("hot swap between passes: priority multifactor -> basic: generation "),
+        "{t}"
+    );
+    assert!(
+        t.contains("rollback of priority to the previous generation: generation "),
         "{t}"
     );
     assert!(
         t.contains("multifactor (bundle component)"),
         "the components answered: {t}"
     );
-    assert!(t.contains("by Backfill") || t.contains("by Main"), "{t}");
+    assert!(
+        t.contains("by backfill") || t.contains("by main scheduler"),
+        "{t}"
+    );
+    // What a user reads carries no Rust debug formatting: no `Name { field: … }`, no `Ok(…)`,
+    // no quoted strings.
+    for debug in ["Published", "Ok(", "Err(", " { ", "\""] {
+        assert!(!t.contains(debug), "debug formatting {debug:?} in: {t}");
+    }
     // The plugin table's columns line up whatever the generation's role.
     let columns: Vec<usize> = t
         .lines()
@@ -111,65 +123,5 @@ fn test_passes_the_bundle_and_fails_a_hostile_plugin() {
         bad.status.success(),
         "the hostile guest in its default (ok) mode is conformant: {}",
         text(&bad)
-    );
-}
-
-#[test]
-fn new_scaffolds_a_plugin_that_builds_and_checks() {
-    let dir =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("scaffold-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = sluice(&[
-        "plugin",
-        "new",
-        "priority",
-        "site-fifo",
-        "--dir",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let krate = dir.join("site-fifo");
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/plugins-wasm");
-    let build = Command::new(env!("CARGO"))
-        .current_dir(&krate)
-        .args([
-            "build",
-            "--offline",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--target-dir",
-        ])
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(build.status.success(), "{}", text(&build));
-    let wasm = target.join("wasm32-wasip2/release/site_fifo.wasm");
-    let out = sluice(&["plugin", "test", wasm.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out));
-    let out = sluice(&[
-        "plugin",
-        "new",
-        "priority",
-        "site-fifo",
-        "--dir",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(!out.status.success(), "refuses to overwrite");
-    let out = sluice(&[
-        "plugin",
-        "new",
-        "scheduler",
-        "x",
-        "--dir",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(
-        text(&out).contains("expected priority or selection"),
-        "{}",
-        text(&out)
     );
 }

@@ -2,6 +2,7 @@
 //! embedded 32-node demo cluster, replaying a generated day of work on a virtual clock, with a
 //! hot swap of the priority policy half-way through.
 
+mod words;
 mod workload;
 
 use std::cmp::Reverse;
@@ -38,14 +39,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let loader = super::plugin::loader();
     let specs = specs::from_cluster(&cluster);
     println!(
-        "sluice demo: cluster {:?}, {} nodes, {} partitions",
+        "sluice demo: cluster {}, {} nodes, {} partitions; {} generated jobs on a virtual clock \
+         ([+H:MM:SS] is the virtual time since the start)",
         cluster.name,
         cluster.nodes.len(),
-        cluster.partitions.len()
+        cluster.partitions.len(),
+        args.jobs
     );
     for s in &specs {
         println!(
-            "  loading {:<9} plugin {:?} (WebAssembly component, fuel {} / call, {} MiB)",
+            "  loading {:<9} plugin {:<12} (WebAssembly component, fuel {} per call, {} MiB memory)",
             s.kind.name(),
             s.plugin,
             s.limits.fuel_per_call,
@@ -98,16 +101,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             guard.stage(&loader, spec).join().ok();
             for outcome in guard.apply_staged() {
                 println!(
-                    "[{}] hot swap between passes: priority multifactor -> basic: {outcome:?}",
-                    stamp(now)
+                    "[{}] hot swap between passes: priority multifactor -> basic: {}",
+                    stamp(now),
+                    words::swap(&outcome)
                 );
             }
         } else if swapped && !rolled_back && now >= swap_at + 3600 {
             rolled_back = true;
             let generation = set.lock().unwrap().rollback(PluginKind::Priority);
             println!(
-                "[{}] rollback of priority to the previous generation: {generation:?}",
-                stamp(now)
+                "[{}] rollback of priority to the previous generation: {}",
+                stamp(now),
+                words::rollback(generation)
             );
         }
         for event in engine.tick() {
@@ -126,13 +131,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     if args.verbose || printed < 25 {
                         printed += 1;
                         println!(
-                            "[{}] start  job {:>4} {:<8} {:<10} {:>2} node(s) {:<14} by {by:?}",
+                            "[{}] start  job {:>4} {:<8} {:<10} {:>2} node(s) {:<14} by {}",
                             stamp(time),
                             job,
                             j.spec.user,
                             j.spec.partitions.first().cloned().unwrap_or_default(),
                             nodes.len(),
                             hostlist(&engine, &nodes),
+                            words::scheduler(by),
                         );
                     }
                 }
@@ -141,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 } => {
                     stats.ended(state);
                     if args.verbose {
-                        println!("[{}] end    job {job:>4} {state:?}", stamp(time));
+                        println!("[{}] end    job {job:>4} {}", stamp(time), state.as_str());
                     }
                 }
                 Event::PowerUp { nodes } => {
@@ -173,14 +179,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     stats.print(clock.now() - START);
-    println!("\nplugins (generation, origin, calls answered, faults):");
+    println!("\nplugins (kind, role, generation, origin, calls answered, faults):");
     for (kind, gens) in set.lock().unwrap().status() {
         for g in gens {
             println!(
                 "  {:<9} {:<8} #{:<3} {:<44} answered {:>6}  faults {}",
                 kind.name(),
-                // Derived Debug ignores width; pad the text it makes.
-                format!("{:?}", g.role),
+                words::role(g.role),
                 g.id,
                 g.origin,
                 g.health.answered,

@@ -3,6 +3,7 @@
 mod bench;
 mod live;
 mod scaffold;
+mod sdk;
 mod shadow_report;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +21,8 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Scaffold a buildable plugin crate (kinds: priority, selection).
+    /// Scaffold a plugin crate with a README, built against the SDK of a sluice checkout
+    /// (kinds: priority, selection).
     New {
         /// Plugin kind.
         kind: String,
@@ -29,6 +31,10 @@ enum Command {
         /// Parent folder for the crate (default: the current folder).
         #[arg(long, default_value = ".")]
         dir: PathBuf,
+        /// The sluice checkout (or its sdk/rust folder) whose SDK the crate depends on (default:
+        /// the checkout the crate's folder or the current folder is in).
+        #[arg(long, env = "SLUICE_SDK", value_name = "PATH")]
+        sdk: Option<PathBuf>,
     },
     /// Report a component's kind, WIT version and exports, and smoke-call it.
     Check {
@@ -89,7 +95,12 @@ enum Command {
 /// Runs `sluice plugin`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
-        Command::New { kind, name, dir } => scaffold::new(&kind, &name, &dir),
+        Command::New {
+            kind,
+            name,
+            dir,
+            sdk,
+        } => scaffold::new(&kind, &name, &dir, sdk.as_deref()),
         Command::Check { file, json } => check(&file, json),
         Command::Test { file, json } => test(&file, json),
         Command::Bench(args) => bench::run(args),

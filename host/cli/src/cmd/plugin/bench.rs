@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
+
 use sluice_policy::{PlaceMode, PluginKind, fixtures};
 use sluice_runtime::{Limits, Loaded, Loader, PluginSpec};
 
@@ -70,14 +72,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let w = median(args.rounds, || {
             wasm.backend
                 .compute(&ctx, &jobs)
-                .expect("wasm priority pass");
-        });
+                .context("wasm priority pass")
+                .map(drop)
+        })?;
         let n = median(args.rounds, || {
             native
                 .backend
                 .compute(&ctx, &jobs)
-                .expect("native priority pass");
-        });
+                .context("native priority pass")
+                .map(drop)
+        })?;
         rows.push(Row {
             what: format!("priority/{} pass, {} jobs", args.priority, args.jobs),
             wasm: w,
@@ -91,15 +95,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         load(PluginKind::Selection, &args.selection)?
     {
         let mut placed = [0usize; 2];
-        let mut pass = |b: &mut dyn sluice_runtime::backend::SelectionBackend, slot: usize| {
-            b.begin_pass(&table).expect("begin pass");
-            placed[slot] = requests
-                .iter()
-                .filter(|r| b.place(r, PlaceMode::Allocate).expect("place").is_some())
-                .count();
+        let mut pass = |b: &mut dyn sluice_runtime::backend::SelectionBackend,
+                        slot: usize|
+         -> anyhow::Result<()> {
+            b.begin_pass(&table).context("begin pass")?;
+            placed[slot] = 0;
+            for r in &requests {
+                if b.place(r, PlaceMode::Allocate).context("place")?.is_some() {
+                    placed[slot] += 1;
+                }
+            }
+            Ok(())
         };
-        let w = median(args.rounds, || pass(&mut *wasm.backend, 0));
-        let n = median(args.rounds, || pass(&mut *native.backend, 1));
+        let w = median(args.rounds, || pass(&mut *wasm.backend, 0))?;
+        let n = median(args.rounds, || pass(&mut *native.backend, 1))?;
         anyhow::ensure!(
             placed[0] == placed[1],
             "wasm placed {} jobs, native {}: the builds disagree",
@@ -130,11 +139,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let mut round = 0;
                 median(args.rounds, || {
                     round += 1;
-                    b.begin_pass(tables[round % 2]).expect("begin pass")
+                    b.begin_pass(tables[round % 2]).context("begin pass")
                 })
             };
-            let w = alternate(&mut *wasm.backend);
-            let n = alternate(&mut *native.backend);
+            let w = alternate(&mut *wasm.backend)?;
+            let n = alternate(&mut *native.backend)?;
             rows.push(Row {
                 what: format!(
                     "selection/{} begin-pass only, {} nodes, {case}",
@@ -286,15 +295,15 @@ fn ratio(r: &Row) -> f64 {
     r.wasm.as_secs_f64() / r.native.as_secs_f64().max(1e-12)
 }
 
-fn median(rounds: usize, mut f: impl FnMut()) -> Duration {
-    f(); // warm-up: first-call instantiation and caches are not what a pass costs
-    let mut times: Vec<Duration> = (0..rounds.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
+/// The median time of `rounds` calls of `f`, after one untimed call; the first failure ends it.
+fn median(rounds: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
+    f()?; // warm-up: first-call instantiation and caches are not what a pass costs
+    let mut times = Vec::with_capacity(rounds.max(1));
+    for _ in 0..rounds.max(1) {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed());
+    }
     times.sort();
-    times[times.len() / 2]
+    Ok(times[times.len() / 2])
 }
