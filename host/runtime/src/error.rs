@@ -57,7 +57,7 @@ pub enum LoadError {
     },
     /// A plugin name that is neither a bundled policy nor a file.
     #[error(
-        "unknown {kind} plugin {name:?}: expected one of {known} or a path to a .wasm or native library"
+        "unknown {kind} plugin {name}: expected one of {known} or a path to a .wasm or native library"
     )]
     Unknown {
         /// Plugin kind.

@@ -34,7 +34,7 @@ pub fn load(path: &Path, settings: &Settings) -> Result<NativePlugin, LoadError>
     };
     if theirs != NATIVE_ABI {
         return Err(native(format!(
-            "built for {theirs:?}, this host needs {NATIVE_ABI:?}; rebuild it with this sluice and rustc"
+            "built for `{theirs}`, this host needs `{NATIVE_ABI}`; rebuild it with this sluice and rustc"
         )));
     }
     // SAFETY: the ABI strings match, so the library was built by this compiler against this

@@ -44,6 +44,15 @@ pub enum SwapOutcome {
     Refused(LoadError),
 }
 
+impl std::fmt::Display for SwapOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Published { generation, .. } => write!(f, "generation {generation} is active"),
+            Self::Refused(e) => write!(f, "refused, the previous generation keeps answering: {e}"),
+        }
+    }
+}
+
 impl PolicySet {
     /// Loads one plugin per kind; each falls back to its kind's built-in default.
     pub fn load(loader: &Loader, specs: &[PluginSpec]) -> Result<Self, LoadError> {

@@ -70,6 +70,23 @@ pub enum Role {
     Fallback,
 }
 
+impl Role {
+    /// The role as `sluice plugin list` shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Previous => "previous",
+            Self::Fallback => "fallback",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// What `sluice plugin list` shows about one generation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GenerationStatus {

@@ -94,7 +94,8 @@ pub fn selection(policy: &mut dyn SelectionPolicy) -> Vec<CaseResult> {
     narrow.candidates = [5u32, 9].into_iter().collect::<NodeBitmap>().words;
     let respected = match policy.place(&narrow, PlaceMode::Test) {
         Some(p) => ensure(p.nodes.iter().all(|n| *n == 5 || *n == 9), || {
-            format!("placed on {:?}", p.nodes)
+            let nodes: Vec<String> = p.nodes.iter().map(u32::to_string).collect();
+            format!("placed on nodes {}", nodes.join(","))
         }),
         None => Err("a job with two free candidates was refused".into()),
     };

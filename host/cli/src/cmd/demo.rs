@@ -103,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 println!(
                     "[{}] hot swap between passes: priority multifactor -> basic: {}",
                     stamp(now),
-                    words::swap(&outcome)
+                    outcome
                 );
             }
         } else if swapped && !rolled_back && now >= swap_at + 3600 {
@@ -185,7 +185,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             println!(
                 "  {:<9} {:<8} #{:<3} {:<44} answered {:>6}  faults {}",
                 kind.name(),
-                words::role(g.role),
+                g.role,
                 g.id,
                 g.origin,
                 g.health.answered,
