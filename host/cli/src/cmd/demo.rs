@@ -179,20 +179,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     stats.print(clock.now() - START);
-    println!("\nplugins (kind, role, generation, origin, calls answered, faults):");
+    println!("\nplugins:");
+    let mut table =
+        crate::cmd::table(["KIND", "ROLE", "GENERATION", "ORIGIN", "ANSWERED", "FAULTS"]);
     for (kind, gens) in set.lock().unwrap().status() {
         for g in gens {
-            println!(
-                "  {:<9} {:<8} #{:<3} {:<44} answered {:>6}  faults {}",
-                kind.name(),
-                g.role,
-                g.id,
+            table.add_row([
+                kind.name().to_string(),
+                g.role.to_string(),
+                g.id.to_string(),
                 g.origin,
-                g.health.answered,
-                g.health.faults
-            );
+                g.health.answered.to_string(),
+                g.health.faults.to_string(),
+            ]);
         }
     }
+    crate::cmd::align_right(&mut table, [2, 4, 5]);
+    println!("{table}");
     Ok(())
 }
 

@@ -19,3 +19,23 @@ pub mod show;
 pub mod sim;
 pub mod submit;
 pub mod update;
+
+/// A plain table for output whose columns are sluice's own (Slurm's views keep their exact
+/// layouts): a header row, no borders, columns as wide as their contents.
+pub fn table<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header);
+    table
+}
+
+/// Right-aligns the given columns of `table` (numbers).
+pub fn align_right(table: &mut comfy_table::Table, columns: impl IntoIterator<Item = usize>) {
+    for i in columns {
+        if let Some(column) = table.column_mut(i) {
+            column.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+}

@@ -173,19 +173,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!(
-            "{:<72} {:>11} {:>11} {:>7}",
-            "measurement (median)", "wasm ms", "native ms", "ratio"
-        );
+        let mut table =
+            crate::cmd::table(["measurement (median)", "wasm ms", "native ms", "ratio"]);
         for r in &rows {
-            println!(
-                "{:<72} {:>11.3} {:>11.3} {:>6.2}x",
-                r.what,
-                ms(r.wasm),
-                ms(r.native),
-                ratio(r)
-            );
+            table.add_row([
+                r.what.clone(),
+                format!("{:.3}", ms(r.wasm)),
+                format!("{:.3}", ms(r.native)),
+                format!("{:.2}x", ratio(r)),
+            ]);
         }
+        crate::cmd::align_right(&mut table, 1..4);
+        println!("{table}");
     }
     Ok(())
 }
