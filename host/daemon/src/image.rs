@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sluice_engine::{JobState, ReservationSpec};
 
+pub use sluice_api::{HoldBy, NodeAction, StepRecord};
+
 use crate::request::{SubmitRequest, UpdateRequest};
 
 /// Job states with Slurm's names, as the journal stores them.
@@ -109,28 +111,6 @@ impl From<State> for JobState {
     }
 }
 
-/// Who holds a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HoldBy {
-    /// The owner (`--hold`, `scontrol hold` by the owner).
-    User,
-    /// An admin.
-    Admin,
-}
-
-/// An admin action on a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NodeAction {
-    /// State=DOWN: its jobs end with NODE_FAIL.
-    Down,
-    /// State=DRAIN: running jobs go on, nothing new starts.
-    Drain,
-    /// State=RESUME.
-    Resume,
-}
-
 /// A node's admin state as the image keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeAdmin {
@@ -140,21 +120,6 @@ pub struct NodeAdmin {
     pub reason: String,
     /// When.
     pub time: i64,
-}
-
-/// A step of a job (`sluice run` inside the allocation).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// Step id.
-    pub id: u32,
-    /// Name (the command).
-    pub name: String,
-    /// Start time.
-    pub start: i64,
-    /// End time, once ended.
-    pub end: Option<i64>,
-    /// Exit code, once ended.
-    pub exit_code: Option<i32>,
 }
 
 /// One job as the daemon keeps it durably.

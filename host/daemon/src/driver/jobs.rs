@@ -5,16 +5,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::{Value, json};
+use sluice_api::{
+    Job, JobCancelled, JobHeld, JobReleased, JobRequestSummary, JobSubmitted, JobUpdated,
+    StepEnded, StepRequest, StepStarted,
+};
 use sluice_engine::{Dependency, DependencyKind, Hold, JobId, JobState};
 
 use super::Driver;
 use super::recover::assoc_key;
-use crate::api::{ApiError, ApiResult, JobFilter, StepRequest};
+use crate::api::{ApiError, JobFilter};
 use crate::executor::{ExitReport, Launch};
 use crate::identity::Identity;
 use crate::image::{HoldBy, JobRecord, Record, State};
-use crate::request::{SubmitRequest, UpdateRequest};
+use crate::request::{SubmitRequest, SubmitRequestExt, UpdateRequest};
 
 impl Driver {
     /// Submits `request` to the engine under public id `id`; returns the engine's id.
@@ -45,11 +48,16 @@ impl Driver {
                 }
             };
             if !ok {
+                let kind = match d.kind {
+                    DependencyKind::AfterOk => "afterok",
+                    DependencyKind::AfterAny => "afterany",
+                    DependencyKind::AfterNotOk => "afternotok",
+                };
                 return Err(format!(
-                    "job dependency problem: job {} ended {}, so {:?} can never be satisfied",
+                    "job dependency problem: job {} ended {}, so {kind}:{} can never be satisfied",
                     d.job,
                     target.state.as_str(),
-                    d.kind
+                    d.job
                 ));
             }
         }
@@ -80,7 +88,11 @@ impl Driver {
         Ok(job)
     }
 
-    pub(super) fn submit(&mut self, who: &Identity, request: SubmitRequest) -> ApiResult {
+    pub(super) fn submit(
+        &mut self,
+        who: &Identity,
+        request: SubmitRequest,
+    ) -> Result<JobSubmitted, ApiError> {
         let id = self.store.image().next_id;
         let eid = match self.enqueue(id, &who.user, &request) {
             Ok(e) => e,
@@ -107,10 +119,15 @@ impl Driver {
         }
         self.metrics.submitted += 1;
         self.accepted_at.insert(id, Instant::now());
-        Ok(json!({ "job_id": id }))
+        Ok(JobSubmitted { job_id: id })
     }
 
-    pub(super) fn cancel(&mut self, who: &Identity, id: u64, signal: Option<i32>) -> ApiResult {
+    pub(super) fn cancel(
+        &mut self,
+        who: &Identity,
+        id: u64,
+        signal: Option<i32>,
+    ) -> Result<JobCancelled, ApiError> {
         let job = self.authorize(who, id, "cancel")?;
         if job.state.is_final() {
             return Err(ApiError::conflict(format!(
@@ -128,7 +145,11 @@ impl Driver {
             self.exec
                 .signal(id, sig)
                 .map_err(|e| ApiError::conflict(format!("signal job {id}: {e}")))?;
-            return Ok(json!({ "job_id": id, "signal": sig }));
+            return Ok(JobCancelled {
+                job_id: id,
+                cancelled: false,
+                signal: Some(sig),
+            });
         }
         let eid = self.eid.get(&id).copied();
         if let Some(eid) = eid {
@@ -138,10 +159,14 @@ impl Driver {
         }
         let time = self.engine.now();
         self.commit(Record::Cancel { id, time });
-        Ok(json!({ "job_id": id, "cancelled": true }))
+        Ok(JobCancelled {
+            job_id: id,
+            cancelled: true,
+            signal: None,
+        })
     }
 
-    pub(super) fn hold(&mut self, who: &Identity, id: u64) -> ApiResult {
+    pub(super) fn hold(&mut self, who: &Identity, id: u64) -> Result<JobHeld, ApiError> {
         let job = self.authorize(who, id, "hold")?;
         let eid = self.pending_eid(&job, "hold")?;
         let by = if self.is_admin(who) && who.uid != job.uid {
@@ -157,10 +182,13 @@ impl Driver {
             .hold(eid, h)
             .map_err(|e| ApiError::conflict(format!("hold job {id}: {e}")))?;
         self.commit(Record::Hold { id, by });
-        Ok(json!({ "job_id": id, "hold": by }))
+        Ok(JobHeld {
+            job_id: id,
+            hold: by,
+        })
     }
 
-    pub(super) fn release(&mut self, who: &Identity, id: u64) -> ApiResult {
+    pub(super) fn release(&mut self, who: &Identity, id: u64) -> Result<JobReleased, ApiError> {
         let job = self.authorize(who, id, "release")?;
         let eid = self.pending_eid(&job, "release")?;
         if job.hold == Some(HoldBy::Admin) && !self.is_admin(who) {
@@ -177,7 +205,10 @@ impl Driver {
             .release(eid)
             .map_err(|e| ApiError::conflict(format!("release job {id}: {e}")))?;
         self.commit(Record::Release { id });
-        Ok(json!({ "job_id": id, "released": true }))
+        Ok(JobReleased {
+            job_id: id,
+            released: true,
+        })
     }
 
     fn pending_eid(&self, job: &JobRecord, action: &str) -> Result<JobId, ApiError> {
@@ -193,7 +224,12 @@ impl Driver {
         })
     }
 
-    pub(super) fn update(&mut self, who: &Identity, id: u64, changes: UpdateRequest) -> ApiResult {
+    pub(super) fn update(
+        &mut self,
+        who: &Identity,
+        id: u64,
+        changes: UpdateRequest,
+    ) -> Result<JobUpdated, ApiError> {
         let job = self.authorize(who, id, "update")?;
         let eid = self.pending_eid(&job, "update")?;
         if changes.is_empty() {
@@ -256,10 +292,18 @@ impl Driver {
             );
         }
         self.commit(Record::Update { id, changes });
-        Ok(json!({ "job_id": id, "updated": true }))
+        Ok(JobUpdated {
+            job_id: id,
+            updated: true,
+        })
     }
 
-    pub(super) fn step_start(&mut self, who: &Identity, id: u64, s: StepRequest) -> ApiResult {
+    pub(super) fn step_start(
+        &mut self,
+        who: &Identity,
+        id: u64,
+        s: StepRequest,
+    ) -> Result<StepStarted, ApiError> {
         let job = self.authorize(who, id, "step in")?;
         let eid = self
             .eid
@@ -309,10 +353,20 @@ impl Driver {
         if let Ok(gres) = self.engine.step_env(eid, step, 0) {
             env.extend(gres);
         }
-        Ok(json!({ "job_id": id, "step_id": step, "env": env }))
+        Ok(StepStarted {
+            job_id: id,
+            step_id: step,
+            env,
+        })
     }
 
-    pub(super) fn step_end(&mut self, who: &Identity, id: u64, step: u32, code: i32) -> ApiResult {
+    pub(super) fn step_end(
+        &mut self,
+        who: &Identity,
+        id: u64,
+        step: u32,
+        code: i32,
+    ) -> Result<StepEnded, ApiError> {
         self.authorize(who, id, "end step of")?;
         let eid = self
             .eid
@@ -329,7 +383,11 @@ impl Driver {
             exit_code: code,
             time,
         });
-        Ok(json!({ "job_id": id, "step_id": step, "exit_code": code }))
+        Ok(StepEnded {
+            job_id: id,
+            step_id: step,
+            exit_code: code,
+        })
     }
 
     /// Journals a start and returns what to launch.
@@ -498,7 +556,7 @@ impl Driver {
     }
 
     /// One job as `scontrol show job` (and squeue) see it.
-    pub(super) fn job_json(&self, job: &JobRecord) -> Value {
+    pub(super) fn job_view(&self, job: &JobRecord) -> Job {
         let e = self.eid.get(&job.id).and_then(|e| self.engine.job(*e));
         let live = e.filter(|j| !j.state.is_final());
         let now = self.engine.now();
@@ -527,47 +585,65 @@ impl Driver {
         } else {
             job.nodes.len()
         };
-        json!({
-            "job_id": job.id,
-            "name": job.request.job_name(),
-            "user": job.user,
-            "uid": job.uid,
-            "account": job.account.clone().or_else(|| live.map(|j| assoc_key(self.engine.cluster(), j.assoc).split('/').next().unwrap_or_default().to_string())),
-            "partition": partition,
-            "state": job.state.as_str(),
-            "st": job.state.short(),
-            "reason": reason,
-            "hold": job.hold,
-            "priority": live.and_then(|j| j.priority.iter().max().copied()).unwrap_or(0),
-            "time": run,
-            "time_limit": live.and_then(|j| j.time_limit).or(job.request.time_limit),
-            "nodes": nodes,
-            "nodelist": sluice_hostlist::compress(&job.nodes),
-            "cpus": job.cpus,
-            "submit_time": job.submit_time,
-            "start_time": job.start_time.or(live.and_then(|j| j.start_time)),
-            "end_time": job.end_time,
-            "exit_code": job.exit_code,
-            "signal": job.signal,
-            "restarts": job.restarts,
-            "requeue": job.request.requeue.unwrap_or(self.cfg.job_requeue),
-            "workdir": job.request.workdir,
-            "steps": job.steps,
-            "request": {
-                "ntasks": job.request.ntasks, "cpus_per_task": job.request.cpus_per_task,
-                "mem_mb": job.request.mem_mb, "gres": job.request.gres, "gpus": job.request.gpus,
-                "licenses": job.request.licenses, "constraint": job.request.constraint,
-                "dependency": job.request.dependency, "nice": job.request.nice,
-                "begin": job.request.begin, "qos": job.request.qos, "output": job.request.output,
+        let request = &job.request;
+        Job {
+            job_id: job.id,
+            name: request.job_name(),
+            user: job.user.clone(),
+            uid: job.uid,
+            account: job.account.clone().or_else(|| {
+                live.map(|j| {
+                    assoc_key(self.engine.cluster(), j.assoc)
+                        .split('/')
+                        .next()
+                        .unwrap_or_default()
+                        .to_string()
+                })
+            }),
+            partition,
+            state: job.state.as_str().into(),
+            st: job.state.short().into(),
+            reason,
+            hold: job.hold,
+            priority: live
+                .and_then(|j| j.priority.iter().max().copied())
+                .unwrap_or(0),
+            time: run,
+            time_limit: live.and_then(|j| j.time_limit).or(request.time_limit),
+            nodes,
+            nodelist: sluice_hostlist::compress(&job.nodes),
+            cpus: job.cpus,
+            submit_time: job.submit_time,
+            start_time: job.start_time.or(live.and_then(|j| j.start_time)),
+            end_time: job.end_time,
+            exit_code: job.exit_code,
+            signal: job.signal,
+            restarts: job.restarts,
+            requeue: request.requeue.unwrap_or(self.cfg.job_requeue),
+            workdir: request.workdir.clone(),
+            steps: job.steps.clone(),
+            request: JobRequestSummary {
+                ntasks: request.ntasks,
+                cpus_per_task: request.cpus_per_task,
+                mem_mb: request.mem_mb,
+                gres: request.gres.clone(),
+                gpus: request.gpus.clone(),
+                licenses: request.licenses.clone(),
+                constraint: request.constraint.clone(),
+                dependency: request.dependency.clone(),
+                nice: request.nice,
+                begin: request.begin,
+                qos: request.qos.clone(),
+                output: request.output.clone(),
             },
-        })
+        }
     }
 
-    pub(super) fn show_job(&self, id: u64) -> ApiResult {
-        Ok(self.job_json(self.job_record(id)?))
+    pub(super) fn show_job(&self, id: u64) -> Result<Job, ApiError> {
+        Ok(self.job_view(self.job_record(id)?))
     }
 
-    pub(super) fn list_jobs(&self, f: &JobFilter) -> Value {
+    pub(super) fn list_jobs(&self, f: &JobFilter) -> Vec<Job> {
         let states: Vec<State> = if f.states.is_empty() {
             vec![
                 State::Pending,
@@ -602,7 +678,7 @@ impl Driver {
                 .collect()
         };
         rows.sort_by_key(|j| (order.get(&j.id).copied().unwrap_or(usize::MAX), j.id));
-        Value::Array(rows.into_iter().map(|j| self.job_json(j)).collect())
+        rows.into_iter().map(|j| self.job_view(j)).collect()
     }
 }
 

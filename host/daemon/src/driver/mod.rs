@@ -15,21 +15,18 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use sluice_cluster::Cluster;
 use sluice_engine::{Engine, Event, JobId};
 use sluice_runtime::Loader;
 use sluice_runtime::shared::SharedSet;
 use tokio::sync::oneshot;
 
-use crate::api::{ApiError, ApiRequest, ApiResult};
+use crate::api::{ApiError, ApiRequest, ApiResult, answer};
 use crate::clock::DaemonClock;
 use crate::config::DaemonConfig;
 use crate::executor::{Executor, ExitReport};
 use crate::identity::Identity;
 use crate::store::Store;
-
-pub use shadow::{SelectionShadowReport, ShadowReport};
 
 /// A message to the driver.
 pub enum Msg {
@@ -62,37 +59,6 @@ pub struct DriverOptions {
     pub loader: Loader,
 }
 
-/// Counters for `/v1/metrics`.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Metrics {
-    /// Jobs accepted since start.
-    pub submitted: u64,
-    /// Submissions refused.
-    pub refused: u64,
-    /// Jobs started since start.
-    pub started: u64,
-    /// Jobs ended since start.
-    pub ended: u64,
-    /// Engine ticks run.
-    pub ticks: u64,
-    /// Time spent in ticks, ms.
-    pub tick_ms_total: f64,
-    /// Longest tick, ms.
-    pub tick_ms_max: f64,
-    /// Journal syncs (group commits).
-    pub syncs: u64,
-    /// Snapshots written.
-    pub snapshots: u64,
-    /// Plugin generations published.
-    pub swaps_published: u64,
-    /// Plugin swaps refused.
-    pub swaps_refused: u64,
-    /// Sum of submit→start seconds (wall clock, ms resolution) over started jobs.
-    pub start_latency_ms_total: f64,
-    /// Largest submit→start, ms.
-    pub start_latency_ms_max: f64,
-}
-
 /// The state the driver thread owns.
 pub struct Driver {
     opts: DriverOptions,
@@ -113,7 +79,7 @@ pub struct Driver {
     accepted_at: HashMap<u64, Instant>,
     admin_uid: u32,
     plugins: plugins::PluginState,
-    metrics: Metrics,
+    metrics: sluice_api::Counters,
     started_at: Instant,
     last_tick: Instant,
     shutdown: bool,
@@ -133,8 +99,8 @@ impl Driver {
     }
 
     /// What recovery found, as JSON for the log.
-    pub fn recovery(&self) -> serde_json::Value {
-        serde_json::to_value(&self.store.recovery).unwrap_or_default()
+    pub fn recovery(&self) -> sluice_api::RecoveryReport {
+        self.store.recovery.clone()
     }
 
     /// Runs until a `Shutdown` message.
@@ -270,63 +236,63 @@ impl Driver {
 
     fn api(&mut self, who: &Identity, req: ApiRequest) -> ApiResult {
         match req {
-            ApiRequest::Health => Ok(self.health()),
-            ApiRequest::Metrics => Ok(self.metrics_json()),
-            ApiRequest::Submit(r) => self.submit(who, *r),
-            ApiRequest::ListJobs(f) => Ok(self.list_jobs(&f)),
-            ApiRequest::ShowJob(id) => self.show_job(id),
-            ApiRequest::Cancel { id, signal } => self.cancel(who, id, signal),
-            ApiRequest::Hold(id) => self.hold(who, id),
-            ApiRequest::Release(id) => self.release(who, id),
-            ApiRequest::Update(id, u) => self.update(who, id, u),
-            ApiRequest::StepStart(id, s) => self.step_start(who, id, s),
+            ApiRequest::Health => answer(&self.health()),
+            ApiRequest::Metrics => answer(&self.metrics_report()),
+            ApiRequest::Submit(r) => answer(&self.submit(who, *r)?),
+            ApiRequest::ListJobs(f) => answer(&self.list_jobs(&f)),
+            ApiRequest::ShowJob(id) => answer(&self.show_job(id)?),
+            ApiRequest::Cancel { id, signal } => answer(&self.cancel(who, id, signal)?),
+            ApiRequest::Hold(id) => answer(&self.hold(who, id)?),
+            ApiRequest::Release(id) => answer(&self.release(who, id)?),
+            ApiRequest::Update(id, u) => answer(&self.update(who, id, u)?),
+            ApiRequest::StepStart(id, s) => answer(&self.step_start(who, id, s)?),
             ApiRequest::StepEnd {
                 id,
                 step,
                 exit_code,
-            } => self.step_end(who, id, step, exit_code),
-            ApiRequest::Nodes => Ok(self.nodes_json()),
-            ApiRequest::ShowNode(n) => self.show_node(&n),
+            } => answer(&self.step_end(who, id, step, exit_code)?),
+            ApiRequest::Nodes => answer(&self.node_rows()),
+            ApiRequest::ShowNode(n) => answer(&self.show_node(&n)?),
             ApiRequest::NodeAction {
                 nodes,
                 action,
                 reason,
             } => {
                 self.require_admin(who, &format!("update NodeName={nodes}"))?;
-                self.node_action(&nodes, action, &reason)
+                answer(&self.node_action(&nodes, action, &reason)?)
             }
-            ApiRequest::Partitions => Ok(self.partitions_json()),
-            ApiRequest::Licenses => Ok(json!(self.engine.license_report())),
-            ApiRequest::Reservations => Ok(self.reservations_json()),
+            ApiRequest::Partitions => answer(&self.partition_rows()),
+            ApiRequest::Licenses => answer(&self.license_rows()),
+            ApiRequest::Reservations => answer(&self.reservation_list()),
             ApiRequest::CreateReservation(r) => {
                 self.require_admin(who, "create reservation")?;
-                self.create_reservation(r)
+                answer(&self.create_reservation(r)?)
             }
             ApiRequest::DeleteReservation(n) => {
                 self.require_admin(who, "delete reservation")?;
-                self.delete_reservation(&n)
+                answer(&self.delete_reservation(&n)?)
             }
-            ApiRequest::Share => Ok(json!(self.engine.share_rows())),
-            ApiRequest::Prio => Ok(self.prio_json()),
-            ApiRequest::Plugins => Ok(self.plugins_json()),
+            ApiRequest::Share => answer(&self.share_rows()),
+            ApiRequest::Prio => answer(&self.priority_rows()),
+            ApiRequest::Plugins => answer(&self.plugin_list()),
             ApiRequest::Swap { .. } => Err(ApiError::internal("swaps are answered when staged")),
             ApiRequest::Rollback(kind) => {
                 self.require_admin(who, "plugin rollback")?;
-                self.rollback(&kind)
+                answer(&self.rollback(&kind)?)
             }
             ApiRequest::ShadowStart { .. } => {
                 Err(ApiError::internal("shadows are answered when loaded"))
             }
-            ApiRequest::ShadowReport => self.shadow_report(),
+            ApiRequest::ShadowReport => answer(&self.shadow_report()?),
             ApiRequest::ShadowStop => {
                 self.require_admin(who, "plugin shadow stop")?;
-                self.shadow_stop()
+                answer(&self.shadow_stop()?)
             }
             ApiRequest::Reconfigure => {
                 self.require_admin(who, "reconfigure")?;
-                self.reconfigure()
+                answer(&self.reconfigure()?)
             }
-            ApiRequest::Config => Ok(self.config_json()),
+            ApiRequest::Config => answer(&self.config_report()),
         }
     }
 

@@ -14,9 +14,9 @@ use sluice_runtime::shared::engine_policies;
 use sluice_runtime::{PolicySet, specs};
 
 use super::recording::{Recorder, RecordingSelection};
-use super::{Driver, DriverOptions, Metrics, Msg, plugins};
+use super::{Driver, DriverOptions, Msg, plugins};
 use crate::clock::DaemonClock;
-use crate::config::{DaemonConfig, OnCrash};
+use crate::config::OnCrash;
 use crate::error::DaemonError;
 use crate::executor::Executor;
 use crate::image::{HoldBy, NodeAction, Record, State};
@@ -93,7 +93,7 @@ pub(super) fn start(
     make_exec: impl FnOnce(Sender<Msg>) -> Box<dyn Executor>,
     tx: Sender<Msg>,
 ) -> Result<Driver, DaemonError> {
-    let cfg = DaemonConfig::load(&opts.daemon_file).map_err(DaemonError::Config)?;
+    let cfg = crate::config::load(&opts.daemon_file).map_err(DaemonError::Config)?;
     let store = Store::open(&opts.state_dir)?;
     let cluster = load_cluster(&opts)?;
     let specs = specs::from_cluster(&cluster);
@@ -125,7 +125,7 @@ pub(super) fn start(
         purge: VecDeque::new(),
         accepted_at: HashMap::new(),
         admin_uid: unsafe { libc::geteuid() },
-        metrics: Metrics::default(),
+        metrics: sluice_api::Counters::default(),
         started_at: Instant::now(),
         last_tick: Instant::now(),
         shutdown: false,
