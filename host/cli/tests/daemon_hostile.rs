@@ -238,3 +238,49 @@ fn hostile_requests_are_refused_and_the_daemon_stays_responsive_and_small() {
     assert!(!log_of(dir).contains("panicked"), "{}", log_of(dir));
     println!("daemon RSS {before} kB before, {after} kB after; normal request in {answered:?}");
 }
+
+#[test]
+fn the_tcp_token_comes_from_the_environment_or_a_file_never_the_command_line() {
+    let scratch = state_dir("token");
+    let dir = scratch.path();
+    let addr = format!("127.0.0.1:{}", free_port());
+    // No token at all: refused at start, naming both ways to give one.
+    let out = std::process::Command::new(common::BIN)
+        .args(["serve", "--listen", &addr, "--state-dir"])
+        .arg(dir)
+        .env_remove("SLUICE_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--token-file") && err.contains("SLUICE_TOKEN"),
+        "{err}"
+    );
+    // `--token` is gone: a token on the command line would show in the process list.
+    let out = std::process::Command::new(common::BIN)
+        .args(["serve", "--listen", &addr, "--token", TOKEN, "--state-dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "serve --token was accepted");
+
+    // From the environment.
+    let log = std::fs::File::create(dir.join("daemon.err")).unwrap();
+    let child = std::process::Command::new(common::BIN)
+        .args(["serve", "--listen", &addr, "--state-dir"])
+        .arg(dir)
+        .env("SLUICE_TOKEN", TOKEN)
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let _daemon = Daemon { child };
+    let mut c = Client::to(Target::Tcp {
+        addr,
+        token: TOKEN.into(),
+    });
+    let h = common::poll(60, "the daemon on TCP", || {
+        c.get::<Health>("/v1/health").ok()
+    });
+    assert_eq!(h.status, "ok");
+}

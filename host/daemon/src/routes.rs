@@ -186,13 +186,18 @@ fn job_id(text: &str) -> Result<u64, ApiError> {
 /// not followed by two hex digits, escapes that do not decode to UTF-8.
 fn check_query(query: &str) -> Result<(), String> {
     if query.bytes().any(|b| !b.is_ascii_graphic()) {
-        return Err("raw spaces, control or non-ASCII characters; percent-encode them as UTF-8".into());
+        return Err(
+            "raw spaces, control or non-ASCII characters; percent-encode them as UTF-8".into(),
+        );
     }
     let b = query.as_bytes();
     if let Some(i) = (0..b.len()).find(|&i| {
-        b[i] == b'%' && !(i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
+        b[i] == b'%'
+            && !(i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
     }) {
-        return Err(format!("bad percent-escape at byte {i}: '%' must be followed by two hex digits"));
+        return Err(format!(
+            "bad percent-escape at byte {i}: '%' must be followed by two hex digits"
+        ));
     }
     let spaced = query.replace('+', " ");
     percent_decode_str(&spaced)
