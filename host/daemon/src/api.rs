@@ -4,6 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use sluice_api::{NodeAction, PluginFile, StepRequest, SubmitRequest, UpdateRequest};
+use sluice_policy::PluginKind;
 
 use crate::image::State;
 
@@ -176,4 +177,16 @@ pub enum ApiRequest {
     Reconfigure,
     /// `GET /v1/config`.
     Config,
+}
+
+/// The plugin kind named in a path (`priority`, `selection`, `gres`, `hres`).
+pub fn plugin_kind(name: &str) -> Result<PluginKind, ApiError> {
+    PluginKind::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            ApiError::bad(format!(
+                "plugin kind '{name}': expected priority, selection, gres or hres"
+            ))
+        })
 }

@@ -12,7 +12,7 @@ use sluice_api::{
 use sluice_engine::{Dependency, DependencyKind, Hold, JobId, JobState};
 
 use super::Driver;
-use super::recover::assoc_key;
+use super::engine::assoc_key;
 use crate::api::{ApiError, JobFilter};
 use crate::executor::{ExitReport, Launch};
 use crate::identity::Identity;

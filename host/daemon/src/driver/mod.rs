@@ -2,6 +2,7 @@
 //! handlers and process reapers talk to it over one channel, so a pass never races an API change
 //! and plugin swaps are published only between passes.
 
+mod engine;
 mod jobs;
 mod plugins;
 mod recording;
@@ -395,7 +396,7 @@ impl Driver {
     }
 
     fn snapshot(&mut self) -> Result<(), crate::error::StoreError> {
-        let usage = recover::own_usage(&self.engine);
+        let usage = engine::own_usage(&self.engine);
         let now = self.engine.now();
         self.store.snapshot(usage, now)?;
         self.metrics.snapshots += 1;

@@ -11,17 +11,13 @@ use std::sync::Arc;
 use sluice_api::{GenerationRow, PluginOrigin, Plugins, Reconfigured, Role, RolledBack, Swapped};
 use sluice_policy::{PluginKind, SettingValue};
 use sluice_runtime::policy_set::SwapOutcome;
-use sluice_runtime::shared::SharedSet;
 use sluice_runtime::{Loader, PluginSpec, specs};
 use tokio::sync::oneshot;
 
 use super::Driver;
 use super::recording::Recorder;
 use super::shadow::Shadows;
-use crate::api::{ApiError, ApiResult, answer};
-
-/// The shared plugin set the engine's handles lock.
-pub(super) type Set = SharedSet;
+use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 
 struct Staging {
     handle: JoinHandle<()>,
@@ -90,18 +86,6 @@ impl PluginState {
     }
 }
 
-/// Parses a kind name.
-pub(super) fn kind_of(name: &str) -> Result<PluginKind, ApiError> {
-    PluginKind::ALL
-        .into_iter()
-        .find(|k| k.name() == name)
-        .ok_or_else(|| {
-            ApiError::bad(format!(
-                "plugin kind '{name}': expected priority, selection, gres or hres"
-            ))
-        })
-}
-
 impl Driver {
     pub(super) fn plugin_list(&self) -> Plugins {
         let set = self.set.lock().unwrap_or_else(|p| p.into_inner());
@@ -167,7 +151,7 @@ impl Driver {
         settings: &BTreeMap<String, String>,
         reply: oneshot::Sender<ApiResult>,
     ) {
-        let kind = match kind_of(kind) {
+        let kind = match plugin_kind(kind) {
             Ok(k) => k,
             Err(e) => {
                 let _ = reply.send(Err(e));
@@ -260,7 +244,7 @@ impl Driver {
     }
 
     pub(super) fn rollback(&mut self, kind: &str) -> Result<RolledBack, ApiError> {
-        let kind = kind_of(kind)?;
+        let kind = plugin_kind(kind)?;
         let generation = self
             .set
             .lock()
@@ -312,7 +296,7 @@ impl Driver {
     pub(super) fn reconfigure(&mut self) -> Result<Reconfigured, ApiError> {
         let cfg = crate::config::load(&self.opts.daemon_file)
             .map_err(|e| ApiError::bad(format!("reconfigure: kept the old configuration: {e}")))?;
-        let cluster = super::recover::load_cluster(&self.opts)
+        let cluster = super::engine::load_cluster(&self.opts)
             .map_err(|e| ApiError::bad(format!("reconfigure: kept the old configuration: {e}")))?;
         self.cfg = cfg;
         let new_specs = specs::from_cluster(&cluster);

@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 use super::Driver;
 use super::recording::{Recorder, SelectionCall};
-use crate::api::{ApiError, ApiResult, answer};
+use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 
 /// Placements compared per pass at most: each costs the candidate a fresh table, so a pass that
 /// starts thousands of jobs is sampled rather than doubling the driver's work.
@@ -103,7 +103,7 @@ impl Driver {
         settings: &BTreeMap<String, String>,
         reply: oneshot::Sender<ApiResult>,
     ) {
-        let kind = match super::plugins::kind_of(kind) {
+        let kind = match plugin_kind(kind) {
             Ok(PluginKind::Gres | PluginKind::Hres) => {
                 let _ = reply.send(Err(ApiError::bad(format!(
                     "plugin shadow {kind}: only priority and selection candidates can be shadowed"
