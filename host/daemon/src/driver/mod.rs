@@ -3,21 +3,24 @@
 //! and plugin swaps are published only between passes.
 
 mod engine;
+mod job_ids;
+mod job_views;
 mod jobs;
 mod plugins;
 mod recording;
 mod recover;
+mod runs;
 mod shadow;
 mod views;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use sluice_cluster::Cluster;
-use sluice_engine::{Engine, Event, JobId};
+use sluice_engine::{Engine, Event};
 use sluice_runtime::Loader;
 use sluice_runtime::shared::SharedSet;
 use tokio::sync::oneshot;
@@ -70,12 +73,8 @@ pub struct Driver {
     clock: Arc<DaemonClock>,
     store: Store,
     exec: Box<dyn Executor>,
-    /// Public id → engine id for jobs the engine knows.
-    eid: BTreeMap<u64, JobId>,
-    /// Engine id → public id.
-    pid: HashMap<JobId, u64>,
-    /// Ended jobs to purge from the engine after MinJobAge: (when, engine id).
-    purge: VecDeque<(i64, JobId)>,
+    /// Public and engine job ids, and the ended jobs due to leave the engine.
+    ids: job_ids::JobIds,
     /// When each pending job was accepted, for submit→start latency.
     accepted_at: HashMap<u64, Instant>,
     admin_uid: u32,
@@ -357,7 +356,7 @@ impl Driver {
             let job = l.job;
             if let Err(e) = self.exec.launch(l) {
                 tracing::error!("job {job}: launch failed: {e}");
-                if let Some(&eid) = self.eid.get(&job) {
+                if let Some(eid) = self.ids.engine(job) {
                     let _ = self.engine.job_finished(eid, 127);
                 }
             }
@@ -373,15 +372,9 @@ impl Driver {
 
     fn purge_old(&mut self) {
         let horizon = self.engine.now() - self.cfg.min_job_age as i64;
-        while let Some(&(t, eid)) = self.purge.front() {
-            if t > horizon {
-                break;
-            }
-            self.purge.pop_front();
-            if self.engine.purge(eid)
-                && let Some(p) = self.pid.remove(&eid)
-            {
-                self.eid.remove(&p);
+        while let Some(eid) = self.ids.next_due(horizon) {
+            if self.engine.purge(eid) {
+                self.ids.purged(eid);
             }
         }
     }

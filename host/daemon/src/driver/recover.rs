@@ -3,7 +3,7 @@
 //! (they die with it), so they are requeued or end NODE_FAIL, as Slurm does when a node's
 //! processes vanish.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -12,6 +12,7 @@ use sluice_engine::{Hold, JobState};
 use sluice_runtime::{PolicySet, specs};
 
 use super::engine::{build_engine, load_cluster};
+use super::job_ids::JobIds;
 use super::recording::Recorder;
 use super::{Driver, DriverOptions, Msg, plugins};
 use crate::clock::DaemonClock;
@@ -53,9 +54,7 @@ pub(super) fn start(
         clock,
         store,
         exec,
-        eid: BTreeMap::new(),
-        pid: HashMap::new(),
-        purge: VecDeque::new(),
+        ids: JobIds::default(),
         accepted_at: HashMap::new(),
         admin_uid: unsafe { libc::geteuid() },
         metrics: sluice_api::Counters::default(),

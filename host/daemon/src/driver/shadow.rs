@@ -319,7 +319,7 @@ impl Driver {
             .into_iter()
             .map(|(job, active, candidate)| {
                 (
-                    self.pid.get(&job).copied().unwrap_or(0),
+                    self.ids.public(job).unwrap_or(0),
                     self.node_names(&active),
                     candidate.map(|p| self.node_names(&p.nodes)),
                 )
@@ -393,7 +393,7 @@ impl Driver {
         for i in 0..rows.len() {
             if ra[i] != rc[i] {
                 differ += 1;
-                let job = self.pid.get(&rows[i].0).copied().unwrap_or(0);
+                let job = self.ids.public(rows[i].0).unwrap_or(0);
                 let part = self.cluster.partitions[rows[i].1].name.clone();
                 moves.push((job, part, ra[i], rc[i]));
             }

@@ -59,7 +59,7 @@ fn pass_stats(p: &sluice_engine::PassStats) -> PassStats {
 impl Driver {
     /// The public id of an engine job; the engine's own id when the daemon has no record of it.
     fn public_id(&self, e: JobId) -> u64 {
-        self.pid.get(&e).copied().unwrap_or(u64::from(e))
+        self.ids.public(e).unwrap_or(u64::from(e))
     }
 
     pub(super) fn health(&self) -> Health {
@@ -129,11 +129,7 @@ impl Driver {
                         .filter(|p| p.nodes.iter().any(|n| n.0 as usize == i))
                         .map(|p| p.name.clone())
                         .collect(),
-                    jobs: rt
-                        .jobs
-                        .iter()
-                        .filter_map(|e| self.pid.get(e).copied())
-                        .collect(),
+                    jobs: rt.jobs.iter().filter_map(|e| self.ids.public(*e)).collect(),
                     reason: rt.reason.clone(),
                 }
             })
@@ -319,7 +315,7 @@ impl Driver {
             .into_iter()
             .filter_map(|r| {
                 Some(PriorityRow {
-                    job_id: *self.pid.get(&r.job_id)?,
+                    job_id: self.ids.public(r.job_id)?,
                     partition: r.partition,
                     user: r.user,
                     account: r.account,
