@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use common::{Daemon, log_of, state_dir};
 use sluice_api::{ErrorBody, Health, Job};
 use sluice_daemon::client::{Client, Target, socket_path};
+use sluice_daemon::server::MAX_CONNECTIONS;
 
 const TOKEN: &str = "hostile-test-token";
 
@@ -201,7 +202,8 @@ fn hostile_requests_are_refused_and_the_daemon_stays_responsive_and_small() {
     .to_string();
     assert!(wrong.contains("bearer token"), "{wrong}");
 
-    // 200 connections that never finish a request: half of them silent, half mid-header.
+    // 200 connections that never finish a request: half of them silent on TCP, half mid-header
+    // on the socket.
     let mut idle_tcp = Vec::new();
     let mut idle_socket = Vec::new();
     for i in 0..200 {
@@ -222,6 +224,18 @@ fn hostile_requests_are_refused_and_the_daemon_stays_responsive_and_small() {
     assert!(
         answered < Duration::from_secs(5),
         "a normal request took {answered:?} beside 200 idle connections"
+    );
+
+    // TCP clients past that door's cap wait in its backlog; the socket door stays open.
+    for _ in 0..MAX_CONNECTIONS {
+        idle_tcp.push(TcpStream::connect(&addr).unwrap());
+    }
+    let t0 = Instant::now();
+    socket_client.get::<Health>("/v1/health").unwrap();
+    let beside_full_tcp = t0.elapsed();
+    assert!(
+        beside_full_tcp < Duration::from_secs(5),
+        "the socket took {beside_full_tcp:?} to answer while TCP was full"
     );
 
     let after = rss_kb(pid);

@@ -18,8 +18,10 @@ use tower::ServiceExt;
 use crate::caller::{Door, Token};
 use crate::identity::Identity;
 
-/// Connections open at once, over both doors; more wait in the kernel's backlog until one closes.
-pub const MAX_CONNECTIONS: usize = 512;
+/// Connections open at once through each door; more wait in the kernel's backlog until one
+/// closes. Each door has its own, so clients on TCP, who may hold connections before showing a
+/// token, cannot take the local users' socket away.
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// Time a client has to send a request's head, counted from the connection's start or from the
 /// previous answer, so an idle keep-alive connection is closed after it too.
@@ -31,27 +33,24 @@ pub const MAX_HEAD: usize = 64 << 10;
 /// Longest pause after an `accept()` error (out of descriptors, out of memory).
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
-/// What both listeners share: the router and the connection cap.
+/// What both listeners share: the router.
 #[derive(Clone)]
 pub struct Server {
     router: Router,
-    slots: Arc<Semaphore>,
 }
 
 impl Server {
-    /// A server of `router` with at most [`MAX_CONNECTIONS`] connections open.
+    /// A server of `router` with at most [`MAX_CONNECTIONS`] connections open through each door.
     pub fn new(router: Router) -> Self {
-        Self {
-            router,
-            slots: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
-        }
+        Self { router }
     }
 
     /// Accepts connections on the Unix socket until the runtime stops.
     pub async fn serve_unix(self, listener: UnixListener) {
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         let mut backoff = Backoff::default();
         loop {
-            let slot = self.slot().await;
+            let slot = slot(&slots).await;
             let stream = match listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(e) => {
@@ -80,9 +79,10 @@ impl Server {
     /// Accepts connections on a TCP address until the runtime stops.
     pub async fn serve_tcp(self, listener: TcpListener, token: Token) {
         let token = Arc::new(token);
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         let mut backoff = Backoff::default();
         loop {
-            let slot = self.slot().await;
+            let slot = slot(&slots).await;
             let stream = match listener.accept().await {
                 Ok((stream, _)) => stream,
                 Err(e) => {
@@ -97,12 +97,14 @@ impl Server {
         }
     }
 
-    async fn slot(&self) -> OwnedSemaphorePermit {
-        // The semaphore is never closed, so acquiring only waits.
-        loop {
-            if let Ok(p) = self.slots.clone().acquire_owned().await {
-                return p;
-            }
+}
+
+/// A connection slot of a door, once one is free.
+async fn slot(slots: &Arc<Semaphore>) -> OwnedSemaphorePermit {
+    // The semaphore is never closed, so acquiring only waits.
+    loop {
+        if let Ok(p) = slots.clone().acquire_owned().await {
+            return p;
         }
     }
 }
