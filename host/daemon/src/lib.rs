@@ -12,6 +12,7 @@ pub mod config;
 pub mod driver;
 pub mod error;
 pub mod executor;
+pub mod extract;
 pub mod identity;
 pub mod image;
 pub mod journal;

@@ -1,115 +1,31 @@
-//! The API's routes: HTTP method and path to an [`ApiRequest`] for the driver, the caller taken
-//! from the door the request came in by, and every refusal (a bad path parameter, query or body)
-//! answered as `{"error": "…"}`.
+//! The API's routes: HTTP method and path to an [`ApiRequest`] for the driver, with the caller
+//! taken from the door the request came in by (`caller.rs`) and the parameters by `extract.rs`.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::mpsc::Sender;
-use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Path, Query, Request, State};
-use axum::http::request::Parts;
-use axum::http::{Method, StatusCode, Uri};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use percent_encoding::percent_decode_str;
-use serde::de::DeserializeOwned;
 use sluice_api::query::items;
-use sluice_api::{
-    CancelRequest, ErrorBody, JobQuery, NodeAction, NodeActionRequest, StepEndRequest,
-};
+use sluice_api::{CancelRequest, JobQuery, NodeAction, NodeActionRequest, StepEndRequest};
 use tokio::sync::oneshot;
 
 use crate::api::{ApiError, ApiRequest, JobFilter};
 use crate::caller::Caller;
 use crate::driver::Msg;
+use crate::extract::{Body, MAX_BODY, Params, Raw, check_query, parse};
 use crate::image;
-
-/// Largest request body accepted (a submission with its script and environment).
-pub const MAX_BODY: usize = 16 << 20;
-
-/// Time a client has to send a request's body once its head has arrived.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (
-            status,
-            axum::Json(ErrorBody {
-                error: self.message,
-            }),
-        )
-            .into_response()
-    }
-}
 
 /// The driver's channel, the routes' state.
 type Tx = Sender<Msg>;
 
 /// What a route for a fixed request answers with.
 type Reply = Pin<Box<dyn Future<Output = Response> + Send>>;
-
-/// A request body as bytes, at most [`MAX_BODY`] of them.
-pub struct Raw(pub Bytes);
-
-impl<S: Send + Sync> FromRequest<S> for Raw {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let what = format!("{} {}", req.method(), req.uri().path());
-        let read = tokio::time::timeout(BODY_READ_TIMEOUT, Bytes::from_request(req, state));
-        let Ok(bytes) = read.await else {
-            return Err(ApiError::timeout(format!(
-                "{what}: the body did not arrive within {} s",
-                BODY_READ_TIMEOUT.as_secs()
-            )));
-        };
-        bytes.map(Raw).map_err(|e| match e {
-            BytesRejection::FailedToBufferBody(_) => ApiError::too_large(format!(
-                "{what}: body over the {MAX_BODY}-byte limit or cut short"
-            )),
-            other => ApiError::bad(format!("{what}: body: {}", other.body_text())),
-        })
-    }
-}
-
-/// A JSON body; an empty body is the type's default, so `curl -X POST` needs no `-d '{}'`.
-pub struct Body<T>(pub T);
-
-impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let what = format!("{} {}", req.method(), req.uri().path());
-        let Raw(bytes) = Raw::from_request(req, state).await?;
-        parse(&what, &bytes).map(Body)
-    }
-}
-
-/// Path parameters; a malformed one (bad percent-encoding) is a `400` with a message.
-pub struct Params<T>(pub T);
-
-impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Params<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|Path(t)| Params(t))
-            .map_err(|e| {
-                ApiError::bad(format!(
-                    "{} {}: {}",
-                    parts.method,
-                    parts.uri.path(),
-                    e.body_text()
-                ))
-            })
-    }
-}
 
 /// A route that always asks the driver the same request.
 fn fixed(req: ApiRequest) -> impl Fn(State<Tx>, Caller) -> Reply + Clone + Send + Sync + 'static {
@@ -180,30 +96,6 @@ async fn ask(State(tx): State<Tx>, Caller(who): Caller, req: ApiRequest) -> Resp
 fn job_id(text: &str) -> Result<u64, ApiError> {
     text.parse()
         .map_err(|_| ApiError::bad(format!("job id '{text}' is not a number")))
-}
-
-/// Refuses a query string that form decoding would only guess at: raw non-ASCII bytes, a `%`
-/// not followed by two hex digits, escapes that do not decode to UTF-8.
-fn check_query(query: &str) -> Result<(), String> {
-    if query.bytes().any(|b| !b.is_ascii_graphic()) {
-        return Err(
-            "raw spaces, control or non-ASCII characters; percent-encode them as UTF-8".into(),
-        );
-    }
-    let b = query.as_bytes();
-    if let Some(i) = (0..b.len()).find(|&i| {
-        b[i] == b'%'
-            && !(i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit())
-    }) {
-        return Err(format!(
-            "bad percent-escape at byte {i}: '%' must be followed by two hex digits"
-        ));
-    }
-    let spaced = query.replace('+', " ");
-    percent_decode_str(&spaced)
-        .decode_utf8()
-        .map(|_| ())
-        .map_err(|_| "percent-escapes that do not decode to UTF-8".into())
 }
 
 async fn list_jobs(
@@ -288,14 +180,6 @@ async fn job_action(
         Ok(r) => ask(state, caller, r).await,
         Err(e) => e.into_response(),
     }
-}
-
-/// Parses a body already read (for routes whose body type depends on the path).
-fn parse<T: DeserializeOwned + Default>(what: &str, body: &[u8]) -> Result<T, ApiError> {
-    if body.is_empty() {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("{what}: body: {e}")))
 }
 
 async fn step_end(

@@ -96,7 +96,6 @@ impl Server {
             tokio::spawn(connection(stream, door, self.router.clone(), slot));
         }
     }
-
 }
 
 /// A connection slot of a door, once one is free.
