@@ -4,7 +4,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use sluice_api::{
+    Job, JobCancelled, JobSubmitted, Metrics, PluginFile, Plugins, Reconfigured, Role, Swapped,
+};
 use sluice_daemon::client::Client;
 
 mod common;
@@ -39,8 +41,8 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
             n += 1;
             let name = format!("crash-{n}");
             let cmd = if n % 3 == 0 { "sleep 100" } else { "true" };
-            match c.post("/v1/jobs", &wrap(&name, cmd, &dir)) {
-                Ok(v) => acked.push((name, v["job_id"].as_u64().unwrap())),
+            match c.post::<_, JobSubmitted>("/v1/jobs", &wrap(&name, cmd, &dir)) {
+                Ok(v) => acked.push((name, v.job_id)),
                 Err(_) => {
                     unacked.push(name);
                     break;
@@ -54,30 +56,30 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
     let jobs = all_jobs(&dir);
     assert!(acked.len() >= 100, "only {} acknowledged", acked.len());
     for (name, id) in &acked {
-        let same: Vec<&Value> = jobs.iter().filter(|j| j["name"] == name.as_str()).collect();
+        let same: Vec<&Job> = jobs.iter().filter(|j| j.name == *name).collect();
         assert_eq!(same.len(), 1, "{name} appears {} times", same.len());
-        assert_eq!(same[0]["job_id"].as_u64(), Some(*id), "{name} changed id");
+        assert_eq!(same[0].job_id, *id, "{name} changed id");
     }
     for name in &unacked {
-        let count = jobs.iter().filter(|j| j["name"] == name.as_str()).count();
+        let count = jobs.iter().filter(|j| j.name == *name).count();
         assert!(count <= 1, "unacknowledged {name} appears {count} times");
     }
-    let mut ids: Vec<u64> = jobs.iter().map(|j| j["job_id"].as_u64().unwrap()).collect();
+    let mut ids: Vec<u64> = jobs.iter().map(|j| j.job_id).collect();
     ids.sort();
     let before = ids.len();
     ids.dedup();
     assert_eq!(before, ids.len(), "duplicate job ids");
     for j in &jobs {
-        let state = j["state"].as_str().unwrap();
+        let state = j.state.as_str();
         // Consistency: a running job has nodes, an ended one an end time, a pending one neither.
         match state {
-            "RUNNING" => assert!(!j["nodelist"].as_str().unwrap().is_empty(), "{j}"),
-            "PENDING" => assert!(j["end_time"].is_null(), "{j}"),
-            _ => assert!(!j["end_time"].is_null(), "{j}"),
+            "RUNNING" => assert!(!j.nodelist.is_empty(), "{j:?}"),
+            "PENDING" => assert!(j.end_time.is_none(), "{j:?}"),
+            _ => assert!(j.end_time.is_some(), "{j:?}"),
         }
         // Jobs that ran through a crash were requeued (the default), never left RUNNING without a process.
-        if j["restarts"].as_u64().unwrap() > 0 {
-            assert_ne!(state, "NODE_FAIL", "{j}");
+        if j.restarts > 0 {
+            assert_ne!(state, "NODE_FAIL", "{j:?}");
         }
     }
 }
@@ -92,13 +94,11 @@ fn a_batch_script_runs_with_slurm_environment_and_its_limit_is_enforced() {
     let mut req = wrap("envcheck", script, &dir);
     req.ntasks = Some(2);
     req.cpus_per_task = Some(2);
-    let id = c.post("/v1/jobs", &req).unwrap()["job_id"]
-        .as_u64()
-        .unwrap();
+    let id = c.post::<_, JobSubmitted>("/v1/jobs", &req).unwrap().job_id;
     let j = wait_for(&dir, id, &["FAILED"], 30);
-    assert_eq!(j["exit_code"], 3);
+    assert_eq!(j.exit_code, Some(3));
     let out = std::fs::read_to_string(dir.join(format!("slurm-{id}.out"))).unwrap();
-    let node = j["nodelist"].as_str().unwrap();
+    let node = &j.nodelist;
     assert!(
         out.contains(&format!(
             "id={id} name=envcheck nodes={node} nn=1 nt=2 cpt=2 part=compute dir={}",
@@ -110,23 +110,21 @@ fn a_batch_script_runs_with_slurm_environment_and_its_limit_is_enforced() {
 
     // Over its one-minute limit; SIGTERM is ignored, so SIGKILL after KillWait ends it.
     std::fs::write(dir.join("daemon.toml"), "kill_wait = 1\n").unwrap();
-    c.post("/v1/reconfigure", &json!({})).unwrap();
+    c.post_empty::<Reconfigured>("/v1/reconfigure").unwrap();
     let mut req = wrap("overrun", "trap '' TERM; sleep 300", &dir);
     req.time_limit = Some(60);
     req.output = Some("out-%j.txt".into());
-    let id = c.post("/v1/jobs", &req).unwrap()["job_id"]
-        .as_u64()
-        .unwrap();
+    let id = c.post::<_, JobSubmitted>("/v1/jobs", &req).unwrap().job_id;
     let j = wait_for(&dir, id, &["TIMEOUT"], 100);
-    assert_eq!(j["reason"], "TimeLimit");
+    assert_eq!(j.reason, "TimeLimit");
     // The process is gone: its exit by SIGKILL was recorded.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let j = c.get(&format!("/v1/jobs/{id}")).unwrap();
-        if j["signal"] == 9 {
+        let j: Job = c.get(&format!("/v1/jobs/{id}")).unwrap();
+        if j.signal == Some(9) {
             break;
         }
-        assert!(Instant::now() < deadline, "no SIGKILL recorded: {j}");
+        assert!(Instant::now() < deadline, "no SIGKILL recorded: {j:?}");
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(dir.join(format!("out-{id}.txt")).exists());
@@ -165,10 +163,9 @@ fn another_uid_cannot_cancel_your_job() {
     let nobody_job: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     // Root's job, which nobody may not touch.
     let root_job = Client::new(&dir)
-        .post("/v1/jobs", &wrap("root-job", "sleep 60", &dir))
-        .unwrap()["job_id"]
-        .as_u64()
-        .unwrap();
+        .post::<_, JobSubmitted>("/v1/jobs", &wrap("root-job", "sleep 60", &dir))
+        .unwrap()
+        .job_id;
     let cancel = |id: u64| {
         Command::new(BIN)
             .args(["cancel", &id.to_string(), "--state-dir"])
@@ -188,15 +185,16 @@ fn another_uid_cannot_cancel_your_job() {
     );
     assert_ne!(
         Client::new(&dir)
-            .get(&format!("/v1/jobs/{root_job}"))
-            .unwrap()["state"],
+            .get::<Job>(&format!("/v1/jobs/{root_job}"))
+            .unwrap()
+            .state,
         "CANCELLED"
     );
     // Its own job it may cancel; root (an admin) may cancel anyone's.
     assert!(cancel(nobody_job).status.success());
     wait_for(&dir, nobody_job, &["CANCELLED"], 10);
     Client::new(&dir)
-        .post(&format!("/v1/jobs/{root_job}/cancel"), &json!({}))
+        .post_empty::<JobCancelled>(&format!("/v1/jobs/{root_job}/cancel"))
         .unwrap();
 }
 
@@ -220,56 +218,44 @@ fn hot_swap_under_load_loses_no_job_and_refuses_a_broken_candidate() {
     for round in 0..6 {
         for i in 0..40 {
             let cmd = if i % 2 == 0 { "true" } else { "sleep 1" };
-            ids.push(
-                c.post("/v1/jobs", &wrap(&format!("s{round}-{i}"), cmd, &dir))
-                    .unwrap()["job_id"]
-                    .as_u64()
-                    .unwrap(),
-            );
+            let req = wrap(&format!("s{round}-{i}"), cmd, &dir);
+            ids.push(c.post::<_, JobSubmitted>("/v1/jobs", &req).unwrap().job_id);
         }
         let plugin = if round % 2 == 0 {
             "basic"
         } else {
             "multifactor"
         };
-        let v = c
-            .post("/v1/plugins/priority/swap", &json!({"file": plugin}))
-            .unwrap();
-        assert_eq!(v["kind"], "priority");
+        let swap = PluginFile {
+            file: plugin.into(),
+            ..PluginFile::default()
+        };
+        let v: Swapped = c.post("/v1/plugins/priority/swap", &swap).unwrap();
+        assert_eq!(v.kind, "priority");
         if round == 3 {
+            let trap = PluginFile {
+                file: hostile.to_string_lossy().into_owned(),
+                settings: [("mode".to_string(), "trap".to_string())].into(),
+            };
             let err = c
-                .post(
-                    "/v1/plugins/priority/swap",
-                    &json!({"file": hostile.to_string_lossy(), "settings": {"mode": "trap"}}),
-                )
+                .post::<_, Swapped>("/v1/plugins/priority/swap", &trap)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("refused") && err.contains("smoke"), "{err}");
         }
     }
-    let plugins = c.get("/v1/plugins").unwrap();
-    let active: Vec<&Value> = plugins["generations"]
-        .as_array()
-        .unwrap()
+    let plugins: Plugins = c.get("/v1/plugins").unwrap();
+    let active: Vec<_> = plugins
+        .generations
         .iter()
-        .filter(|g| g["kind"] == "priority" && g["role"] == "active")
+        .filter(|g| g.kind == "priority" && g.role == Role::Active)
         .collect();
     assert_eq!(active.len(), 1);
-    assert!(
-        active[0]["origin"]
-            .as_str()
-            .unwrap()
-            .contains("multifactor"),
-        "{}",
-        active[0]
-    );
-    let metrics = c.get("/v1/metrics").unwrap();
-    assert_eq!(metrics["swaps_published"], 6);
-    assert_eq!(metrics["swaps_refused"], 1);
-    assert_eq!(
-        metrics["engine_faults"]["priority"], 0,
-        "a pass saw a bad answer"
-    );
+    assert!(active[0].origin.contains("multifactor"), "{:?}", active[0]);
+    let metrics: Metrics = c.get("/v1/metrics").unwrap();
+    assert_eq!(metrics.counters.swaps_published, 6);
+    assert_eq!(metrics.counters.swaps_refused, 1);
+    assert_eq!(metrics.engine_faults.priority, 0, "a pass saw a bad answer");
     for id in &ids {
         wait_for(&dir, *id, &["COMPLETED"], 120);
     }

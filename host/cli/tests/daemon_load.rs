@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use sluice_api::{Health, JobSubmitted, Metrics, SubmitRequest};
 use sluice_daemon::client::Client;
-use sluice_daemon::request::SubmitRequest;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -20,7 +20,7 @@ fn up(dir: &Path) -> std::process::Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    while Client::new(dir).get("/v1/health").is_err() {
+    while Client::new(dir).get::<Health>("/v1/health").is_err() {
         std::thread::sleep(Duration::from_millis(20));
     }
     child
@@ -51,7 +51,7 @@ fn ten_thousand_submissions() {
                         output: Some("/dev/null".into()),
                         ..SubmitRequest::default()
                     };
-                    c.post("/v1/jobs", &req).unwrap();
+                    c.post::<_, JobSubmitted>("/v1/jobs", &req).unwrap();
                     ok += 1;
                 }
                 ok
@@ -68,38 +68,38 @@ fn ten_thousand_submissions() {
     let deadline = Instant::now() + Duration::from_secs(900);
     let mut c = Client::new(&dir);
     loop {
-        let h = c.get("/v1/health").unwrap();
-        if h["pending"] == 0 && h["running"] == 0 {
+        let h: Health = c.get("/v1/health").unwrap();
+        if h.pending == 0 && h.running == 0 {
             break;
         }
-        assert!(Instant::now() < deadline, "jobs did not drain: {h}");
+        assert!(Instant::now() < deadline, "jobs did not drain: {h:?}");
         std::thread::sleep(Duration::from_millis(500));
     }
-    let m = c.get("/v1/metrics").unwrap();
-    let started = m["started"].as_f64().unwrap();
+    let m = c.get::<Metrics>("/v1/metrics").unwrap().counters;
+    let started = m.started as f64;
     println!(
         "all done after {:.1} s; started {started}; submit→start mean {:.1} ms, max {:.1} ms; ticks {} (mean {:.2} ms, max {:.1} ms); journal syncs {}",
         t0.elapsed().as_secs_f64(),
-        m["start_latency_ms_total"].as_f64().unwrap() / started.max(1.0),
-        m["start_latency_ms_max"].as_f64().unwrap(),
-        m["ticks"],
-        m["tick_ms_total"].as_f64().unwrap() / m["ticks"].as_f64().unwrap().max(1.0),
-        m["tick_ms_max"].as_f64().unwrap(),
-        m["syncs"],
+        m.start_latency_ms_total / started.max(1.0),
+        m.start_latency_ms_max,
+        m.ticks,
+        m.tick_ms_total / (m.ticks as f64).max(1.0),
+        m.tick_ms_max,
+        m.syncs,
     );
     daemon.kill().unwrap();
     daemon.wait().unwrap();
     let t1 = Instant::now();
     let mut daemon = up(&dir);
-    let h = Client::new(&dir).get("/v1/health").unwrap();
+    let h: Health = Client::new(&dir).get("/v1/health").unwrap();
     println!(
         "restart after kill -9 with {} jobs: answering after {:.0} ms (store recovery {:.1} ms, {} records replayed)",
-        h["jobs"],
+        h.jobs,
         t1.elapsed().as_secs_f64() * 1e3,
-        h["recovery"]["millis"].as_f64().unwrap(),
-        h["recovery"]["replayed"]
+        h.recovery.millis,
+        h.recovery.replayed
     );
-    assert_eq!(h["jobs"], total);
+    assert_eq!(h.jobs, total);
     daemon.kill().unwrap();
     daemon.wait().unwrap();
 }

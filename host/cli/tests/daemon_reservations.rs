@@ -4,8 +4,8 @@
 mod common;
 
 use common::{Daemon, json_of, sluice, state_dir, wait_for, wrap};
+use sluice_api::{Job, JobSubmitted, Reservation, SubmitRequest};
 use sluice_daemon::client::Client;
-use sluice_daemon::request::SubmitRequest;
 
 #[test]
 fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {
@@ -14,13 +14,11 @@ fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {
     let _daemon = Daemon::start(&dir);
     let mut client = Client::new(&dir);
     // Whoever runs the test: the daemon names the caller by its peer credentials.
-    let probe = client
+    let probe: JobSubmitted = client
         .post("/v1/jobs", &wrap("probe", "true", &dir))
         .unwrap();
-    let probe = client
-        .get(&format!("/v1/jobs/{}", probe["job_id"].as_u64().unwrap()))
-        .unwrap();
-    let user = probe["user"].as_str().unwrap().to_string();
+    let probe: Job = client.get(&format!("/v1/jobs/{}", probe.job_id)).unwrap();
+    let user = probe.user;
 
     let created = sluice(
         &dir,
@@ -39,16 +37,14 @@ fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {
         "{}",
         String::from_utf8_lossy(&created.stderr)
     );
-    let shown = json_of(&sluice(&dir, &["show", "reservation", "--json"]));
+    let shown: Vec<Reservation> = json_of(&sluice(&dir, &["show", "reservation", "--json"]));
     let maint = shown
-        .as_array()
-        .unwrap()
         .iter()
-        .find(|r| r["name"] == "maint")
-        .unwrap_or_else(|| panic!("maint not shown in {shown}"));
-    assert_eq!(maint["nodes"], serde_json::json!(["node31", "node32"]));
+        .find(|r| r.name == "maint")
+        .unwrap_or_else(|| panic!("maint not shown in {shown:?}"));
+    assert_eq!(maint.nodes, ["node31", "node32"]);
 
-    let inside = client
+    let inside: JobSubmitted = client
         .post(
             "/v1/jobs",
             &SubmitRequest {
@@ -59,13 +55,8 @@ fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {
             },
         )
         .unwrap();
-    let ran = wait_for(
-        &dir,
-        inside["job_id"].as_u64().unwrap(),
-        &["RUNNING", "COMPLETED"],
-        60,
-    );
-    let node = ran["nodelist"].as_str().unwrap();
+    let ran = wait_for(&dir, inside.job_id, &["RUNNING", "COMPLETED"], 60);
+    let node = ran.nodelist.as_str();
     assert!(
         node == "node31" || node == "node32",
         "a job in the reservation ran on {node}"
@@ -89,14 +80,10 @@ fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {
         "{}",
         String::from_utf8_lossy(&deleted.stderr)
     );
-    let shown = json_of(&sluice(&dir, &["show", "reservation", "--json"]));
+    let shown: Vec<Reservation> = json_of(&sluice(&dir, &["show", "reservation", "--json"]));
     assert!(
-        !shown
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["name"] == "maint"),
-        "maint still shown after delete: {shown}"
+        !shown.iter().any(|r| r.name == "maint"),
+        "maint still shown after delete: {shown:?}"
     );
     let again = sluice(&dir, &["delete", "reservation", "maint"]);
     assert!(!again.status.success());

@@ -7,7 +7,10 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{Daemon, json_of, log_of, poll, sluice, state_dir, wait_for, wrap};
-use serde_json::Value;
+use sluice_api::{
+    GenerationRow, Health, Job, JobCancelled, JobSubmitted, Plugins, Reconfigured, Role,
+    ShadowReports, ShadowStarted, SubmitRequest,
+};
 use sluice_daemon::client::Client;
 
 const DEMO_CLUSTER: &str = include_str!("../../cluster/src/demo/cluster.toml");
@@ -39,22 +42,18 @@ fn install(from: &str, to: &Path) {
 }
 
 /// The active generation of `kind` as `plugin list --json` shows it.
-fn active(dir: &Path, kind: &str) -> Value {
-    let v = json_of(&sluice(dir, &["plugin", "list", "--json"]));
-    v["generations"]
-        .as_array()
-        .unwrap()
+fn active(dir: &Path, kind: &str) -> GenerationRow {
+    let v: Plugins = json_of(&sluice(dir, &["plugin", "list", "--json"]));
+    v.generations
         .iter()
-        .find(|g| g["kind"] == kind && g["role"] == "active")
+        .find(|g| g.kind == kind && g.role == Role::Active)
         .cloned()
-        .unwrap_or_else(|| panic!("no active {kind} generation in {v}"))
+        .unwrap_or_else(|| panic!("no active {kind} generation in {v:?}"))
 }
 
 /// Whether generation `g` was loaded from `plugin` (bundled ones say so after the name).
-fn from(g: &Value, plugin: &str) -> bool {
-    g["origin"]
-        .as_str()
-        .is_some_and(|o| o == plugin || o.starts_with(&format!("{plugin} (")))
+fn from(g: &GenerationRow, plugin: &str) -> bool {
+    g.origin == plugin || g.origin.starts_with(&format!("{plugin} ("))
 }
 
 #[test]
@@ -71,7 +70,7 @@ fn overwriting_the_configured_plugin_file_publishes_a_new_generation() {
     std::fs::write(dir.join("daemon.toml"), "watch_interval = 1\n").unwrap();
     let _d = Daemon::start_with(&dir, &["--config", cluster.to_str().unwrap()]);
     let before = active(&dir, "priority");
-    assert_eq!(before["origin"], wasm.to_str().unwrap(), "{before}");
+    assert_eq!(before.origin, wasm.to_str().unwrap(), "{before:?}");
 
     install(
         sluice_plugin_artifacts::component("sluice-plugin-priority-multifactor"),
@@ -79,22 +78,20 @@ fn overwriting_the_configured_plugin_file_publishes_a_new_generation() {
     );
     let after = poll(60, "a new priority generation", || {
         let g = active(&dir, "priority");
-        (g["generation"] != before["generation"]).then_some(g)
+        (g.generation != before.generation).then_some(g)
     });
-    assert_eq!(after["origin"], wasm.to_str().unwrap(), "{after}");
+    assert_eq!(after.origin, wasm.to_str().unwrap(), "{after:?}");
     assert!(
-        after["generation"].as_u64() > before["generation"].as_u64(),
-        "{before} → {after}"
+        after.generation > before.generation,
+        "{before:?} → {after:?}"
     );
     // The old generation stays for rollback.
-    let list = json_of(&sluice(&dir, &["plugin", "list", "--json"]));
+    let list: Plugins = json_of(&sluice(&dir, &["plugin", "list", "--json"]));
     assert!(
-        list["generations"]
-            .as_array()
-            .unwrap()
+        list.generations
             .iter()
-            .any(|g| g["kind"] == "priority" && g["generation"] == before["generation"]),
-        "{list}"
+            .any(|g| g.kind == "priority" && g.generation == before.generation),
+        "{list:?}"
     );
 }
 
@@ -126,19 +123,23 @@ fn reconfigure_keeps_a_broken_configuration_out_and_stages_a_valid_change() {
             .contains("kept the old configuration")
             .then_some(())
     });
-    Client::new(&dir).get("/v1/health").unwrap();
-    assert_eq!(active(&dir, "priority")["generation"], before["generation"]);
+    Client::new(&dir).get::<Health>("/v1/health").unwrap();
+    assert_eq!(active(&dir, "priority").generation, before.generation);
 
     // Valid, by `sluice reconfigure`: the new priority plugin is staged, then published.
     cluster_file(&dir, "basic");
-    let v = json_of(&sluice(&dir, &["reconfigure", "--json"]));
-    let staged = v["plugins_staged"].to_string();
-    assert!(staged.contains("priority basic"), "{v}");
+    let v: Reconfigured = json_of(&sluice(&dir, &["reconfigure", "--json"]));
+    assert!(
+        v.plugins_staged
+            .iter()
+            .any(|s| s.contains("priority basic")),
+        "{v:?}"
+    );
     let basic = poll(60, "the basic priority generation", || {
         let g = active(&dir, "priority");
         from(&g, "basic").then_some(g)
     });
-    assert_ne!(basic["generation"], before["generation"]);
+    assert_ne!(basic.generation, before.generation);
 
     // Valid, by SIGHUP: back to multifactor.
     cluster_file(&dir, "multifactor");
@@ -148,7 +149,7 @@ fn reconfigure_keeps_a_broken_configuration_out_and_stages_a_valid_change() {
         "the multifactor priority generation after SIGHUP",
         || {
             let g = active(&dir, "priority");
-            (from(&g, "multifactor") && g["generation"] != before["generation"]).then_some(g)
+            (from(&g, "multifactor") && g.generation != before.generation).then_some(g)
         },
     );
 }
@@ -159,11 +160,11 @@ fn a_priority_shadow_ranks_the_waiting_jobs_beside_the_active_policy() {
     let dir = scratch.path();
     let _d = Daemon::start_with(&dir, &[]);
     let basic = sluice_plugin_artifacts::component("sluice-plugin-priority-basic");
-    let started = json_of(&sluice(
+    let started: ShadowStarted = json_of(&sluice(
         &dir,
         &["plugin", "shadow", "priority", basic, "--json"],
     ));
-    assert_eq!(started["shadow"], "priority", "{started}");
+    assert_eq!(started.shadow, "priority", "{started:?}");
 
     // Jobs that wait (begin in an hour) in two partitions' worth of rows at most.
     let mut c = Client::new(&dir);
@@ -173,9 +174,9 @@ fn a_priority_shadow_ranks_the_waiting_jobs_beside_the_active_policy() {
         .as_secs() as i64
         + 3600;
     for i in 0..3 {
-        c.post(
+        c.post::<_, JobSubmitted>(
             "/v1/jobs",
-            &sluice_daemon::request::SubmitRequest {
+            &SubmitRequest {
                 begin: Some(begin),
                 ..wrap(&format!("later-{i}"), "true", &dir)
             },
@@ -183,15 +184,22 @@ fn a_priority_shadow_ranks_the_waiting_jobs_beside_the_active_policy() {
         .unwrap();
     }
     let report = poll(30, "a priority shadow pass over the waiting jobs", || {
-        let r = c.get("/v1/shadow").unwrap();
-        (r["priority"]["rows_compared"].as_u64() >= Some(3)).then_some(r)
+        let r: ShadowReports = c.get("/v1/shadow").unwrap();
+        r.priority
+            .as_ref()
+            .is_some_and(|p| p.rows_compared >= 3)
+            .then_some(r)
     });
-    let p = &report["priority"];
-    assert_eq!(p["faults"], 0, "{p}");
-    assert!(p["passes"].as_u64() >= Some(1), "{p}");
-    assert!(report["selection"].is_null(), "{report}");
-    let stopped = json_of(&sluice(&dir, &["plugin", "shadow", "stop", "--json"]));
-    assert_eq!(stopped["priority"]["origin"], p["origin"], "{stopped}");
+    let p = report.priority.as_ref().unwrap();
+    assert_eq!(p.faults, 0, "{p:?}");
+    assert!(p.passes >= 1, "{p:?}");
+    assert!(report.selection.is_none(), "{report:?}");
+    let stopped: ShadowReports = json_of(&sluice(&dir, &["plugin", "shadow", "stop", "--json"]));
+    assert_eq!(
+        stopped.priority.as_ref().map(|s| &s.origin),
+        Some(&p.origin),
+        "{stopped:?}"
+    );
 }
 
 #[test]
@@ -200,52 +208,61 @@ fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() 
     let dir = scratch.path();
     let _d = Daemon::start_with(&dir, &[]);
     let cons_tres = active(&dir, "selection");
-    assert!(from(&cons_tres, "cons_tres"), "{cons_tres}");
+    assert!(from(&cons_tres, "cons_tres"), "{cons_tres:?}");
     let linear = sluice_plugin_artifacts::component("sluice-plugin-select-linear");
-    let started = json_of(&sluice(
+    let started: ShadowStarted = json_of(&sluice(
         &dir,
         &["plugin", "shadow", "selection", linear, "--json"],
     ));
-    assert_eq!(started["shadow"], "selection", "{started}");
-    let list = json_of(&sluice(&dir, &["plugin", "list", "--json"]));
-    assert_eq!(list["shadow"]["kind"], "selection", "{list}");
+    assert_eq!(started.shadow, "selection", "{started:?}");
+    let list: Plugins = json_of(&sluice(&dir, &["plugin", "list", "--json"]));
+    assert_eq!(
+        list.shadow.as_ref().map(|s| s.kind.as_str()),
+        Some("selection"),
+        "{list:?}"
+    );
 
     // One-CPU jobs: cons_tres packs them onto a node, linear would want a whole idle node each.
     let mut c = Client::new(&dir);
     let ids: Vec<u64> = (0..4)
         .map(|i| {
-            let v = c
-                .post("/v1/jobs", &wrap(&format!("small-{i}"), "sleep 30", &dir))
-                .unwrap();
-            v["job_id"].as_u64().unwrap()
+            let req = wrap(&format!("small-{i}"), "sleep 30", &dir);
+            c.post::<_, JobSubmitted>("/v1/jobs", &req).unwrap().job_id
         })
         .collect();
-    let jobs: Vec<Value> = ids
+    let jobs: Vec<Job> = ids
         .iter()
         .map(|&id| wait_for(&dir, id, &["RUNNING"], 60))
         .collect();
 
     let report = poll(30, "a selection shadow pass with a difference", || {
-        let r = c.get("/v1/shadow").unwrap();
-        (r["selection"]["placements_compared"].as_u64() >= Some(ids.len() as u64)).then_some(r)
+        let r: ShadowReports = c.get("/v1/shadow").unwrap();
+        r.selection
+            .as_ref()
+            .is_some_and(|s| s.placements_compared >= ids.len() as u64)
+            .then_some(r)
     });
-    let sel = &report["selection"];
-    assert!(report["priority"].is_null(), "{report}");
-    assert_eq!(sel["faults"], 0, "{sel}");
-    let differing = sel["different_nodes"].as_u64().unwrap() + sel["not_placed"].as_u64().unwrap();
-    assert!(differing > 0, "linear placed like cons_tres: {sel}");
-    assert!(sel["passes_differing"].as_u64() > Some(0), "{sel}");
+    let sel = report.selection.as_ref().unwrap();
+    assert!(report.priority.is_none(), "{report:?}");
+    assert_eq!(sel.faults, 0, "{sel:?}");
+    let differing = sel.different_nodes + sel.not_placed;
+    assert!(differing > 0, "linear placed like cons_tres: {sel:?}");
+    assert!(sel.passes_differing > 0, "{sel:?}");
 
     // Never acted: every job runs where the active policy put it, not where the candidate would.
-    let recent = sel["recent"].as_array().unwrap();
-    assert!(!recent.is_empty(), "{sel}");
-    for d in recent {
+    assert!(!sel.recent.is_empty(), "{sel:?}");
+    for d in &sel.recent {
+        let (job_id, active_nodes, candidate_nodes) = d;
         let job = jobs
             .iter()
-            .find(|j| j["job_id"] == d[0])
-            .unwrap_or_else(|| panic!("difference for an unknown job: {d}"));
-        assert_eq!(job["nodelist"], d[1], "{job} vs {d}");
-        assert_ne!(job["nodelist"], d[2], "{job} vs {d}");
+            .find(|j| j.job_id == *job_id)
+            .unwrap_or_else(|| panic!("difference for an unknown job: {d:?}"));
+        assert_eq!(&job.nodelist, active_nodes, "{job:?} vs {d:?}");
+        assert_ne!(
+            Some(&job.nodelist),
+            candidate_nodes.as_ref(),
+            "{job:?} vs {d:?}"
+        );
     }
 
     // The same report for people.
@@ -254,10 +271,14 @@ fn a_selection_shadow_reports_where_it_would_place_differently_and_never_acts() 
     assert!(text.starts_with("selection shadow: "), "{text}");
     assert!(text.contains("placements compared"), "{text}");
 
-    let stopped = json_of(&sluice(&dir, &["plugin", "shadow", "stop", "--json"]));
-    assert_eq!(stopped["selection"]["origin"], sel["origin"], "{stopped}");
+    let stopped: ShadowReports = json_of(&sluice(&dir, &["plugin", "shadow", "stop", "--json"]));
+    assert_eq!(
+        stopped.selection.as_ref().map(|s| &s.origin),
+        Some(&sel.origin),
+        "{stopped:?}"
+    );
     for id in ids {
-        let _ = c.post(&format!("/v1/jobs/{id}/cancel"), &serde_json::json!({}));
+        let _ = c.post_empty::<JobCancelled>(&format!("/v1/jobs/{id}/cancel"));
     }
 }
 
@@ -276,7 +297,9 @@ fn a_broken_selection_candidate_is_refused_with_its_error() {
     assert!(!out.status.success(), "a broken candidate was accepted");
     assert!(err.contains("broken.wasm"), "{err}");
     assert!(
-        Client::new(&dir).get("/v1/shadow").is_err(),
+        Client::new(&dir)
+            .get::<ShadowReports>("/v1/shadow")
+            .is_err(),
         "a shadow runs after a refused load"
     );
 }

@@ -1,12 +1,12 @@
-//! The API's requests as the driver sees them, and the routing from HTTP method and path to them.
-//! `API.md` documents every endpoint.
+//! The API's requests as the driver sees them, and its refusals. `routes.rs` maps HTTP to them;
+//! `API.md` documents every endpoint; the answers are the types of `sluice-api`.
 
-use serde::Deserialize;
+use serde::Serialize;
 use serde_json::Value;
+use sluice_api::{NodeAction, PluginFile, StepRequest, SubmitRequest, UpdateRequest};
+use sluice_policy::PluginKind;
 
-use crate::http::Request;
-use crate::image::{NodeAction, State};
-use crate::request::{SubmitRequest, UpdateRequest};
+use crate::image::State;
 
 /// A refused or failed request: an HTTP status and a message saying what to do.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,45 +18,63 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// 400: the request is malformed.
-    pub fn bad(message: impl Into<String>) -> Self {
+    fn with(status: u16, message: impl Into<String>) -> Self {
         Self {
-            status: 400,
+            status,
             message: message.into(),
         }
+    }
+    /// 400: the request is malformed.
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::with(400, message)
+    }
+    /// 401: a TCP request without the right bearer token.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::with(401, message)
     }
     /// 403: the caller may not do this.
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self {
-            status: 403,
-            message: message.into(),
-        }
+        Self::with(403, message)
     }
     /// 404: no such thing.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self {
-            status: 404,
-            message: message.into(),
-        }
+        Self::with(404, message)
+    }
+    /// 405: the path exists, the method does not.
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        Self::with(405, message)
+    }
+    /// 408: the body did not arrive in time.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::with(408, message)
     }
     /// 409: not in a state that allows it.
     pub fn conflict(message: impl Into<String>) -> Self {
-        Self {
-            status: 409,
-            message: message.into(),
-        }
+        Self::with(409, message)
+    }
+    /// 413: the body is over the limit.
+    pub fn too_large(message: impl Into<String>) -> Self {
+        Self::with(413, message)
     }
     /// 500: the daemon failed.
     pub fn internal(message: impl Into<String>) -> Self {
-        Self {
-            status: 500,
-            message: message.into(),
-        }
+        Self::with(500, message)
+    }
+    /// 503: the daemon is shutting down.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::with(503, message)
     }
 }
 
-/// What the driver answers.
+/// What the driver answers: one of `sluice-api`'s answer types, serialized on the driver thread
+/// so that one channel carries every kind of answer.
 pub type ApiResult = Result<Value, ApiError>;
+
+/// Serializes a typed answer.
+pub fn answer<T: Serialize>(value: &T) -> ApiResult {
+    serde_json::to_value(value)
+        .map_err(|e| ApiError::internal(format!("the answer does not serialize: {e}")))
+}
 
 /// `squeue` filters.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -67,28 +85,6 @@ pub struct JobFilter {
     pub states: Vec<State>,
     /// `--jobs`.
     pub ids: Vec<u64>,
-}
-
-/// A step request (`sluice run` inside an allocation).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StepRequest {
-    /// Step name (the command).
-    pub name: String,
-    /// Nodes (`-N`, 1).
-    pub nodes: u32,
-    /// CPUs per node (`-c` × tasks per node, 1).
-    pub cpus_per_node: u32,
-}
-
-/// A plugin file to swap in or shadow.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PluginFile {
-    /// Path of a `.wasm` component or native library, or a bundled name.
-    pub file: String,
-    /// Settings to set on top of the configured ones (as text values).
-    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// Every request the driver handles.
@@ -148,7 +144,7 @@ pub enum ApiRequest {
     /// `GET /v1/reservations`.
     Reservations,
     /// `POST /v1/reservations`.
-    CreateReservation(sluice_engine::ReservationSpec),
+    CreateReservation(sluice_api::Reservation),
     /// `DELETE /v1/reservations/{name}`.
     DeleteReservation(String),
     /// `GET /v1/share`.
@@ -183,137 +179,14 @@ pub enum ApiRequest {
     Config,
 }
 
-fn id(text: &str) -> Result<u64, ApiError> {
-    text.parse()
-        .map_err(|_| ApiError::bad(format!("job id {text:?} is not a number")))
-}
-
-fn json<'a, T: Deserialize<'a> + Default>(req: &'a Request) -> Result<T, ApiError> {
-    if req.body.is_empty() {
-        return Ok(T::default());
-    }
-    serde_json::from_slice(&req.body)
-        .map_err(|e| ApiError::bad(format!("{} {}: body: {e}", req.method, req.path)))
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct Reason {
-    reason: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct CancelBody {
-    signal: Option<i32>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct StepEndBody {
-    exit_code: i32,
-}
-
-fn list(query: Option<&String>) -> Vec<String> {
-    query
-        .map(|s| {
-            s.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect()
+/// The plugin kind named in a path (`priority`, `selection`, `gres`, `hres`).
+pub fn plugin_kind(name: &str) -> Result<PluginKind, ApiError> {
+    PluginKind::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            ApiError::bad(format!(
+                "plugin kind '{name}': expected priority, selection, gres or hres"
+            ))
         })
-        .unwrap_or_default()
-}
-
-/// Maps an HTTP request to an API request.
-pub fn route(req: &Request) -> Result<ApiRequest, ApiError> {
-    let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
-    let m = req.method.as_str();
-    let r = match (m, segs.as_slice()) {
-        ("GET", ["v1", "health"]) => ApiRequest::Health,
-        ("GET", ["v1", "metrics"]) => ApiRequest::Metrics,
-        ("POST", ["v1", "jobs"]) => ApiRequest::Submit(Box::new(json(req)?)),
-        ("GET", ["v1", "jobs"]) => {
-            let states = list(req.query.get("states"))
-                .iter()
-                .map(|s| {
-                    State::parse(s).ok_or_else(|| {
-                        ApiError::bad(format!(
-                            "states={s}: expected Slurm state names or codes (PENDING, R, …)"
-                        ))
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            let ids = list(req.query.get("jobs"))
-                .iter()
-                .map(|s| id(s))
-                .collect::<Result<_, _>>()?;
-            ApiRequest::ListJobs(JobFilter {
-                users: list(req.query.get("user")),
-                states,
-                ids,
-            })
-        }
-        ("GET", ["v1", "jobs", j]) => ApiRequest::ShowJob(id(j)?),
-        ("POST", ["v1", "jobs", j, "cancel"]) => ApiRequest::Cancel {
-            id: id(j)?,
-            signal: json::<CancelBody>(req)?.signal,
-        },
-        ("POST", ["v1", "jobs", j, "hold"]) => ApiRequest::Hold(id(j)?),
-        ("POST", ["v1", "jobs", j, "release"]) => ApiRequest::Release(id(j)?),
-        ("POST", ["v1", "jobs", j, "update"]) => ApiRequest::Update(id(j)?, json(req)?),
-        ("POST", ["v1", "jobs", j, "steps"]) => ApiRequest::StepStart(id(j)?, json(req)?),
-        ("POST", ["v1", "jobs", j, "steps", s, "end"]) => ApiRequest::StepEnd {
-            id: id(j)?,
-            step: s
-                .parse()
-                .map_err(|_| ApiError::bad(format!("step id {s:?} is not a number")))?,
-            exit_code: json::<StepEndBody>(req)?.exit_code,
-        },
-        ("GET", ["v1", "nodes"]) => ApiRequest::Nodes,
-        ("GET", ["v1", "nodes", n]) => ApiRequest::ShowNode(n.to_string()),
-        ("POST", ["v1", "nodes", n, action]) => ApiRequest::NodeAction {
-            nodes: n.to_string(),
-            action: match *action {
-                "drain" => NodeAction::Drain,
-                "resume" => NodeAction::Resume,
-                "down" => NodeAction::Down,
-                other => {
-                    return Err(ApiError::not_found(format!(
-                        "node action {other:?}: expected drain, resume or down"
-                    )));
-                }
-            },
-            reason: json::<Reason>(req)?.reason,
-        },
-        ("GET", ["v1", "partitions"]) => ApiRequest::Partitions,
-        ("GET", ["v1", "licenses"]) => ApiRequest::Licenses,
-        ("GET", ["v1", "reservations"]) => ApiRequest::Reservations,
-        ("POST", ["v1", "reservations"]) => ApiRequest::CreateReservation(json(req)?),
-        ("DELETE", ["v1", "reservations", n]) => ApiRequest::DeleteReservation(n.to_string()),
-        ("GET", ["v1", "share"]) => ApiRequest::Share,
-        ("GET", ["v1", "prio"]) => ApiRequest::Prio,
-        ("GET", ["v1", "plugins"]) => ApiRequest::Plugins,
-        ("POST", ["v1", "plugins", k, "swap"]) => ApiRequest::Swap {
-            kind: k.to_string(),
-            file: json(req)?,
-        },
-        ("POST", ["v1", "plugins", k, "rollback"]) => ApiRequest::Rollback(k.to_string()),
-        ("POST", ["v1", "plugins", k, "shadow"]) => ApiRequest::ShadowStart {
-            kind: k.to_string(),
-            file: json(req)?,
-        },
-        ("GET", ["v1", "shadow"]) => ApiRequest::ShadowReport,
-        ("DELETE", ["v1", "shadow"]) => ApiRequest::ShadowStop,
-        ("POST", ["v1", "reconfigure"]) => ApiRequest::Reconfigure,
-        ("GET", ["v1", "config"]) => ApiRequest::Config,
-        _ => {
-            return Err(ApiError::not_found(format!(
-                "{m} {}: no such endpoint (see host/daemon/API.md)",
-                req.path
-            )));
-        }
-    };
-    Ok(r)
 }

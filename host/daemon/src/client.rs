@@ -1,16 +1,24 @@
-//! A blocking client of the daemon's API, for the CLI and the tests: one keep-alive connection
-//! over the Unix socket (or TCP with a bearer token), JSON in and out.
+//! A blocking client of the daemon's API, for the CLI and the tests: one keep-alive hyper
+//! connection over the Unix socket (or TCP with a bearer token), typed requests and answers.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::{Method, Request};
+use hyper_util::rt::TokioIo;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use sluice_api::{ErrorBody, JobQuery};
 
 use crate::error::ClientError;
+
+/// Largest answer read (every job of a large queue).
+const MAX_ANSWER: usize = 256 << 20;
 
 /// Where the daemon's state directory is when neither `--state-dir` nor `SLUICE_STATE_DIR` says:
 /// `$XDG_RUNTIME_DIR/sluice`, else `/tmp/sluice-$UID`.
@@ -26,24 +34,24 @@ pub fn socket_path(dir: &Path) -> PathBuf {
     dir.join("sluice.sock")
 }
 
-enum Stream {
-    Unix(UnixStream),
-    Tcp(TcpStream),
+/// The path of `GET /v1/jobs` with squeue's filters as its query.
+pub fn jobs_path(query: &JobQuery) -> String {
+    match serde_urlencoded::to_string(query) {
+        Ok(q) if !q.is_empty() => format!("/v1/jobs?{q}"),
+        _ => "/v1/jobs".to_string(),
+    }
 }
 
-impl Stream {
-    fn writer(&mut self) -> &mut dyn Write {
-        match self {
-            Stream::Unix(s) => s,
-            Stream::Tcp(s) => s,
-        }
-    }
-    fn try_clone_reader(&self) -> std::io::Result<Box<dyn Read + Send>> {
-        Ok(match self {
-            Stream::Unix(s) => Box::new(s.try_clone()?),
-            Stream::Tcp(s) => Box::new(s.try_clone()?),
-        })
-    }
+/// A name (node hostlist, reservation, plugin kind) as one path segment: `node[01-02]` and
+/// names with `/` or spaces reach the daemon intact.
+pub fn segment(name: &str) -> String {
+    const KEEP: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b',');
+    utf8_percent_encode(name, KEEP).to_string()
 }
 
 /// Where and how to reach the daemon.
@@ -55,7 +63,7 @@ pub enum Target {
     Tcp {
         /// `host:port`.
         addr: String,
-        /// The token `serve --token` was given.
+        /// The token the daemon was started with (`serve --token-file` or `SLUICE_TOKEN`).
         token: String,
     },
 }
@@ -63,7 +71,9 @@ pub enum Target {
 /// A connection to the daemon.
 pub struct Client {
     target: Target,
-    conn: Option<(Stream, BufReader<Box<dyn Read + Send>>)>,
+    runtime: Option<tokio::runtime::Runtime>,
+    sender: Option<SendRequest<Full<Bytes>>>,
+    last_answer: Option<Instant>,
     timeout: Option<Duration>,
 }
 
@@ -77,7 +87,9 @@ impl Client {
     pub fn to(target: Target) -> Self {
         Self {
             target,
-            conn: None,
+            runtime: None,
+            sender: None,
+            last_answer: None,
             timeout: None,
         }
     }
@@ -88,144 +100,151 @@ impl Client {
         self
     }
 
-    fn connect(&mut self) -> Result<(), ClientError> {
-        if self.conn.is_some() {
-            return Ok(());
+    /// `GET path`, its answer read as `T`.
+    pub fn get<T: DeserializeOwned>(&mut self, path: &str) -> Result<T, ClientError> {
+        self.call(Method::GET, path, Vec::new())
+    }
+
+    /// `POST path` with a JSON body, its answer read as `T`.
+    pub fn post<B: Serialize, T: DeserializeOwned>(
+        &mut self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ClientError> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| ClientError::Protocol(format!("the request does not serialize: {e}")))?;
+        self.call(Method::POST, path, bytes)
+    }
+
+    /// `POST path` without a body (hold, release, rollback, reconfigure), its answer read as `T`.
+    pub fn post_empty<T: DeserializeOwned>(&mut self, path: &str) -> Result<T, ClientError> {
+        self.call(Method::POST, path, Vec::new())
+    }
+
+    /// `DELETE path`, its answer read as `T`.
+    pub fn delete<T: DeserializeOwned>(&mut self, path: &str) -> Result<T, ClientError> {
+        self.call(Method::DELETE, path, Vec::new())
+    }
+
+    /// One exchange. A connection that broke during it is not retried: the request may have been
+    /// acted on. One the daemon closed while idle is replaced before anything is sent.
+    fn call<T: DeserializeOwned>(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<T, ClientError> {
+        if self.runtime.is_none() {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| ClientError::Protocol(format!("starting the client runtime: {e}")))?;
+            self.runtime = Some(rt);
         }
-        let stream = match &self.target {
+        let rt = self.runtime.take().expect("made above");
+        let timeout = self.timeout;
+        let exchange = self.exchange(method, path, body);
+        let result = match timeout {
+            Some(t) => rt
+                .block_on(async { tokio::time::timeout(t, exchange).await })
+                .unwrap_or_else(|_| {
+                    Err(ClientError::Protocol(format!(
+                        "no answer within {} ms",
+                        t.as_millis()
+                    )))
+                }),
+            None => rt.block_on(exchange),
+        };
+        self.runtime = Some(rt);
+        if matches!(result, Err(ClientError::Protocol(_))) {
+            self.sender = None;
+        }
+        let bytes = result?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| ClientError::Protocol(format!("unexpected answer to {path}: {e}")))
+    }
+
+    async fn exchange(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<Bytes, ClientError> {
+        let proto = |e: hyper::Error| ClientError::Protocol(e.to_string());
+        // The daemon closes connections idle for its header read timeout; one idle for half of
+        // it is replaced rather than risk a request crossing the close.
+        let stale = self
+            .last_answer
+            .is_none_or(|t| t.elapsed() > crate::server::HEADER_READ_TIMEOUT / 2);
+        let usable = match &mut self.sender {
+            Some(s) if !stale => s.ready().await.is_ok(),
+            _ => false,
+        };
+        if !usable {
+            self.sender = Some(self.connect().await?);
+        }
+        let sender = self.sender.as_mut().expect("connected above");
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(HOST, "sluice")
+            .header(CONTENT_TYPE, "application/json");
+        if let Target::Tcp { token, .. } = &self.target {
+            req = req.header(AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| ClientError::Protocol(format!("{path}: {e}")))?;
+        let answer = sender.send_request(req).await.map_err(proto)?;
+        self.last_answer = Some(Instant::now());
+        let status = answer.status().as_u16();
+        let bytes = http_body_util::Limited::new(answer.into_body(), MAX_ANSWER)
+            .collect()
+            .await
+            .map_err(|e| ClientError::Protocol(format!("reading the answer: {e}")))?
+            .to_bytes();
+        if status == 200 {
+            return Ok(bytes);
+        }
+        let message = serde_json::from_slice::<ErrorBody>(&bytes)
+            .map(|b| b.error)
+            .unwrap_or_else(|_| format!("HTTP {status}"));
+        Err(ClientError::Refused { status, message })
+    }
+
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, ClientError> {
+        let handshake = |e: hyper::Error| ClientError::Protocol(format!("handshake: {e}"));
+        match &self.target {
             Target::Dir(dir) => {
                 let socket = socket_path(dir);
-                let s = UnixStream::connect(&socket).map_err(|source| ClientError::Connect {
-                    socket: socket.clone(),
-                    dir: dir.clone(),
-                    source,
-                })?;
-                s.set_read_timeout(self.timeout).ok();
-                Stream::Unix(s)
+                let stream = tokio::net::UnixStream::connect(&socket)
+                    .await
+                    .map_err(|source| ClientError::Connect {
+                        socket: socket.clone(),
+                        dir: dir.clone(),
+                        source,
+                    })?;
+                let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .map_err(handshake)?;
+                tokio::spawn(conn);
+                Ok(sender)
             }
             Target::Tcp { addr, .. } => {
-                let s = TcpStream::connect(addr).map_err(|source| ClientError::Connect {
-                    socket: PathBuf::from(addr),
-                    dir: PathBuf::from("DIR --listen ADDR --token T"),
-                    source,
-                })?;
-                s.set_nodelay(true).ok();
-                s.set_read_timeout(self.timeout).ok();
-                Stream::Tcp(s)
+                let stream = tokio::net::TcpStream::connect(addr)
+                    .await
+                    .map_err(|source| ClientError::Connect {
+                        socket: PathBuf::from(addr),
+                        dir: PathBuf::from("DIR --listen ADDR --token-file FILE"),
+                        source,
+                    })?;
+                stream.set_nodelay(true).ok();
+                let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .map_err(handshake)?;
+                tokio::spawn(conn);
+                Ok(sender)
             }
-        };
-        let reader = BufReader::new(
-            stream
-                .try_clone_reader()
-                .map_err(|e| ClientError::Protocol(e.to_string()))?,
-        );
-        self.conn = Some((stream, reader));
-        Ok(())
-    }
-
-    /// `GET path`.
-    pub fn get(&mut self, path: &str) -> Result<Value, ClientError> {
-        self.call("GET", path, None)
-    }
-
-    /// `POST path` with a JSON body.
-    pub fn post<T: Serialize>(&mut self, path: &str, body: &T) -> Result<Value, ClientError> {
-        let bytes = serde_json::to_vec(body).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        self.call("POST", path, Some(bytes))
-    }
-
-    /// `DELETE path`.
-    pub fn delete(&mut self, path: &str) -> Result<Value, ClientError> {
-        self.call("DELETE", path, None)
-    }
-
-    /// One exchange. A broken connection is not retried: the request may have been acted on.
-    pub fn call(
-        &mut self,
-        method: &str,
-        path: &str,
-        body: Option<Vec<u8>>,
-    ) -> Result<Value, ClientError> {
-        self.connect()?;
-        let result = self.exchange(method, path, body);
-        if matches!(result, Err(ClientError::Protocol(_))) {
-            self.conn = None;
-        }
-        result
-    }
-
-    fn exchange(
-        &mut self,
-        method: &str,
-        path: &str,
-        body: Option<Vec<u8>>,
-    ) -> Result<Value, ClientError> {
-        let proto = |e: std::io::Error| ClientError::Protocol(e.to_string());
-        let auth = match &self.target {
-            Target::Tcp { token, .. } => format!("Authorization: Bearer {token}\r\n"),
-            Target::Dir(_) => String::new(),
-        };
-        let (stream, reader) = self.conn.as_mut().expect("connected above");
-        let body = body.unwrap_or_default();
-        let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: sluice\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        let w = stream.writer();
-        w.write_all(head.as_bytes()).map_err(proto)?;
-        w.write_all(&body).map_err(proto)?;
-        w.flush().map_err(proto)?;
-        let mut line = String::new();
-        if reader.read_line(&mut line).map_err(proto)? == 0 {
-            return Err(ClientError::Protocol(
-                "the daemon closed the connection without answering".into(),
-            ));
-        }
-        let status: u16 = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| ClientError::Protocol(format!("bad status line {line:?}")))?;
-        let mut len = 0usize;
-        let mut close = false;
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).map_err(proto)? == 0 {
-                return Err(ClientError::Protocol("answer cut short".into()));
-            }
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = l.split_once(':') {
-                let k = k.trim().to_ascii_lowercase();
-                if k == "content-length" {
-                    len = v.trim().parse().unwrap_or(0);
-                } else if k == "connection" && v.trim().eq_ignore_ascii_case("close") {
-                    close = true;
-                }
-            }
-        }
-        let mut buf = vec![0; len];
-        reader.read_exact(&mut buf).map_err(proto)?;
-        if close {
-            self.conn = None;
-        }
-        let value: Value = if buf.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&buf)
-                .map_err(|e| ClientError::Protocol(format!("answer is not JSON: {e}")))?
-        };
-        if status == 200 {
-            Ok(value)
-        } else {
-            let message = value
-                .get("error")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .unwrap_or_else(|| format!("HTTP {status}"));
-            Err(ClientError::Refused { status, message })
         }
     }
 }

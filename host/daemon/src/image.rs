@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sluice_engine::{JobState, ReservationSpec};
 
+pub use sluice_api::{HoldBy, NodeAction, StepRecord};
+
 use crate::request::{SubmitRequest, UpdateRequest};
 
 /// Job states with Slurm's names, as the journal stores them.
@@ -109,28 +111,6 @@ impl From<State> for JobState {
     }
 }
 
-/// Who holds a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HoldBy {
-    /// The owner (`--hold`, `scontrol hold` by the owner).
-    User,
-    /// An admin.
-    Admin,
-}
-
-/// An admin action on a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NodeAction {
-    /// State=DOWN: its jobs end with NODE_FAIL.
-    Down,
-    /// State=DRAIN: running jobs go on, nothing new starts.
-    Drain,
-    /// State=RESUME.
-    Resume,
-}
-
 /// A node's admin state as the image keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeAdmin {
@@ -140,21 +120,6 @@ pub struct NodeAdmin {
     pub reason: String,
     /// When.
     pub time: i64,
-}
-
-/// A step of a job (`sluice run` inside the allocation).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// Step id.
-    pub id: u32,
-    /// Name (the command).
-    pub name: String,
-    /// Start time.
-    pub start: i64,
-    /// End time, once ended.
-    pub end: Option<i64>,
-    /// Exit code, once ended.
-    pub exit_code: Option<i32>,
 }
 
 /// One job as the daemon keeps it durably.
@@ -379,177 +344,204 @@ impl Image {
                 hold,
             } => {
                 self.next_id = self.next_id.max(id + 1);
-                self.jobs.insert(
-                    *id,
-                    JobRecord {
-                        id: *id,
-                        uid: *uid,
-                        user: user.clone(),
-                        request: (**request).clone(),
-                        submit_time: *time,
-                        state: State::Pending,
-                        hold: hold.then_some(HoldBy::User),
-                        partition: None,
-                        nodes: Vec::new(),
-                        cpus: 0,
-                        account: request.account.clone(),
-                        start_time: None,
-                        end_time: None,
-                        exit_code: None,
-                        signal: None,
-                        reason: None,
-                        cancel_requested: false,
-                        restarts: 0,
-                        steps: Vec::new(),
-                    },
-                );
-            }
-            Record::Cancel { id, time } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    if job.state == State::Pending {
-                        job.state = State::Cancelled;
-                        job.end_time = Some(*time);
-                    } else if job.state.is_active() {
-                        job.cancel_requested = true;
-                    }
-                }
-            }
-            Record::Hold { id, by } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    job.hold = Some(*by);
-                }
-            }
-            Record::Release { id } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    job.hold = None;
-                }
-            }
-            Record::Update { id, changes } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    changes.apply(&mut job.request);
-                }
-            }
-            Record::Started {
-                id,
-                time,
-                partition,
-                nodes,
-                cpus,
-                account,
-            } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    job.state = State::Running;
-                    job.start_time = Some(*time);
-                    job.end_time = None;
-                    job.partition = Some(partition.clone());
-                    job.nodes = nodes.clone();
-                    job.cpus = *cpus;
-                    job.account = Some(account.clone());
-                    job.exit_code = None;
-                    job.signal = None;
-                    job.steps.clear();
-                }
-            }
-            Record::Ended {
-                id,
-                time,
-                state,
-                exit_code,
-                reason,
-            } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    if let (Some(start), Some(account)) = (job.start_time, &job.account) {
-                        // Usage of runs since the snapshot, so fair share survives a restart.
-                        let key = format!("{account}/{}", job.user);
-                        *self.usage.entry(key).or_default() +=
-                            (time - start.max(self.usage_time)).max(0) as f64 * job.cpus as f64;
-                    }
-                    job.state = *state;
-                    job.end_time = Some(*time);
-                    if exit_code.is_some() {
-                        job.exit_code = *exit_code;
-                    }
-                    job.reason = reason.clone();
-                    for step in job.steps.iter_mut().filter(|s| s.end.is_none()) {
-                        step.end = Some(*time);
-                    }
-                }
-            }
-            Record::Exited { id, code, signal } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    job.exit_code = *code;
-                    job.signal = *signal;
-                }
-            }
-            Record::Requeued { id, time, reason } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    job.state = State::Pending;
-                    job.start_time = None;
-                    job.end_time = None;
-                    job.nodes.clear();
-                    job.partition = None;
-                    job.reason = Some(reason.clone());
-                    job.restarts += 1;
-                    job.steps.clear();
-                    let _ = time;
-                }
+                let job = JobRecord::submitted(*id, *time, *uid, user, request, *hold);
+                self.jobs.insert(*id, job);
             }
             Record::Node {
                 node,
                 action,
                 reason,
                 time,
-            } => {
-                if *action == NodeAction::Resume {
-                    self.nodes.remove(node);
-                } else {
-                    self.nodes.insert(
-                        node.clone(),
-                        NodeAdmin {
-                            action: *action,
-                            reason: reason.clone(),
-                            time: *time,
-                        },
-                    );
-                }
-            }
+            } => self.set_node_admin(node, *action, reason, *time),
             Record::ReservationCreate { spec } => {
                 self.reservations.insert(spec.name.clone(), spec.clone());
             }
             Record::ReservationDelete { name } => {
                 self.reservations.remove(name);
             }
-            Record::StepStarted {
-                id,
-                step,
-                name,
-                time,
-            } => {
-                if let Some(job) = self.jobs.get_mut(id) {
-                    job.steps.push(StepRecord {
-                        id: *step,
-                        name: name.clone(),
-                        start: *time,
-                        end: None,
-                        exit_code: None,
-                    });
-                }
+            Record::Ended { id, time, .. } => {
+                self.accrue_usage(*id, *time);
+                self.apply_to_job(*id, record);
             }
+            Record::Cancel { id, .. }
+            | Record::Hold { id, .. }
+            | Record::Release { id }
+            | Record::Update { id, .. }
+            | Record::Started { id, .. }
+            | Record::Exited { id, .. }
+            | Record::Requeued { id, .. }
+            | Record::StepStarted { id, .. }
+            | Record::StepEnded { id, .. } => self.apply_to_job(*id, record),
+        }
+    }
+
+    fn apply_to_job(&mut self, id: u64, record: &Record) {
+        if let Some(job) = self.jobs.get_mut(&id) {
+            job.apply(record);
+        }
+    }
+
+    /// Adds the CPU-seconds of job `id`'s run ending at `time` (those since the snapshot's
+    /// usage was taken) to its association, so fair share survives a restart.
+    fn accrue_usage(&mut self, id: u64, time: i64) {
+        let Some(job) = self.jobs.get(&id) else {
+            return;
+        };
+        if let (Some(start), Some(account)) = (job.start_time, &job.account) {
+            let key = format!("{account}/{}", job.user);
+            *self.usage.entry(key).or_default() +=
+                (time - start.max(self.usage_time)).max(0) as f64 * job.cpus as f64;
+        }
+    }
+
+    /// Records an admin state of `node`; RESUME returns it to its configured state.
+    fn set_node_admin(&mut self, node: &str, action: NodeAction, reason: &str, time: i64) {
+        if action == NodeAction::Resume {
+            self.nodes.remove(node);
+        } else {
+            let admin = NodeAdmin {
+                action,
+                reason: reason.to_string(),
+                time,
+            };
+            self.nodes.insert(node.to_string(), admin);
+        }
+    }
+}
+
+impl JobRecord {
+    /// A job as accepted: pending, held if it asked to be.
+    fn submitted(
+        id: u64,
+        time: i64,
+        uid: u32,
+        user: &str,
+        request: &SubmitRequest,
+        hold: bool,
+    ) -> Self {
+        Self {
+            id,
+            uid,
+            user: user.to_string(),
+            request: request.clone(),
+            submit_time: time,
+            state: State::Pending,
+            hold: hold.then_some(HoldBy::User),
+            partition: None,
+            nodes: Vec::new(),
+            cpus: 0,
+            account: request.account.clone(),
+            start_time: None,
+            end_time: None,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            cancel_requested: false,
+            restarts: 0,
+            steps: Vec::new(),
+        }
+    }
+
+    /// Applies a record about this job; records about other things leave it alone.
+    fn apply(&mut self, record: &Record) {
+        match record {
+            Record::Cancel { time, .. } => self.cancel(*time),
+            Record::Hold { by, .. } => self.hold = Some(*by),
+            Record::Release { .. } => self.hold = None,
+            Record::Update { changes, .. } => changes.apply(&mut self.request),
+            Record::Started {
+                time,
+                partition,
+                nodes,
+                cpus,
+                account,
+                ..
+            } => self.start(*time, partition, nodes, *cpus, account),
+            Record::Ended {
+                time,
+                state,
+                exit_code,
+                reason,
+                ..
+            } => self.end(*time, *state, *exit_code, reason.clone()),
+            Record::Exited { code, signal, .. } => {
+                self.exit_code = *code;
+                self.signal = *signal;
+            }
+            Record::Requeued { reason, .. } => self.requeue(reason),
+            Record::StepStarted {
+                step, name, time, ..
+            } => self.steps.push(StepRecord {
+                id: *step,
+                name: name.clone(),
+                start: *time,
+                end: None,
+                exit_code: None,
+            }),
             Record::StepEnded {
-                id,
                 step,
                 exit_code,
                 time,
+                ..
             } => {
-                if let Some(s) = self
-                    .jobs
-                    .get_mut(id)
-                    .and_then(|j| j.steps.iter_mut().find(|s| s.id == *step))
-                {
+                if let Some(s) = self.steps.iter_mut().find(|s| s.id == *step) {
                     s.end = Some(*time);
                     s.exit_code = Some(*exit_code);
                 }
             }
+            Record::Submit { .. }
+            | Record::Node { .. }
+            | Record::ReservationCreate { .. }
+            | Record::ReservationDelete { .. } => {}
         }
+    }
+
+    /// A pending job ends CANCELLED now; an active one is marked so a crash still cancels it.
+    fn cancel(&mut self, time: i64) {
+        if self.state == State::Pending {
+            self.state = State::Cancelled;
+            self.end_time = Some(time);
+        } else if self.state.is_active() {
+            self.cancel_requested = true;
+        }
+    }
+
+    /// A run starts: where, on what, charged to whom; the last run's results are cleared.
+    fn start(&mut self, time: i64, partition: &str, nodes: &[String], cpus: u64, account: &str) {
+        self.state = State::Running;
+        self.start_time = Some(time);
+        self.end_time = None;
+        self.partition = Some(partition.to_string());
+        self.nodes = nodes.to_vec();
+        self.cpus = cpus;
+        self.account = Some(account.to_string());
+        self.exit_code = None;
+        self.signal = None;
+        self.steps.clear();
+    }
+
+    /// The job ends in `state`; steps still open end with it.
+    fn end(&mut self, time: i64, state: State, exit_code: Option<i32>, reason: Option<String>) {
+        self.state = state;
+        self.end_time = Some(time);
+        if exit_code.is_some() {
+            self.exit_code = exit_code;
+        }
+        self.reason = reason;
+        for step in self.steps.iter_mut().filter(|s| s.end.is_none()) {
+            step.end = Some(time);
+        }
+    }
+
+    /// Back to pending after a run, counting the restart.
+    fn requeue(&mut self, reason: &str) {
+        self.state = State::Pending;
+        self.start_time = None;
+        self.end_time = None;
+        self.nodes.clear();
+        self.partition = None;
+        self.reason = Some(reason.to_string());
+        self.restarts += 1;
+        self.steps.clear();
     }
 }

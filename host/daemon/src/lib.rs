@@ -1,20 +1,23 @@
 //! The live sluice host: a daemon with a JSON-over-HTTP API on a Unix socket, a durable journal
 //! and snapshots, local job execution behind an executor trait, and hot plugin swaps.
 //!
-//! [`serve`] runs it; [`client::Client`] talks to it. `API.md` documents the endpoints.
+//! [`serve`] runs it; [`client::Client`] talks to it. `API.md` documents the endpoints; the
+//! request and answer types are `sluice-api`'s.
 
 pub mod api;
+pub mod caller;
 pub mod client;
 pub mod clock;
 pub mod config;
 pub mod driver;
 pub mod error;
 pub mod executor;
-pub mod http;
+pub mod extract;
 pub mod identity;
 pub mod image;
 pub mod journal;
 pub mod request;
+pub mod routes;
 pub mod server;
 pub mod snapshot;
 pub mod store;
@@ -37,8 +40,8 @@ pub struct ServeOptions {
     pub cluster_file: Option<PathBuf>,
     /// The daemon settings file; `None` is `DIR/daemon.toml`.
     pub daemon_file: Option<PathBuf>,
-    /// A TCP address to listen on as well, with its bearer token.
-    pub listen: Option<(String, String)>,
+    /// A TCP address to listen on as well, with the bearer token its clients must send.
+    pub listen: Option<(String, caller::Token)>,
     /// The plugin loader.
     pub loader: Loader,
 }
@@ -65,7 +68,7 @@ fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, DaemonError> {
 /// Runs the daemon until SIGTERM or SIGINT. `ready` is called once the socket accepts requests.
 pub fn serve(
     opts: ServeOptions,
-    ready: impl FnOnce(&serde_json::Value),
+    ready: impl FnOnce(&sluice_api::RecoveryReport),
 ) -> Result<(), DaemonError> {
     let dir = opts.state_dir.clone();
     std::fs::create_dir_all(&dir)
@@ -126,17 +129,13 @@ pub fn serve(
             .map_err(|e| DaemonError::Listen(format!("{}: {e}", socket.display())))?;
         // Anyone may connect; what they may do is decided from their uid.
         let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666));
-        tokio::spawn(server::serve_unix(unix, tx.clone()));
-        if let Some((addr, token)) = &opts.listen {
-            if token.is_empty() {
-                return Err(DaemonError::Listen(format!(
-                    "--listen {addr}: a --token is required for TCP"
-                )));
-            }
-            let tcp = tokio::net::TcpListener::bind(addr)
+        let server = server::Server::new(routes::router(tx.clone()));
+        tokio::spawn(server.clone().serve_unix(unix));
+        if let Some((addr, token)) = opts.listen {
+            let tcp = tokio::net::TcpListener::bind(&addr)
                 .await
                 .map_err(|e| DaemonError::Listen(format!("{addr}: {e}")))?;
-            tokio::spawn(server::serve_tcp(tcp, token.clone(), tx.clone()));
+            tokio::spawn(server.serve_tcp(tcp, token));
         }
         ready(&recovery);
         signals(tx.clone()).await;

@@ -1,139 +1,154 @@
 //! The listeners: the Unix socket (identity from peer credentials) and an optional TCP address
-//! (a bearer token; its holder acts as the daemon's user). Each connection is a tokio task that
-//! parses requests and hands them to the driver.
+//! (a bearer token; its holder acts as the daemon's user). Each accepted connection is served by
+//! hyper with the API's router, within bounds a hostile client cannot stretch: a cap on open
+//! connections, a header read timeout that also closes idle keep-alive connections, a bound on
+//! the request head, and accept errors (descriptors run out) backed off instead of spun on.
 
 use std::sync::Arc;
-use std::sync::mpsc::Sender;
+use std::time::Duration;
 
-use serde_json::json;
-use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower::ServiceExt;
 
-use crate::api::{self, ApiError};
-use crate::driver::Msg;
-use crate::http;
+use crate::caller::{Door, Token};
 use crate::identity::Identity;
 
-/// How a connection authenticates.
+/// Connections open at once through each door; more wait in the kernel's backlog until one
+/// closes. Each door has its own, so clients on TCP, who may hold connections before showing a
+/// token, cannot take the local users' socket away.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// Time a client has to send a request's head, counted from the connection's start or from the
+/// previous answer, so an idle keep-alive connection is closed after it too.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Largest request head (request line and headers) read; a longer one is refused with `431`.
+pub const MAX_HEAD: usize = 64 << 10;
+
+/// Longest pause after an `accept()` error (out of descriptors, out of memory).
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// What both listeners share: the router.
 #[derive(Clone)]
-enum Auth {
-    /// A Unix socket peer with this identity.
-    Peer(Identity),
-    /// TCP: requests must carry this bearer token.
-    Token(Arc<String>),
+pub struct Server {
+    router: Router,
 }
 
-/// Accepts connections on the Unix socket until the runtime stops.
-pub async fn serve_unix(listener: UnixListener, tx: Sender<Msg>) {
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let who = match stream.peer_cred() {
-            Ok(c) => Identity::of_uid(c.uid()),
-            Err(e) => {
-                tracing::warn!("peer credentials unavailable, refusing the connection: {e}");
-                continue;
-            }
-        };
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let (r, w) = stream.into_split();
-            connection(r, w, Auth::Peer(who), tx).await;
-        });
+impl Server {
+    /// A server of `router` with at most [`MAX_CONNECTIONS`] connections open through each door.
+    pub fn new(router: Router) -> Self {
+        Self { router }
+    }
+
+    /// Accepts connections on the Unix socket until the runtime stops.
+    pub async fn serve_unix(self, listener: UnixListener) {
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let mut backoff = Backoff::default();
+        loop {
+            let slot = slot(&slots).await;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    backoff.pause("unix socket", &e).await;
+                    continue;
+                }
+            };
+            backoff.reset();
+            let router = self.router.clone();
+            tokio::spawn(async move {
+                // The password database lookup runs here, not in the accept loop.
+                let door = match stream.peer_cred() {
+                    Ok(c) => Door::Socket(Identity::of_uid(c.uid())),
+                    Err(e) => {
+                        tracing::warn!(
+                            "peer credentials unavailable, refusing the connection: {e}"
+                        );
+                        return;
+                    }
+                };
+                connection(stream, door, router, slot).await;
+            });
+        }
+    }
+
+    /// Accepts connections on a TCP address until the runtime stops.
+    pub async fn serve_tcp(self, listener: TcpListener, token: Token) {
+        let token = Arc::new(token);
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let mut backoff = Backoff::default();
+        loop {
+            let slot = slot(&slots).await;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    backoff.pause("tcp", &e).await;
+                    continue;
+                }
+            };
+            backoff.reset();
+            stream.set_nodelay(true).ok();
+            let door = Door::Tcp(token.clone());
+            tokio::spawn(connection(stream, door, self.router.clone(), slot));
+        }
     }
 }
 
-/// Accepts connections on a TCP address until the runtime stops.
-pub async fn serve_tcp(listener: TcpListener, token: String, tx: Sender<Msg>) {
-    let token = Arc::new(token);
+/// A connection slot of a door, once one is free.
+async fn slot(slots: &Arc<Semaphore>) -> OwnedSemaphorePermit {
+    // The semaphore is never closed, so acquiring only waits.
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        stream.set_nodelay(true).ok();
-        let (tx, token) = (tx.clone(), token.clone());
-        tokio::spawn(async move {
-            let (r, w) = stream.into_split();
-            connection(r, w, Auth::Token(token), tx).await;
-        });
+        if let Ok(p) = slots.clone().acquire_owned().await {
+            return p;
+        }
     }
 }
 
-async fn connection<R, W>(r: R, mut w: W, auth: Auth, tx: Sender<Msg>)
+/// Serves one connection's requests, each marked with the door it came in by.
+async fn connection<S>(stream: S, door: Door, router: Router, _slot: OwnedSemaphorePermit)
 where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let mut r = BufReader::new(r);
-    loop {
-        let req = match http::read_request(&mut r).await {
-            Ok(Some(req)) => req,
-            Ok(None) => return,
-            Err(e) => {
-                let body = json!({ "error": format!("bad request: {e}") }).to_string();
-                let _ = http::write_response(&mut w, 400, body.as_bytes(), true).await;
-                return;
-            }
-        };
-        let close = req.wants_close();
-        let (status, body) = match answer(&req, &auth, &tx).await {
-            Ok(v) => (200, v.to_string()),
-            Err(e) => (e.status, json!({ "error": e.message }).to_string()),
-        };
-        if http::write_response(&mut w, status, body.as_bytes(), close)
-            .await
-            .is_err()
-            || close
-        {
-            return;
-        }
+    let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+        req.extensions_mut().insert(door.clone());
+        router.clone().oneshot(req)
+    });
+    let served = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(MAX_HEAD)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+    if let Err(e) = served {
+        tracing::debug!("connection closed: {e}");
     }
 }
 
-async fn answer(
-    req: &http::Request,
-    auth: &Auth,
-    tx: &Sender<Msg>,
-) -> Result<serde_json::Value, ApiError> {
-    let who = match auth {
-        Auth::Peer(who) => who.clone(),
-        Auth::Token(token) => {
-            let given = req
-                .headers
-                .get("authorization")
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .unwrap_or("");
-            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-                return Err(ApiError {
-                    status: 401,
-                    message: format!(
-                        "{} {}: missing or wrong bearer token (send `Authorization: Bearer <token given to serve --token>`)",
-                        req.method, req.path
-                    ),
-                });
-            }
-            Identity::current()
-        }
-    };
-    let request = api::route(req)?;
-    let (reply, rx) = oneshot::channel();
-    tx.send(Msg::Api {
-        who,
-        req: request,
-        reply,
-    })
-    .map_err(|_| ApiError {
-        status: 503,
-        message: "the daemon is shutting down".into(),
-    })?;
-    rx.await.map_err(|_| ApiError {
-        status: 503,
-        message: "the daemon stopped before answering".into(),
-    })?
+/// Pauses after accept errors, doubling up to [`MAX_ACCEPT_BACKOFF`]; they mean descriptors or
+/// memory ran out, and retrying at once would spin the CPU until a connection closes.
+#[derive(Default)]
+struct Backoff {
+    pause: Option<Duration>,
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+impl Backoff {
+    async fn pause(&mut self, door: &str, e: &std::io::Error) {
+        let next = self.pause.map_or(Duration::from_millis(5), |p| {
+            (p * 2).min(MAX_ACCEPT_BACKOFF)
+        });
+        tracing::warn!(
+            "{door}: accept failed ({e}); retrying in {} ms",
+            next.as_millis()
+        );
+        self.pause = Some(next);
+        tokio::time::sleep(next).await;
+    }
+
+    fn reset(&mut self) {
+        self.pause = None;
+    }
 }

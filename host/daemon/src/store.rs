@@ -4,27 +4,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::Serialize;
-
 use crate::error::StoreError;
+pub use sluice_api::RecoveryReport;
+
 use crate::image::{Image, Record};
 use crate::journal::{Entry, Journal};
 use crate::snapshot;
-
-/// What recovery found, for the log and `/health`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct RecoveryReport {
-    /// Whether a snapshot was read.
-    pub snapshot: bool,
-    /// Journal records replayed on top of it.
-    pub replayed: usize,
-    /// Journal records skipped because the snapshot already held them.
-    pub skipped: usize,
-    /// Bytes of a torn tail cut off.
-    pub truncated_bytes: u64,
-    /// Time to read and apply snapshot and journal, ms.
-    pub millis: f64,
-}
 
 /// The image and the files that keep it.
 pub struct Store {

@@ -1,6 +1,6 @@
 //! `sluice cancel` (scancel): cancel jobs, or send them a signal with `--signal`.
 
-use serde_json::json;
+use sluice_api::{CancelRequest, JobCancelled};
 
 use super::daemon_client::{Conn, print_json};
 
@@ -23,10 +23,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut first_err = None;
     let mut out = Vec::new();
     for id in &args.jobs {
-        match c.post(
-            &format!("/v1/jobs/{id}/cancel"),
-            &json!({ "signal": args.signal }),
-        ) {
+        let req = CancelRequest {
+            signal: args.signal,
+        };
+        match c.post::<_, JobCancelled>(&format!("/v1/jobs/{id}/cancel"), &req) {
             Ok(v) => out.push(v),
             Err(e) => {
                 eprintln!("sluice cancel: error: {e}");
@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if args.conn.json {
-        print_json(&json!(out));
+        print_json(&out);
     }
     match first_err {
         Some(e) => Err(e.into()),

@@ -28,12 +28,12 @@ impl Conn {
     }
 }
 
-/// Prints `v` as pretty JSON.
-pub fn print_json(v: &serde_json::Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
-    );
+/// Prints an answer as pretty JSON.
+pub fn print_json<T: serde::Serialize>(v: &T) {
+    match serde_json::to_string_pretty(v) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("sluice: the answer does not print as JSON: {e}"),
+    }
 }
 
 /// `1-02:03:04` / `2:03:04` / `3:04`, as squeue prints TIME.
@@ -45,14 +45,5 @@ pub fn duration(secs: u64) -> String {
         format!("{h}:{m:02}:{s:02}")
     } else {
         format!("{m}:{s:02}")
-    }
-}
-
-/// Text of a JSON field for a table cell.
-pub fn cell(v: &serde_json::Value, key: &str) -> String {
-    match v.get(key) {
-        None | Some(serde_json::Value::Null) => String::new(),
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(x) => x.to_string(),
     }
 }

@@ -1,7 +1,7 @@
 //! `sluice hold` and `sluice release` (scontrol hold/release): one job action per id (an admin's
 //! hold needs an admin to release).
 
-use serde_json::json;
+use sluice_api::{JobHeld, JobReleased};
 
 use super::daemon_client::{Conn, print_json};
 
@@ -26,17 +26,19 @@ pub enum Action {
 
 /// Runs `sluice hold` or `sluice release`.
 pub fn run(args: Args, action: Action) -> anyhow::Result<()> {
-    let verb = match action {
-        Action::Hold => "hold",
-        Action::Release => "release",
-    };
     let mut c = args.conn.client();
-    let mut out = Vec::new();
+    let (mut held, mut released) = (Vec::<JobHeld>::new(), Vec::<JobReleased>::new());
     for id in &args.jobs {
-        out.push(c.post(&format!("/v1/jobs/{id}/{verb}"), &json!({}))?);
+        match action {
+            Action::Hold => held.push(c.post_empty(&format!("/v1/jobs/{id}/hold"))?),
+            Action::Release => released.push(c.post_empty(&format!("/v1/jobs/{id}/release"))?),
+        }
     }
     if args.conn.json {
-        print_json(&json!(out));
+        match action {
+            Action::Hold => print_json(&held),
+            Action::Release => print_json(&released),
+        }
     }
     Ok(())
 }

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde::Serialize;
+use sluice_api::{NodeRow, PartitionRow};
 
-use super::daemon_client::{Conn, cell, duration, print_json};
+use super::daemon_client::{Conn, duration, print_json};
 
 /// Arguments of `sluice info`.
 #[derive(clap::Args)]
@@ -49,29 +50,30 @@ pub fn short_state(state: &str, symbol: &str) -> String {
 /// Runs `sluice info`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut c = args.conn.client();
-    let nodes = c.get("/v1/nodes")?;
-    let parts = c.get("/v1/partitions")?;
+    let nodes: Vec<NodeRow> = c.get("/v1/nodes")?;
+    let partitions: Vec<PartitionRow> = c.get("/v1/partitions")?;
     if args.conn.json {
-        print_json(&serde_json::json!({"nodes": nodes, "partitions": parts}));
+        /// What `info --json` prints: both answers it read.
+        #[derive(Serialize)]
+        struct Both<'a> {
+            nodes: &'a [NodeRow],
+            partitions: &'a [PartitionRow],
+        }
+        print_json(&Both {
+            nodes: &nodes,
+            partitions: &partitions,
+        });
         return Ok(());
     }
-    let nodes = nodes.as_array().cloned().unwrap_or_default();
-    let parts = parts.as_array().cloned().unwrap_or_default();
     if args.per_node {
         println!(
             "{:<15} {:>5} {:<10} {:>5}",
             "NODELIST", "NODES", "PARTITION", "STATE"
         );
         for n in &nodes {
-            let st = short_state(&cell(n, "state"), &cell(n, "power_symbol"));
-            for p in n["partitions"].as_array().into_iter().flatten() {
-                println!(
-                    "{:<15} {:>5} {:<10} {:>5}",
-                    cell(n, "name"),
-                    1,
-                    p.as_str().unwrap_or(""),
-                    st
-                );
+            let st = short_state(&n.state, &n.power_symbol);
+            for p in &n.partitions {
+                println!("{:<15} {:>5} {:<10} {:>5}", n.name, 1, p, st);
             }
         }
         return Ok(());
@@ -80,25 +82,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "{:<9} {:>5} {:>10} {:>6} {:>6} NODELIST",
         "PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE"
     );
-    for p in &parts {
-        let pname = cell(p, "name");
+    for p in &partitions {
+        let pname = &p.name;
         let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for n in nodes.iter().filter(|n| {
-            n["partitions"]
-                .as_array()
-                .is_some_and(|ps| ps.iter().any(|x| x.as_str() == Some(&pname)))
-        }) {
+        for n in nodes.iter().filter(|n| n.partitions.contains(pname)) {
             groups
-                .entry(short_state(&cell(n, "state"), &cell(n, "power_symbol")))
+                .entry(short_state(&n.state, &n.power_symbol))
                 .or_default()
-                .push(cell(n, "name"));
+                .push(n.name.clone());
         }
-        let limit = p["max_time"].as_u64().map_or("infinite".into(), duration);
-        let star = if p["default"].as_bool() == Some(true) {
-            "*"
-        } else {
-            ""
-        };
+        let limit = p.max_time.map_or("infinite".into(), duration);
+        let star = if p.default { "*" } else { "" };
         for (state, names) in groups {
             println!(
                 "{:<9} {:>5} {:>10} {:>6} {:>6} {}",
@@ -111,6 +105,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
     }
-    let _ = Value::Null;
     Ok(())
 }

@@ -1,6 +1,10 @@
 //! `sluice prio` (sprio): pending jobs' priority and its weighted factors.
 
-use super::daemon_client::{Conn, cell, print_json};
+use std::collections::BTreeSet;
+
+use sluice_api::PriorityRow;
+
+use super::daemon_client::{Conn, print_json};
 
 /// Arguments of `sluice prio`.
 #[derive(clap::Args)]
@@ -11,23 +15,12 @@ pub struct Args {
 
 /// Runs `sluice prio`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let rows = args.conn.client().get("/v1/prio")?;
+    let rows: Vec<PriorityRow> = args.conn.client().get("/v1/prio")?;
     if args.conn.json {
         print_json(&rows);
         return Ok(());
     }
-    let rows = rows.as_array().cloned().unwrap_or_default();
-    let mut factors: Vec<String> = rows
-        .iter()
-        .flat_map(|r| {
-            r["factors"]
-                .as_object()
-                .into_iter()
-                .flat_map(|m| m.keys().cloned())
-        })
-        .collect();
-    factors.sort();
-    factors.dedup();
+    let factors: BTreeSet<&String> = rows.iter().flat_map(|r| r.factors.keys()).collect();
     print!(
         "{:>8} {:<9} {:<8} {:>10}",
         "JOBID", "PARTITION", "USER", "PRIORITY"
@@ -39,13 +32,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for r in &rows {
         print!(
             "{:>8} {:<9} {:<8} {:>10}",
-            cell(r, "job_id"),
-            cell(r, "partition"),
-            cell(r, "user"),
-            cell(r, "priority")
+            r.job_id, r.partition, r.user, r.priority
         );
         for f in &factors {
-            print!(" {:>10.0}", r["factors"][f].as_f64().unwrap_or(0.0));
+            print!(" {:>10.0}", r.factors.get(*f).copied().unwrap_or(0.0));
         }
         println!();
     }

@@ -1,10 +1,10 @@
 //! `sluice queue` (squeue): JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON), `--format`
 //! with squeue's `%` fields, `--user`, `--states`, `--jobs`.
 
-use serde_json::Value;
-use sluice_daemon::http::escape;
+use sluice_api::{Job, JobQuery};
+use sluice_daemon::client::jobs_path;
 
-use super::daemon_client::{Conn, cell, duration, print_json};
+use super::daemon_client::{Conn, duration, print_json};
 
 /// squeue's default format.
 pub const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
@@ -31,48 +31,55 @@ pub struct Args {
     conn: Conn,
 }
 
-fn field(row: &Value, c: char) -> (String, &'static str) {
-    let st = cell(row, "st");
+/// The header of squeue's field `c`.
+fn header(c: char) -> &'static str {
     match c {
-        'i' | 'A' => (cell(row, "job_id"), "JOBID"),
-        'P' => (cell(row, "partition"), "PARTITION"),
-        'j' => (cell(row, "name"), "NAME"),
-        'u' => (cell(row, "user"), "USER"),
-        'a' => (cell(row, "account"), "ACCOUNT"),
-        't' => (st, "ST"),
-        'T' => (cell(row, "state"), "STATE"),
-        'M' => (duration(row["time"].as_u64().unwrap_or(0)), "TIME"),
-        'l' => (
-            row["time_limit"]
-                .as_u64()
-                .map_or("UNLIMITED".into(), duration),
-            "TIME_LIMIT",
-        ),
-        'D' => (cell(row, "nodes"), "NODES"),
-        'C' => (cell(row, "cpus"), "CPUS"),
-        'N' => (cell(row, "nodelist"), "NODELIST"),
-        'r' => (cell(row, "reason"), "REASON"),
-        'R' => {
-            let v = if st == "PD" || cell(row, "nodelist").is_empty() {
-                format!("({})", cell(row, "reason"))
-            } else {
-                cell(row, "nodelist")
-            };
-            (v, "NODELIST(REASON)")
-        }
-        'Q' => (cell(row, "priority"), "PRIORITY"),
-        'S' => (
-            row["start_time"]
-                .as_i64()
-                .map_or("N/A".into(), |t| t.to_string()),
-            "START_TIME",
-        ),
-        _ => (String::new(), "?"),
+        'i' | 'A' => "JOBID",
+        'P' => "PARTITION",
+        'j' => "NAME",
+        'u' => "USER",
+        'a' => "ACCOUNT",
+        't' => "ST",
+        'T' => "STATE",
+        'M' => "TIME",
+        'l' => "TIME_LIMIT",
+        'D' => "NODES",
+        'C' => "CPUS",
+        'N' => "NODELIST",
+        'r' => "REASON",
+        'R' => "NODELIST(REASON)",
+        'Q' => "PRIORITY",
+        'S' => "START_TIME",
+        _ => "?",
+    }
+}
+
+/// The text of squeue's field `c` for `job`.
+fn field(job: &Job, c: char) -> String {
+    match c {
+        'i' | 'A' => job.job_id.to_string(),
+        'P' => job.partition.clone(),
+        'j' => job.name.clone(),
+        'u' => job.user.clone(),
+        'a' => job.account.clone().unwrap_or_default(),
+        't' => job.st.clone(),
+        'T' => job.state.clone(),
+        'M' => duration(job.time.max(0) as u64),
+        'l' => job.time_limit.map_or("UNLIMITED".into(), duration),
+        'D' => job.nodes.to_string(),
+        'C' => job.cpus.to_string(),
+        'N' => job.nodelist.clone(),
+        'r' => job.reason.clone(),
+        'R' if job.st == "PD" || job.nodelist.is_empty() => format!("({})", job.reason),
+        'R' => job.nodelist.clone(),
+        'Q' => job.priority.to_string(),
+        'S' => job.start_time.map_or("N/A".into(), |t| t.to_string()),
+        _ => String::new(),
     }
 }
 
 /// Renders rows with a squeue format string.
-pub fn render(rows: &[Value], format: &str, header: bool) -> String {
+pub fn render(rows: &[Job], format: &str, with_header: bool) -> String {
     struct Spec {
         lit: String,
         right: bool,
@@ -128,13 +135,12 @@ pub fn render(rows: &[Value], format: &str, header: bool) -> String {
         out.trim_end().to_string()
     };
     let mut out = String::new();
-    if header {
-        let empty = Value::Null;
-        out.push_str(&line(&mut |c| field(&empty, c).1.to_string()));
+    if with_header {
+        out.push_str(&line(&mut |c| header(c).to_string()));
         out.push('\n');
     }
     for r in rows {
-        out.push_str(&line(&mut |c| field(r, c).0));
+        out.push_str(&line(&mut |c| field(r, c)));
         out.push('\n');
     }
     out
@@ -142,28 +148,22 @@ pub fn render(rows: &[Value], format: &str, header: bool) -> String {
 
 /// Runs `sluice queue`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut q = Vec::new();
-    if let Some(u) = &args.user {
-        q.push(format!("user={}", escape(u)));
-    }
-    if let Some(s) = &args.states {
-        let s = if s.eq_ignore_ascii_case("all") {
-            "PD,CF,R,CG,CD,F,CA,TO,NF".to_string()
-        } else {
-            s.clone()
-        };
-        q.push(format!("states={}", escape(&s)));
-    }
-    if let Some(j) = &args.jobs {
-        q.push(format!("jobs={}", escape(j)));
-    }
-    let path = format!("/v1/jobs?{}", q.join("&"));
-    let rows = args.conn.client().get(&path)?;
+    let query = JobQuery {
+        user: args.user.clone(),
+        states: args.states.as_ref().map(|s| {
+            if s.eq_ignore_ascii_case("all") {
+                JobQuery::ALL_STATES.to_string()
+            } else {
+                s.clone()
+            }
+        }),
+        jobs: args.jobs.clone(),
+    };
+    let rows: Vec<Job> = args.conn.client().get(&jobs_path(&query))?;
     if args.conn.json {
         print_json(&rows);
         return Ok(());
     }
-    let rows = rows.as_array().cloned().unwrap_or_default();
     print!(
         "{}",
         render(

@@ -1,7 +1,7 @@
 //! `sluice reconfigure` (scontrol reconfigure): reload daemon.toml and the cluster file; a file
 //! that fails to load changes nothing and the error says why.
 
-use serde_json::json;
+use sluice_api::Reconfigured;
 
 use super::daemon_client::{Conn, print_json};
 
@@ -14,13 +14,18 @@ pub struct Args {
 
 /// Runs `sluice reconfigure`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let v = args.conn.client().post("/v1/reconfigure", &json!({}))?;
+    let v: Reconfigured = args.conn.client().post_empty("/v1/reconfigure")?;
     if args.conn.json {
         print_json(&v);
     } else {
-        println!("reconfigured; plugins staged: {}", v["plugins_staged"]);
-        if let Some(note) = v["note"].as_str().filter(|n| !n.is_empty()) {
-            println!("note: {note}");
+        let staged = if v.plugins_staged.is_empty() {
+            "none".to_string()
+        } else {
+            v.plugins_staged.join(", ")
+        };
+        println!("reconfigured; plugins staged: {staged}");
+        if !v.note.is_empty() {
+            println!("note: {}", v.note);
         }
     }
     Ok(())

@@ -1,8 +1,9 @@
 //! `sluice create reservation Key=Value…` and `sluice delete reservation NAME` (scontrol create/delete).
 
 use anyhow::{Context, bail};
-use serde_json::json;
-use sluice_engine::ReservationSpec;
+use sluice_api::{Reservation, ReservationCreated, ReservationDeleted};
+
+use sluice_daemon::client::segment;
 
 use super::daemon_client::{Conn, print_json};
 
@@ -38,10 +39,7 @@ pub fn create(args: CreateArgs) -> anyhow::Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let record = record(&args.pairs, now)?;
-    let answer = args
-        .conn
-        .client()
-        .post("/v1/reservations", &json!(record))?;
+    let answer: ReservationCreated = args.conn.client().post("/v1/reservations", &record)?;
     if args.conn.json {
         print_json(&answer);
     } else {
@@ -58,10 +56,10 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<()> {
         Some(_) => bail!("{}: expected NAME or ReservationName=NAME", args.name),
         None => &args.name,
     };
-    let answer = args
+    let answer: ReservationDeleted = args
         .conn
         .client()
-        .delete(&format!("/v1/reservations/{name}"))?;
+        .delete(&format!("/v1/reservations/{}", segment(name)))?;
     if args.conn.json {
         print_json(&answer);
     }
@@ -76,10 +74,10 @@ fn expect_reservation(verb: &str, what: &str) -> anyhow::Result<()> {
 }
 
 /// The reservation the `Key=Value` pairs describe, with times resolved against `now`.
-fn record(pairs: &[String], now: i64) -> anyhow::Result<ReservationSpec> {
-    let mut r = ReservationSpec {
+fn record(pairs: &[String], now: i64) -> anyhow::Result<Reservation> {
+    let mut r = Reservation {
         start: now,
-        ..ReservationSpec::default()
+        ..Reservation::default()
     };
     let (mut duration, mut end) = (None, None);
     for pair in pairs {

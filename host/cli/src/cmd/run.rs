@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use anyhow::{Context, bail};
-use serde_json::json;
+use sluice_api::{StepEndRequest, StepEnded, StepRequest, StepStarted};
 
 use super::daemon_client::{Conn, print_json};
 
@@ -36,18 +36,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     };
     let mut c = args.conn.client();
-    let step = c.post(
-        &format!("/v1/jobs/{job}/steps"),
-        &json!({ "name": args.command[0], "nodes": args.nodes, "cpus_per_node": args.cpus }),
-    )?;
-    let step_id = step["step_id"]
-        .as_u64()
-        .context("the daemon gave no step id")?;
+    let request = StepRequest {
+        name: args.command[0].clone(),
+        nodes: args.nodes,
+        cpus_per_node: args.cpus,
+    };
+    let step: StepStarted = c.post(&format!("/v1/jobs/{job}/steps"), &request)?;
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]);
-    for (k, v) in step["env"].as_object().into_iter().flatten() {
-        cmd.env(k, v.as_str().unwrap_or_default());
-    }
+    cmd.envs(&step.env);
     let status = cmd
         .status()
         .with_context(|| format!("cannot run {}", args.command[0]));
@@ -55,9 +52,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Ok(s) => s.code().unwrap_or(128),
         Err(_) => 127,
     };
-    let end = c.post(
-        &format!("/v1/jobs/{job}/steps/{step_id}/end"),
-        &json!({ "exit_code": code }),
+    let end: StepEnded = c.post(
+        &format!("/v1/jobs/{job}/steps/{}/end", step.step_id),
+        &StepEndRequest { exit_code: code },
     )?;
     if args.conn.json {
         print_json(&end);

@@ -1,6 +1,8 @@
 //! `sluice share` (sshare -l): the association tree with shares, usage and fair-share factors.
 
-use super::daemon_client::{Conn, cell, print_json};
+use sluice_api::ShareRow;
+
+use super::daemon_client::{Conn, print_json};
 
 /// Arguments of `sluice share`.
 #[derive(clap::Args)]
@@ -11,7 +13,7 @@ pub struct Args {
 
 /// Runs `sluice share`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let rows = args.conn.client().get("/v1/share")?;
+    let rows: Vec<ShareRow> = args.conn.client().get("/v1/share")?;
     if args.conn.json {
         print_json(&rows);
         return Ok(());
@@ -27,22 +29,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "FairShare",
         "LevelFS"
     );
-    for r in rows.as_array().into_iter().flatten() {
-        let depth = r["depth"].as_u64().unwrap_or(0) as usize;
-        let account = format!("{}{}", " ".repeat(depth), cell(r, "account"));
-        let f = |k: &str| r[k].as_f64().map_or(String::new(), |v| format!("{v:.6}"));
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6}"));
+    for r in &rows {
+        let account = format!("{}{}", " ".repeat(r.depth as usize), r.account);
         println!(
             "{:<20} {:<10} {:>10} {:>11} {:>11.0} {:>11} {:>10} {:>10}",
             account,
-            cell(r, "user"),
-            r["raw_shares"]
-                .as_u64()
-                .map_or("parent".into(), |v| v.to_string()),
-            f("norm_shares"),
-            r["raw_usage"].as_f64().unwrap_or(0.0),
-            f("effective_usage"),
-            f("fair_share"),
-            f("level_fs"),
+            r.user.as_deref().unwrap_or(""),
+            r.raw_shares.map_or("parent".into(), |v| v.to_string()),
+            f(r.norm_shares),
+            r.raw_usage,
+            f(r.effective_usage),
+            f(r.fair_share),
+            f(r.level_fs),
         );
     }
     Ok(())

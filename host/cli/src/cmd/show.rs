@@ -1,7 +1,12 @@
 //! `sluice show job|node|partition|license|config|reservation` (scontrol show), `Key=Value` style.
 
 use anyhow::bail;
+use serde::Serialize;
 use serde_json::Value;
+use sluice_api::{
+    Config, Job, JobQuery, LicenseRow, NodeReport, NodeRow, PartitionRow, Reservation,
+};
+use sluice_daemon::client::{jobs_path, segment};
 
 use super::daemon_client::{Conn, print_json};
 
@@ -76,27 +81,36 @@ pub fn key_values(v: &Value) -> String {
     out.trim_start().to_string()
 }
 
+/// An answer as its fields, for `Key=Value` printing.
+fn fields<T: Serialize>(answer: T) -> anyhow::Result<Value> {
+    Ok(serde_json::to_value(answer)?)
+}
+
 /// Runs `sluice show`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut c = args.conn.client();
+    // Each answer is read as its type, then printed field by field whatever the type.
     let v = match (args.what.as_str(), &args.name) {
-        ("job", Some(id)) => c.get(&format!("/v1/jobs/{id}"))?,
-        ("job", None) => c.get("/v1/jobs")?,
-        ("node", Some(n)) => c.get(&format!("/v1/nodes/{n}"))?,
-        ("node", None) => c.get("/v1/nodes")?,
+        ("job", Some(id)) => fields(c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?)?,
+        ("job", None) => fields(c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?)?,
+        ("node", Some(n)) => fields(c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?)?,
+        ("node", None) => fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?,
         ("partition", name) => {
-            let all = c.get("/v1/partitions")?;
+            let all: Vec<PartitionRow> = c.get("/v1/partitions")?;
             match name {
-                Some(n) => all
-                    .as_array()
-                    .and_then(|a| a.iter().find(|p| p["name"] == n.as_str()).cloned())
-                    .ok_or_else(|| anyhow::anyhow!("partition {n} not found"))?,
-                None => all,
+                Some(n) => fields(
+                    all.into_iter()
+                        .find(|p| p.name == *n)
+                        .ok_or_else(|| anyhow::anyhow!("partition {n} not found"))?,
+                )?,
+                None => fields(all)?,
             }
         }
-        ("license" | "licenses", _) => c.get("/v1/licenses")?,
-        ("config", _) => c.get("/v1/config")?,
-        ("reservation" | "reservations", _) => c.get("/v1/reservations")?,
+        ("license" | "licenses", _) => fields(c.get::<Vec<LicenseRow>>("/v1/licenses")?)?,
+        ("config", _) => fields(c.get::<Config>("/v1/config")?)?,
+        ("reservation" | "reservations", _) => {
+            fields(c.get::<Vec<Reservation>>("/v1/reservations")?)?
+        }
         (other, _) => {
             bail!("show {other}: expected job, node, partition, license, config or reservation")
         }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use sluice_daemon::request::SubmitRequest;
+use sluice_api::{JobSubmitted, SubmitRequest};
 
 use super::daemon_client::{Conn, print_json};
 
@@ -318,13 +318,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         std::env::vars().collect()
     };
     let req = build(opts, script, name, env)?;
-    let answer = args.conn.client().post("/v1/jobs", &req)?;
+    let answer: JobSubmitted = args.conn.client().post("/v1/jobs", &req)?;
     if args.conn.json {
         print_json(&answer);
     } else if args.parsable {
-        println!("{}", answer["job_id"]);
+        println!("{}", answer.job_id);
     } else {
-        println!("Submitted batch job {}", answer["job_id"]);
+        println!("Submitted batch job {}", answer.job_id);
     }
     Ok(())
 }

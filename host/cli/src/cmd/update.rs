@@ -1,8 +1,9 @@
 //! `sluice update` (scontrol update): `job ID Key=Value…` for pending jobs, `node NAMES State=DRAIN|RESUME|DOWN Reason=…`.
 
 use anyhow::{Context, bail};
-use serde_json::json;
-use sluice_daemon::request::UpdateRequest;
+use sluice_api::{JobUpdated, NodeActionDone, NodeActionRequest, UpdateRequest};
+
+use sluice_daemon::client::segment;
 
 use super::daemon_client::{Conn, print_json};
 
@@ -29,7 +30,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         kv.push((k.to_ascii_lowercase(), v.to_string()));
     }
     let mut c = args.conn.client();
-    let answer = match args.what.as_str() {
+    match args.what.as_str() {
         "job" => {
             let mut u = UpdateRequest::default();
             for (k, v) in kv {
@@ -68,7 +69,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     ),
                 }
             }
-            c.post(&format!("/v1/jobs/{}/update", args.target), &u)?
+            let answer: JobUpdated =
+                c.post(&format!("/v1/jobs/{}/update", segment(&args.target)), &u)?;
+            if args.conn.json {
+                print_json(&answer);
+            }
         }
         "node" => {
             let state = kv
@@ -84,15 +89,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if !["drain", "resume", "down"].contains(&state.as_str()) {
                 bail!("update node: State={state}: expected DRAIN, RESUME or DOWN");
             }
-            c.post(
-                &format!("/v1/nodes/{}/{state}", args.target),
-                &json!({ "reason": reason }),
-            )?
+            let answer: NodeActionDone = c.post(
+                &format!("/v1/nodes/{}/{state}", segment(&args.target)),
+                &NodeActionRequest { reason },
+            )?;
+            if args.conn.json {
+                print_json(&answer);
+            }
         }
         other => bail!("update {other}: expected job or node"),
-    };
-    if args.conn.json {
-        print_json(&answer);
     }
     Ok(())
 }

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use sluice_daemon::client::Client;
-use sluice_daemon::request::SubmitRequest;
+use serde::de::DeserializeOwned;
+use sluice_api::{Health, Job, JobQuery, SubmitRequest};
+use sluice_daemon::client::{Client, jobs_path};
 use tempfile::TempDir;
 
 /// The `sluice` binary under test.
@@ -32,8 +32,8 @@ pub fn sluice(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// The JSON a successful command printed (fails with its stderr otherwise).
-pub fn json_of(out: &Output) -> Value {
+/// The JSON a successful command printed, read as `T` (fails with its stderr otherwise).
+pub fn json_of<T: DeserializeOwned>(out: &Output) -> T {
     assert!(
         out.status.success(),
         "{}",
@@ -67,7 +67,7 @@ impl Daemon {
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if Client::new(dir).get("/v1/health").is_ok() {
+            if Client::new(dir).get::<Health>("/v1/health").is_ok() {
                 return Self { child };
             }
             if let Ok(Some(status)) = child.try_wait() {
@@ -108,22 +108,19 @@ pub fn wrap(name: &str, cmd: &str, dir: &Path) -> SubmitRequest {
 }
 
 /// Every job the daemon knows, in any state.
-pub fn all_jobs(dir: &Path) -> Vec<Value> {
-    Client::new(dir)
-        .get("/v1/jobs?states=PD,CF,R,CG,CD,F,CA,TO,NF")
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+pub fn all_jobs(dir: &Path) -> Vec<Job> {
+    let every_state = JobQuery {
+        states: Some(JobQuery::ALL_STATES.into()),
+        ..JobQuery::default()
+    };
+    Client::new(dir).get(&jobs_path(&every_state)).unwrap()
 }
 
 /// Polls job `id` until it is in one of `states`; fails after `secs`.
-pub fn wait_for(dir: &Path, id: u64, states: &[&str], secs: u64) -> Value {
+pub fn wait_for(dir: &Path, id: u64, states: &[&str], secs: u64) -> Job {
     poll(secs, &format!("job {id} in {states:?}"), || {
-        let j = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
-        states
-            .contains(&j["state"].as_str().unwrap_or(""))
-            .then_some(j)
+        let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+        states.contains(&j.state.as_str()).then_some(j)
     })
 }
 

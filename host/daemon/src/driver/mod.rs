@@ -1,23 +1,35 @@
 //! The driver: one thread owns the engine, the plugin set, the store and the executor. API
 //! handlers and process reapers talk to it over one channel, so a pass never races an API change
 //! and plugin swaps are published only between passes.
+//!
+//! This file holds the loop (messages, ticks, journal syncs, purges, snapshots). The rest, by
+//! what each owns or reads: `engine` builds the cluster's engine; `recover` rebuilds the driver
+//! from the store at start-up; `dispatch` routes messages to handlers and checks admins;
+//! `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
+//! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
+//! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
+//! active policies, fed by `recording`. Siblings import each other one way only.
 
+mod dispatch;
+mod engine;
+mod job_ids;
+mod job_views;
 mod jobs;
 mod plugins;
 mod recording;
 mod recover;
+mod runs;
 mod shadow;
 mod views;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use sluice_cluster::Cluster;
-use sluice_engine::{Engine, Event, JobId};
+use sluice_engine::{Engine, Event};
 use sluice_runtime::Loader;
 use sluice_runtime::shared::SharedSet;
 use tokio::sync::oneshot;
@@ -28,8 +40,6 @@ use crate::config::DaemonConfig;
 use crate::executor::{Executor, ExitReport};
 use crate::identity::Identity;
 use crate::store::Store;
-
-pub use shadow::{SelectionShadowReport, ShadowReport};
 
 /// A message to the driver.
 pub enum Msg {
@@ -62,37 +72,6 @@ pub struct DriverOptions {
     pub loader: Loader,
 }
 
-/// Counters for `/v1/metrics`.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Metrics {
-    /// Jobs accepted since start.
-    pub submitted: u64,
-    /// Submissions refused.
-    pub refused: u64,
-    /// Jobs started since start.
-    pub started: u64,
-    /// Jobs ended since start.
-    pub ended: u64,
-    /// Engine ticks run.
-    pub ticks: u64,
-    /// Time spent in ticks, ms.
-    pub tick_ms_total: f64,
-    /// Longest tick, ms.
-    pub tick_ms_max: f64,
-    /// Journal syncs (group commits).
-    pub syncs: u64,
-    /// Snapshots written.
-    pub snapshots: u64,
-    /// Plugin generations published.
-    pub swaps_published: u64,
-    /// Plugin swaps refused.
-    pub swaps_refused: u64,
-    /// Sum of submit→start seconds (wall clock, ms resolution) over started jobs.
-    pub start_latency_ms_total: f64,
-    /// Largest submit→start, ms.
-    pub start_latency_ms_max: f64,
-}
-
 /// The state the driver thread owns.
 pub struct Driver {
     opts: DriverOptions,
@@ -103,24 +82,20 @@ pub struct Driver {
     clock: Arc<DaemonClock>,
     store: Store,
     exec: Box<dyn Executor>,
-    /// Public id → engine id for jobs the engine knows.
-    eid: BTreeMap<u64, JobId>,
-    /// Engine id → public id.
-    pid: HashMap<JobId, u64>,
-    /// Ended jobs to purge from the engine after MinJobAge: (when, engine id).
-    purge: VecDeque<(i64, JobId)>,
+    /// Public and engine job ids, and the ended jobs due to leave the engine.
+    ids: job_ids::JobIds,
     /// When each pending job was accepted, for submit→start latency.
     accepted_at: HashMap<u64, Instant>,
     admin_uid: u32,
     plugins: plugins::PluginState,
-    metrics: Metrics,
+    metrics: sluice_api::Counters,
     started_at: Instant,
     last_tick: Instant,
     shutdown: bool,
 }
 
 /// Answers waiting for the next sync.
-type Replies = Vec<(oneshot::Sender<ApiResult>, ApiResult)>;
+pub(super) type Replies = Vec<(oneshot::Sender<ApiResult>, ApiResult)>;
 
 impl Driver {
     /// Recovers state from `opts.state_dir` and builds the engine; `exec` runs the jobs.
@@ -133,8 +108,8 @@ impl Driver {
     }
 
     /// What recovery found, as JSON for the log.
-    pub fn recovery(&self) -> serde_json::Value {
-        serde_json::to_value(&self.store.recovery).unwrap_or_default()
+    pub fn recovery(&self) -> sluice_api::RecoveryReport {
+        self.store.recovery.clone()
     }
 
     /// Runs until a `Shutdown` message.
@@ -215,121 +190,6 @@ impl Driver {
                 && waited >= Duration::from_millis(self.cfg.sched_min_interval_ms))
     }
 
-    fn handle(&mut self, msg: Msg, replies: &mut Replies) {
-        match msg {
-            Msg::Api {
-                who,
-                req: ApiRequest::Swap { kind, file },
-                reply,
-            } => {
-                // Answered when the load is published or refused, not at the next sync.
-                match self.require_admin(&who, "plugin swap") {
-                    Ok(()) => self.swap_deferred(&kind, &file.file, &file.settings, reply),
-                    Err(e) => replies.push((reply, Err(e))),
-                }
-            }
-            Msg::Api {
-                who,
-                req: ApiRequest::ShadowStart { kind, file },
-                reply,
-            } => {
-                // Answered once the candidate is loaded off this thread, or refused.
-                match self.require_admin(&who, "plugin shadow") {
-                    Ok(()) => self.shadow_start_deferred(&kind, &file.file, &file.settings, reply),
-                    Err(e) => replies.push((reply, Err(e))),
-                }
-            }
-            Msg::Api { who, req, reply } => {
-                let result = self.api(&who, req);
-                replies.push((reply, result));
-            }
-            Msg::Exited(report) => self.exited(report),
-            Msg::Reconfigure => {
-                if let Err(e) = self.reconfigure() {
-                    tracing::error!("{}", e.message);
-                }
-            }
-            Msg::Shutdown => self.shutdown = true,
-        }
-    }
-
-    fn is_admin(&self, who: &Identity) -> bool {
-        who.uid == 0 || who.uid == self.admin_uid || self.cfg.admins.contains(&who.user)
-    }
-
-    fn require_admin(&self, who: &Identity, what: &str) -> Result<(), ApiError> {
-        if self.is_admin(who) {
-            Ok(())
-        } else {
-            Err(ApiError::forbidden(format!(
-                "{what}: user {} (uid {}) is not an admin; only root, the daemon's user and `admins` in daemon.toml may",
-                who.user, who.uid
-            )))
-        }
-    }
-
-    fn api(&mut self, who: &Identity, req: ApiRequest) -> ApiResult {
-        match req {
-            ApiRequest::Health => Ok(self.health()),
-            ApiRequest::Metrics => Ok(self.metrics_json()),
-            ApiRequest::Submit(r) => self.submit(who, *r),
-            ApiRequest::ListJobs(f) => Ok(self.list_jobs(&f)),
-            ApiRequest::ShowJob(id) => self.show_job(id),
-            ApiRequest::Cancel { id, signal } => self.cancel(who, id, signal),
-            ApiRequest::Hold(id) => self.hold(who, id),
-            ApiRequest::Release(id) => self.release(who, id),
-            ApiRequest::Update(id, u) => self.update(who, id, u),
-            ApiRequest::StepStart(id, s) => self.step_start(who, id, s),
-            ApiRequest::StepEnd {
-                id,
-                step,
-                exit_code,
-            } => self.step_end(who, id, step, exit_code),
-            ApiRequest::Nodes => Ok(self.nodes_json()),
-            ApiRequest::ShowNode(n) => self.show_node(&n),
-            ApiRequest::NodeAction {
-                nodes,
-                action,
-                reason,
-            } => {
-                self.require_admin(who, &format!("update NodeName={nodes}"))?;
-                self.node_action(&nodes, action, &reason)
-            }
-            ApiRequest::Partitions => Ok(self.partitions_json()),
-            ApiRequest::Licenses => Ok(json!(self.engine.license_report())),
-            ApiRequest::Reservations => Ok(self.reservations_json()),
-            ApiRequest::CreateReservation(r) => {
-                self.require_admin(who, "create reservation")?;
-                self.create_reservation(r)
-            }
-            ApiRequest::DeleteReservation(n) => {
-                self.require_admin(who, "delete reservation")?;
-                self.delete_reservation(&n)
-            }
-            ApiRequest::Share => Ok(json!(self.engine.share_rows())),
-            ApiRequest::Prio => Ok(self.prio_json()),
-            ApiRequest::Plugins => Ok(self.plugins_json()),
-            ApiRequest::Swap { .. } => Err(ApiError::internal("swaps are answered when staged")),
-            ApiRequest::Rollback(kind) => {
-                self.require_admin(who, "plugin rollback")?;
-                self.rollback(&kind)
-            }
-            ApiRequest::ShadowStart { .. } => {
-                Err(ApiError::internal("shadows are answered when loaded"))
-            }
-            ApiRequest::ShadowReport => self.shadow_report(),
-            ApiRequest::ShadowStop => {
-                self.require_admin(who, "plugin shadow stop")?;
-                self.shadow_stop()
-            }
-            ApiRequest::Reconfigure => {
-                self.require_admin(who, "reconfigure")?;
-                self.reconfigure()
-            }
-            ApiRequest::Config => Ok(self.config_json()),
-        }
-    }
-
     /// Runs one engine tick and acts on its decisions: journal first, then launch or kill.
     fn tick(&mut self) {
         let t0 = Instant::now();
@@ -390,7 +250,7 @@ impl Driver {
             let job = l.job;
             if let Err(e) = self.exec.launch(l) {
                 tracing::error!("job {job}: launch failed: {e}");
-                if let Some(&eid) = self.eid.get(&job) {
+                if let Some(eid) = self.ids.engine(job) {
                     let _ = self.engine.job_finished(eid, 127);
                 }
             }
@@ -406,15 +266,9 @@ impl Driver {
 
     fn purge_old(&mut self) {
         let horizon = self.engine.now() - self.cfg.min_job_age as i64;
-        while let Some(&(t, eid)) = self.purge.front() {
-            if t > horizon {
-                break;
-            }
-            self.purge.pop_front();
-            if self.engine.purge(eid)
-                && let Some(p) = self.pid.remove(&eid)
-            {
-                self.eid.remove(&p);
+        while let Some(eid) = self.ids.next_due(horizon) {
+            if self.engine.purge(eid) {
+                self.ids.purged(eid);
             }
         }
     }
@@ -429,7 +283,7 @@ impl Driver {
     }
 
     fn snapshot(&mut self) -> Result<(), crate::error::StoreError> {
-        let usage = recover::own_usage(&self.engine);
+        let usage = engine::own_usage(&self.engine);
         let now = self.engine.now();
         self.store.snapshot(usage, now)?;
         self.metrics.snapshots += 1;

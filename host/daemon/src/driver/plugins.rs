@@ -8,21 +8,16 @@ use std::time::SystemTime;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use sluice_api::{GenerationRow, PluginOrigin, Plugins, Reconfigured, Role, RolledBack, Swapped};
 use sluice_policy::{PluginKind, SettingValue};
 use sluice_runtime::policy_set::SwapOutcome;
-use sluice_runtime::shared::SharedSet;
 use sluice_runtime::{Loader, PluginSpec, specs};
 use tokio::sync::oneshot;
 
 use super::Driver;
 use super::recording::Recorder;
 use super::shadow::Shadows;
-use crate::api::{ApiError, ApiResult};
-use crate::config::DaemonConfig;
-
-/// The shared plugin set the engine's handles lock.
-pub(super) type Set = SharedSet;
+use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 
 struct Staging {
     handle: JoinHandle<()>,
@@ -91,47 +86,40 @@ impl PluginState {
     }
 }
 
-/// Parses a kind name.
-pub(super) fn kind_of(name: &str) -> Result<PluginKind, ApiError> {
-    PluginKind::ALL
-        .into_iter()
-        .find(|k| k.name() == name)
-        .ok_or_else(|| {
-            ApiError::bad(format!(
-                "plugin kind {name:?}: expected priority, selection, gres or hres"
-            ))
-        })
-}
-
 impl Driver {
-    pub(super) fn plugins_json(&self) -> Value {
+    pub(super) fn plugin_list(&self) -> Plugins {
         let set = self.set.lock().unwrap_or_else(|p| p.into_inner());
-        let rows: Vec<Value> = set
+        let generations = set
             .status()
             .into_iter()
             .flat_map(|(kind, gens)| {
-                gens.into_iter().map(move |g| {
-                    json!({
-                        "kind": kind.name(),
-                        "role": format!("{:?}", g.role).to_lowercase(),
-                        "generation": g.id,
-                        "origin": g.origin,
-                        "answered": g.health.answered,
-                        "faults": g.health.faults,
-                        "quarantined": g.health.quarantined,
-                        "last_fault": g.health.last_fault,
-                    })
+                gens.into_iter().map(move |g| GenerationRow {
+                    kind: kind.name().into(),
+                    role: match g.role {
+                        sluice_runtime::slot::Role::Active => Role::Active,
+                        sluice_runtime::slot::Role::Previous => Role::Previous,
+                        sluice_runtime::slot::Role::Fallback => Role::Fallback,
+                    },
+                    generation: g.id,
+                    origin: g.origin,
+                    answered: g.health.answered,
+                    faults: g.health.faults,
+                    quarantined: g.health.quarantined,
+                    last_fault: g.health.last_fault,
                 })
             })
             .collect();
         let shadows = self.plugins.shadows.list();
-        json!({
-            "generations": rows,
-            "staging": self.plugins.staging.as_ref().map(|s| json!({"kind": s.kind.name(), "origin": s.origin})),
-            "queued": self.plugins.queue.len(),
-            "shadow": shadows.first(),
-            "shadows": shadows,
-        })
+        Plugins {
+            generations,
+            staging: self.plugins.staging.as_ref().map(|s| PluginOrigin {
+                kind: s.kind.name().into(),
+                origin: s.origin.clone(),
+            }),
+            queued: self.plugins.queue.len(),
+            shadow: shadows.first().cloned(),
+            shadows,
+        }
     }
 
     pub(super) fn spec_for(
@@ -163,7 +151,7 @@ impl Driver {
         settings: &BTreeMap<String, String>,
         reply: oneshot::Sender<ApiResult>,
     ) {
-        let kind = match kind_of(kind) {
+        let kind = match plugin_kind(kind) {
             Ok(k) => k,
             Err(e) => {
                 let _ = reply.send(Err(e));
@@ -216,9 +204,9 @@ impl Driver {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .apply_staged();
-        let mut answer: ApiResult = Err(ApiError::internal("the staged load reported nothing"));
+        let mut reply: ApiResult = Err(ApiError::internal("the staged load reported nothing"));
         for o in outcomes {
-            answer = match o {
+            reply = match o {
                 SwapOutcome::Published { kind, generation } => {
                     self.metrics.swaps_published += 1;
                     tracing::info!(
@@ -233,9 +221,11 @@ impl Driver {
                         // The queue is ordered by stored priorities; the new policy ranks it now.
                         self.engine.recalculate_priorities();
                     }
-                    Ok(
-                        json!({"kind": kind.name(), "generation": generation, "origin": staging.origin}),
-                    )
+                    answer(&Swapped {
+                        kind: kind.name().into(),
+                        generation,
+                        origin: staging.origin.clone(),
+                    })
                 }
                 SwapOutcome::Refused(e) => {
                     self.metrics.swaps_refused += 1;
@@ -247,14 +237,14 @@ impl Driver {
                 }
             };
         }
-        if let Some(reply) = staging.reply {
-            let _ = reply.send(answer);
+        if let Some(to) = staging.reply {
+            let _ = to.send(reply);
         }
         self.start_next_stage();
     }
 
-    pub(super) fn rollback(&mut self, kind: &str) -> ApiResult {
-        let kind = kind_of(kind)?;
+    pub(super) fn rollback(&mut self, kind: &str) -> Result<RolledBack, ApiError> {
+        let kind = plugin_kind(kind)?;
         let generation = self
             .set
             .lock()
@@ -264,7 +254,10 @@ impl Driver {
         if kind == PluginKind::Priority {
             self.engine.recalculate_priorities();
         }
-        Ok(json!({"kind": kind.name(), "generation": generation}))
+        Ok(RolledBack {
+            kind: kind.name().into(),
+            generation,
+        })
     }
 
     /// Stages a swap for every configured plugin file whose modification time changed.
@@ -300,10 +293,10 @@ impl Driver {
     /// SIGHUP / `sluice reconfigure`: reloads daemon.toml and the cluster file. A file that does
     /// not load changes nothing. Plugin choices and settings that changed are staged as swaps;
     /// node and partition changes need a restart (jobs keep running across one only in memory).
-    pub(super) fn reconfigure(&mut self) -> ApiResult {
-        let cfg = DaemonConfig::load(&self.opts.daemon_file)
+    pub(super) fn reconfigure(&mut self) -> Result<Reconfigured, ApiError> {
+        let cfg = crate::config::load(&self.opts.daemon_file)
             .map_err(|e| ApiError::bad(format!("reconfigure: kept the old configuration: {e}")))?;
-        let cluster = super::recover::load_cluster(&self.opts)
+        let cluster = super::engine::load_cluster(&self.opts)
             .map_err(|e| ApiError::bad(format!("reconfigure: kept the old configuration: {e}")))?;
         self.cfg = cfg;
         let new_specs = specs::from_cluster(&cluster);
@@ -325,10 +318,15 @@ impl Driver {
         }
         let topology_changed = cluster.nodes.len() != self.cluster.nodes.len()
             || cluster.partitions.len() != self.cluster.partitions.len();
-        Ok(json!({
-            "reloaded": true,
-            "plugins_staged": staged,
-            "note": if topology_changed { "nodes or partitions changed: they take effect at the next restart" } else { "" },
-        }))
+        let note = if topology_changed {
+            "nodes or partitions changed: they take effect at the next restart"
+        } else {
+            ""
+        };
+        Ok(Reconfigured {
+            reloaded: true,
+            plugins_staged: staged,
+            note: note.into(),
+        })
     }
 }

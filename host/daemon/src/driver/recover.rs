@@ -3,97 +3,31 @@
 //! (they die with it), so they are requeued or end NODE_FAIL, as Slurm does when a node's
 //! processes vanish.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use sluice_cluster::{AssocId, Cluster};
-use sluice_engine::{Engine, EngineConfig, Hold, JobState};
-use sluice_runtime::shared::engine_policies;
+use sluice_engine::{Hold, JobState};
 use sluice_runtime::{PolicySet, specs};
 
-use super::recording::{Recorder, RecordingSelection};
-use super::{Driver, DriverOptions, Metrics, Msg, plugins};
+use super::engine::{build_engine, load_cluster};
+use super::job_ids::JobIds;
+use super::recording::Recorder;
+use super::{Driver, DriverOptions, Msg, plugins};
 use crate::clock::DaemonClock;
-use crate::config::{DaemonConfig, OnCrash};
+use crate::config::OnCrash;
 use crate::error::DaemonError;
 use crate::executor::Executor;
 use crate::image::{HoldBy, NodeAction, Record, State};
 use crate::store::Store;
-
-/// Loads the cluster file, or the embedded demo cluster.
-pub(super) fn load_cluster(opts: &DriverOptions) -> Result<Cluster, DaemonError> {
-    match &opts.cluster_file {
-        Some(p) => Cluster::load(p).map_err(|e| DaemonError::Config(e.to_string())),
-        None => Cluster::try_demo().map_err(|e| DaemonError::Config(e.to_string())),
-    }
-}
-
-/// The name usage is kept under: `account` or `account/user`.
-pub(super) fn assoc_key(cluster: &Cluster, a: AssocId) -> String {
-    let assoc = &cluster.associations[a.index()];
-    if assoc.is_user() {
-        let account = assoc
-            .parent
-            .map(|p| cluster.associations[p.index()].name().to_string())
-            .unwrap_or_default();
-        format!("{account}/{}", assoc.name())
-    } else {
-        assoc.name().to_string()
-    }
-}
-
-/// Each association's own usage (the engine keeps sums over descendants).
-pub(super) fn own_usage(engine: &Engine) -> BTreeMap<String, f64> {
-    let cluster = engine.cluster();
-    let raw = engine.usage().all_with_ended();
-    let mut own: Vec<f64> = raw.clone();
-    for (i, a) in cluster.associations.iter().enumerate() {
-        if let Some(p) = a.parent
-            && i < raw.len()
-        {
-            own[p.index()] -= raw[i];
-        }
-    }
-    (0..raw.len().min(cluster.associations.len()))
-        .filter(|i| own[*i].abs() > 1e-9)
-        .map(|i| (assoc_key(cluster, AssocId(i as u32)), own[i]))
-        .collect()
-}
-
-/// Builds the engine over `cluster` with the plugin set.
-pub(super) fn build_engine(
-    mut cluster: Cluster,
-    set: &plugins::Set,
-    clock: Arc<DaemonClock>,
-    usage: &BTreeMap<String, f64>,
-    recorder: &Arc<Recorder>,
-) -> Engine {
-    for i in 0..cluster.associations.len() {
-        let key = assoc_key(&cluster, AssocId(i as u32));
-        if let Some(u) = usage.get(&key) {
-            cluster.associations[i].raw_usage = *u;
-        }
-    }
-    let mut policies = engine_policies(set);
-    // A selection shadow is asked what the active policy was asked, so record those calls.
-    policies.selection = Box::new(RecordingSelection {
-        inner: policies.selection,
-        recorder: recorder.clone(),
-    });
-    let mut config = EngineConfig::for_cluster(&cluster);
-    // Slurm without AccountingStorageEnforce accepts users it has no association for.
-    config.create_missing_associations = true;
-    Engine::with_config(cluster, policies, clock, config)
-}
 
 pub(super) fn start(
     opts: DriverOptions,
     make_exec: impl FnOnce(Sender<Msg>) -> Box<dyn Executor>,
     tx: Sender<Msg>,
 ) -> Result<Driver, DaemonError> {
-    let cfg = DaemonConfig::load(&opts.daemon_file).map_err(DaemonError::Config)?;
+    let cfg = crate::config::load(&opts.daemon_file).map_err(DaemonError::Config)?;
     let store = Store::open(&opts.state_dir)?;
     let cluster = load_cluster(&opts)?;
     let specs = specs::from_cluster(&cluster);
@@ -120,12 +54,10 @@ pub(super) fn start(
         clock,
         store,
         exec,
-        eid: BTreeMap::new(),
-        pid: HashMap::new(),
-        purge: VecDeque::new(),
+        ids: JobIds::default(),
         accepted_at: HashMap::new(),
         admin_uid: unsafe { libc::geteuid() },
-        metrics: Metrics::default(),
+        metrics: sluice_api::Counters::default(),
         started_at: Instant::now(),
         last_tick: Instant::now(),
         shutdown: false,

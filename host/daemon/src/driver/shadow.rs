@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use serde::Serialize;
-use serde_json::{Value, json};
+use sluice_api::{
+    PluginOrigin, PriorityShadowReport, SelectionShadowReport, ShadowReports, ShadowStarted,
+};
 use sluice_engine::JobState;
 use sluice_policy::{NodeTable, PlaceMode, PluginKind};
 use sluice_runtime::backend::{PriorityBackend, SelectionBackend};
@@ -16,7 +17,7 @@ use tokio::sync::oneshot;
 
 use super::Driver;
 use super::recording::{Recorder, SelectionCall};
-use crate::api::{ApiError, ApiResult};
+use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 
 /// Placements compared per pass at most: each costs the candidate a fresh table, so a pass that
 /// starts thousands of jobs is sampled rather than doubling the driver's work.
@@ -42,7 +43,7 @@ struct Loading {
 
 struct PriorityShadow {
     backend: Box<dyn PriorityBackend>,
-    report: ShadowReport,
+    report: PriorityShadowReport,
 }
 
 struct SelectionShadow {
@@ -71,75 +72,25 @@ impl Shadows {
         self.loading.is_some()
     }
 
-    /// `{kind, origin}` of every running shadow.
-    pub(super) fn list(&self) -> Vec<Value> {
-        let p = self
-            .priority
-            .as_ref()
-            .map(|s| json!({"kind": "priority", "origin": s.report.origin}));
-        let s = self
-            .selection
-            .as_ref()
-            .map(|s| json!({"kind": "selection", "origin": s.report.origin}));
+    /// Kind and candidate of every running shadow.
+    pub(super) fn list(&self) -> Vec<PluginOrigin> {
+        let p = self.priority.as_ref().map(|s| PluginOrigin {
+            kind: "priority".into(),
+            origin: s.report.origin.clone(),
+        });
+        let s = self.selection.as_ref().map(|s| PluginOrigin {
+            kind: "selection".into(),
+            origin: s.report.origin.clone(),
+        });
         p.into_iter().chain(s).collect()
     }
 
-    fn report(&self) -> Value {
-        json!({
-            "priority": self.priority.as_ref().map(|s| &s.report),
-            "selection": self.selection.as_ref().map(|s| &s.report),
-        })
+    fn report(&self) -> ShadowReports {
+        ShadowReports {
+            priority: self.priority.as_ref().map(|s| s.report.clone()),
+            selection: self.selection.as_ref().map(|s| s.report.clone()),
+        }
     }
-}
-
-/// How often and where a priority candidate would have ranked jobs differently.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ShadowReport {
-    /// Kind.
-    pub kind: String,
-    /// Candidate.
-    pub origin: String,
-    /// Passes evaluated.
-    pub passes: u64,
-    /// Passes where at least one job's rank differed.
-    pub passes_differing: u64,
-    /// Job rows compared, summed over passes.
-    pub rows_compared: u64,
-    /// Rows whose rank differed, summed over passes.
-    pub rows_differing: u64,
-    /// Calls where the candidate faulted (it never acts, so nothing else happens).
-    pub faults: u64,
-    /// Last fault.
-    pub last_fault: Option<String>,
-    /// The largest rank moves seen: (job, partition, active rank, candidate rank), largest first.
-    pub largest_moves: Vec<(u64, String, usize, usize)>,
-}
-
-/// How often and where a selection candidate would have placed jobs differently.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct SelectionShadowReport {
-    /// Kind.
-    pub kind: String,
-    /// Candidate.
-    pub origin: String,
-    /// Passes in which the active policy placed at least one job.
-    pub passes: u64,
-    /// Passes with at least one differing decision.
-    pub passes_differing: u64,
-    /// Placements of the active policy the candidate was asked about.
-    pub placements_compared: u64,
-    /// Of those, where the candidate chose other nodes.
-    pub different_nodes: u64,
-    /// Of those, where the candidate would not have placed the job at all.
-    pub not_placed: u64,
-    /// Placements not compared because a pass exceeded the per-pass sample.
-    pub skipped: u64,
-    /// Calls where the candidate faulted or broke the placement contract.
-    pub faults: u64,
-    /// Last fault.
-    pub last_fault: Option<String>,
-    /// The latest differences: job, the active policy's nodes, the candidate's (`None`: no placement).
-    pub recent: Vec<(u64, String, Option<String>)>,
 }
 
 impl Driver {
@@ -152,7 +103,7 @@ impl Driver {
         settings: &BTreeMap<String, String>,
         reply: oneshot::Sender<ApiResult>,
     ) {
-        let kind = match super::plugins::kind_of(kind) {
+        let kind = match plugin_kind(kind) {
             Ok(PluginKind::Gres | PluginKind::Hres) => {
                 let _ = reply.send(Err(ApiError::bad(format!(
                     "plugin shadow {kind}: only priority and selection candidates can be shadowed"
@@ -202,14 +153,17 @@ impl Driver {
             Ok(Err(e)) => Err(ApiError::bad(format!("{what}: {e}"))),
             Ok(Ok(Loaded::Priority(g))) if l.kind == PluginKind::Priority => {
                 shadows.priority = Some(PriorityShadow {
-                    report: ShadowReport {
+                    report: PriorityShadowReport {
                         kind: "priority".into(),
                         origin: g.origin,
-                        ..ShadowReport::default()
+                        ..PriorityShadowReport::default()
                     },
                     backend: g.backend,
                 });
-                Ok(json!({"shadow": "priority", "origin": l.file}))
+                answer(&ShadowStarted {
+                    shadow: "priority".into(),
+                    origin: l.file,
+                })
             }
             Ok(Ok(Loaded::Selection(g))) if l.kind == PluginKind::Selection => {
                 shadows.selection = Some(SelectionShadow {
@@ -221,7 +175,10 @@ impl Driver {
                     backend: g.backend,
                 });
                 shadows.recorder.set(true);
-                Ok(json!({"shadow": "selection", "origin": l.file}))
+                answer(&ShadowStarted {
+                    shadow: "selection".into(),
+                    origin: l.file,
+                })
             }
             Ok(Ok(other)) => Err(ApiError::bad(format!(
                 "{what}: it is a {} plugin",
@@ -235,7 +192,7 @@ impl Driver {
     }
 
     /// `plugin shadow report`: both kinds side by side, `null` for one not running.
-    pub(super) fn shadow_report(&self) -> ApiResult {
+    pub(super) fn shadow_report(&self) -> Result<ShadowReports, ApiError> {
         if !self.plugins.shadows.active() {
             return Err(ApiError::not_found(
                 "plugin shadow report: no shadow is running; start one with `sluice plugin shadow priority|selection FILE`",
@@ -245,7 +202,7 @@ impl Driver {
     }
 
     /// `plugin shadow stop`: stops every shadow and the recording, answering the final reports.
-    pub(super) fn shadow_stop(&mut self) -> ApiResult {
+    pub(super) fn shadow_stop(&mut self) -> Result<ShadowReports, ApiError> {
         let report = self.shadow_report()?;
         let shadows = &mut self.plugins.shadows;
         shadows.priority = None;
@@ -362,7 +319,7 @@ impl Driver {
             .into_iter()
             .map(|(job, active, candidate)| {
                 (
-                    self.pid.get(&job).copied().unwrap_or(0),
+                    self.ids.public(job).unwrap_or(0),
                     self.node_names(&active),
                     candidate.map(|p| self.node_names(&p.nodes)),
                 )
@@ -410,10 +367,9 @@ impl Driver {
             Ok(p) if p.check(rows.len()).is_ok() => p.priority,
             Ok(p) => {
                 r.faults += 1;
-                r.last_fault = Some(format!(
-                    "answer failed the contract check: {:?}",
-                    p.check(rows.len()).err()
-                ));
+                if let Err(e) = p.check(rows.len()) {
+                    r.last_fault = Some(format!("answer failed the contract check: {e}"));
+                }
                 return;
             }
             Err(f) => {
@@ -437,7 +393,7 @@ impl Driver {
         for i in 0..rows.len() {
             if ra[i] != rc[i] {
                 differ += 1;
-                let job = self.pid.get(&rows[i].0).copied().unwrap_or(0);
+                let job = self.ids.public(rows[i].0).unwrap_or(0);
                 let part = self.cluster.partitions[rows[i].1].name.clone();
                 moves.push((job, part, ra[i], rc[i]));
             }

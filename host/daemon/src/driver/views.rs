@@ -1,42 +1,100 @@
-//! Read-only views (health, metrics, nodes, partitions, reservations, priorities, config) and
-//! the admin actions on nodes and reservations.
+//! Read-only views (health, metrics, nodes, partitions, licenses, reservations, shares,
+//! priorities, config) and the admin actions on nodes and reservations, answered as
+//! `sluice-api`'s types.
 
-use serde_json::{Value, json};
+use sluice_api::{
+    Config, DeviceRow, Faults, Health, LicenseRow, Metrics, NodeActionDone, NodeReport, NodeRow,
+    PartitionRow, PassStats, PriorityRow, Reservation, ReservationCreated, ReservationDeleted,
+    ShareRow,
+};
 use sluice_cluster::NodeId;
-use sluice_engine::ReservationSpec;
+use sluice_engine::{JobId, ReservationSpec};
 use sluice_policy::Power;
 
 use super::Driver;
-use crate::api::{ApiError, ApiResult};
+use crate::api::ApiError;
 use crate::image::{NodeAction, Record, State};
 
+/// A reservation as the API shows it.
+pub(super) fn reservation_of(r: &ReservationSpec) -> Reservation {
+    Reservation {
+        name: r.name.clone(),
+        start: r.start,
+        end: r.end,
+        nodes: r.nodes.clone(),
+        licenses: r.licenses.clone(),
+        users: r.users.clone(),
+        accounts: r.accounts.clone(),
+    }
+}
+
+/// A reservation as the engine and the journal take it.
+fn spec_of(r: Reservation) -> ReservationSpec {
+    ReservationSpec {
+        name: r.name,
+        start: r.start,
+        end: r.end,
+        nodes: r.nodes,
+        licenses: r.licenses,
+        users: r.users,
+        accounts: r.accounts,
+    }
+}
+
+/// A share figure, `None` when it is undefined (JSON has no NaN or infinity).
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+fn pass_stats(p: &sluice_engine::PassStats) -> PassStats {
+    PassStats {
+        queued: p.queued,
+        tested: p.tested,
+        started: p.started,
+        reserved: p.reserved,
+        stopped_by: p.stopped_by.map(String::from),
+    }
+}
+
 impl Driver {
-    pub(super) fn health(&self) -> Value {
-        let image = self.store.image();
-        let count = |s: State| image.jobs.values().filter(|j| j.state == s).count();
-        json!({
-            "status": "ok",
-            "pid": std::process::id(),
-            "uptime_s": self.started_at.elapsed().as_secs(),
-            "jobs": image.jobs.len(),
-            "pending": count(State::Pending),
-            "running": count(State::Running),
-            "next_job_id": image.next_id,
-            "journal_seq": image.seq,
-            "journal_bytes": self.store.journal_bytes(),
-            "recovery": self.store.recovery,
-        })
+    /// The public id of an engine job; the engine's own id when the daemon has no record of it.
+    fn public_id(&self, e: JobId) -> u64 {
+        self.ids.public(e).unwrap_or(u64::from(e))
     }
 
-    pub(super) fn metrics_json(&self) -> Value {
-        let mut m = serde_json::to_value(&self.metrics).unwrap_or_default();
+    pub(super) fn health(&self) -> Health {
+        let image = self.store.image();
+        let count = |s: State| image.jobs.values().filter(|j| j.state == s).count();
+        Health {
+            status: "ok".into(),
+            pid: std::process::id(),
+            uptime_s: self.started_at.elapsed().as_secs(),
+            jobs: image.jobs.len(),
+            pending: count(State::Pending),
+            running: count(State::Running),
+            next_job_id: image.next_id,
+            journal_seq: image.seq,
+            journal_bytes: self.store.journal_bytes(),
+            recovery: self.store.recovery.clone(),
+        }
+    }
+
+    pub(super) fn metrics_report(&self) -> Metrics {
         let e = &self.engine;
-        m["engine_faults"] = json!(e.faults());
-        m["last_main_pass"] = json!(e.last_main_stats());
-        m["last_backfill_pass"] = json!(e.last_backfill_stats());
-        m["engine_pending"] = json!(e.pending_ids().count());
-        m["engine_running"] = json!(e.running_ids().count());
-        m
+        let f = e.faults();
+        Metrics {
+            counters: self.metrics.clone(),
+            engine_faults: Faults {
+                priority: f.priority,
+                selection: f.selection,
+                hres: f.hres,
+                gres: f.gres,
+            },
+            last_main_pass: pass_stats(e.last_main_stats()),
+            last_backfill_pass: pass_stats(e.last_backfill_stats()),
+            engine_pending: e.pending_ids().count(),
+            engine_running: e.running_ids().count(),
+        }
     }
 
     fn node_symbol_state(&self, n: usize) -> (String, &'static str) {
@@ -50,53 +108,64 @@ impl Driver {
         (state, sym)
     }
 
-    pub(super) fn nodes_json(&self) -> Value {
+    pub(super) fn node_rows(&self) -> Vec<NodeRow> {
         let c = &self.cluster;
-        let rows: Vec<Value> = c
-            .nodes
+        c.nodes
             .iter()
             .enumerate()
             .map(|(i, node)| {
                 let (state, sym) = self.node_symbol_state(i);
                 let rt = &self.engine.nodes().nodes()[i];
-                let partitions: Vec<&str> = c
-                    .partitions
-                    .iter()
-                    .filter(|p| p.nodes.iter().any(|n| n.0 as usize == i))
-                    .map(|p| p.name.as_str())
-                    .collect();
-                json!({
-                    "name": node.name,
-                    "state": state,
-                    "power_symbol": sym,
-                    "cpus": node.cpus,
-                    "memory_mb": node.real_memory_mb,
-                    "features": node.features,
-                    "partitions": partitions,
-                    "jobs": rt.jobs.iter().filter_map(|e| self.pid.get(e)).collect::<Vec<_>>(),
-                    "reason": rt.reason,
-                })
+                NodeRow {
+                    name: node.name.clone(),
+                    state,
+                    power_symbol: sym.into(),
+                    cpus: node.cpus,
+                    memory_mb: node.real_memory_mb,
+                    features: node.features.clone(),
+                    partitions: c
+                        .partitions
+                        .iter()
+                        .filter(|p| p.nodes.iter().any(|n| n.0 as usize == i))
+                        .map(|p| p.name.clone())
+                        .collect(),
+                    jobs: rt.jobs.iter().filter_map(|e| self.ids.public(*e)).collect(),
+                    reason: rt.reason.clone(),
+                }
             })
-            .collect();
-        Value::Array(rows)
+            .collect()
     }
 
-    pub(super) fn show_node(&self, name: &str) -> ApiResult {
-        let mut report = self
+    pub(super) fn show_node(&self, name: &str) -> Result<NodeReport, ApiError> {
+        let r = self
             .engine
             .node_report(name)
-            .ok_or_else(|| ApiError::not_found(format!("node {name} not found")))
-            .map(|r| json!(r))?;
-        if let Some(jobs) = report.get_mut("jobs").and_then(Value::as_array_mut) {
-            for j in jobs.iter_mut() {
-                if let Some(e) = j.as_u64()
-                    && let Some(p) = self.pid.get(&(e as u32 as _))
-                {
-                    *j = json!(p);
-                }
-            }
-        }
-        Ok(report)
+            .ok_or_else(|| ApiError::not_found(format!("node {name} not found")))?;
+        Ok(NodeReport {
+            node_name: r.node_name,
+            state: r.state,
+            cpu_tot: r.cpu_tot,
+            cpu_alloc: r.cpu_alloc,
+            real_memory: r.real_memory,
+            alloc_mem: r.alloc_mem,
+            features: r.features,
+            gres: r.gres,
+            gres_used: r.gres_used,
+            devices: r
+                .devices
+                .into_iter()
+                .map(|d| DeviceRow {
+                    name: d.name,
+                    gres_type: d.gres_type,
+                    index: d.index,
+                    file: d.file,
+                    cores: d.cores,
+                    job: d.job.map(|e| self.public_id(e)),
+                })
+                .collect(),
+            jobs: r.jobs.into_iter().map(|e| self.public_id(e)).collect(),
+            reason: r.reason,
+        })
     }
 
     pub(super) fn node_action(
@@ -104,7 +173,7 @@ impl Driver {
         nodes: &str,
         action: NodeAction,
         reason: &str,
-    ) -> ApiResult {
+    ) -> Result<NodeActionDone, ApiError> {
         let names = sluice_hostlist::expand(nodes)
             .map_err(|e| ApiError::bad(format!("update NodeName={nodes}: {e}")))?;
         if action != NodeAction::Resume && reason.trim().is_empty() {
@@ -136,86 +205,142 @@ impl Driver {
                 time,
             });
         }
-        Ok(json!({ "nodes": names, "action": action }))
+        Ok(NodeActionDone {
+            nodes: names,
+            action,
+        })
     }
 
-    pub(super) fn partitions_json(&self) -> Value {
+    pub(super) fn partition_rows(&self) -> Vec<PartitionRow> {
         let c = &self.cluster;
-        Value::Array(
-            c.partitions
-                .iter()
-                .map(|p| {
-                    let names: Vec<String> =
-                        p.nodes.iter().map(|n| c.node(*n).name.clone()).collect();
-                    json!({
-                        "name": p.name,
-                        "default": p.default,
-                        "nodes": sluice_hostlist::compress(&names),
-                        "total_nodes": names.len(),
-                        "max_time": p.max_time.seconds(),
-                        "default_time": p.default_time.and_then(|t| t.seconds()),
-                        "max_nodes": p.max_nodes,
-                        "priority_tier": p.priority_tier,
-                        "priority_job_factor": p.priority_job_factor,
-                    })
-                })
-                .collect(),
-        )
+        c.partitions
+            .iter()
+            .map(|p| {
+                let names: Vec<String> = p.nodes.iter().map(|n| c.node(*n).name.clone()).collect();
+                PartitionRow {
+                    name: p.name.clone(),
+                    default: p.default,
+                    nodes: sluice_hostlist::compress(&names),
+                    total_nodes: names.len(),
+                    max_time: p.max_time.seconds(),
+                    default_time: p.default_time.and_then(|t| t.seconds()),
+                    max_nodes: p.max_nodes,
+                    priority_tier: p.priority_tier,
+                    priority_job_factor: p.priority_job_factor,
+                }
+            })
+            .collect()
     }
 
-    pub(super) fn reservations_json(&self) -> Value {
-        json!(self.store.image().reservations.values().collect::<Vec<_>>())
+    pub(super) fn license_rows(&self) -> Vec<LicenseRow> {
+        self.engine
+            .license_report()
+            .into_iter()
+            .map(|l| LicenseRow {
+                license_name: l.license_name,
+                total: l.total,
+                used: l.used,
+                reserved: l.reserved,
+                free: l.free,
+                base: l.base,
+                nodes: l.nodes,
+                mode: l.mode,
+            })
+            .collect()
     }
 
-    pub(super) fn create_reservation(&mut self, r: ReservationSpec) -> ApiResult {
+    pub(super) fn reservation_list(&self) -> Vec<Reservation> {
+        self.store
+            .image()
+            .reservations
+            .values()
+            .map(reservation_of)
+            .collect()
+    }
+
+    pub(super) fn create_reservation(
+        &mut self,
+        r: Reservation,
+    ) -> Result<ReservationCreated, ApiError> {
         if r.name.is_empty() {
             return Err(ApiError::bad(
                 "create reservation: ReservationName is required",
             ));
         }
+        let spec = spec_of(r);
         self.engine
-            .create_reservation(&r)
-            .map_err(|e| ApiError::bad(format!("create reservation {}: {e}", r.name)))?;
-        let name = r.name.clone();
-        self.commit(Record::ReservationCreate { spec: r });
-        Ok(json!({ "reservation": name }))
+            .create_reservation(&spec)
+            .map_err(|e| ApiError::bad(format!("create reservation {}: {e}", spec.name)))?;
+        let reservation = spec.name.clone();
+        self.commit(Record::ReservationCreate { spec });
+        Ok(ReservationCreated { reservation })
     }
 
-    pub(super) fn delete_reservation(&mut self, name: &str) -> ApiResult {
+    pub(super) fn delete_reservation(
+        &mut self,
+        name: &str,
+    ) -> Result<ReservationDeleted, ApiError> {
         if !self.engine.delete_reservation(name) {
             return Err(ApiError::not_found(format!("reservation {name} not found")));
         }
         self.commit(Record::ReservationDelete {
             name: name.to_string(),
         });
-        Ok(json!({ "deleted": name }))
+        Ok(ReservationDeleted {
+            deleted: name.to_string(),
+        })
     }
 
-    pub(super) fn prio_json(&self) -> Value {
-        let rows: Vec<Value> = self
-            .engine
+    pub(super) fn share_rows(&mut self) -> Vec<ShareRow> {
+        self.engine
+            .share_rows()
+            .into_iter()
+            .map(|r| ShareRow {
+                account: r.account,
+                user: r.user,
+                depth: r.depth,
+                raw_shares: r.raw_shares,
+                norm_shares: finite(r.norm_shares),
+                raw_usage: finite(r.raw_usage).unwrap_or(0.0),
+                effective_usage: finite(r.effective_usage),
+                fair_share: finite(r.fair_share),
+                level_fs: finite(r.level_fs),
+            })
+            .collect()
+    }
+
+    pub(super) fn priority_rows(&self) -> Vec<PriorityRow> {
+        self.engine
             .priority_rows()
             .into_iter()
             .filter_map(|r| {
-                let p = self.pid.get(&r.job_id)?;
-                let mut v = json!(r);
-                v["job_id"] = json!(p);
-                Some(v)
+                Some(PriorityRow {
+                    job_id: self.ids.public(r.job_id)?,
+                    partition: r.partition,
+                    user: r.user,
+                    account: r.account,
+                    priority: r.priority,
+                    factors: r.factors,
+                })
             })
-            .collect();
-        Value::Array(rows)
+            .collect()
     }
 
-    pub(super) fn config_json(&self) -> Value {
-        json!({
-            "cluster": self.cluster.name,
-            "cluster_file": self.opts.cluster_file,
-            "daemon_file": self.opts.daemon_file,
-            "state_dir": self.opts.state_dir,
-            "daemon": self.cfg,
-            "engine": self.engine.config(),
-            "nodes": self.cluster.nodes.len(),
-            "partitions": self.cluster.partitions.iter().map(|p| &p.name).collect::<Vec<_>>(),
-        })
+    pub(super) fn config_report(&self) -> Config {
+        Config {
+            cluster: self.cluster.name.clone(),
+            cluster_file: self.opts.cluster_file.clone(),
+            daemon_file: self.opts.daemon_file.clone(),
+            state_dir: self.opts.state_dir.clone(),
+            daemon: self.cfg.clone(),
+            engine: serde_json::to_value(self.engine.config()).unwrap_or_default(),
+            nodes: self.cluster.nodes.len(),
+            partitions: self
+                .cluster
+                .partitions
+                .iter()
+                .map(|p| p.name.clone())
+                .collect(),
+        }
     }
 }

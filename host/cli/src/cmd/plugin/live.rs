@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context;
-use serde_json::json;
+use sluice_api::{PluginFile, Plugins, RolledBack, ShadowReports, ShadowStarted, Swapped};
+use sluice_daemon::client::segment;
 
-use crate::cmd::daemon_client::{Conn, cell, print_json};
+use crate::cmd::daemon_client::{Conn, print_json};
 
 /// `plugin shadow` actions besides starting one.
 #[derive(clap::Subcommand)]
@@ -29,7 +30,7 @@ fn settings(pairs: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
 
 /// `sluice plugin list`.
 pub fn list(conn: &Conn) -> anyhow::Result<()> {
-    let v = conn.client().get("/v1/plugins")?;
+    let v: Plugins = conn.client().get("/v1/plugins")?;
     if conn.json {
         print_json(&v);
         return Ok(());
@@ -38,24 +39,20 @@ pub fn list(conn: &Conn) -> anyhow::Result<()> {
         "{:<10} {:<9} {:>4} {:>10} {:>7}  ORIGIN",
         "KIND", "ROLE", "GEN", "ANSWERED", "FAULTS"
     );
-    for g in v["generations"].as_array().into_iter().flatten() {
+    for g in &v.generations {
         println!(
             "{:<10} {:<9} {:>4} {:>10} {:>7}  {}{}",
-            cell(g, "kind"),
-            cell(g, "role"),
-            cell(g, "generation"),
-            cell(g, "answered"),
-            cell(g, "faults"),
-            cell(g, "origin"),
-            if g["quarantined"].as_bool() == Some(true) {
-                " (quarantined)"
-            } else {
-                ""
-            }
+            g.kind,
+            g.role.name(),
+            g.generation,
+            g.answered,
+            g.faults,
+            g.origin,
+            if g.quarantined { " (quarantined)" } else { "" }
         );
     }
-    for s in v["shadows"].as_array().into_iter().flatten() {
-        println!("shadow: {} {}", cell(s, "kind"), cell(s, "origin"));
+    for s in &v.shadows {
+        println!("shadow: {} {}", s.kind, s.origin);
     }
     Ok(())
 }
@@ -71,18 +68,19 @@ fn abs(file: &str) -> String {
 
 /// `sluice plugin swap KIND FILE`: waits until the daemon published or refused it.
 pub fn swap(conn: &Conn, kind: &str, file: &str, set: &[String]) -> anyhow::Result<()> {
-    let v = conn.client().post(
-        &format!("/v1/plugins/{kind}/swap"),
-        &json!({ "file": abs(file), "settings": settings(set)? }),
-    )?;
+    let request = PluginFile {
+        file: abs(file),
+        settings: settings(set)?,
+    };
+    let v: Swapped = conn
+        .client()
+        .post(&format!("/v1/plugins/{}/swap", segment(kind)), &request)?;
     if conn.json {
         print_json(&v);
     } else {
         println!(
             "{} generation {} is active ({})",
-            v["kind"].as_str().unwrap_or(kind),
-            v["generation"],
-            v["origin"].as_str().unwrap_or(file)
+            v.kind, v.generation, v.origin
         );
     }
     Ok(())
@@ -90,13 +88,13 @@ pub fn swap(conn: &Conn, kind: &str, file: &str, set: &[String]) -> anyhow::Resu
 
 /// `sluice plugin rollback KIND`.
 pub fn rollback(conn: &Conn, kind: &str) -> anyhow::Result<()> {
-    let v = conn
+    let v: RolledBack = conn
         .client()
-        .post(&format!("/v1/plugins/{kind}/rollback"), &json!({}))?;
+        .post_empty(&format!("/v1/plugins/{}/rollback", segment(kind)))?;
     if conn.json {
         print_json(&v);
     } else {
-        println!("{kind} rolled back to generation {}", v["generation"]);
+        println!("{} rolled back to generation {}", v.kind, v.generation);
     }
     Ok(())
 }
@@ -109,19 +107,22 @@ pub fn shadow(
     set: &[String],
 ) -> anyhow::Result<()> {
     let mut c = conn.client();
-    let v = match (kind, file) {
+    let v: ShadowReports = match (kind, file) {
         (Some("report"), None) | (None, None) => c.get("/v1/shadow")?,
         (Some("stop"), None) => c.delete("/v1/shadow")?,
         (Some(k), Some(f)) => {
-            let v = c.post(
-                &format!("/v1/plugins/{k}/shadow"),
-                &json!({ "file": abs(f), "settings": settings(set)? }),
-            )?;
-            if !conn.json {
-                println!("shadowing {k} with {}", v["origin"].as_str().unwrap_or(f));
-                return Ok(());
+            let request = PluginFile {
+                file: abs(f),
+                settings: settings(set)?,
+            };
+            let v: ShadowStarted =
+                c.post(&format!("/v1/plugins/{}/shadow", segment(k)), &request)?;
+            if conn.json {
+                print_json(&v);
+            } else {
+                println!("shadowing {} with {}", v.shadow, v.origin);
             }
-            v
+            return Ok(());
         }
         (Some(k), None) => anyhow::bail!(
             "plugin shadow {k}: expected `shadow KIND FILE`, `shadow report` or `shadow stop`"

@@ -1,0 +1,204 @@
+//! The daemon itself: health, metrics, settings and reconfiguration.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// `GET /v1/health`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    /// Always `ok`: a daemon that answers is up.
+    pub status: String,
+    /// The daemon's process id.
+    pub pid: u32,
+    /// Seconds since it started.
+    pub uptime_s: u64,
+    /// Jobs it keeps, in any state.
+    pub jobs: usize,
+    /// Of those, pending.
+    pub pending: usize,
+    /// Of those, running.
+    pub running: usize,
+    /// The id the next submission gets.
+    pub next_job_id: u64,
+    /// The last journal record's sequence number.
+    pub journal_seq: u64,
+    /// The journal's size.
+    pub journal_bytes: u64,
+    /// What the last start-up recovered.
+    pub recovery: RecoveryReport,
+}
+
+/// What recovery found at start-up, for the log and `/v1/health`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryReport {
+    /// Whether a snapshot was read.
+    pub snapshot: bool,
+    /// Journal records replayed on top of it.
+    pub replayed: usize,
+    /// Journal records skipped because the snapshot already held them.
+    pub skipped: usize,
+    /// Bytes of a torn tail cut off.
+    pub truncated_bytes: u64,
+    /// Time to read and apply snapshot and journal, ms.
+    pub millis: f64,
+}
+
+/// The daemon's counters since it started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Jobs accepted.
+    pub submitted: u64,
+    /// Submissions refused.
+    pub refused: u64,
+    /// Jobs started.
+    pub started: u64,
+    /// Jobs ended.
+    pub ended: u64,
+    /// Engine ticks run.
+    pub ticks: u64,
+    /// Time spent in ticks, ms.
+    pub tick_ms_total: f64,
+    /// Longest tick, ms.
+    pub tick_ms_max: f64,
+    /// Journal syncs (group commits).
+    pub syncs: u64,
+    /// Snapshots written.
+    pub snapshots: u64,
+    /// Plugin generations published.
+    pub swaps_published: u64,
+    /// Plugin swaps refused.
+    pub swaps_refused: u64,
+    /// Sum of submit→start seconds (wall clock, ms resolution) over started jobs.
+    pub start_latency_ms_total: f64,
+    /// Largest submit→start, ms.
+    pub start_latency_ms_max: f64,
+}
+
+/// `GET /v1/metrics`: the daemon's counters and the engine's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// The daemon's counters, at the top level of the object.
+    #[serde(flatten)]
+    pub counters: Counters,
+    /// Plugin answers the engine refused, per kind.
+    pub engine_faults: Faults,
+    /// The last main scheduling pass.
+    pub last_main_pass: PassStats,
+    /// The last backfill pass.
+    pub last_backfill_pass: PassStats,
+    /// Jobs pending in the engine.
+    pub engine_pending: usize,
+    /// Jobs running in the engine.
+    pub engine_running: usize,
+}
+
+/// Plugin answers that broke the contract, counted per kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Faults {
+    /// Priority answers refused.
+    pub priority: u64,
+    /// Placements refused.
+    pub selection: u64,
+    /// HRES answers refused.
+    pub hres: u64,
+    /// GRES device picks refused.
+    pub gres: u64,
+}
+
+/// Counters of one scheduling pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassStats {
+    /// Records (job × partition) in the sorted queue.
+    pub queued: usize,
+    /// Records tried.
+    pub tested: usize,
+    /// Jobs started.
+    pub started: usize,
+    /// Backfill reservations made.
+    pub reserved: usize,
+    /// Why the pass stopped early, if it did (`max_sched_time`, `bf_max_job_test`, …).
+    pub stopped_by: Option<String>,
+}
+
+/// What happens to a job that was running when the daemon died (its processes died with it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnCrash {
+    /// Requeue it if it is requeueable (Slurm's JobRequeue=1 default), else NODE_FAIL.
+    #[default]
+    Requeue,
+    /// End it with NODE_FAIL whatever its requeue flag.
+    NodeFail,
+}
+
+/// The daemon's own settings (`DIR/daemon.toml`). Every key is optional; unknown keys are errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// Users who may act on every job, nodes, reservations and plugins (besides root and the
+    /// user running the daemon).
+    pub admins: Vec<String>,
+    /// Jobs whose processes vanished with a crash: `requeue` (default) or `node_fail`.
+    pub on_crash: OnCrash,
+    /// Whether batch jobs are requeueable unless submitted with `--no-requeue` (Slurm's JobRequeue, 1).
+    pub job_requeue: bool,
+    /// Seconds between SIGTERM and SIGKILL when a job is ended (Slurm's KillWait, 30).
+    pub kill_wait: u64,
+    /// Journal records between snapshots.
+    pub snapshot_every: usize,
+    /// Seconds between checks of the configured plugin files' modification times.
+    pub watch_interval: u64,
+    /// Shortest gap between two event-triggered passes, ms (Slurm's sched_min_interval, in ms).
+    pub sched_min_interval_ms: u64,
+    /// Seconds an ended job stays in the engine before it is purged (Slurm's MinJobAge, 300);
+    /// the daemon's own record of it is kept.
+    pub min_job_age: u64,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            admins: Vec::new(),
+            on_crash: OnCrash::Requeue,
+            job_requeue: true,
+            kill_wait: 30,
+            snapshot_every: 20_000,
+            watch_interval: 3,
+            sched_min_interval_ms: 20,
+            min_job_age: 300,
+        }
+    }
+}
+
+/// `GET /v1/config`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Cluster name.
+    pub cluster: String,
+    /// The cluster file; `None` is the embedded demo cluster.
+    pub cluster_file: Option<PathBuf>,
+    /// The daemon settings file.
+    pub daemon_file: PathBuf,
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// The daemon's settings in effect.
+    pub daemon: DaemonConfig,
+    /// The engine's settings as the engine reports them (scheduler and its parameters).
+    pub engine: serde_json::Value,
+    /// Node count.
+    pub nodes: usize,
+    /// Partition names.
+    pub partitions: Vec<String>,
+}
+
+/// `POST /v1/reconfigure`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reconfigured {
+    /// Always true: a file that did not load is an error answer.
+    pub reloaded: bool,
+    /// Plugin swaps staged because their choice or settings changed (`kind file`).
+    pub plugins_staged: Vec<String>,
+    /// What takes effect only at the next restart; empty when nothing.
+    pub note: String,
+}

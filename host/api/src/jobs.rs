@@ -1,0 +1,331 @@
+//! Jobs: submissions, updates, actions on one job, steps, and the job object squeue and
+//! `scontrol show job` print.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One `sbatch` submission (`POST /v1/jobs`). Relative values (`--begin=now+60`, `--time=1:00`)
+/// are resolved by the client, so replaying the journal later gives the same job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SubmitRequest {
+    /// `-J/--job-name`; default the script's file name, or `wrap`.
+    pub name: Option<String>,
+    /// `-p/--partition`, comma-separated.
+    pub partition: Option<String>,
+    /// `-A/--account`.
+    pub account: Option<String>,
+    /// `-q/--qos`.
+    pub qos: Option<String>,
+    /// `-N/--nodes` minimum.
+    pub min_nodes: Option<u32>,
+    /// `-N/--nodes` maximum (`-N 2-4`).
+    pub max_nodes: Option<u32>,
+    /// `-n/--ntasks`.
+    pub ntasks: Option<u32>,
+    /// `-c/--cpus-per-task`.
+    pub cpus_per_task: Option<u32>,
+    /// `--mem` per node, MB.
+    pub mem_mb: Option<u64>,
+    /// `-t/--time`, seconds.
+    pub time_limit: Option<u64>,
+    /// `--gres` as written (`gpu:a100:2,nic:1`).
+    pub gres: Option<String>,
+    /// `--gpus` as written (`2` or `a100:2`).
+    pub gpus: Option<String>,
+    /// `-L/--licenses` as written.
+    pub licenses: Option<String>,
+    /// `--constraint` as written.
+    pub constraint: Option<String>,
+    /// `--exclusive`.
+    pub exclusive: bool,
+    /// `--nice`.
+    pub nice: i32,
+    /// `--begin`, Unix seconds.
+    pub begin: Option<i64>,
+    /// `-d/--dependency` as written (`afterok:12:13`).
+    pub dependency: Option<String>,
+    /// `-H/--hold`.
+    pub hold: bool,
+    /// `--reservation`.
+    pub reservation: Option<String>,
+    /// `--requeue` / `--no-requeue`; `None` follows the daemon's `job_requeue` (on, as Slurm's JobRequeue=1).
+    pub requeue: Option<bool>,
+    /// The batch script's text (with its `#!` line); empty for an allocation without a script.
+    pub script: String,
+    /// Working and submit directory (`SLURM_SUBMIT_DIR`).
+    pub workdir: String,
+    /// `-o/--output` pattern (`%j` is the job id); default `slurm-%j.out` in `workdir`.
+    pub output: Option<String>,
+    /// `-e/--error` pattern; default: with the output.
+    pub error: Option<String>,
+    /// Environment exported to the job (sbatch's `--export=ALL` sends the client's).
+    pub env: BTreeMap<String, String>,
+}
+
+impl SubmitRequest {
+    /// The job name Slurm would show.
+    pub fn job_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| "wrap".into())
+    }
+}
+
+/// `scontrol update JobId=…` fields (`POST /v1/jobs/{id}/update`); only pending jobs change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UpdateRequest {
+    /// `JobName=`.
+    pub name: Option<String>,
+    /// `TimeLimit=`, seconds.
+    pub time_limit: Option<u64>,
+    /// `Nice=`.
+    pub nice: Option<i32>,
+    /// `Partition=`.
+    pub partition: Option<String>,
+    /// `QOS=`.
+    pub qos: Option<String>,
+    /// `NumNodes=` minimum.
+    pub min_nodes: Option<u32>,
+    /// `BeginTime=`, Unix seconds.
+    pub begin: Option<i64>,
+}
+
+impl UpdateRequest {
+    /// Applies the fields given to a submission.
+    pub fn apply(&self, req: &mut SubmitRequest) {
+        if let Some(v) = &self.name {
+            req.name = Some(v.clone());
+        }
+        if let Some(v) = self.time_limit {
+            req.time_limit = Some(v);
+        }
+        if let Some(v) = self.nice {
+            req.nice = v;
+        }
+        if let Some(v) = &self.partition {
+            req.partition = Some(v.clone());
+        }
+        if let Some(v) = &self.qos {
+            req.qos = Some(v.clone());
+        }
+        if let Some(v) = self.min_nodes {
+            req.min_nodes = Some(v);
+        }
+        if let Some(v) = self.begin {
+            req.begin = Some(v);
+        }
+    }
+
+    /// Whether nothing is to change.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// `POST /v1/jobs/{id}/cancel` (scancel).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CancelRequest {
+    /// `--signal`: signal the job's processes instead of cancelling it.
+    pub signal: Option<i32>,
+}
+
+/// A step request (`sluice run` inside an allocation, `POST /v1/jobs/{id}/steps`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StepRequest {
+    /// Step name (the command).
+    pub name: String,
+    /// Nodes (`-N`, 1).
+    pub nodes: u32,
+    /// CPUs per node (`-c` × tasks per node, 1).
+    pub cpus_per_node: u32,
+}
+
+/// `POST /v1/jobs/{id}/steps/{step}/end`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StepEndRequest {
+    /// The command's exit code.
+    pub exit_code: i32,
+}
+
+/// Who holds a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HoldBy {
+    /// The owner (`--hold`, `scontrol hold` by the owner).
+    User,
+    /// An admin.
+    Admin,
+}
+
+/// A step of a job (`sluice run` inside the allocation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Step id.
+    pub id: u32,
+    /// Name (the command).
+    pub name: String,
+    /// Start time.
+    pub start: i64,
+    /// End time, once ended.
+    pub end: Option<i64>,
+    /// Exit code, once ended.
+    pub exit_code: Option<i32>,
+}
+
+/// One job as `scontrol show job` and squeue see it (`GET /v1/jobs`, `GET /v1/jobs/{id}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// Public job id.
+    pub job_id: u64,
+    /// Job name.
+    pub name: String,
+    /// Owner.
+    pub user: String,
+    /// Owner's uid.
+    pub uid: u32,
+    /// Account, when known.
+    pub account: Option<String>,
+    /// Partition (the one it runs in, or those it may run in, comma-separated).
+    pub partition: String,
+    /// Slurm state name (`PENDING`).
+    pub state: String,
+    /// Slurm state code (`PD`).
+    pub st: String,
+    /// Why it waits or how it ended (`Priority`, `None`).
+    pub reason: String,
+    /// Hold, if any.
+    pub hold: Option<HoldBy>,
+    /// Highest priority over its partitions (0 once ended).
+    pub priority: u32,
+    /// Seconds run so far, or in all.
+    pub time: i64,
+    /// Time limit, seconds; `None` is UNLIMITED.
+    pub time_limit: Option<u64>,
+    /// Node count (asked for while pending).
+    pub nodes: usize,
+    /// Nodes as a hostlist.
+    pub nodelist: String,
+    /// CPUs allocated.
+    pub cpus: u64,
+    /// Submit time, Unix seconds.
+    pub submit_time: i64,
+    /// Start time, Unix seconds (expected start while pending, when planned).
+    pub start_time: Option<i64>,
+    /// End time, Unix seconds.
+    pub end_time: Option<i64>,
+    /// Exit code, once ended.
+    pub exit_code: Option<i32>,
+    /// Signal that ended it, if any.
+    pub signal: Option<i32>,
+    /// Times requeued.
+    pub restarts: u32,
+    /// Whether it is requeued when its node fails.
+    pub requeue: bool,
+    /// Working directory.
+    pub workdir: String,
+    /// Its steps.
+    pub steps: Vec<StepRecord>,
+    /// What was asked beyond the columns above.
+    pub request: JobRequestSummary,
+}
+
+/// The parts of a job's submission `scontrol show job` prints besides the columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobRequestSummary {
+    /// `--ntasks`.
+    pub ntasks: Option<u32>,
+    /// `--cpus-per-task`.
+    pub cpus_per_task: Option<u32>,
+    /// `--mem`, MB per node.
+    pub mem_mb: Option<u64>,
+    /// `--gres` as written.
+    pub gres: Option<String>,
+    /// `--gpus` as written.
+    pub gpus: Option<String>,
+    /// `--licenses` as written.
+    pub licenses: Option<String>,
+    /// `--constraint` as written.
+    pub constraint: Option<String>,
+    /// `--dependency` as written.
+    pub dependency: Option<String>,
+    /// `--nice`.
+    pub nice: i32,
+    /// `--begin`, Unix seconds.
+    pub begin: Option<i64>,
+    /// `--qos`.
+    pub qos: Option<String>,
+    /// `--output` pattern.
+    pub output: Option<String>,
+}
+
+/// The answer to a submission.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSubmitted {
+    /// The new job's id.
+    pub job_id: u64,
+}
+
+/// The answer to a cancel: either cancelled, or signalled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobCancelled {
+    /// The job.
+    pub job_id: u64,
+    /// Whether it was cancelled (false when only signalled).
+    pub cancelled: bool,
+    /// The signal sent instead of cancelling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+}
+
+/// The answer to a hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobHeld {
+    /// The job.
+    pub job_id: u64,
+    /// Whose hold it is.
+    pub hold: HoldBy,
+}
+
+/// The answer to a release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobReleased {
+    /// The job.
+    pub job_id: u64,
+    /// Always true: a refusal is an error answer.
+    pub released: bool,
+}
+
+/// The answer to an update.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobUpdated {
+    /// The job.
+    pub job_id: u64,
+    /// Always true: a refusal is an error answer.
+    pub updated: bool,
+}
+
+/// The answer to a step start: the variables the client runs the step's command with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepStarted {
+    /// The job.
+    pub job_id: u64,
+    /// The new step's id.
+    pub step_id: u32,
+    /// `SLURM_*` variables of the step.
+    pub env: BTreeMap<String, String>,
+}
+
+/// The answer to a step end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepEnded {
+    /// The job.
+    pub job_id: u64,
+    /// The step.
+    pub step_id: u32,
+    /// Its exit code.
+    pub exit_code: i32,
+}

@@ -1,0 +1,81 @@
+//! The cluster and the engine built over it: loading the cluster file, naming associations as
+//! usage is kept, and the engine with the plugin set and the selection recorder. The driver
+//! builds its engine here at start-up and reads usage back for snapshots.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use sluice_cluster::{AssocId, Cluster};
+use sluice_engine::{Engine, EngineConfig};
+use sluice_runtime::shared::{SharedSet, engine_policies};
+
+use super::DriverOptions;
+use super::recording::{Recorder, RecordingSelection};
+use crate::clock::DaemonClock;
+use crate::error::DaemonError;
+
+/// Loads the cluster file, or the embedded demo cluster.
+pub(super) fn load_cluster(opts: &DriverOptions) -> Result<Cluster, DaemonError> {
+    match &opts.cluster_file {
+        Some(p) => Cluster::load(p).map_err(|e| DaemonError::Config(e.to_string())),
+        None => Cluster::try_demo().map_err(|e| DaemonError::Config(e.to_string())),
+    }
+}
+
+/// The name usage is kept under: `account` or `account/user`.
+pub(super) fn assoc_key(cluster: &Cluster, a: AssocId) -> String {
+    let assoc = &cluster.associations[a.index()];
+    if assoc.is_user() {
+        let account = assoc
+            .parent
+            .map(|p| cluster.associations[p.index()].name().to_string())
+            .unwrap_or_default();
+        format!("{account}/{}", assoc.name())
+    } else {
+        assoc.name().to_string()
+    }
+}
+
+/// Each association's own usage (the engine keeps sums over descendants).
+pub(super) fn own_usage(engine: &Engine) -> BTreeMap<String, f64> {
+    let cluster = engine.cluster();
+    let raw = engine.usage().all_with_ended();
+    let mut own: Vec<f64> = raw.clone();
+    for (i, a) in cluster.associations.iter().enumerate() {
+        if let Some(p) = a.parent
+            && i < raw.len()
+        {
+            own[p.index()] -= raw[i];
+        }
+    }
+    (0..raw.len().min(cluster.associations.len()))
+        .filter(|i| own[*i].abs() > 1e-9)
+        .map(|i| (assoc_key(cluster, AssocId(i as u32)), own[i]))
+        .collect()
+}
+
+/// Builds the engine over `cluster` with the plugin set.
+pub(super) fn build_engine(
+    mut cluster: Cluster,
+    set: &SharedSet,
+    clock: Arc<DaemonClock>,
+    usage: &BTreeMap<String, f64>,
+    recorder: &Arc<Recorder>,
+) -> Engine {
+    for i in 0..cluster.associations.len() {
+        let key = assoc_key(&cluster, AssocId(i as u32));
+        if let Some(u) = usage.get(&key) {
+            cluster.associations[i].raw_usage = *u;
+        }
+    }
+    let mut policies = engine_policies(set);
+    // A selection shadow is asked what the active policy was asked, so record those calls.
+    policies.selection = Box::new(RecordingSelection {
+        inner: policies.selection,
+        recorder: recorder.clone(),
+    });
+    let mut config = EngineConfig::for_cluster(&cluster);
+    // Slurm without AccountingStorageEnforce accepts users it has no association for.
+    config.create_missing_associations = true;
+    Engine::with_config(cluster, policies, clock, config)
+}

@@ -1,0 +1,203 @@
+//! Runs of jobs: the engine's decisions to start and end them, journaled before they are acted
+//! on, what the executor launches, and the exits it reports back.
+
+use std::path::{Path, PathBuf};
+
+use sluice_engine::{JobId, JobState};
+
+use super::Driver;
+use super::engine::assoc_key;
+use crate::executor::{ExitReport, Launch};
+use crate::image::Record;
+
+impl Driver {
+    /// Journals a start and returns what to launch.
+    pub(super) fn record_start(&mut self, eid: JobId) -> Option<Launch> {
+        let id = self.ids.public(eid)?;
+        let job = self.engine.job(eid)?.clone();
+        let alloc = job.alloc.as_ref()?;
+        let cluster = self.engine.cluster();
+        let nodes: Vec<String> = alloc
+            .placement
+            .nodes
+            .iter()
+            .map(|n| cluster.nodes[*n as usize].name.clone())
+            .collect();
+        let partition = cluster.partitions[alloc.partition.index()].name.clone();
+        let account = assoc_key(cluster, job.assoc)
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let cpus = alloc.cpus();
+        let cpus_first = alloc.placement.cpus.first().copied().unwrap_or(0);
+        let time = job.start_time.unwrap_or_else(|| self.engine.now());
+        self.commit(Record::Started {
+            id,
+            time,
+            partition: partition.clone(),
+            nodes: nodes.clone(),
+            cpus,
+            account: account.clone(),
+        });
+        self.metrics.started += 1;
+        if let Some(t) = self.accepted_at.remove(&id) {
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            self.metrics.start_latency_ms_total += ms;
+            self.metrics.start_latency_ms_max = self.metrics.start_latency_ms_max.max(ms);
+        }
+        let rec = self.store.image().jobs.get(&id)?.clone();
+        let req = &rec.request;
+        let mut env = req.env.clone();
+        if !env.contains_key("PATH") {
+            env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
+        }
+        let list = sluice_hostlist::compress(&nodes);
+        let mut set = |k: &str, v: String| {
+            env.insert(k.to_string(), v);
+        };
+        set("SLURM_JOB_ID", id.to_string());
+        set("SLURM_JOBID", id.to_string());
+        set("SLURM_JOB_NAME", req.job_name());
+        set("SLURM_JOB_NODELIST", list.clone());
+        set("SLURM_NODELIST", list);
+        set("SLURM_NNODES", nodes.len().to_string());
+        set("SLURM_JOB_NUM_NODES", nodes.len().to_string());
+        set("SLURM_NTASKS", job.spec.tasks.to_string());
+        set("SLURM_NPROCS", job.spec.tasks.to_string());
+        set("SLURM_CPUS_PER_TASK", job.spec.cpus_per_task.to_string());
+        set("SLURM_CPUS_ON_NODE", cpus_first.to_string());
+        set("SLURM_JOB_PARTITION", partition);
+        set("SLURM_JOB_ACCOUNT", account);
+        set("SLURM_JOB_USER", rec.user.clone());
+        set("SLURM_JOB_UID", rec.uid.to_string());
+        set("SLURM_SUBMIT_DIR", req.workdir.clone());
+        set("SLURM_SUBMIT_HOST", "localhost".into());
+        set("SLURM_CLUSTER_NAME", self.cluster.name.clone());
+        set(
+            "SLURMD_NODENAME",
+            nodes.first().cloned().unwrap_or_default(),
+        );
+        set("SLURM_RESTART_COUNT", rec.restarts.to_string());
+        set(
+            "SLURM_JOB_QOS",
+            req.qos.clone().unwrap_or_else(|| "normal".into()),
+        );
+        if let Some(mem) = req.mem_mb {
+            set("SLURM_MEM_PER_NODE", mem.to_string());
+        }
+        if let Some(limit) = job.time_limit {
+            set("SLURM_JOB_END_TIME", (time + limit as i64).to_string());
+        }
+        set(
+            "SLUICE_STATE_DIR",
+            self.opts.state_dir.to_string_lossy().into_owned(),
+        );
+        if let Ok(gres) = self.engine.job_env(eid, 0) {
+            env.extend(gres);
+        }
+        let workdir = PathBuf::from(&req.workdir);
+        let pattern = |p: &str| expand_pattern(p, id, &req.job_name(), &rec.user, &workdir);
+        Some(Launch {
+            job: id,
+            uid: rec.uid,
+            script: req.script.clone(),
+            output: pattern(req.output.as_deref().unwrap_or("slurm-%j.out")),
+            error: req.error.as_deref().map(pattern),
+            workdir,
+            env,
+            nodes,
+        })
+    }
+
+    /// Journals an end (or a requeue); returns the job whose processes must be stopped.
+    pub(super) fn record_end(
+        &mut self,
+        eid: JobId,
+        state: JobState,
+        exit_code: Option<i32>,
+        time: i64,
+    ) -> Option<u64> {
+        let id = self.ids.public(eid)?;
+        let was_running = self
+            .store
+            .image()
+            .jobs
+            .get(&id)
+            .is_some_and(|j| j.state.is_active());
+        if state == JobState::Pending {
+            self.commit(Record::Requeued {
+                id,
+                time,
+                reason: "requeued".into(),
+            });
+            return was_running.then_some(id);
+        }
+        let reason = self
+            .engine
+            .job(eid)
+            .map(|j| j.reason.as_str().to_string())
+            .filter(|r| r != "None");
+        self.commit(Record::Ended {
+            id,
+            time,
+            state: state.into(),
+            exit_code,
+            reason,
+        });
+        self.metrics.ended += 1;
+        self.accepted_at.remove(&id);
+        self.ids.purge_after(time, eid);
+        let own_end = matches!(state, JobState::Completed | JobState::Failed);
+        (was_running && !own_end).then_some(id)
+    }
+
+    /// The executor saw a job's processes end.
+    pub(super) fn exited(&mut self, r: ExitReport) {
+        let Some(rec) = self.store.image().jobs.get(&r.job) else {
+            return;
+        };
+        if rec.state.is_final() && rec.exit_code.is_some() {
+            return;
+        }
+        self.commit(Record::Exited {
+            id: r.job,
+            code: r.code,
+            signal: r.signal,
+        });
+        if let Some(eid) = self.ids.engine(r.job)
+            && self
+                .engine
+                .job(eid)
+                .is_some_and(|j| matches!(j.state, JobState::Running | JobState::Configuring))
+        {
+            let code = r.code.unwrap_or_else(|| 128 + r.signal.unwrap_or(0));
+            let _ = self.engine.job_finished(eid, code);
+        }
+    }
+}
+
+/// Expands `%j` (job id), `%x` (name), `%u` (user) and `%%` in an output pattern, relative to `dir`.
+pub fn expand_pattern(pattern: &str, id: u64, name: &str, user: &str, dir: &Path) -> PathBuf {
+    let mut out = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('j') | Some('A') => out.push_str(&id.to_string()),
+            Some('x') => out.push_str(name),
+            Some('u') => out.push_str(user),
+            Some('%') => out.push('%'),
+            Some(other) => {
+                out.push('%');
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    let p = PathBuf::from(out);
+    if p.is_absolute() { p } else { dir.join(p) }
+}

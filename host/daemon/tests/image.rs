@@ -1,0 +1,159 @@
+//! The image as a function of its records: a job's life from submit through a run, its steps,
+//! a requeue and an end, with usage accrued; cancels, holds, node states and reservations.
+
+use sluice_daemon::image::{HoldBy, Image, NodeAction, Record, State};
+use sluice_daemon::request::{SubmitRequest, UpdateRequest};
+
+fn submit(id: u64, hold: bool) -> Record {
+    Record::Submit {
+        id,
+        time: 100,
+        uid: 1000,
+        user: "alice".into(),
+        request: Box::new(SubmitRequest {
+            name: Some(format!("job{id}")),
+            account: Some("physics".into()),
+            ..SubmitRequest::default()
+        }),
+        hold,
+    }
+}
+
+fn started(id: u64, time: i64) -> Record {
+    Record::Started {
+        id,
+        time,
+        partition: "batch".into(),
+        nodes: vec!["node01".into(), "node02".into()],
+        cpus: 4,
+        account: "physics".into(),
+    }
+}
+
+#[test]
+fn a_job_runs_steps_is_requeued_runs_again_and_ends_with_its_usage() {
+    let mut image = Image::new(1);
+    image.usage_time = 150;
+    image.apply(&submit(7, true));
+    assert_eq!(image.next_id, 8);
+    let job = &image.jobs[&7];
+    assert_eq!(
+        (job.state, job.hold, job.account.as_deref()),
+        (State::Pending, Some(HoldBy::User), Some("physics"))
+    );
+    image.apply(&Record::Release { id: 7 });
+    image.apply(&Record::Update {
+        id: 7,
+        changes: UpdateRequest {
+            nice: Some(5),
+            ..UpdateRequest::default()
+        },
+    });
+    assert_eq!(
+        (image.jobs[&7].hold, image.jobs[&7].request.nice),
+        (None, 5)
+    );
+
+    image.apply(&started(7, 200));
+    image.apply(&Record::StepStarted {
+        id: 7,
+        step: 0,
+        name: "hostname".into(),
+        time: 210,
+    });
+    image.apply(&Record::StepEnded {
+        id: 7,
+        step: 0,
+        exit_code: 3,
+        time: 220,
+    });
+    let job = &image.jobs[&7];
+    assert_eq!(job.state, State::Running);
+    assert_eq!(
+        (job.steps[0].end, job.steps[0].exit_code),
+        (Some(220), Some(3))
+    );
+
+    image.apply(&Record::Requeued {
+        id: 7,
+        time: 230,
+        reason: "NodeFail".into(),
+    });
+    let job = &image.jobs[&7];
+    assert_eq!((job.state, job.restarts), (State::Pending, 1));
+    assert!(job.nodes.is_empty() && job.steps.is_empty() && job.start_time.is_none());
+
+    image.apply(&started(7, 300));
+    image.apply(&Record::StepStarted {
+        id: 7,
+        step: 1,
+        name: "sleep".into(),
+        time: 310,
+    });
+    image.apply(&Record::Ended {
+        id: 7,
+        time: 400,
+        state: State::Completed,
+        exit_code: Some(0),
+        reason: None,
+    });
+    image.apply(&Record::Exited {
+        id: 7,
+        code: Some(0),
+        signal: None,
+    });
+    let job = &image.jobs[&7];
+    assert_eq!((job.state, job.end_time), (State::Completed, Some(400)));
+    assert_eq!(
+        job.steps[0].end,
+        Some(400),
+        "an open step ends with its job"
+    );
+    // 100 s on 4 CPUs, all after the usage snapshot at 150.
+    assert_eq!(image.usage["physics/alice"], 400.0);
+}
+
+#[test]
+fn cancels_nodes_and_reservations_change_only_what_they_name() {
+    let mut image = Image::new(1);
+    image.apply(&submit(1, false));
+    image.apply(&submit(2, false));
+    image.apply(&started(2, 150));
+    image.apply(&Record::Cancel { id: 1, time: 160 });
+    image.apply(&Record::Cancel { id: 2, time: 160 });
+    image.apply(&Record::Cancel { id: 99, time: 160 });
+    assert_eq!(image.jobs[&1].state, State::Cancelled);
+    assert_eq!(image.jobs[&1].end_time, Some(160));
+    // A running job ends when its processes do; the cancel is remembered for a crash.
+    assert_eq!(image.jobs[&2].state, State::Running);
+    assert!(image.jobs[&2].cancel_requested);
+    assert!(!image.jobs.contains_key(&99));
+
+    image.apply(&Record::Node {
+        node: "node01".into(),
+        action: NodeAction::Drain,
+        reason: "disk".into(),
+        time: 170,
+    });
+    assert_eq!(image.nodes["node01"].reason, "disk");
+    image.apply(&Record::Node {
+        node: "node01".into(),
+        action: NodeAction::Resume,
+        reason: String::new(),
+        time: 180,
+    });
+    assert!(image.nodes.is_empty());
+
+    let spec = sluice_engine::ReservationSpec {
+        name: "maint".into(),
+        start: 0,
+        end: 10,
+        ..sluice_engine::ReservationSpec::default()
+    };
+    image.apply(&Record::ReservationCreate { spec });
+    assert!(image.reservations.contains_key("maint"));
+    image.apply(&Record::ReservationDelete {
+        name: "maint".into(),
+    });
+    assert!(image.reservations.is_empty());
+}
