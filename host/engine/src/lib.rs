@@ -56,6 +56,7 @@ pub mod error;
 mod events;
 pub mod gres;
 pub mod job;
+mod job_id;
 mod job_map;
 pub mod licenses;
 pub mod main_loop;

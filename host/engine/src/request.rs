@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::job::JobId;
+use crate::job_id::JobId;
 
 /// A request option that could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

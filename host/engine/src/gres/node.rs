@@ -4,7 +4,7 @@ use serde::Serialize;
 use sluice_cluster::{Cluster, Node};
 use sluice_policy::{Device, GresNodeConfig};
 
-use crate::job::JobId;
+use crate::job_id::JobId;
 
 /// Slurm's limit on a file-backed GRES count per node; count-only units beyond it stay counts.
 pub const MAX_UNITS: u64 = 1024;
