@@ -12,8 +12,10 @@ use sluice_cluster::{
 use sluice_policy::fixtures::Rng;
 
 use crate::clock::ManualClock;
-use crate::engine::{Engine, EngineConfig, PassStats, Policies};
+use crate::config::{EngineConfig, Policies};
+use crate::engine::Engine;
 use crate::job::JobSpec;
+use crate::stats::PassStats;
 
 /// Benchmark size.
 #[derive(Clone, Debug, Serialize)]

@@ -3,12 +3,13 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use serde::Serialize;
-use sluice_cluster::{AssocId, AssocKind, Cluster, NodeId, PartitionId, SchedulerParams};
-use sluice_policy::{GresPolicy, HresPolicy, NodeBitmap, PriorityPolicy, SelectionPolicy};
+use sluice_cluster::{AssocId, AssocKind, Cluster, SchedulerParams};
+use sluice_policy::{JobTable, NodeBitmap, PriorityContext};
 
 use crate::backfill::PlanningBuffers;
 use crate::clock::Clock;
+use crate::config::{EngineConfig, Policies, SchedulerKind};
+use crate::event::Event;
 use crate::gres::cores::CpuMap;
 use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
@@ -17,184 +18,10 @@ use crate::licenses::LicenseState;
 use crate::main_loop::MainPassBuffers;
 use crate::node_state::NodeState;
 use crate::pending::PendingJobs;
-use crate::priority::PriorityReport;
+use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
+use crate::stats::{Faults, PassStats};
 use crate::usage::Usage;
-
-/// The policies the engine consults; the runtime hands in WASM-backed ones, tests native ones.
-pub struct Policies {
-    /// Job priority.
-    pub priority: Box<dyn PriorityPolicy + Send>,
-    /// Node selection.
-    pub selection: Box<dyn SelectionPolicy + Send>,
-    /// HRES mode logic; without one, jobs asking for HRES are refused at submit.
-    pub hres: Option<Box<dyn HresPolicy + Send>>,
-    /// GRES device logic per GRES name (`gpu` → gres/gpu, `nic` → a count-only policy). A name
-    /// without a policy is tracked by the host alone: devices by lowest index, no environment.
-    pub gres: Vec<(String, Box<dyn GresPolicy + Send>)>,
-}
-
-/// Which scheduler runs besides the main loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub enum SchedulerKind {
-    /// Slurm's sched/backfill: a reservation for every job tested, within bf_* limits.
-    #[default]
-    Backfill,
-    /// Classic EASY backfilling: only the first blocked job gets a reservation.
-    Easy,
-    /// Conservative backfilling: every pending job gets a reservation, no test limits.
-    Conservative,
-    /// Plain first come, first served: the main loop stops at the first job that cannot start.
-    Fcfs,
-}
-
-impl SchedulerKind {
-    /// Parses `backfill`, `easy`, `conservative` or `fcfs` (also Slurm's `sched/backfill`, `sched/builtin`).
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text.trim().to_ascii_lowercase().as_str() {
-            "backfill" | "sched/backfill" => Self::Backfill,
-            "easy" => Self::Easy,
-            "conservative" => Self::Conservative,
-            "fcfs" | "builtin" | "sched/builtin" => Self::Fcfs,
-            _ => return None,
-        })
-    }
-}
-
-/// Engine settings that slurm.conf does not carry.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EngineConfig {
-    /// Scheduler besides the main loop.
-    pub scheduler: SchedulerKind,
-    /// Scheduler parameters; taken from the cluster by [`Engine::new`].
-    pub params: SchedulerParams,
-    /// First job id handed out (Slurm's FirstJobId, 1).
-    pub first_job_id: JobId,
-    /// Create a user association under the account (or root) for unknown users, as a
-    /// cluster without AccountingStorageEnforce accepts them; useful for trace replay.
-    pub create_missing_associations: bool,
-    /// Hold ended jobs in COMPLETING until [`Engine::epilog_complete`] is called for them.
-    pub track_completing: bool,
-    /// Log every GRES allocation and release at debug level on target `sluice::gres`
-    /// (Slurm's `DebugFlags=GRES`).
-    pub debug_gres: bool,
-    /// End running jobs with TIMEOUT when their time limit passes (on). A trace replay that owns
-    /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
-    /// believes a job past its limit ends at the next instant.
-    pub enforce_time_limits: bool,
-    /// Skip a backfill pass when no pending job needs as few CPUs as the usable nodes have free,
-    /// and end a pass at the first queue position from which no job does: what is skipped could
-    /// start nothing and would only refresh expected start times and reasons, which a replay
-    /// never shows. Off in the live host, so `squeue --start` stays current.
-    pub skip_backfill_without_fit: bool,
-    /// When a pass's queue is a single job in a single partition, no priority orders it: the
-    /// priority call that job is due is put off until the tick's passes end and made only if
-    /// it is still pending, with the clock and usage the passes ran under, so it stores what
-    /// an immediate call would have. A job that starts at once then costs no call. Ignored
-    /// while `bf_min_prio_reserve` reads priorities. Off in the live host, where sprio and
-    /// squeue show a job's priority from its first pass.
-    pub defer_lone_priority: bool,
-    /// Ask the priority policy for its answer without the per-factor breakdown
-    /// ([`sluice_policy::PriorityContext::skip_factors`]), which only `sprio` shows. The
-    /// priorities are the same. Off in the live host, which keeps the last breakdown for
-    /// `sluice prio`; a replay never shows it.
-    pub skip_priority_factors: bool,
-    /// Within a backfill pass, a plain job found to have no start in the window rules out the
-    /// later jobs of its shape that need as many nodes for as long, without planning them: a
-    /// pass only takes resources away, so they cannot have one either. On by default; it
-    /// changes no decision, only the cost, and can be turned off to show exactly that.
-    pub remember_unplannable: bool,
-}
-
-impl EngineConfig {
-    /// Defaults with the cluster's scheduler parameters.
-    pub fn for_cluster(cluster: &Cluster) -> Self {
-        Self {
-            scheduler: SchedulerKind::Backfill,
-            params: cluster.scheduler.clone(),
-            first_job_id: 1,
-            create_missing_associations: false,
-            track_completing: false,
-            debug_gres: false,
-            enforce_time_limits: true,
-            skip_backfill_without_fit: false,
-            defer_lone_priority: false,
-            skip_priority_factors: false,
-            remember_unplannable: true,
-        }
-    }
-}
-
-/// Which loop started a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Loop {
-    /// The main scheduling loop.
-    Main,
-    /// The backfill scheduler.
-    Backfill,
-}
-
-/// What the engine decided: the executor (slurmd, a remote agent, the simulator) carries it out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub enum Event {
-    /// A job was allocated nodes and should be launched.
-    Started {
-        /// Job.
-        job: JobId,
-        /// Partition it runs in.
-        partition: PartitionId,
-        /// Its nodes.
-        nodes: Vec<NodeId>,
-        /// Start time.
-        time: i64,
-        /// The loop that started it.
-        by: Loop,
-    },
-    /// A job ended (finished, cancelled, timed out, node failure); its processes must be gone.
-    Ended {
-        /// Job.
-        job: JobId,
-        /// Final state.
-        state: JobState,
-        /// Exit code, when it finished by itself.
-        exit_code: Option<i32>,
-        /// End time.
-        time: i64,
-    },
-    /// Powered-down nodes a starting job needs: run ResumeProgram on them.
-    PowerUp {
-        /// Nodes to resume.
-        nodes: Vec<NodeId>,
-    },
-}
-
-/// Counters of the last passes, for logs and benchmarks.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct PassStats {
-    /// Records (job × partition) in the sorted queue.
-    pub queued: usize,
-    /// Records tried.
-    pub tested: usize,
-    /// Jobs started.
-    pub started: usize,
-    /// Backfill reservations made.
-    pub reserved: usize,
-    /// Why the pass stopped early, if it did (`max_sched_time`, `default_queue_depth`, `bf_max_job_test`, …).
-    pub stopped_by: Option<&'static str>,
-}
-
-/// Answers a plugin gave that broke the contract, counted per kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Faults {
-    /// Priority answers refused.
-    pub priority: u64,
-    /// Placements refused.
-    pub selection: u64,
-    /// HRES answers refused.
-    pub hres: u64,
-    /// GRES device picks refused.
-    pub gres: u64,
-}
 
 /// Precomputed per-partition data.
 #[derive(Clone, Debug)]
@@ -232,17 +59,8 @@ pub struct Engine {
     pub(crate) last_main_stats: PassStats,
     pub(crate) last_backfill_stats: PassStats,
     pub(crate) faults: Faults,
-    pub(crate) last_priorities: PriorityReport,
-    /// Whether the next pass recalculates every eligible job's priority: set at start-up, when
-    /// usage decays (every PriorityCalcPeriod) and when the policies change.
-    pub(crate) priorities_due: bool,
-    /// The lone job whose priority call a pass put off ([`EngineConfig::defer_lone_priority`]).
-    pub(crate) priority_owed: Option<JobId>,
-    /// The context of the last priority calculation, refreshed for the next one.
-    pub(crate) context_cache: Option<sluice_policy::PriorityContext>,
-    /// The job table and its rows' (job, partition position) of the last priority call, kept
-    /// so the next call refills them instead of allocating thirteen columns again.
-    pub(crate) job_table_buffers: (sluice_policy::JobTable, Vec<(JobId, u16)>),
+    /// Priority calculation's state between passes.
+    pub(crate) priorities: PriorityState,
     /// Whether the selection policy has this pass's node table (`begin_pass` was called).
     pub(crate) selection_begun: bool,
     /// Backfill's planning buffers, lent to each pass.
@@ -370,11 +188,7 @@ impl Engine {
             last_main_stats: PassStats::default(),
             last_backfill_stats: PassStats::default(),
             faults: Faults::default(),
-            last_priorities: PriorityReport::default(),
-            priorities_due: true,
-            priority_owed: None,
-            context_cache: None,
-            job_table_buffers: Default::default(),
+            priorities: PriorityState::new(),
             selection_begun: false,
             planning_buffers: PlanningBuffers::default(),
             main_pass_buffers: MainPassBuffers::default(),
@@ -410,6 +224,47 @@ impl Engine {
             select_type_parameters: Vec::new(),
             ..self.config.params
         }
+    }
+
+    /// What priority calculation reads, as the engine holds it now.
+    pub(crate) fn priority_inputs(&self) -> PriorityInputs<'_> {
+        PriorityInputs {
+            cluster: &self.cluster,
+            config: &self.config,
+            usage: &self.usage,
+            nodes: &self.nodes,
+            qos: &self.qos_view,
+            now: self.clock.now(),
+        }
+    }
+
+    /// A priority calculation over the engine's jobs with its priority policy.
+    pub(crate) fn priority_pass(&mut self) -> PriorityPass<'_> {
+        PriorityPass {
+            inputs: PriorityInputs {
+                cluster: &self.cluster,
+                config: &self.config,
+                usage: &self.usage,
+                nodes: &self.nodes,
+                qos: &self.qos_view,
+                now: self.clock.now(),
+            },
+            state: &mut self.priorities,
+            jobs: &mut self.jobs,
+            policy: self.policies.priority.as_mut(),
+            faults: &mut self.faults,
+        }
+    }
+
+    /// The context a priority pass shares between jobs, with usage as the engine keeps it.
+    pub fn priority_context(&self) -> PriorityContext {
+        self.priority_inputs().context()
+    }
+
+    /// The job table a priority call gets for `eligible` (one row per job and partition), with
+    /// each row's (job, position in its partition list).
+    pub fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
+        self.priority_inputs().job_table(&self.jobs, eligible)
     }
 
     /// Current time on the engine's clock.
@@ -478,14 +333,14 @@ impl Engine {
         let names: Vec<String> = self.cluster.nodes.iter().map(|n| n.name.clone()).collect();
         crate::gres::validate(&self.gres, &names, &mut policies.gres)?;
         self.policies = policies;
-        self.priorities_due = true;
+        self.priorities.due = true;
         Ok(())
     }
 
     /// Recalculates every pending job's priority at the next pass instead of at the next
     /// PriorityCalcPeriod, e.g. after a new priority policy was swapped in behind the engine.
     pub fn recalculate_priorities(&mut self) {
-        self.priorities_due = true;
+        self.priorities.due = true;
     }
 
     /// Every node's GRES devices and counts with their holders.
@@ -570,7 +425,7 @@ impl Engine {
     /// What every way of running passes ends with: the priority call a pass put off is made
     /// (or found needless), then the passes' events are handed out.
     fn end_passes(&mut self) -> Vec<Event> {
-        self.settle_deferred_priority();
+        self.priority_pass().settle_deferred();
         std::mem::take(&mut self.outbox)
     }
 

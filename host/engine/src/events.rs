@@ -3,8 +3,9 @@
 use sluice_cluster::{AssocId, AssocKind, Association, NodeId, PartitionId, QosId, Shares};
 use sluice_policy::{NodeBitmap, Power};
 
-use crate::engine::{Engine, Event};
+use crate::engine::Engine;
 use crate::error::{JobError, SubmitError};
+use crate::event::Event;
 use crate::job::{CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason};
 use crate::licenses::LicenseError;
 use crate::node_state::Health;
@@ -400,7 +401,7 @@ impl Engine {
             return;
         };
         // Slurm's decay thread recalculates every pending job's priority after decaying usage.
-        self.priorities_due = true;
+        self.priorities.due = true;
         for id in self.running.iter() {
             let job = &self.jobs[id];
             if job.state != JobState::Running {

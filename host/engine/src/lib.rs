@@ -51,8 +51,10 @@
 pub mod backfill;
 pub mod bench;
 pub mod clock;
+mod config;
 mod engine;
 pub mod error;
+mod event;
 mod events;
 pub mod gres;
 pub mod job;
@@ -69,18 +71,22 @@ pub mod request;
 pub mod reservation;
 mod resize;
 pub mod show;
+mod stats;
 pub mod steps;
 pub mod usage;
 
 pub use clock::{Clock, ManualClock, WallClock};
-pub use engine::{Engine, EngineConfig, Event, Faults, Loop, PassStats, Policies, SchedulerKind};
+pub use config::{EngineConfig, Policies, SchedulerKind};
+pub use engine::Engine;
 pub use error::{JobError, SubmitError};
+pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
 pub use show::{DeviceRow, LicenseReport, NodeReport};
+pub use stats::{Faults, PassStats};
 
 #[cfg(test)]
 mod tests {

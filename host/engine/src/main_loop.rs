@@ -3,9 +3,12 @@
 
 use sluice_policy::{JobRequest, NodeBitmap, PlaceMode, Power, hres::check_charges};
 
-use crate::engine::{Engine, Event, Loop, PassStats, SchedulerKind};
+use crate::config::SchedulerKind;
+use crate::engine::Engine;
+use crate::event::{Event, Loop};
 use crate::job::{Allocation, JobId, JobState, Reason, plan_limit};
-use crate::queue::{self, QueueRecord};
+use crate::queue::QueueRecord;
+use crate::stats::PassStats;
 
 /// What a pass has already promised on top of running jobs: nodes off limits for this start, and
 /// license and HRES amounts held by backfill's planned jobs over the start's run.
@@ -51,30 +54,11 @@ impl Engine {
             .collect()
     }
 
-    /// The sorted queue of eligible jobs, or `None` when the priority answer was refused.
-    ///
-    /// As in Slurm, passes order jobs by stored priorities: every eligible job's priority is
-    /// recalculated when usage decays (each PriorityCalcPeriod) or when some eligible job has
-    /// none yet (new, released, requeued); otherwise no priority call is made. A replay puts
-    /// the call off while the queue is one job
-    /// ([`crate::EngineConfig::defer_lone_priority`]).
+    /// The sorted queue of eligible jobs, or `None` when the priority answer was refused
+    /// ([`crate::priority::PriorityPass::order`]).
     pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
         let eligible = self.collect_eligible(now);
-        let due = self.priorities_due
-            || eligible
-                .iter()
-                .any(|id| self.jobs[id].priority_time.is_none());
-        if due {
-            if self.orders_without_priority(&eligible) {
-                self.priority_owed = Some(eligible[0]);
-            } else {
-                self.prioritize(&eligible, now)?;
-                self.priorities_due = false;
-            }
-        }
-        let mut records = self.stored_priorities(&eligible);
-        queue::sort(&mut records);
-        Some(records)
+        self.priority_pass().order(&eligible, now)
     }
 
     /// The start both loops share: the sorted queue, and the selection policy due its node table

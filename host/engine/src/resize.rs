@@ -3,8 +3,9 @@
 
 use sluice_cluster::NodeId;
 
-use crate::engine::{Engine, Event};
+use crate::engine::Engine;
 use crate::error::JobError;
+use crate::event::Event;
 use crate::job::{JobId, JobState, Reason};
 
 impl Engine {

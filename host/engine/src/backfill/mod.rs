@@ -8,10 +8,13 @@ use std::collections::HashMap;
 
 use sluice_policy::{Charge, NodeBitmap, hres::check_charges};
 
-use crate::engine::{Engine, Loop, PassStats, SchedulerKind};
+use crate::config::SchedulerKind;
+use crate::engine::Engine;
+use crate::event::Loop;
 use crate::job::{JobId, Reason, plan_limit};
 use crate::main_loop::{Plan, StartBuffers};
 use crate::queue::QueueRecord;
+use crate::stats::PassStats;
 use map::NodeSpaceMap;
 
 /// Conservative backfilling plans this far ahead, whatever bf_window says.
