@@ -4,30 +4,25 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use sluice_cluster::{AssocId, AssocKind, Cluster, SchedulerParams};
-use sluice_policy::{JobTable, NodeBitmap, PriorityContext};
+use sluice_policy::{JobTable, PriorityContext};
 
 use crate::backfill::PlanningBuffers;
 use crate::clock::Clock;
 use crate::config::{EngineConfig, Policies, SchedulerKind};
 use crate::event::Event;
+use crate::fit::Fit;
 use crate::gres::cores::CpuMap;
 use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
 use crate::main_loop::MainPassBuffers;
-use crate::node_state::NodeState;
+use crate::node_state::{NodeState, PartView};
 use crate::pending::PendingJobs;
 use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
 use crate::stats::{Faults, PassStats};
 use crate::usage::Usage;
-
-/// Precomputed per-partition data.
-#[derive(Clone, Debug)]
-pub(crate) struct PartView {
-    pub nodes: NodeBitmap,
-}
 
 /// The scheduling engine. See the crate documentation for how to drive it.
 pub struct Engine {
@@ -223,6 +218,19 @@ impl Engine {
         SchedulerParams {
             select_type_parameters: Vec::new(),
             ..self.config.params
+        }
+    }
+
+    /// The state whether a job fits is judged from, borrowed.
+    pub(crate) fn fit(&self) -> Fit<'_> {
+        Fit {
+            jobs: &self.jobs,
+            running: &self.running,
+            nodes: &self.nodes,
+            parts: &self.parts,
+            gres: &self.gres,
+            lic: &self.lic,
+            resv: &self.resv,
         }
     }
 

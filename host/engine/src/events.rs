@@ -1,7 +1,7 @@
 //! The event API: submit, cancel, hold/release, job end, node state changes, reservations.
 
 use sluice_cluster::{AssocId, AssocKind, Association, NodeId, PartitionId, QosId, Shares};
-use sluice_policy::{NodeBitmap, Power};
+use sluice_policy::Power;
 
 use crate::engine::Engine;
 use crate::error::{JobError, SubmitError};
@@ -112,7 +112,7 @@ impl Engine {
             .partitions
             .iter()
             .copied()
-            .filter(|p| self.fits_somewhere(&job, *p))
+            .filter(|p| self.fit().fits_somewhere(&job, *p))
             .collect();
         job.partitions = fitting;
         if job.partitions.is_empty() {
@@ -568,71 +568,6 @@ impl Engine {
             }
         }
         Ok(out)
-    }
-
-    /// Whether at least the job's minimum node count of partition `p` could ever hold one node's
-    /// share of it (stops counting as soon as enough are found).
-    pub(crate) fn fits_somewhere(&self, job: &Job, p: PartitionId) -> bool {
-        let need = job.spec.min_nodes.max(1) as usize;
-        let nodes = &self.parts[p.index()].nodes;
-        if self.every_node_can_hold(job) {
-            return nodes.len() >= need;
-        }
-        nodes
-            .iter()
-            .filter(|&n| self.node_can_hold(job, n as usize))
-            .take(need)
-            .count()
-            == need
-    }
-
-    /// Whether every node's configuration can hold one node's share of the job without asking
-    /// node by node: it asks for no GRES or features, and the smallest node holds its CPUs and
-    /// memory ([`Engine::node_can_hold`] would say yes to each).
-    fn every_node_can_hold(&self, job: &Job) -> bool {
-        let per_node_cpus = job.cpus().div_ceil(u64::from(job.max_nodes())) as u32;
-        job.gres_per_node.is_empty()
-            && job.gres.records.is_empty()
-            && job.gres_types.is_empty()
-            && job.spec.constraint.is_none()
-            && self
-                .nodes
-                .every_node_has(per_node_cpus, job.spec.memory_per_node_mb)
-    }
-
-    /// Whether node `i`'s configuration (CPUs, memory, GRES, features, GRES types) can hold one
-    /// node's share of the job, whatever its current state.
-    fn node_can_hold(&self, job: &Job, i: usize) -> bool {
-        let table = self.nodes.table();
-        let kinds = table.gres_kinds.len();
-        let per_node_cpus = job.cpus().div_ceil(u64::from(job.max_nodes())) as u32;
-        let node = &self.nodes.nodes()[i];
-        table.cpus[i] >= per_node_cpus
-            && table.memory_mb[i] >= job.spec.memory_per_node_mb
-            && job
-                .gres_per_node
-                .iter()
-                .all(|&(k, c)| table.gres_total[i * kinds + k as usize] >= c)
-            && self.gres_fits_config(job, i)
-            && job
-                .spec
-                .constraint
-                .as_ref()
-                .is_none_or(|c| c.matches(&node.features))
-            && job.gres_types.iter().all(|t| node.gres_types.contains(t))
-    }
-
-    /// Nodes of partition `p` whose configuration can hold one node's share of the job.
-    pub(crate) fn static_mask(&self, job: &Job, p: PartitionId) -> NodeBitmap {
-        let mut out = NodeBitmap::with_capacity(self.nodes.len());
-        for n in self.parts[p.index()]
-            .nodes
-            .iter()
-            .filter(|&n| self.node_can_hold(job, n as usize))
-        {
-            out.insert(n);
-        }
-        out
     }
 }
 

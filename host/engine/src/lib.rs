@@ -56,6 +56,7 @@ mod engine;
 pub mod error;
 mod event;
 mod events;
+mod fit;
 pub mod gres;
 pub mod job;
 mod job_id;

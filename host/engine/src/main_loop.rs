@@ -216,78 +216,18 @@ impl Engine {
         }
         cand.subtract(exclude);
         if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
-            cand.intersect_with(&self.static_mask(job, rec.partition));
+            cand.intersect_with(&self.fit().static_mask(job, rec.partition));
         }
         if !job.gres_types.is_empty() {
             // The node table counts GRES per name; which type is free only the device state knows.
             let busy: Vec<u32> = cand
                 .iter()
-                .filter(|&n| !self.gres_fits_now(job, n as usize))
+                .filter(|&n| !self.fit().gres_fits_now(job, n as usize))
                 .collect();
             for n in busy {
                 cand.remove(n);
             }
         }
-    }
-
-    /// Free count of license `i` for a job in reservation `own` running over `[from, to)`: what
-    /// running jobs leave, minus what other reservations overlapping that time still hold back.
-    pub(crate) fn license_free(&self, own: Option<usize>, i: usize, from: i64, to: i64) -> u32 {
-        let mut free = self.lic.total(i).saturating_sub(self.lic.used(i));
-        for (r, resv) in self.resv.iter() {
-            if Some(r) == own || !resv.overlaps(from, to) {
-                continue;
-            }
-            let held: u32 = resv
-                .licenses
-                .iter()
-                .filter(|(l, _)| *l == i)
-                .map(|(_, c)| *c)
-                .sum();
-            if held == 0 {
-                continue;
-            }
-            let used_inside: u32 = self
-                .running
-                .iter()
-                .filter_map(|id| self.jobs[id].alloc.as_ref())
-                .filter(|a| a.reservation == Some(r))
-                .flat_map(|a| a.licenses.iter())
-                .filter(|(l, _)| *l == i)
-                .map(|(_, c)| *c)
-                .sum();
-            free = free.saturating_sub(held.saturating_sub(used_inside));
-        }
-        free
-    }
-
-    /// HRES layers as a job in reservation `own` sees them over `[from, to)`: running jobs' use
-    /// plus what other reservations hold.
-    pub(crate) fn hres_layers_for(
-        &self,
-        own: Option<usize>,
-        from: i64,
-        to: i64,
-    ) -> Vec<sluice_policy::HresLayer> {
-        let mut layers = self.lic.hres_layers().to_vec();
-        for (r, resv) in self.resv.iter() {
-            if Some(r) == own || !resv.overlaps(from, to) {
-                continue;
-            }
-            for &(layer, count) in &resv.hres {
-                let used_inside: i64 = self
-                    .running
-                    .iter()
-                    .filter_map(|id| self.jobs[id].alloc.as_ref())
-                    .filter(|a| a.reservation == Some(r))
-                    .flat_map(|a| a.hres.iter())
-                    .filter(|c| c.layer == layer)
-                    .map(|c| c.amount)
-                    .sum();
-                layers[layer as usize].used += (count - used_inside).max(0);
-            }
-        }
-        layers
     }
 
     /// Makes `req` the placement request for a job on `candidates`, reusing its storage.
@@ -352,7 +292,7 @@ impl Engine {
         }
         for &(i, c) in &licenses {
             let held = plan.lic_held.get(i).copied().unwrap_or(0);
-            if i64::from(self.license_free(own, i, now, end)) - held < i64::from(c) {
+            if i64::from(self.fit().license_free(own, i, now, end)) - held < i64::from(c) {
                 return Err(Reason::Licenses);
             }
         }
@@ -363,7 +303,7 @@ impl Engine {
         let mut layers = if demands.is_empty() {
             Vec::new()
         } else {
-            self.hres_layers_for(own, now, end)
+            self.fit().hres_layers_for(own, now, end)
         };
         for (layer, held) in layers.iter_mut().zip(&plan.hres_held) {
             layer.used += held;

@@ -7,6 +7,12 @@ use sluice_policy::{NodeBitmap, NodeTable, Placement, Power};
 
 use crate::job::JobId;
 
+/// The nodes of one partition, fixed at start-up.
+#[derive(Clone, Debug)]
+pub(crate) struct PartView {
+    pub nodes: NodeBitmap,
+}
+
 /// Whether a node may take new work, Slurm's base node states minus the allocation part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Health {

@@ -625,7 +625,7 @@ impl Engine {
                 cand.intersect_with(&self.resv.get(r).nodes);
             }
             if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
-                cand.intersect_with(&self.static_mask(job, rec.partition));
+                cand.intersect_with(&self.fit().static_mask(job, rec.partition));
             }
             // Whether node `i` could ever take one node's share, and whether it can now.
             let fits_config = |i: usize| {
@@ -772,7 +772,7 @@ impl Engine {
                         .map(|(_, _, c)| *c)
                         .sum();
                     let reserved = i64::from(self.lic.total(i))
-                        - i64::from(self.license_free(own, i, t, end))
+                        - i64::from(self.fit().license_free(own, i, t, end))
                         - i64::from(self.lic.used(i));
                     i64::from(self.lic.total(i)) - still_used - reserved.max(0) - held[i]
                         >= i64::from(c)
@@ -782,7 +782,7 @@ impl Engine {
                 }
                 lic_plan = licenses.iter().map(|&(i, c)| (i, i64::from(c))).collect();
                 if !demands.is_empty() {
-                    let mut layers = self.hres_layers_for(own, t, end);
+                    let mut layers = self.fit().hres_layers_for(own, t, end);
                     for (e, l, a) in &rel.hres {
                         if *e <= t {
                             layers[*l].used -= a;

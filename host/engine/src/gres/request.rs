@@ -3,7 +3,7 @@
 use crate::engine::Engine;
 use crate::error::SubmitError;
 use crate::gres::job::{GresRecord, JobGres};
-use crate::job::{Job, JobSpec};
+use crate::job::JobSpec;
 
 impl Engine {
     /// Resolves a submission's GRES: one record per name and type, with the per-node counts the
@@ -110,42 +110,4 @@ impl Engine {
             records,
         })
     }
-
-    /// Whether node `i`'s configuration holds every GRES record of the job, type by type.
-    pub(crate) fn gres_fits_config(&self, job: &Job, i: usize) -> bool {
-        job.gres.records.iter().all(|r| {
-            let g = self.gres.get(i, r.kind as usize);
-            let same = per_node_of_type(job, r);
-            let kind: u64 = job
-                .gres
-                .records
-                .iter()
-                .filter(|o| o.kind == r.kind)
-                .map(|o| u64::from(o.per_node))
-                .sum();
-            g.count_of(r.gres_type.as_deref()) >= same && g.count() >= kind
-        })
-    }
-
-    /// Whether node `i` has every GRES record of the job free now, type by type (what the
-    /// per-name counts in the node table cannot tell on a node with several types).
-    pub(crate) fn gres_fits_now(&self, job: &Job, i: usize) -> bool {
-        job.gres.records.iter().all(|r| {
-            let same = per_node_of_type(job, r);
-            self.gres
-                .get(i, r.kind as usize)
-                .free_of(r.gres_type.as_deref())
-                >= same
-        })
-    }
-}
-
-/// What the job asks per node of `r`'s name and type, over all its records of that pair.
-fn per_node_of_type(job: &Job, r: &GresRecord) -> u64 {
-    job.gres
-        .records
-        .iter()
-        .filter(|o| o.kind == r.kind && o.gres_type == r.gres_type)
-        .map(|o| u64::from(o.per_node))
-        .sum()
 }
