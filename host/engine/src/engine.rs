@@ -4,9 +4,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use sluice_cluster::{AssocId, AssocKind, Cluster, SchedulerParams};
-use sluice_policy::{JobTable, PriorityContext};
+use sluice_policy::{HresPolicy, JobTable, PriorityContext};
 
-use crate::backfill::PlanningBuffers;
+use crate::backfill::planner::PlanningBuffers;
 use crate::clock::Clock;
 use crate::config::{EngineConfig, Policies, SchedulerKind};
 use crate::event::Event;
@@ -16,13 +16,43 @@ use crate::gres::{GresConfigError, GresState};
 use crate::job::{Job, JobId, JobState};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
-use crate::main_loop::MainPassBuffers;
 use crate::node_state::{NodeState, PartView};
+use crate::pass_buffers::{BackfillPassBuffers, MainPassBuffers};
 use crate::pending::PendingJobs;
 use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
 use crate::stats::{Faults, PassStats};
 use crate::usage::Usage;
+
+/// The [`Fit`] view of an engine's fields: a macro, so that it borrows those fields alone and
+/// other fields stay free to borrow beside it.
+macro_rules! fit_of {
+    ($engine:expr) => {
+        Fit {
+            jobs: &$engine.jobs,
+            running: &$engine.running,
+            nodes: &$engine.nodes,
+            parts: &$engine.parts,
+            gres: &$engine.gres,
+            lic: &$engine.lic,
+            resv: &$engine.resv,
+        }
+    };
+}
+
+/// The [`PriorityInputs`] of an engine's fields, borrowing those fields alone (see `fit_of`).
+macro_rules! priority_inputs_of {
+    ($engine:expr) => {
+        PriorityInputs {
+            cluster: &$engine.cluster,
+            config: &$engine.config,
+            usage: &$engine.usage,
+            nodes: &$engine.nodes,
+            qos: &$engine.qos_view,
+            now: $engine.clock.now(),
+        }
+    };
+}
 
 /// The scheduling engine. See the crate documentation for how to drive it.
 pub struct Engine {
@@ -60,6 +90,8 @@ pub struct Engine {
     pub(crate) selection_begun: bool,
     /// Backfill's planning buffers, lent to each pass.
     pub(crate) planning_buffers: PlanningBuffers,
+    /// Storage the backfill loop's passes reuse.
+    pub(crate) backfill_pass_buffers: BackfillPassBuffers,
     /// Storage the main loop's passes reuse.
     pub(crate) main_pass_buffers: MainPassBuffers,
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
@@ -186,6 +218,7 @@ impl Engine {
             priorities: PriorityState::new(),
             selection_begun: false,
             planning_buffers: PlanningBuffers::default(),
+            backfill_pass_buffers: BackfillPassBuffers::default(),
             main_pass_buffers: MainPassBuffers::default(),
             qos_view,
         })
@@ -223,40 +256,23 @@ impl Engine {
 
     /// The state whether a job fits is judged from, borrowed.
     pub(crate) fn fit(&self) -> Fit<'_> {
-        Fit {
-            jobs: &self.jobs,
-            running: &self.running,
-            nodes: &self.nodes,
-            parts: &self.parts,
-            gres: &self.gres,
-            lic: &self.lic,
-            resv: &self.resv,
-        }
+        fit_of!(self)
+    }
+
+    /// [`Engine::fit`] beside the HRES policy, which planning asks while it reads that state.
+    pub(crate) fn fit_and_hres(&mut self) -> (Fit<'_>, &mut Option<Box<dyn HresPolicy + Send>>) {
+        (fit_of!(self), &mut self.policies.hres)
     }
 
     /// What priority calculation reads, as the engine holds it now.
     pub(crate) fn priority_inputs(&self) -> PriorityInputs<'_> {
-        PriorityInputs {
-            cluster: &self.cluster,
-            config: &self.config,
-            usage: &self.usage,
-            nodes: &self.nodes,
-            qos: &self.qos_view,
-            now: self.clock.now(),
-        }
+        priority_inputs_of!(self)
     }
 
     /// A priority calculation over the engine's jobs with its priority policy.
     pub(crate) fn priority_pass(&mut self) -> PriorityPass<'_> {
         PriorityPass {
-            inputs: PriorityInputs {
-                cluster: &self.cluster,
-                config: &self.config,
-                usage: &self.usage,
-                nodes: &self.nodes,
-                qos: &self.qos_view,
-                now: self.clock.now(),
-            },
+            inputs: priority_inputs_of!(self),
             state: &mut self.priorities,
             jobs: &mut self.jobs,
             policy: self.policies.priority.as_mut(),

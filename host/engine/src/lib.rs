@@ -64,6 +64,7 @@ mod job_map;
 pub mod licenses;
 pub mod main_loop;
 pub mod node_state;
+mod pass_buffers;
 mod pending;
 pub mod priority;
 pub mod queue;

@@ -7,43 +7,9 @@ use crate::config::SchedulerKind;
 use crate::engine::Engine;
 use crate::event::{Event, Loop};
 use crate::job::{Allocation, JobId, JobState, Reason, plan_limit};
+use crate::pass_buffers::{MainPassBuffers, Plan, StartBuffers};
 use crate::queue::QueueRecord;
 use crate::stats::PassStats;
-
-/// What a pass has already promised on top of running jobs: nodes off limits for this start, and
-/// license and HRES amounts held by backfill's planned jobs over the start's run.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Plan {
-    /// Nodes the job may not use.
-    pub exclude: NodeBitmap,
-    /// Extra held per cluster license (empty: none).
-    pub lic_held: Vec<i64>,
-    /// Extra held per HRES layer (empty: none).
-    pub hres_held: Vec<i64>,
-}
-
-/// Storage a main-loop pass reuses from the last one, which a replay runs tens of thousands of
-/// times; what it holds is only valid within one pass.
-#[derive(Default)]
-pub(crate) struct MainPassBuffers {
-    /// The usable nodes at the pass's start.
-    usable: NodeBitmap,
-    /// What the pass holds back: the nodes of partitions that failed this pass.
-    plan: Plan,
-    /// Per partition: whether a job failed there this pass, and jobs tested.
-    failed_part: Vec<bool>,
-    part_tested: Vec<u32>,
-    /// What the pass's start attempts build.
-    start: StartBuffers,
-}
-
-/// Storage a pass's start attempts reuse ([`Engine::try_start`]): the job's candidate nodes
-/// and its placement request.
-#[derive(Default)]
-pub(crate) struct StartBuffers {
-    candidates: NodeBitmap,
-    request: JobRequest,
-}
 
 impl Engine {
     /// Pending jobs that may be tried now (not held, begin time passed, dependencies met), in id order.
