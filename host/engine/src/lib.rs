@@ -73,6 +73,7 @@ pub mod request;
 pub mod reservation;
 mod resize;
 pub mod show;
+mod start;
 mod stats;
 pub mod steps;
 pub mod usage;
