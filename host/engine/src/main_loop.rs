@@ -1,13 +1,33 @@
 //! Slurm's main scheduling loop (`_schedule`): strict queue order, and once a job of a partition is
 //! left pending for resources, the rest of that partition waits for this cycle.
 
+use std::ops::ControlFlow;
+
+use sluice_cluster::SchedulerParams;
+
 use crate::config::SchedulerKind;
 use crate::engine::Engine;
 use crate::event::Loop;
 use crate::job::{JobId, Reason};
 use crate::pass_buffers::MainPassBuffers;
-use crate::queue::QueueRecord;
+use crate::queue::{Gate, QueueRecord};
 use crate::stats::PassStats;
+
+/// What one main-loop pass holds while it walks the queue.
+struct MainPass {
+    now: i64,
+    /// The clock's microseconds at the pass's start, which max_sched_time counts from.
+    started_at: u64,
+    /// max_sched_time in microseconds.
+    budget: u64,
+    /// Records to test at most: the whole queue, or default_queue_depth.
+    depth: usize,
+    /// Plain FCFS: the pass ends at the first job that cannot start.
+    fcfs: bool,
+    params: SchedulerParams,
+    stats: PassStats,
+    buffers: MainPassBuffers,
+}
 
 impl Engine {
     /// Pending jobs that may be tried now (not held, begin time passed, dependencies met), in id order.
@@ -62,8 +82,6 @@ impl Engine {
         self.sched_requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
-        let params = self.pass_params();
-        let fcfs = self.config.scheduler == SchedulerKind::Fcfs;
         let records = match self.open_pass(now, None) {
             Ok(records) => records,
             Err(stats) => {
@@ -71,85 +89,130 @@ impl Engine {
                 return None;
             }
         };
-        let mut stats = PassStats {
-            queued: records.len(),
-            ..PassStats::default()
-        };
-        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
-        let MainPassBuffers {
-            usable,
-            plan,
-            failed_part,
-            part_tested,
-            start,
-        } = &mut buffers;
-        // Owned: the pass changes `self` while it holds this.
-        usable.clone_from(self.nodes.usable_nodes());
-        plan.exclude.clear_to(self.nodes.len());
-        failed_part.clear();
-        failed_part.resize(self.parts.len(), false);
-        part_tested.clear();
-        part_tested.resize(self.parts.len(), 0);
-        let depth = if full {
-            usize::MAX
-        } else {
-            params.default_queue_depth as usize
-        };
-        let budget = params.max_sched_time.saturating_mul(1_000_000);
-
+        let mut pass = self.begin_main((now, started_at), full, records.len());
         for rec in &records {
-            if stats.tested >= depth {
-                stats.stopped_by = Some("default_queue_depth");
-                break;
+            match self.main_gate(&mut pass, rec) {
+                Gate::Test => {}
+                Gate::Skip => continue,
+                Gate::Stop(why) => {
+                    pass.stats.stopped_by = Some(why);
+                    break;
+                }
             }
-            if self.clock.micros().saturating_sub(started_at) >= budget {
-                stats.stopped_by = Some("max_sched_time");
-                break;
-            }
-            if params.sched_max_job_start > 0
-                && stats.started >= params.sched_max_job_start as usize
-            {
-                stats.stopped_by = Some("sched_max_job_start");
-                break;
-            }
-            if !self.jobs[&rec.job].is_pending() {
-                continue;
-            }
-            let p = rec.partition.index();
-            if failed_part[p] {
-                self.jobs.get_mut(&rec.job).expect("queued job").reason = Reason::Priority;
-                continue;
-            }
-            if params.partition_job_depth > 0 && part_tested[p] >= params.partition_job_depth {
-                continue;
-            }
-            part_tested[p] += 1;
-            stats.tested += 1;
-            match self.try_start(rec, now, usable, plan, Loop::Main, start) {
-                Ok(()) => stats.started += 1,
+            pass.stats.tested += 1;
+            let MainPassBuffers {
+                usable,
+                plan,
+                start,
+                ..
+            } = &mut pass.buffers;
+            match self.try_start(rec, pass.now, usable, plan, Loop::Main, start) {
+                Ok(()) => pass.stats.started += 1,
                 Err(reason) => {
-                    self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
-                    if fcfs {
-                        // Plain FCFS: nothing behind the first waiting job may start.
-                        for r in &records {
-                            let job = self.jobs.get_mut(&r.job).expect("queued job");
-                            if job.is_pending() && r.job != rec.job && job.reason == Reason::None {
-                                job.reason = Reason::Priority;
-                            }
-                        }
-                        stats.stopped_by = Some("fcfs");
+                    if self
+                        .main_failed(&mut pass, &records, rec, reason)
+                        .is_break()
+                    {
+                        pass.stats.stopped_by = Some("fcfs");
                         break;
-                    }
-                    if matches!(reason, Reason::Resources | Reason::ReqNodeNotAvail) {
-                        // fail_by_part: the partition's nodes are off limits for the rest of the cycle.
-                        failed_part[p] = true;
-                        plan.exclude.union_with(&self.parts[p].nodes);
                     }
                 }
             }
         }
-        self.last_main_stats = stats;
-        self.main_pass_buffers = buffers;
+        self.last_main_stats = pass.stats;
+        self.main_pass_buffers = pass.buffers;
         Some(records)
+    }
+
+    /// Sets up a main-loop pass over `queued` records: its limits, and the buffers the engine
+    /// kept from the last pass, cleared. `started_at` is the clock's microseconds when the pass
+    /// began, which max_sched_time counts from.
+    fn begin_main(&mut self, (now, started_at): (i64, u64), full: bool, queued: usize) -> MainPass {
+        let params = self.pass_params();
+        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
+        // Owned: the pass changes `self` while it holds this.
+        buffers.usable.clone_from(self.nodes.usable_nodes());
+        buffers.plan.exclude.clear_to(self.nodes.len());
+        buffers.failed_part.clear();
+        buffers.failed_part.resize(self.parts.len(), false);
+        buffers.part_tested.clear();
+        buffers.part_tested.resize(self.parts.len(), 0);
+        MainPass {
+            now,
+            started_at,
+            budget: params.max_sched_time.saturating_mul(1_000_000),
+            depth: if full {
+                usize::MAX
+            } else {
+                params.default_queue_depth as usize
+            },
+            fcfs: self.config.scheduler == SchedulerKind::Fcfs,
+            params,
+            stats: PassStats {
+                queued,
+                ..PassStats::default()
+            },
+            buffers,
+        }
+    }
+
+    /// Whether the record is tried, skipped, or ends the pass: the queue depth, the time
+    /// budget, sched_max_job_start, a partition that failed this pass (its later jobs wait for
+    /// Priority) and partition_job_depth (counting the record against its partition when tried).
+    fn main_gate(&mut self, pass: &mut MainPass, rec: &QueueRecord) -> Gate {
+        let params = &pass.params;
+        if pass.stats.tested >= pass.depth {
+            return Gate::Stop("default_queue_depth");
+        }
+        if self.clock.micros().saturating_sub(pass.started_at) >= pass.budget {
+            return Gate::Stop("max_sched_time");
+        }
+        if params.sched_max_job_start > 0
+            && pass.stats.started >= params.sched_max_job_start as usize
+        {
+            return Gate::Stop("sched_max_job_start");
+        }
+        if !self.jobs[&rec.job].is_pending() {
+            return Gate::Skip;
+        }
+        let p = rec.partition.index();
+        if pass.buffers.failed_part[p] {
+            self.jobs.get_mut(&rec.job).expect("queued job").reason = Reason::Priority;
+            return Gate::Skip;
+        }
+        let tested = &mut pass.buffers.part_tested[p];
+        if params.partition_job_depth > 0 && *tested >= params.partition_job_depth {
+            return Gate::Skip;
+        }
+        *tested += 1;
+        Gate::Test
+    }
+
+    /// Records why the record's job did not start. Under FCFS nothing behind it may start
+    /// (`Break`); a job short of resources closes its partition's nodes for the rest of the
+    /// pass (Slurm's fail_by_part).
+    fn main_failed(
+        &mut self,
+        pass: &mut MainPass,
+        records: &[QueueRecord],
+        rec: &QueueRecord,
+        reason: Reason,
+    ) -> ControlFlow<()> {
+        self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
+        if pass.fcfs {
+            for r in records {
+                let job = self.jobs.get_mut(&r.job).expect("queued job");
+                if job.is_pending() && r.job != rec.job && job.reason == Reason::None {
+                    job.reason = Reason::Priority;
+                }
+            }
+            return ControlFlow::Break(());
+        }
+        if matches!(reason, Reason::Resources | Reason::ReqNodeNotAvail) {
+            let p = rec.partition.index();
+            pass.buffers.failed_part[p] = true;
+            pass.buffers.plan.exclude.union_with(&self.parts[p].nodes);
+        }
+        ControlFlow::Continue(())
     }
 }

@@ -25,6 +25,16 @@ pub struct QueueRecord {
     pub submit_time: i64,
 }
 
+/// What a pass does with a queue record before trying it.
+pub(crate) enum Gate {
+    /// Try it.
+    Test,
+    /// Go on to the next record.
+    Skip,
+    /// End the pass, for this reason.
+    Stop(&'static str),
+}
+
 /// Slurm's order: reservation first, then PriorityTier, priority (both descending), submit time, job id.
 pub fn cmp_records(a: &QueueRecord, b: &QueueRecord) -> Ordering {
     b.has_reservation

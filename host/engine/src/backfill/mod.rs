@@ -19,7 +19,7 @@ use crate::engine::Engine;
 use crate::event::Loop;
 use crate::job::{Reason, plan_limit};
 use crate::pass_buffers::BackfillPassBuffers;
-use crate::queue::QueueRecord;
+use crate::queue::{Gate, QueueRecord};
 use crate::stats::PassStats;
 use planner::{Planning, ceil_to, floor_to};
 use releases::Releases;
@@ -47,16 +47,6 @@ struct BackfillPass {
     rel: Releases,
     planning: Planning,
     buffers: BackfillPassBuffers,
-}
-
-/// What the pass does with a queue record before trying it.
-enum Gate {
-    /// Try it.
-    Test,
-    /// Go on to the next record.
-    Skip,
-    /// End the pass, for this reason.
-    Stop(&'static str),
 }
 
 impl Engine {
