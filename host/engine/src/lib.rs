@@ -52,6 +52,8 @@ pub mod backfill;
 pub mod bench;
 pub mod clock;
 mod config;
+mod eligibility;
+mod ending;
 mod engine;
 pub mod error;
 mod event;
@@ -76,6 +78,7 @@ pub mod show;
 mod start;
 mod stats;
 pub mod steps;
+mod submit;
 pub mod usage;
 
 pub use clock::{Clock, ManualClock, WallClock};
