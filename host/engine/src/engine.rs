@@ -1,4 +1,6 @@
-//! The engine: cluster state, jobs and policies, and what happens when the clock moves.
+//! Owns the engine's state: the struct that holds every piece (cluster, jobs, nodes, licenses,
+//! GRES, reservations, usage, priorities, pass storage, policies), its construction, read
+//! access, and the views passes borrow of it (fit, priority pass).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use crate::event::Event;
 use crate::fit::Fit;
 use crate::gres::cores::CpuMap;
 use crate::gres::{GresConfigError, GresState};
-use crate::job::{Job, JobId, JobState};
+use crate::job::{Job, JobId};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
 use crate::node_state::{NodeState, PartView};
@@ -134,62 +136,11 @@ impl Engine {
         });
         let names: Vec<String> = cluster.nodes.iter().map(|n| n.name.clone()).collect();
         crate::gres::validate(&gres, &names, &mut policies.gres)?;
-        let cpus = CpuMap::new(
-            cluster.nodes.iter().map(|n| n.cpus).collect(),
-            cluster
-                .nodes
-                .iter()
-                .map(|n| u32::from(n.threads_per_core.max(1)))
-                .collect(),
-        );
-        let parts = cluster
-            .partitions
-            .iter()
-            .map(|p| PartView {
-                nodes: p.nodes.iter().map(|n| n.0).collect(),
-            })
-            .collect();
-        // The configured starting usage is each association's own; the tree sum is what the contract shows.
-        let mut usage = Usage::new(
-            &cluster
-                .associations
-                .iter()
-                .map(|a| sluice_cluster::Association {
-                    raw_usage: 0.0,
-                    ..a.clone()
-                })
-                .collect::<Vec<_>>(),
-            cluster.priority.priority_decay_half_life,
-            cluster.priority.priority_calc_period,
-            now,
-        );
-        for (i, a) in cluster.associations.iter().enumerate() {
-            if a.raw_usage != 0.0 {
-                usage.add(AssocId(i as u32), a.raw_usage);
-            }
-        }
-        let mut qos_view: Vec<sluice_policy::Qos> = cluster
-            .qos
-            .iter()
-            .map(|q| sluice_policy::Qos {
-                name: q.name.clone(),
-                priority: q.priority,
-                usage_factor: q.usage_factor,
-            })
-            .collect();
-        if qos_view.is_empty() {
-            qos_view.push(sluice_policy::Qos {
-                name: "normal".into(),
-                priority: 0,
-                usage_factor: 1.0,
-            });
-        }
-        let mut user_assocs = HashMap::new();
-        for (i, a) in cluster.associations.iter().enumerate() {
-            if let AssocKind::User(name) = &a.kind {
-                user_assocs.entry(name.clone()).or_insert(AssocId(i as u32));
-            }
-        }
+        let cpus = CpuMap::of_cluster(&cluster);
+        let parts = PartView::of_cluster(&cluster);
+        let usage = Usage::of_cluster(&cluster, now);
+        let qos_view = crate::priority::contract_qos(&cluster);
+        let user_assocs = first_user_assocs(&cluster);
         Ok(Self {
             next_id: config.first_job_id.max(1),
             user_assocs,
@@ -371,140 +322,15 @@ impl Engine {
     pub fn gres(&self) -> &GresState {
         &self.gres
     }
+}
 
-    /// Processes everything due at the clock's current time and returns what the engine decided:
-    /// time limits, usage decay, an event-triggered main loop if something changed, the periodic
-    /// main loop every `sched_interval`, and backfill every `bf_interval`.
-    pub fn tick(&mut self) -> Vec<Event> {
-        let now = self.clock.now();
-        self.enforce_time_limits(now);
-        self.accrue_usage(now);
-        let params = &self.config.params;
-        let periodic = params.sched_interval >= 0 && now >= self.main_loop_due_at();
-        let backfill = self.backfills() && now >= self.backfill_due_at();
-        let event = self.sched_requested && !params.defer;
-        if self.pending.is_empty() {
-            // A pass over an empty queue decides nothing but would still call the policies.
-            self.sched_requested = false;
-            if periodic {
-                self.last_sched = now;
-            }
-            if backfill {
-                self.last_backfill = now;
-            }
-            self.backfill_owed = false;
-            return std::mem::take(&mut self.outbox);
+/// Each user's first user association in cluster order.
+fn first_user_assocs(cluster: &Cluster) -> HashMap<String, AssocId> {
+    let mut user_assocs = HashMap::new();
+    for (i, a) in cluster.associations.iter().enumerate() {
+        if let AssocKind::User(name) = &a.kind {
+            user_assocs.entry(name.clone()).or_insert(AssocId(i as u32));
         }
-        let queue = if periodic {
-            self.last_sched = now;
-            self.run_main_pass(true)
-        } else if event {
-            self.run_main_pass(false)
-        } else {
-            None
-        };
-        if backfill {
-            if !self.config.skip_backfill_without_fit || self.some_pending_job_fits() {
-                self.run_backfill_pass(queue);
-            }
-            self.last_backfill = now;
-        }
-        self.backfill_owed = !backfill && self.backfills();
-        self.end_passes()
     }
-
-    /// Whether backfill passes run at all: not under FCFS, nor with `bf_interval` = −1.
-    fn backfills(&self) -> bool {
-        self.config.scheduler != SchedulerKind::Fcfs && self.config.params.bf_interval >= 0
-    }
-
-    /// When the periodic main loop is next due: `sched_interval` after the last one.
-    fn main_loop_due_at(&self) -> i64 {
-        self.last_sched + self.config.params.sched_interval.max(1)
-    }
-
-    /// When a backfill pass is next due: `bf_interval` after the last one.
-    fn backfill_due_at(&self) -> i64 {
-        self.last_backfill + self.config.params.bf_interval.max(1)
-    }
-
-    /// When the backfill pass a tick went without is due: `bf_interval` after the last pass,
-    /// if a tick since then ran without one while jobs still wait. Slurm's backfill agent runs
-    /// once the interval is up and only if something changed since its last cycle; a replay
-    /// that ticks only at events wakes at this time for the same effect.
-    pub fn backfill_owed_at(&self) -> Option<i64> {
-        (self.backfill_owed && !self.pending.is_empty() && self.backfills())
-            .then(|| self.backfill_due_at())
-    }
-
-    /// Whether the pending job needing the fewest CPUs needs no more than the usable nodes have
-    /// free: a necessary condition for any start, cheap enough to ask before every pass (a
-    /// replay skips the passes that could start nothing).
-    pub fn some_pending_job_fits(&self) -> bool {
-        self.pending
-            .fewest_cpus()
-            .is_some_and(|fewest| fewest <= self.nodes.free_cpus_on(self.nodes.usable_nodes()))
-    }
-
-    /// What every way of running passes ends with: the priority call a pass put off is made
-    /// (or found needless), then the passes' events are handed out.
-    fn end_passes(&mut self) -> Vec<Event> {
-        self.priority_pass().settle_deferred();
-        std::mem::take(&mut self.outbox)
-    }
-
-    /// Runs a full (periodic) main-loop pass now, whatever the intervals say.
-    pub fn schedule(&mut self) -> Vec<Event> {
-        let now = self.clock.now();
-        self.enforce_time_limits(now);
-        self.run_main_pass(true);
-        self.last_sched = now;
-        self.end_passes()
-    }
-
-    /// Runs a backfill pass now (or nothing under FCFS), whatever the intervals say.
-    pub fn backfill(&mut self) -> Vec<Event> {
-        let now = self.clock.now();
-        self.enforce_time_limits(now);
-        if self.config.scheduler != SchedulerKind::Fcfs {
-            self.run_backfill_pass(None);
-        }
-        self.last_backfill = now;
-        self.backfill_owed = false;
-        self.end_passes()
-    }
-
-    /// The next time [`Engine::tick`] has work to do, for a discrete-event simulator.
-    pub fn next_wakeup(&self) -> Option<i64> {
-        let params = &self.config.params;
-        let mut times = Vec::new();
-        if self.sched_requested && !params.defer {
-            times.push(self.clock.now());
-        }
-        if !self.pending.is_empty() {
-            if params.sched_interval >= 0 {
-                times.push(self.main_loop_due_at());
-            }
-            if self.backfills() {
-                times.push(self.backfill_due_at());
-            }
-            let begins = self
-                .pending
-                .iter()
-                .filter_map(|id| self.jobs[id].spec.begin_time);
-            times.extend(begins.filter(|t| *t > self.clock.now()));
-        }
-        if self.config.enforce_time_limits {
-            times.extend(self.running.iter().filter_map(|id| {
-                let job = &self.jobs[id];
-                (job.state == JobState::Running)
-                    .then_some(job.end_time)
-                    .flatten()
-            }));
-        }
-        if !self.running.is_empty() {
-            times.push(self.usage.next_due());
-        }
-        times.into_iter().min()
-    }
+    user_assocs
 }

@@ -79,6 +79,7 @@ mod start;
 mod stats;
 pub mod steps;
 mod submit;
+mod tick;
 pub mod usage;
 
 pub use clock::{Clock, ManualClock, WallClock};

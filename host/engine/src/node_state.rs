@@ -13,6 +13,19 @@ pub(crate) struct PartView {
     pub nodes: NodeBitmap,
 }
 
+impl PartView {
+    /// The nodes of each of the cluster's partitions, in partition order.
+    pub fn of_cluster(cluster: &Cluster) -> Vec<PartView> {
+        cluster
+            .partitions
+            .iter()
+            .map(|p| PartView {
+                nodes: p.nodes.iter().map(|n| n.0).collect(),
+            })
+            .collect()
+    }
+}
+
 /// Whether a node may take new work, Slurm's base node states minus the allocation part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Health {

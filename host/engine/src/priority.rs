@@ -25,6 +25,27 @@ pub const FS_USE_PARENT: u32 = 0x7FFF_FFFF;
 /// reused, so no two engines name different clusters alike.
 static CLUSTER_VERSIONS: AtomicU64 = AtomicU64::new(0);
 
+/// The cluster's QOS as the contract shows them: `normal` alone when none are configured.
+pub(crate) fn contract_qos(cluster: &Cluster) -> Vec<Qos> {
+    let mut qos: Vec<Qos> = cluster
+        .qos
+        .iter()
+        .map(|q| Qos {
+            name: q.name.clone(),
+            priority: q.priority,
+            usage_factor: q.usage_factor,
+        })
+        .collect();
+    if qos.is_empty() {
+        qos.push(Qos {
+            name: "normal".into(),
+            priority: 0,
+            usage_factor: 1.0,
+        });
+    }
+    qos
+}
+
 /// The last accepted priority answer, kept for `sprio`-like reports.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PriorityReport {
