@@ -51,7 +51,7 @@ macro_rules! priority_inputs_of {
             usage: &$engine.usage,
             nodes: &$engine.nodes,
             qos: &$engine.qos_view,
-            now: $engine.clock.now(),
+            clock: $engine.clock.as_ref(),
         }
     };
 }

@@ -14,7 +14,7 @@ use crate::queue::{Gate, QueueRecord};
 use crate::stats::PassStats;
 
 /// What one main-loop pass holds while it walks the queue.
-struct MainPass {
+struct MainPass<'b> {
     now: i64,
     /// The clock's microseconds at the pass's start, which max_sched_time counts from.
     started_at: u64,
@@ -26,7 +26,7 @@ struct MainPass {
     fcfs: bool,
     params: SchedulerParams,
     stats: PassStats,
-    buffers: MainPassBuffers,
+    buffers: &'b mut MainPassBuffers,
 }
 
 impl Engine {
@@ -89,7 +89,8 @@ impl Engine {
                 return None;
             }
         };
-        let mut pass = self.begin_main((now, started_at), full, records.len());
+        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
+        let mut pass = self.begin_main((now, started_at), full, records.len(), &mut buffers);
         for rec in &records {
             match self.main_gate(&mut pass, rec) {
                 Gate::Test => {}
@@ -105,7 +106,7 @@ impl Engine {
                 plan,
                 start,
                 ..
-            } = &mut pass.buffers;
+            } = &mut *pass.buffers;
             match self.try_start(rec, pass.now, usable, plan, Loop::Main, start) {
                 Ok(()) => pass.stats.started += 1,
                 Err(reason) => {
@@ -120,16 +121,21 @@ impl Engine {
             }
         }
         self.last_main_stats = pass.stats;
-        self.main_pass_buffers = pass.buffers;
+        self.main_pass_buffers = buffers;
         Some(records)
     }
 
-    /// Sets up a main-loop pass over `queued` records: its limits, and the buffers the engine
-    /// kept from the last pass, cleared. `started_at` is the clock's microseconds when the pass
+    /// Sets up a main-loop pass over `queued` records: its limits, and `buffers` (the engine's
+    /// from the last pass) cleared. `started_at` is the clock's microseconds when the pass
     /// began, which max_sched_time counts from.
-    fn begin_main(&mut self, (now, started_at): (i64, u64), full: bool, queued: usize) -> MainPass {
+    fn begin_main<'b>(
+        &mut self,
+        (now, started_at): (i64, u64),
+        full: bool,
+        queued: usize,
+        buffers: &'b mut MainPassBuffers,
+    ) -> MainPass<'b> {
         let params = self.pass_params();
-        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
         // Owned: the pass changes `self` while it holds this.
         buffers.usable.clone_from(self.nodes.usable_nodes());
         buffers.plan.exclude.clear_to(self.nodes.len());
@@ -159,7 +165,7 @@ impl Engine {
     /// Whether the record is tried, skipped, or ends the pass: the queue depth, the time
     /// budget, sched_max_job_start, a partition that failed this pass (its later jobs wait for
     /// Priority) and partition_job_depth (counting the record against its partition when tried).
-    fn main_gate(&mut self, pass: &mut MainPass, rec: &QueueRecord) -> Gate {
+    fn main_gate(&mut self, pass: &mut MainPass<'_>, rec: &QueueRecord) -> Gate {
         let params = &pass.params;
         if pass.stats.tested >= pass.depth {
             return Gate::Stop("default_queue_depth");
@@ -193,7 +199,7 @@ impl Engine {
     /// pass (Slurm's fail_by_part).
     fn main_failed(
         &mut self,
-        pass: &mut MainPass,
+        pass: &mut MainPass<'_>,
         records: &[QueueRecord],
         rec: &QueueRecord,
         reason: Reason,

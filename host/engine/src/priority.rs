@@ -10,6 +10,7 @@ use sluice_policy::{
     Association, Factor, JobTable, Partition, Priorities, PriorityContext, PriorityPolicy, Qos,
 };
 
+use crate::clock::Clock;
 use crate::config::EngineConfig;
 use crate::job_id::JobId;
 use crate::job_map::JobMap;
@@ -96,8 +97,8 @@ pub(crate) struct PriorityInputs<'a> {
     pub nodes: &'a NodeState,
     /// The QOS as the contract shows them (never empty).
     pub qos: &'a [Qos],
-    /// The clock's time, which the context carries.
-    pub now: i64,
+    /// The engine's clock: the context carries its time when a calculation is made.
+    pub clock: &'a dyn Clock,
 }
 
 /// One priority calculation: the inputs it reads, and the state, jobs, policy and fault
@@ -115,7 +116,7 @@ impl PriorityInputs<'_> {
     pub fn context(&self) -> PriorityContext {
         let assocs = &self.cluster.associations;
         PriorityContext {
-            now: self.now,
+            now: self.clock.now(),
             cluster_version: CLUSTER_VERSIONS.fetch_add(1, Relaxed) + 1,
             cluster_nodes: self.cluster.nodes.len() as u32,
             cluster_cpus: self.cluster.total_cpus().min(u64::from(u32::MAX)) as u32,
@@ -272,7 +273,7 @@ impl PriorityPass<'_> {
     fn refreshed_context(&mut self) -> PriorityContext {
         match self.state.context_cache.take() {
             Some(mut ctx) if ctx.associations.len() == self.inputs.cluster.associations.len() => {
-                ctx.now = self.inputs.now;
+                ctx.now = self.inputs.clock.now();
                 for (a, &usage) in ctx.associations.iter_mut().zip(self.inputs.usage.all()) {
                     a.raw_usage = usage;
                 }
@@ -304,7 +305,7 @@ impl PriorityPass<'_> {
         let Some(id) = self.state.owed.take() else {
             return;
         };
-        let now = self.inputs.now;
+        let now = self.inputs.clock.now();
         let settled = !self.jobs.get(&id).is_some_and(|job| job.is_pending())
             || self.prioritize(&[id], now).is_some();
         if settled {

@@ -134,6 +134,7 @@ impl Engine {
 
     /// Whether a job in reservation `own` may start over `[now, end)` as far as its
     /// reservation's window and its licenses go (beside what `plan` holds back).
+    #[inline]
     fn admits_start(
         &self,
         own: Option<usize>,
@@ -161,6 +162,7 @@ impl Engine {
     /// Sets `cand` to the nodes the record may start on over `[now, end)` ([`Engine::candidates`]),
     /// narrowed for a job with HRES demands to those its HRES policy finds eligible; gives the
     /// HRES layers its charge is checked against (empty without demands).
+    #[inline]
     fn start_candidates(
         &mut self,
         rec: &QueueRecord,
@@ -204,6 +206,7 @@ impl Engine {
 
     /// Asks the selection policy to place `req` (handing it this pass's node table first), and
     /// checks its answer against the contract.
+    #[inline]
     fn ask_placement(&mut self, req: &JobRequest) -> Result<Placement, Reason> {
         if !self
             .nodes
@@ -231,6 +234,7 @@ impl Engine {
 
     /// What the job's HRES demands cost on its placement, if the HRES policy's answer fits
     /// `layers` (none without demands).
+    #[inline]
     fn charge_start(
         &mut self,
         demands: &[Demand],

@@ -80,6 +80,7 @@ impl Engine {
     }
 
     /// The licenses and HRES the job asks for, by index; HRES only where a policy decides them.
+    #[inline]
     fn resolve_demand(&self, spec: &JobSpec) -> Result<LicenseDemand, SubmitError> {
         let demand = self.lic.resolve(&spec.licenses)?;
         if !demand.hres.is_empty() && self.policies.hres.is_none() {
@@ -90,6 +91,7 @@ impl Engine {
     }
 
     /// The advance reservation the job names, if it exists and admits the user or `account`.
+    #[inline]
     fn resolve_reservation(
         &self,
         spec: &JobSpec,
@@ -109,6 +111,7 @@ impl Engine {
     }
 
     /// The job's time limit: as asked, else the first partition's default (or its maximum).
+    #[inline]
     fn time_limit_in(&self, spec: &JobSpec, first: PartitionId) -> Option<u64> {
         let first = &self.cluster.partitions[first.index()];
         spec.time_limit
@@ -117,6 +120,7 @@ impl Engine {
 
     /// Keeps the partitions where the request fits their time and node count limits, in the
     /// order asked (EnforcePartLimits=ANY): the job is refused only if it fits none.
+    #[inline]
     fn keep_partitions_within_limits(
         &self,
         spec: &JobSpec,
@@ -234,6 +238,7 @@ impl Engine {
 
 /// Per GRES kind, the count the job asks per node (records of one name differ in type, so
 /// their counts add up), and the (name, type) pairs it names a type for.
+#[inline]
 fn gres_per_node_and_types(gres: &JobGres) -> (Vec<(u32, u32)>, Vec<(String, String)>) {
     let mut gres_per_node: Vec<(u32, u32)> = Vec::new();
     let mut gres_types = Vec::new();

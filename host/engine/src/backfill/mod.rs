@@ -21,7 +21,7 @@ use crate::job::{Reason, plan_limit};
 use crate::pass_buffers::BackfillPassBuffers;
 use crate::queue::{Gate, QueueRecord};
 use crate::stats::PassStats;
-use planner::{Planning, ceil_to, floor_to};
+use planner::{Planning, PlanningBuffers, ceil_to, floor_to};
 use releases::Releases;
 
 /// Conservative backfilling plans this far ahead, whatever bf_window says.
@@ -29,7 +29,7 @@ const CONSERVATIVE_WINDOW: i64 = 10 * 365 * 86_400;
 
 /// What one backfill pass holds while it walks the queue: its settings, counters, and what it
 /// plans with.
-struct BackfillPass {
+struct BackfillPass<'b> {
     now: i64,
     /// The clock's microseconds at the pass's start, which bf_max_time counts from.
     started_at: u64,
@@ -45,8 +45,8 @@ struct BackfillPass {
     /// CPUs free on the usable nodes, kept up to date as jobs start.
     free_cpus: u64,
     rel: Releases,
-    planning: Planning,
-    buffers: BackfillPassBuffers,
+    planning: Planning<'b>,
+    buffers: &'b mut BackfillPassBuffers,
 }
 
 impl Engine {
@@ -62,7 +62,14 @@ impl Engine {
                 return;
             }
         };
-        let mut pass = self.begin_backfill((now, started_at), &records);
+        let mut planning_buffers = std::mem::take(&mut self.planning_buffers);
+        let mut buffers = std::mem::take(&mut self.backfill_pass_buffers);
+        let mut pass = self.begin_backfill(
+            (now, started_at),
+            &records,
+            &mut planning_buffers,
+            &mut buffers,
+        );
         for (i, rec) in records.iter().enumerate() {
             match self.backfill_gate(&mut pass, i, rec) {
                 Gate::Test => {}
@@ -82,18 +89,23 @@ impl Engine {
                 break;
             }
         }
-        self.end_backfill(pass);
+        pass.rel.into_buffers(&mut pass.planning.buffers.releases);
+        self.last_backfill_stats = pass.stats;
+        self.planning_buffers = planning_buffers;
+        self.backfill_pass_buffers = buffers;
     }
 
     /// Sets up a pass over `records`: its window and limits, the node-space map reset to the
     /// window (reusing the last pass's slices), what running jobs give back and when, and the
-    /// buffers the engine kept from the last pass. `started_at` is the clock's microseconds
+    /// buffers (the engine's from the last pass) cleared. `started_at` is the clock's microseconds
     /// when the pass began, which bf_max_time counts from.
-    fn begin_backfill(
+    fn begin_backfill<'b>(
         &mut self,
         (now, started_at): (i64, u64),
         records: &[QueueRecord],
-    ) -> BackfillPass {
+        planning_buffers: &'b mut PlanningBuffers,
+        buffers: &'b mut BackfillPassBuffers,
+    ) -> BackfillPass<'b> {
         let params = self.pass_params();
         let kind = self.config.scheduler;
         let limited = kind == SchedulerKind::Backfill;
@@ -108,8 +120,6 @@ impl Engine {
         } else {
             usize::MAX
         };
-        let mut planning_buffers = std::mem::take(&mut self.planning_buffers);
-        let mut buffers = std::mem::take(&mut self.backfill_pass_buffers);
         if buffers.all_nodes.len() != self.nodes.len() {
             buffers.all_nodes = sluice_policy::NodeBitmap::full(self.nodes.len());
         }
@@ -170,7 +180,7 @@ impl Engine {
     /// Whether record `i` of the queue is tried, skipped, or ends the pass: a job that can no
     /// longer start, the time budget, and the bf_max_job_* limits (counting the record against
     /// its user's and partition's when it is tried).
-    fn backfill_gate(&self, pass: &mut BackfillPass, i: usize, rec: &QueueRecord) -> Gate {
+    fn backfill_gate(&self, pass: &mut BackfillPass<'_>, i: usize, rec: &QueueRecord) -> Gate {
         let params = &pass.params;
         if pass
             .buffers
@@ -216,7 +226,11 @@ impl Engine {
 
     /// Tries to start the record now on nodes no planned job holds over its run; a start moves
     /// the release times planning works from.
-    fn backfill_start(&mut self, pass: &mut BackfillPass, rec: &QueueRecord) -> Result<(), Reason> {
+    fn backfill_start(
+        &mut self,
+        pass: &mut BackfillPass<'_>,
+        rec: &QueueRecord,
+    ) -> Result<(), Reason> {
         let now = pass.now;
         let BackfillPassBuffers {
             all_nodes,
@@ -225,7 +239,7 @@ impl Engine {
             map,
             start,
             ..
-        } = &mut pass.buffers;
+        } = &mut *pass.buffers;
         let end = now + plan_limit(self.jobs[&rec.job].time_limit) as i64;
         // A job of nodes alone that needs more CPUs than are free fails for Resources
         // whatever the policy says; the check spares building its request and what planned
@@ -252,7 +266,7 @@ impl Engine {
     /// job, plans its start and reserves its nodes in the map. `Break` when the map is full.
     fn backfill_reserve(
         &mut self,
-        pass: &mut BackfillPass,
+        pass: &mut BackfillPass<'_>,
         rec: &QueueRecord,
         reason: Reason,
     ) -> ControlFlow<()> {
@@ -261,7 +275,7 @@ impl Engine {
             return ControlFlow::Continue(());
         }
         let (fit, hres) = self.fit_and_hres();
-        let BackfillPassBuffers { map, usable, .. } = &mut pass.buffers;
+        let BackfillPassBuffers { map, usable, .. } = &mut *pass.buffers;
         let planned = pass
             .planning
             .will_run(fit, hres, rec, map, &mut pass.rel, usable);
@@ -290,7 +304,7 @@ impl Engine {
     /// Records why the job did not start and tells whether the pass may reserve for it: not a
     /// license-blocked job without bf_licenses, not past EASY's one reservation, not younger
     /// or lower in priority than bf_min_age_reserve and bf_min_prio_reserve allow.
-    fn may_reserve(&mut self, pass: &BackfillPass, rec: &QueueRecord, reason: Reason) -> bool {
+    fn may_reserve(&mut self, pass: &BackfillPass<'_>, rec: &QueueRecord, reason: Reason) -> bool {
         let (params, now) = (&pass.params, pass.now);
         let job = self.jobs.get_mut(&rec.job).expect("queued job");
         if job.reason != Reason::Priority || reason != Reason::Resources {
@@ -307,15 +321,6 @@ impl Engine {
         let prio = u64::from(rec.priority);
         !((params.bf_min_age_reserve > 0 && (age as u64) < params.bf_min_age_reserve)
             || (params.bf_min_prio_reserve > 0 && prio < params.bf_min_prio_reserve))
-    }
-
-    /// Gives the pass's buffers back to the engine for the next pass, and keeps its counters.
-    fn end_backfill(&mut self, pass: BackfillPass) {
-        let mut planning_buffers = pass.planning.buffers;
-        pass.rel.into_buffers(&mut planning_buffers.releases);
-        self.planning_buffers = planning_buffers;
-        self.backfill_pass_buffers = pass.buffers;
-        self.last_backfill_stats = pass.stats;
     }
 
     /// Fills `fewest` with, for each queue position, the fewest CPUs any job from there on

@@ -144,7 +144,7 @@ impl<'j> Needs<'j> {
 
 /// What every job planned in one backfill pass shares: the pass's times, the shape the release
 /// profile was last built for, and buffers reused from job to job.
-pub(super) struct Planning {
+pub(super) struct Planning<'b> {
     now: i64,
     window_end: i64,
     res: i64,
@@ -153,17 +153,17 @@ pub(super) struct Planning {
     /// The job shape `buffers.freed` was built for while it is still true (no start since): jobs
     /// of the same shape share it, as most jobs of a trace do.
     from_shape: Option<Shape>,
-    pub buffers: PlanningBuffers,
+    pub buffers: &'b mut PlanningBuffers,
 }
 
-impl Planning {
+impl<'b> Planning<'b> {
     /// A pass's planning over `[now, window_end)` at resolution `res`; `with_licenses` plans
     /// licenses and HRES too (bf_licenses).
     pub fn new(
         (now, window_end, res): (i64, i64, i64),
         with_licenses: bool,
         remember_unplannable: bool,
-        mut buffers: PlanningBuffers,
+        buffers: &'b mut PlanningBuffers,
     ) -> Self {
         buffers.unplannable.clear();
         Planning {
@@ -242,7 +242,7 @@ impl Planning {
             avail,
             chosen,
             ..
-        } = &mut self.buffers;
+        } = &mut *self.buffers;
         // Before this time fewer than `min_nodes` candidates could take a share.
         let &(enough_at, ..) = freed.get(freed.partition_point(|f| f.1 < needs.min_nodes))?;
         // Start times are whole seconds in `[earliest, window_end)`.
@@ -310,9 +310,23 @@ impl PlanningBuffers {
         usable: &NodeBitmap,
         (now, res): (i64, i64),
     ) {
+        self.split_candidates(fit, job, rec, needs, usable);
+        rel.sort_by_release();
+        self.fill_freed(rel, (now, res));
+    }
+
+    /// Sets `candidates` to the usable nodes of the record's partition (and reservation) that
+    /// could take one node's share of the job, `due` to those that can now, and `later` to
+    /// the others, which can once every job on them has ended.
+    fn split_candidates(
+        &mut self,
+        fit: Fit<'_>,
+        job: &Job,
+        rec: &QueueRecord,
+        needs: &Needs<'_>,
+        usable: &NodeBitmap,
+    ) {
         let PlanningBuffers {
-            freed,
-            release_times,
             candidates: cand,
             later,
             due: nodes,
@@ -360,7 +374,18 @@ impl PlanningBuffers {
         nodes.retain(|n| fits_now(n as usize));
         later.clone_from(cand);
         later.subtract(nodes);
-        rel.sort_by_release();
+    }
+
+    /// Fills `freed` and `release_times` from `due` (the nodes that can take a share now) and
+    /// `later` in the pass's release order.
+    fn fill_freed(&mut self, rel: &Releases, (now, res): (i64, i64)) {
+        let PlanningBuffers {
+            freed,
+            release_times,
+            later,
+            due: nodes,
+            ..
+        } = self;
         // By time, ascending: the nodes that can now, then the others in the pass's release
         // order (no release is before `now`). The previous shape's sets are overwritten in
         // place, sparing an allocation each.

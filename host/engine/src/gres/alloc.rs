@@ -107,6 +107,7 @@ impl Engine {
     }
 
     /// The lowest free CPU ids of each node of the placement, as many as it gives there.
+    #[inline]
     fn lowest_cpu_ids(&self, p: &Placement) -> CpuIds {
         let mut cpu_ids =
             CpuIds::with_capacity(p.nodes.len(), p.cpus.iter().map(|&c| c as usize).sum());
@@ -118,6 +119,7 @@ impl Engine {
 
     /// The job's GRES records, and one more (also put in `extra`) for each kind the placement
     /// gives more of than the records ask: an exclusive job holds that too.
+    #[inline]
     fn records_to_hold(
         &self,
         id: JobId,

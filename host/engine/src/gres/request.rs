@@ -21,6 +21,7 @@ impl Engine {
 
     /// One record per name and type of what is wanted (counts of the same pair add up), each
     /// name one the nodes know.
+    #[inline]
     fn gres_records(&self, wanted: Vec<Wanted>) -> Result<Vec<GresRecord>, SubmitError> {
         let mut records: Vec<GresRecord> = Vec::new();
         for (name, gres_type, count, per_job) in wanted {
@@ -51,6 +52,7 @@ impl Engine {
 
     /// Refuses records no node's configuration could hold: a type no node has, or a count
     /// (of the type, or of the name over its types) beyond every node's.
+    #[inline]
     fn check_gres_counts(&self, records: &[GresRecord]) -> Result<(), SubmitError> {
         for r in records {
             let k = r.kind as usize;
@@ -93,6 +95,7 @@ type Wanted = (String, Option<String>, u32, Option<u32>);
 
 /// The job's GRES request as written (`--gres`, then `--gpus-per-node` and `--gpus`), and what
 /// it wants per node; GPU counts given more than one way are refused.
+#[inline]
 fn gres_wanted(spec: &JobSpec) -> Result<(Vec<String>, Vec<Wanted>), SubmitError> {
     let mut text: Vec<String> = spec
         .gres
