@@ -64,7 +64,44 @@ pub struct BenchReport {
 /// A cluster of `nodes` identical nodes (`node[00001-…]`, 64 CPUs, 256 GB, every 4th with 4 GPUs)
 /// in one partition `batch`, one QOS `normal` and `users` users each under its own account.
 pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
-    let node_list = (0..nodes)
+    let node_list = synthetic_nodes(nodes);
+    let associations = synthetic_associations(users);
+    Cluster {
+        name: "bench".into(),
+        nodes: node_list,
+        partitions: vec![Partition {
+            name: "batch".into(),
+            nodes: (0..nodes as u32).map(NodeId).collect(),
+            priority_tier: 1,
+            priority_job_factor: 1,
+            max_time: TimeLimit::Infinite,
+            default_time: Some(TimeLimit::Seconds(3600)),
+            default: true,
+            max_nodes: None,
+            suspend_time: None,
+            qos: None,
+        }],
+        qos: vec![Qos {
+            name: "normal".into(),
+            priority: 0,
+            usage_factor: 1.0,
+            no_decay: false,
+            limits: QosLimits::default(),
+        }],
+        associations,
+        licenses: vec![],
+        hres: vec![],
+        scheduler: SchedulerParams::default(),
+        priority: PriorityParams::default(),
+        power: PowerSaveParams::default(),
+        plugins: Default::default(),
+    }
+}
+
+/// `nodes` nodes of 64 CPUs and 256 GB: every second one with the `ib` feature, every fourth
+/// with four A100 GPUs.
+fn synthetic_nodes(nodes: usize) -> Vec<Node> {
+    (0..nodes)
         .map(|i| Node {
             name: format!("node{:05}", i + 1),
             sockets: 2,
@@ -93,7 +130,11 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             state: ConfigState::Idle,
             suspend_time: None,
         })
-        .collect();
+        .collect()
+}
+
+/// A root account with one account per user and its user association under it.
+fn synthetic_associations(users: usize) -> Vec<Association> {
     let mut associations = vec![Association {
         kind: AssocKind::Account("root".into()),
         parent: None,
@@ -125,36 +166,7 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             default_qos: None,
         });
     }
-    Cluster {
-        name: "bench".into(),
-        nodes: node_list,
-        partitions: vec![Partition {
-            name: "batch".into(),
-            nodes: (0..nodes as u32).map(NodeId).collect(),
-            priority_tier: 1,
-            priority_job_factor: 1,
-            max_time: TimeLimit::Infinite,
-            default_time: Some(TimeLimit::Seconds(3600)),
-            default: true,
-            max_nodes: None,
-            suspend_time: None,
-            qos: None,
-        }],
-        qos: vec![Qos {
-            name: "normal".into(),
-            priority: 0,
-            usage_factor: 1.0,
-            no_decay: false,
-            limits: QosLimits::default(),
-        }],
-        associations,
-        licenses: vec![],
-        hres: vec![],
-        scheduler: SchedulerParams::default(),
-        priority: PriorityParams::default(),
-        power: PowerSaveParams::default(),
-        plugins: Default::default(),
-    }
+    associations
 }
 
 /// Submits `config.jobs` jobs (1–8 nodes, 1–64 CPUs per node, 10 min–2 days) to a fresh engine on
