@@ -1,3 +1,5 @@
+//! Owns no state: a pass benchmark on a synthetic cluster for the CLI and `benches/passes.rs`.
+//!
 //! A pass benchmark the CLI and `benches/passes.rs` call: one main-loop pass and one backfill pass
 //! over many pending jobs on a synthetic cluster, with whatever policies the caller hands in.
 

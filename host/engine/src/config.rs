@@ -1,5 +1,4 @@
-//! Owns the engine's settings: the policies it consults, which scheduler runs besides the main
-//! loop, and the settings slurm.conf does not carry.
+//! Owns the engine's settings: its policies, scheduler kind, and what slurm.conf does not carry.
 
 use serde::Serialize;
 use sluice_cluster::{Cluster, SchedulerParams};

@@ -1,6 +1,6 @@
-//! Eligibility: whether a pending job may be tried this pass (hold, begin time, dependencies),
-//! and the reason it shows while it may not. Owns no state; it sets the job's reason and
-//! eligible time.
+//! Owns no state: whether a pending job may be tried this pass, and the reason it shows if not.
+//!
+//! Hold, begin time and dependencies decide; it sets the job's reason and eligible time.
 
 use crate::engine::Engine;
 use crate::job::{Hold, Job, JobId, JobState, Reason};

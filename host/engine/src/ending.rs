@@ -1,6 +1,7 @@
-//! Ending jobs and charging what they ran: time limits, a job's end (what it holds given back,
-//! or kept until its epilog completes), and usage accrued every PriorityCalcPeriod. Owns no
-//! state; it changes the jobs, node, license and GRES state, and usage.
+//! Owns no state: ending jobs (time limits, a job's end) and accruing the usage they ran.
+//!
+//! A job's end gives back what it holds (or keeps it until its epilog completes); usage accrues
+//! every PriorityCalcPeriod. It changes job, node, license and GRES state, and usage.
 
 use crate::engine::Engine;
 use crate::event::Event;

@@ -1,6 +1,7 @@
-//! Owns the engine's state: the struct that holds every piece (cluster, jobs, nodes, licenses,
-//! GRES, reservations, usage, priorities, pass storage, policies), its construction, read
-//! access, and the views passes borrow of it (fit, priority pass).
+//! Owns the engine's state: the struct holding every piece, its construction and read access.
+//!
+//! The pieces: cluster, jobs, nodes, licenses, GRES, reservations, usage, priorities, pass storage
+//! and policies. Passes borrow views of it (`fit`, `priority_pass`) rather than the whole engine.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

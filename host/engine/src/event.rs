@@ -1,5 +1,6 @@
-//! What the engine decides and hands out: the events an executor carries out, and the loop
-//! that started a job.
+//! Owns no state: the events the engine decides and an executor carries out.
+//!
+//! The executor (slurmd, a remote agent, the simulator) carries out what the engine decided.
 
 use serde::Serialize;
 use sluice_cluster::{NodeId, PartitionId};

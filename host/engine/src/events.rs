@@ -1,5 +1,6 @@
-//! The event API besides submission: cancel, hold/release, job end, node state changes,
-//! reservations, purge. Owns no state; each event changes the state it names and asks for a pass.
+//! Owns no state: the input events besides submission (cancel, hold, job end, nodes, reservations).
+//!
+//! Each event changes the state it names and asks for a pass.
 
 use sluice_cluster::NodeId;
 use sluice_policy::Power;

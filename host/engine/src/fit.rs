@@ -1,5 +1,6 @@
-//! Owns no state: whether a job fits, answered from the nodes, GRES devices, licenses,
-//! reservations and running jobs, which it borrows ([`crate::Engine::fit`]).
+//! Owns no state: whether a job fits, from node, GRES, license and reservation state it borrows.
+//!
+//! Built by `Engine::fit`; submission, the loops and planning all ask it.
 
 use std::collections::BTreeSet;
 

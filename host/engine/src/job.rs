@@ -1,3 +1,5 @@
+//! Owns a job's record: what the user submitted, its state and reason, allocation and steps.
+//!
 //! Jobs: what a user submits, the states and reasons Slurm shows, allocations and steps.
 
 use serde::Serialize;

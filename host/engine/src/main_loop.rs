@@ -1,5 +1,7 @@
-//! Slurm's main scheduling loop (`_schedule`): strict queue order, and once a job of a partition is
-//! left pending for resources, the rest of that partition waits for this cycle.
+//! Owns no state: Slurm's main scheduling loop (`_schedule`), run on the engine.
+//!
+//! Strict queue order; once a job of a partition is left pending for resources, the rest of
+//! that partition waits for this cycle.
 
 use std::ops::ControlFlow;
 

@@ -1,3 +1,5 @@
+//! Owns node state: health, power, free CPUs, memory, GRES, jobs per node, partitions' nodes.
+//!
 //! Node state owned by the engine: health, power, free CPUs, memory and GRES, and the jobs on each node.
 
 use serde::Serialize;

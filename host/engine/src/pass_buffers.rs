@@ -1,5 +1,6 @@
-//! Owns the storage passes reuse from one pass to the next, which a replay runs tens of
-//! thousands of times: the main loop's, the backfill loop's and a start attempt's. What it
+//! Owns the storage the main loop's and backfill's passes and start attempts reuse between passes.
+//!
+//! A replay runs tens of thousands of passes, so their storage is kept, not grown anew; what it
 //! holds is only valid within one pass.
 
 use sluice_policy::{JobRequest, NodeBitmap};

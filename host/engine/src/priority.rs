@@ -1,7 +1,8 @@
-//! Owns priority calculation's state (the last answer for `sprio`, whether a recalculation is
-//! due, the lone job's owed call, the context and job table kept between calls) and the pass
-//! that changes it: one call per pass, the pending queue as columns out, one validated priority
-//! per row back.
+//! Owns priority calculation's state, and the pass that changes it: one policy call per pass.
+//!
+//! The state: the last answer (for `sprio`), whether a recalculation is due, the lone job's owed
+//! call, the context and job table kept between calls. The pass sends the pending queue as
+//! columns and gets one validated priority per row back.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

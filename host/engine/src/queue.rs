@@ -1,3 +1,5 @@
+//! Owns no state: pending jobs' queue records, in Slurm's `sort_job_queue2` order.
+//!
 //! The job queue: one record per pending job and partition, sorted as Slurm's `sort_job_queue2`.
 
 use std::cmp::Ordering;

@@ -1,3 +1,5 @@
+//! Owns no state: the queue (squeue), priority factors (sprio) and shares (sshare -l) reports.
+//!
 //! Reports the CLI shows: the queue (squeue), priority factors (sprio) and shares (sshare -l).
 
 use std::collections::BTreeMap;

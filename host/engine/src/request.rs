@@ -1,3 +1,5 @@
+//! Owns no state: parses what users type (`-L`, `--gres`, `--dependency`, `--constraint`).
+//!
 //! The request syntaxes users type: `-L flat:2,natural:1`, `--gres=gpu:a100:2`, `--dependency`, `--constraint`.
 
 use serde::Serialize;

@@ -1,3 +1,5 @@
+//! Owns no state: requeueing a running job and shrinking its allocation.
+//!
 //! Requeueing a running job and shrinking its allocation: what they hold is given back and the
 //! per-position GRES arrays are rebuilt.
 

@@ -1,3 +1,5 @@
+//! Owns no state: the node and license reports of `sluice show`, like scontrol's.
+//!
 //! Reports for `sluice show node NAME` and `sluice show license`, like scontrol's, `Serialize` for `--json`.
 
 use std::fmt;

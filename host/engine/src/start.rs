@@ -1,6 +1,7 @@
-//! A job's start, shared by the main loop and backfill: owns no state of its own, and is the
-//! one place where a start changes node, license, HRES and job state (after asking the
-//! selection, HRES and GRES policies and checking their answers).
+//! Owns no state: a job's start, shared by both loops, the one place a start changes state.
+//!
+//! It asks the selection, HRES and GRES policies, checks their answers, and only then changes
+//! node, license, HRES and job state.
 
 use sluice_policy::{
     Charge, Demand, HresLayer, JobRequest, NodeBitmap, PlaceMode, Placement, Power,

@@ -1,4 +1,4 @@
-//! Owns the counters the engine keeps about itself: the last passes' and the plugins' broken answers.
+//! Owns the counters the engine keeps about itself: the last passes' and plugins' broken answers.
 
 use serde::Serialize;
 

@@ -1,7 +1,8 @@
-//! Submission: validates a job spec against the cluster (association, QOS, partitions and their
-//! limits, GRES, licenses, reservation, dependencies) and queues the job. Owns no state; it
-//! adds the job to the engine's jobs and pending set, and a missing user association to the
-//! cluster when the engine creates them.
+//! Owns no state: submission, which validates a job spec against the cluster and queues the job.
+//!
+//! It checks association, QOS, partitions and their limits, GRES, licenses, reservation and
+//! dependencies; it adds the job to the engine's jobs and pending set, and a missing user
+//! association to the cluster when the engine creates them.
 
 use sluice_cluster::{AssocId, AssocKind, Association, PartitionId, QosId, Shares};
 

@@ -1,7 +1,7 @@
-//! When passes run: what [`Engine::tick`], [`Engine::schedule`] and [`Engine::backfill`] do as
-//! the clock moves (time limits, usage, the main loop and backfill by their intervals), and
-//! when the next tick has work. Owns no state of its own; the times of the last passes are
-//! kept on the engine.
+//! Owns no state: when passes run as the clock moves, and when the next tick has work.
+//!
+//! What `Engine::tick`, `Engine::schedule` and `Engine::backfill` do (time limits, usage, the main
+//! loop and backfill by their intervals); the times of the last passes are kept on the engine.
 
 use crate::config::SchedulerKind;
 use crate::engine::Engine;

@@ -1,3 +1,5 @@
+//! Owns fair-share usage per association: accrual up the tree and decay every PriorityCalcPeriod.
+//!
 //! Fair-share usage: CPU-seconds × UsageFactor accrue to an association and every ancestor, and decay
 //! with PriorityDecayHalfLife every PriorityCalcPeriod, as Slurm's `_decay_thread` does.
 

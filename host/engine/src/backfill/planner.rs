@@ -1,5 +1,6 @@
-//! Owns backfill's planning buffers and plans one job at a time (select's WILL_RUN): the
-//! earliest time after now at which the job fits on whole nodes that no planned job holds.
+//! Owns backfill's planning buffers, and plans one job's earliest start (select's WILL_RUN).
+//!
+//! The earliest time after now at which a job fits on whole nodes that no planned job holds.
 
 use sluice_policy::{Charge, Demand, HresLayer, HresPolicy, NodeBitmap, hres::check_charges};
 

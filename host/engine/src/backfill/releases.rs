@@ -1,5 +1,6 @@
-//! Owns what running jobs hold and when they give it back, as one backfill pass plans with it:
-//! per node the time it is free, the nodes in that order, and licenses and HRES by end time.
+//! Owns a backfill pass's release times: when each node, license and HRES layer is given back.
+//!
+//! Per node the time it is free and the nodes in that order; licenses and HRES by end time.
 
 use std::collections::BTreeSet;
 

@@ -1,3 +1,5 @@
+//! Owns no state: picks a starting job's devices (`GresPolicy::pick`), commits and releases them.
+//!
 //! Device choice at job start through `GresPolicy::pick`, commit into node and job state, and release.
 
 use sluice_policy::gres::check_picks;

@@ -1,3 +1,5 @@
+//! Owns which CPUs of each node each job holds (the lowest free), for GRES picks near them.
+//!
 //! Which CPUs of each node each job holds: the lowest free ones, so GRES picks know the job's cores.
 
 /// Per node, a bitmap of CPUs in use. A job gets the lowest free CPU ids on each node (a block

@@ -1,3 +1,5 @@
+//! Owns the GRES on each node (Slurm's `gres_node_state_t`): devices, their holders, counts.
+//!
 //! GRES on the nodes (Slurm's `gres_node_state_t`): configured devices, which job holds each, counts where there are no devices.
 
 use serde::Serialize;

@@ -1,3 +1,5 @@
+//! Owns no state: turns `--gres`, `--gpus` and `--gpus-per-node` into a job's GRES records.
+//!
 //! Turns `--gres`, `--gpus` and `--gpus-per-node` into a job's GRES records, refusing what no node could hold.
 
 use crate::engine::Engine;
