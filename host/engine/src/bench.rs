@@ -193,7 +193,7 @@ pub fn run(policies: Policies, config: BenchConfig) -> BenchReport {
             time_limit: Some(600 + rng.below(2 * 86_400 - 600)),
             memory_per_node_mb: 1024 * (1 + rng.below(64)),
             nice: if rng.below(10) == 0 { 100 } else { 0 },
-            ..JobSpec::new(&format!("user{}", rng.below(config.users as u64)))
+            ..JobSpec::new(format!("user{}", rng.below(config.users as u64)))
         };
         engine.submit(spec).expect("synthetic jobs are valid");
         if i % 1000 == 999 {

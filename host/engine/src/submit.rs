@@ -237,11 +237,14 @@ impl Engine {
     }
 }
 
+/// (GRES kind, count) per node.
+type GresPerNode = Vec<(u32, u32)>;
+
 /// Per GRES kind, the count the job asks per node (records of one name differ in type, so
 /// their counts add up), and the (name, type) pairs it names a type for.
 #[inline]
-fn gres_per_node_and_types(gres: &JobGres) -> (Vec<(u32, u32)>, Vec<(String, String)>) {
-    let mut gres_per_node: Vec<(u32, u32)> = Vec::new();
+fn gres_per_node_and_types(gres: &JobGres) -> (GresPerNode, Vec<(String, String)>) {
+    let mut gres_per_node: GresPerNode = Vec::new();
     let mut gres_types = Vec::new();
     for r in &gres.records {
         if let Some(t) = &r.gres_type {

@@ -269,8 +269,10 @@ impl<'b> Planning<'b> {
             // The HRES layers the job's charge is checked against, when it has demands.
             let mut hres_layers = None;
             if with_licenses {
-                let Some((plan, layers)) =
-                    licenses_over(fit, hres, needs, map, rel, (t, end), avail)
+                let Some(LicensePlan {
+                    licenses: plan,
+                    hres_layers: layers,
+                }) = licenses_over(fit, hres, needs, map, rel, (t, end), avail)
                 else {
                     continue;
                 };
@@ -513,6 +515,13 @@ fn candidate_times<'b>(
     CandidateTimes::Collected(times.iter().copied())
 }
 
+/// What a job holds of licenses over its run, and the HRES layers its charge is checked against
+/// when it has HRES demands.
+struct LicensePlan {
+    licenses: Vec<(usize, i64)>,
+    hres_layers: Option<Vec<HresLayer>>,
+}
+
 /// Whether the job's licenses fit over `[t, end)` beside running and planned jobs and what
 /// reservations hold back, and for a job with HRES demands, whether enough of `avail` is
 /// eligible (narrowing it). If so, the licenses the job holds over its run and the HRES
@@ -525,7 +534,7 @@ fn licenses_over(
     rel: &Releases,
     (t, end): (i64, i64),
     avail: &mut NodeBitmap,
-) -> Option<(Vec<(usize, i64)>, Option<Vec<HresLayer>>)> {
+) -> Option<LicensePlan> {
     let held = map.licenses_between(t, end);
     let fits = needs.licenses.iter().all(|&(i, c)| {
         let still_used: i64 = rel
@@ -548,7 +557,10 @@ fn licenses_over(
         .map(|&(i, c)| (i, i64::from(c)))
         .collect();
     if needs.demands.is_empty() {
-        return Some((lic_plan, None));
+        return Some(LicensePlan {
+            licenses: lic_plan,
+            hres_layers: None,
+        });
     }
     let mut layers = fit.hres_layers_for(needs.own, t, end);
     for (e, l, a) in &rel.hres {
@@ -566,7 +578,10 @@ fn licenses_over(
     if avail.len() < needs.min_nodes {
         return None;
     }
-    Some((lic_plan, Some(layers)))
+    Some(LicensePlan {
+        licenses: lic_plan,
+        hres_layers: Some(layers),
+    })
 }
 
 /// The HRES the job's demands cost on `chosen`, per layer, if the policy's charge fits `layers`.
