@@ -65,7 +65,7 @@ impl Engine {
             exit_code,
             time: now,
         });
-        self.sched_requested = true;
+        self.pacing.requested = true;
     }
 
     /// Gives back what a job holds: its GRES devices and CPUs, node resources, licenses and

@@ -20,6 +20,7 @@ use crate::job::{Job, JobId};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
 use crate::node_state::{NodeState, PartView};
+use crate::pacing::Pacing;
 use crate::pass_buffers::{BackfillPassBuffers, MainPassBuffers};
 use crate::pending::PendingJobs;
 use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
@@ -78,12 +79,8 @@ pub struct Engine {
     pub(crate) running: BTreeSet<JobId>,
     pub(crate) next_id: JobId,
     pub(crate) outbox: Vec<Event>,
-    pub(crate) sched_requested: bool,
-    pub(crate) last_sched: i64,
-    pub(crate) last_backfill: i64,
-    /// Whether a tick ran without the backfill pass `bf_interval` did not yet allow, so that
-    /// the pass is owed once it does ([`Engine::backfill_owed_at`]).
-    pub(crate) backfill_owed: bool,
+    /// When passes last ran, and what the next owes.
+    pub(crate) pacing: Pacing,
     pub(crate) last_main_stats: PassStats,
     pub(crate) last_backfill_stats: PassStats,
     pub(crate) faults: Faults,
@@ -160,10 +157,7 @@ impl Engine {
             pending: PendingJobs::default(),
             running: BTreeSet::new(),
             outbox: Vec::new(),
-            sched_requested: false,
-            last_sched: now,
-            last_backfill: now,
-            backfill_owed: false,
+            pacing: Pacing::new(now),
             last_main_stats: PassStats::default(),
             last_backfill_stats: PassStats::default(),
             faults: Faults::default(),

@@ -65,7 +65,7 @@ impl Engine {
         let now = self.clock.now();
         self.pending_job(id)?.hold = None;
         self.refresh_job(id, now);
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 
@@ -98,7 +98,7 @@ impl Engine {
         }
         job.state = job.final_state.take().unwrap_or(JobState::Completed);
         self.release_resources(id);
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 
@@ -126,7 +126,7 @@ impl Engine {
     /// A node is back (scontrol update State=RESUME, or slurmd registered again).
     pub fn node_resume(&mut self, node: NodeId) {
         self.nodes.set_health(node, Health::Up, None);
-        self.sched_requested = true;
+        self.pacing.requested = true;
     }
 
     /// A node finished booting (ResumeProgram done): CONFIGURING jobs whose nodes are all up
@@ -163,7 +163,7 @@ impl Engine {
     pub fn create_reservation(&mut self, spec: &ReservationSpec) -> Result<(), ReservationError> {
         let resv = Reservation::resolve(spec, &self.cluster, &self.lic)?;
         self.resv.add(resv)?;
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 

@@ -66,6 +66,7 @@ mod job_map;
 pub mod licenses;
 pub mod main_loop;
 pub mod node_state;
+mod pacing;
 mod pass_buffers;
 mod pending;
 pub mod priority;

@@ -81,7 +81,7 @@ impl Engine {
     /// event-triggered run that stops after `default_queue_depth` jobs. Returns the queue it
     /// sorted, for a backfill pass in the same tick ([`Engine::open_pass`]).
     pub(crate) fn run_main_pass(&mut self, full: bool) -> Option<Vec<QueueRecord>> {
-        self.sched_requested = false;
+        self.pacing.requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
         let records = match self.open_pass(now, None) {

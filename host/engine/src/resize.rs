@@ -41,7 +41,7 @@ impl Engine {
             exit_code: None,
             time: now,
         });
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 
@@ -115,7 +115,7 @@ impl Engine {
             }
         }
         job.alloc.as_mut().expect("running").placement = stays;
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 }

@@ -76,7 +76,7 @@ impl Engine {
         self.pending.insert(id, job.cpus());
         self.jobs.insert(id, job);
         self.refresh_job(id, now);
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(id)
     }
 

@@ -19,21 +19,21 @@ impl Engine {
         let params = &self.config.params;
         let periodic = params.sched_interval >= 0 && now >= self.main_loop_due_at();
         let backfill = self.backfills() && now >= self.backfill_due_at();
-        let event = self.sched_requested && !params.defer;
+        let event = self.pacing.requested && !params.defer;
         if self.pending.is_empty() {
             // A pass over an empty queue decides nothing but would still call the policies.
-            self.sched_requested = false;
+            self.pacing.requested = false;
             if periodic {
-                self.last_sched = now;
+                self.pacing.last_main = now;
             }
             if backfill {
-                self.last_backfill = now;
+                self.pacing.last_backfill = now;
             }
-            self.backfill_owed = false;
+            self.pacing.backfill_owed = false;
             return std::mem::take(&mut self.outbox);
         }
         let queue = if periodic {
-            self.last_sched = now;
+            self.pacing.last_main = now;
             self.run_main_pass(true)
         } else if event {
             self.run_main_pass(false)
@@ -44,9 +44,9 @@ impl Engine {
             if !self.config.skip_backfill_without_fit || self.some_pending_job_fits() {
                 self.run_backfill_pass(queue);
             }
-            self.last_backfill = now;
+            self.pacing.last_backfill = now;
         }
-        self.backfill_owed = !backfill && self.backfills();
+        self.pacing.backfill_owed = !backfill && self.backfills();
         self.end_passes()
     }
 
@@ -57,12 +57,12 @@ impl Engine {
 
     /// When the periodic main loop is next due: `sched_interval` after the last one.
     fn main_loop_due_at(&self) -> i64 {
-        self.last_sched + self.config.params.sched_interval.max(1)
+        self.pacing.main_loop_due_at(&self.config.params)
     }
 
     /// When a backfill pass is next due: `bf_interval` after the last one.
     fn backfill_due_at(&self) -> i64 {
-        self.last_backfill + self.config.params.bf_interval.max(1)
+        self.pacing.backfill_due_at(&self.config.params)
     }
 
     /// When the backfill pass a tick went without is due: `bf_interval` after the last pass,
@@ -70,7 +70,7 @@ impl Engine {
     /// once the interval is up and only if something changed since its last cycle; a replay
     /// that ticks only at events wakes at this time for the same effect.
     pub fn backfill_owed_at(&self) -> Option<i64> {
-        (self.backfill_owed && !self.pending.is_empty() && self.backfills())
+        (self.pacing.backfill_owed && !self.pending.is_empty() && self.backfills())
             .then(|| self.backfill_due_at())
     }
 
@@ -95,7 +95,7 @@ impl Engine {
         let now = self.clock.now();
         self.enforce_time_limits(now);
         self.run_main_pass(true);
-        self.last_sched = now;
+        self.pacing.last_main = now;
         self.end_passes()
     }
 
@@ -106,8 +106,8 @@ impl Engine {
         if self.config.scheduler != SchedulerKind::Fcfs {
             self.run_backfill_pass(None);
         }
-        self.last_backfill = now;
-        self.backfill_owed = false;
+        self.pacing.last_backfill = now;
+        self.pacing.backfill_owed = false;
         self.end_passes()
     }
 
@@ -115,7 +115,7 @@ impl Engine {
     pub fn next_wakeup(&self) -> Option<i64> {
         let params = &self.config.params;
         let mut times = Vec::new();
-        if self.sched_requested && !params.defer {
+        if self.pacing.requested && !params.defer {
             times.push(self.clock.now());
         }
         if !self.pending.is_empty() {
