@@ -9,7 +9,6 @@ use std::sync::Arc;
 use sluice_cluster::{AssocId, AssocKind, Cluster, SchedulerParams};
 use sluice_policy::{HresPolicy, JobTable, PriorityContext};
 
-use crate::backfill::planner::PlanningBuffers;
 use crate::clock::Clock;
 use crate::config::{EngineConfig, Policies, SchedulerKind};
 use crate::event::Event;
@@ -21,7 +20,7 @@ use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
 use crate::node_state::{NodeState, PartView};
 use crate::pacing::Pacing;
-use crate::pass_buffers::{BackfillPassBuffers, MainPassBuffers};
+use crate::pass_buffers::PassBuffers;
 use crate::pending::PendingJobs;
 use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
@@ -60,40 +59,56 @@ macro_rules! priority_inputs_of {
 
 /// The scheduling engine. See the crate documentation for how to drive it.
 pub struct Engine {
+    /// The cluster as configured; associations grow with `create_missing_associations`
+    /// (submit.rs).
     pub(crate) cluster: Cluster,
     /// Each user's first user association in cluster order: where a job that names no account
     /// is charged. Kept with `cluster.associations`, which only grows.
     pub(crate) user_assocs: HashMap<String, AssocId>,
+    /// Settings (config.rs).
     pub(crate) config: EngineConfig,
+    /// The time the engine runs on (clock.rs).
     pub(crate) clock: Arc<dyn Clock>,
+    /// The policies consulted (config.rs).
     pub(crate) policies: Policies,
+    /// Node health, power and free resources (node_state.rs).
     pub(crate) nodes: NodeState,
+    /// Licenses and HRES layers with their use (licenses.rs).
     pub(crate) lic: LicenseState,
+    /// GRES devices and their holders (gres/node.rs).
     pub(crate) gres: GresState,
+    /// Which CPUs of each node each job holds (gres/cores.rs).
     pub(crate) cpus: CpuMap,
+    /// Advance reservations (reservation.rs).
     pub(crate) resv: Reservations,
+    /// Fair-share usage per association (usage.rs).
     pub(crate) usage: Usage,
+    /// Each partition's nodes (node_state.rs).
     pub(crate) parts: Vec<PartView>,
+    /// Every job by id (job_map.rs).
     pub(crate) jobs: JobMap,
+    /// The pending jobs (pending.rs).
     pub(crate) pending: PendingJobs,
+    /// Jobs holding resources (CONFIGURING, RUNNING, COMPLETING).
     pub(crate) running: BTreeSet<JobId>,
+    /// The id the next submission gets.
     pub(crate) next_id: JobId,
+    /// Events decided since the last tick handed them out (event.rs).
     pub(crate) outbox: Vec<Event>,
-    /// When passes last ran, and what the next owes.
+    /// When passes last ran, and what the next owes (pacing.rs).
     pub(crate) pacing: Pacing,
+    /// Counters of the last main-loop and backfill passes (stats.rs).
     pub(crate) last_main_stats: PassStats,
     pub(crate) last_backfill_stats: PassStats,
+    /// Plugin answers refused (stats.rs).
     pub(crate) faults: Faults,
-    /// Priority calculation's state between passes.
+    /// Priority calculation's state between passes (priority.rs).
     pub(crate) priorities: PriorityState,
     /// Whether the selection policy has this pass's node table (`begin_pass` was called).
     pub(crate) selection_begun: bool,
-    /// Backfill's planning buffers, lent to each pass.
-    pub(crate) planning_buffers: PlanningBuffers,
-    /// Storage the backfill loop's passes reuse.
-    pub(crate) backfill_pass_buffers: BackfillPassBuffers,
-    /// Storage the main loop's passes reuse.
-    pub(crate) main_pass_buffers: MainPassBuffers,
+    /// Storage the passes reuse, lent to each pass (pass_buffers.rs).
+    pub(crate) pass_buffers: PassBuffers,
+    /// The cluster's QOS as the contract shows them (priority.rs's `contract_qos`).
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -163,9 +178,7 @@ impl Engine {
             faults: Faults::default(),
             priorities: PriorityState::new(),
             selection_begun: false,
-            planning_buffers: PlanningBuffers::default(),
-            backfill_pass_buffers: BackfillPassBuffers::default(),
-            main_pass_buffers: MainPassBuffers::default(),
+            pass_buffers: PassBuffers::default(),
             qos_view,
         })
     }

@@ -91,7 +91,7 @@ impl Engine {
                 return None;
             }
         };
-        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
+        let mut buffers = std::mem::take(&mut self.pass_buffers.main);
         let mut pass = self.begin_main((now, started_at), full, records.len(), &mut buffers);
         for rec in &records {
             match self.main_gate(&mut pass, rec) {
@@ -123,7 +123,7 @@ impl Engine {
             }
         }
         self.last_main_stats = pass.stats;
-        self.main_pass_buffers = buffers;
+        self.pass_buffers.main = buffers;
         Some(records)
     }
 

@@ -6,6 +6,18 @@
 use sluice_policy::{JobRequest, NodeBitmap};
 
 use crate::backfill::map::NodeSpaceMap;
+use crate::backfill::planner::PlanningBuffers;
+
+/// Every pass's storage, which the engine keeps and lends to each pass.
+#[derive(Default)]
+pub(crate) struct PassBuffers {
+    /// The main loop's.
+    pub main: MainPassBuffers,
+    /// The backfill loop's.
+    pub backfill: BackfillPassBuffers,
+    /// Backfill planning's.
+    pub planning: PlanningBuffers,
+}
 
 /// What a pass has already promised on top of running jobs: nodes off limits for this start, and
 /// license and HRES amounts held by backfill's planned jobs over the start's run.
@@ -41,8 +53,8 @@ pub(crate) struct MainPassBuffers {
     pub start: StartBuffers,
 }
 
-/// Storage a backfill pass's loop over the queue reuses from the last one (planning keeps its
-/// own, [`crate::backfill::planner::PlanningBuffers`]).
+/// Storage a backfill pass's loop over the queue reuses from the last one (planning has its
+/// own, [`PlanningBuffers`]).
 #[derive(Default)]
 pub(crate) struct BackfillPassBuffers {
     /// Every node, and the usable ones at the pass's start.

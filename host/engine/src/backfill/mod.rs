@@ -63,8 +63,8 @@ impl Engine {
                 return;
             }
         };
-        let mut planning_buffers = std::mem::take(&mut self.planning_buffers);
-        let mut buffers = std::mem::take(&mut self.backfill_pass_buffers);
+        let mut planning_buffers = std::mem::take(&mut self.pass_buffers.planning);
+        let mut buffers = std::mem::take(&mut self.pass_buffers.backfill);
         let mut pass = self.begin_backfill(
             (now, started_at),
             &records,
@@ -92,8 +92,8 @@ impl Engine {
         }
         pass.rel.into_buffers(&mut pass.planning.buffers.releases);
         self.last_backfill_stats = pass.stats;
-        self.planning_buffers = planning_buffers;
-        self.backfill_pass_buffers = buffers;
+        self.pass_buffers.planning = planning_buffers;
+        self.pass_buffers.backfill = buffers;
     }
 
     /// Sets up a pass over `records`: its window and limits, the node-space map reset to the
