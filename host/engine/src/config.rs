@@ -51,20 +51,20 @@ impl SchedulerKind {
 pub struct EngineConfig {
     /// Scheduler besides the main loop.
     pub scheduler: SchedulerKind,
-    /// Scheduler parameters; taken from the cluster by [`Engine::new`].
+    /// Scheduler parameters; taken from the cluster by [`crate::Engine::new`].
     pub params: SchedulerParams,
     /// First job id handed out (Slurm's FirstJobId, 1).
     pub first_job_id: JobId,
     /// Create a user association under the account (or root) for unknown users, as a
     /// cluster without AccountingStorageEnforce accepts them; useful for trace replay.
     pub create_missing_associations: bool,
-    /// Hold ended jobs in COMPLETING until [`Engine::epilog_complete`] is called for them.
+    /// Hold ended jobs in COMPLETING until [`crate::Engine::epilog_complete`] is called for them.
     pub track_completing: bool,
     /// Log every GRES allocation and release at debug level on target `sluice::gres`
     /// (Slurm's `DebugFlags=GRES`).
     pub debug_gres: bool,
     /// End running jobs with TIMEOUT when their time limit passes (on). A trace replay that owns
-    /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
+    /// the run times turns it off, so a job runs until [`crate::Engine::job_finished`]; planning still
     /// believes a job past its limit ends at the next instant.
     pub enforce_time_limits: bool,
     /// Skip a backfill pass when no pending job needs as few CPUs as the usable nodes have free,

@@ -3,8 +3,8 @@
 //! Backfill (`_attempt_backfill`): in queue order, start what fits without delaying the planned
 //! start of any higher-priority job, and plan (reserve whole nodes for) the jobs that cannot start.
 //! The same machinery runs EASY (one reservation) and conservative (all, no limits) backfilling.
-//! Planning owns its buffers ([`planner`]), the node-space map its slices ([`map`]), and the
-//! release times what running jobs give back ([`releases`]).
+//! Planning owns its buffers (`planner`), the node-space map its slices ([`map`]), and the
+//! release times what running jobs give back (`releases`).
 
 pub mod map;
 pub(crate) mod planner;
