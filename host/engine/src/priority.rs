@@ -76,6 +76,12 @@ pub(crate) struct PriorityState {
 }
 
 impl PriorityState {
+    /// Whether a pass put off a lone job's priority call
+    /// ([`PriorityPass::settle_deferred`] makes it).
+    pub fn owes_call(&self) -> bool {
+        self.owed.is_some()
+    }
+
     /// A state whose first pass calculates every eligible job's priority.
     pub fn new() -> Self {
         Self {

@@ -86,7 +86,9 @@ impl Engine {
     /// What every way of running passes ends with: the priority call a pass put off is made
     /// (or found needless), then the passes' events are handed out.
     fn end_passes(&mut self) -> Vec<Event> {
-        self.priority_pass().settle_deferred();
+        if self.priorities.owes_call() {
+            self.priority_pass().settle_deferred();
+        }
         std::mem::take(&mut self.outbox)
     }
 
