@@ -9,6 +9,7 @@
 pub mod map;
 pub(crate) mod planner;
 mod releases;
+mod times;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
