@@ -47,6 +47,23 @@
 //! * The scheduler besides the main loop is chosen with [`SchedulerKind`] (Slurm's backfill by
 //!   default, EASY, conservative, or plain FCFS) via [`EngineConfig`] or [`Engine::set_scheduler`].
 //! * [`bench::run`] times one main-loop and one backfill pass on a synthetic cluster.
+//!
+//! # Where state lives
+//!
+//! Each file's first line says which state it owns; the code that changes that state lives
+//! with it, and no two modules import each other (`tests/structure.rs` checks both).
+//!
+//! * State: `engine.rs` (the struct holding the pieces below, and their construction),
+//!   `job.rs` and `job_map.rs` (jobs), `pending.rs`, `node_state.rs` (nodes, partitions' nodes),
+//!   `licenses.rs`, `gres/` (devices, CPUs held), `reservation.rs`, `usage.rs`, `priority.rs`
+//!   (priority calculation), `pacing.rs` (when passes ran), `stats.rs`, `config.rs`,
+//!   `pass_buffers.rs` and `backfill/planner.rs` (storage passes reuse), `backfill/map.rs`.
+//! * Passes, which borrow that state: `tick.rs` (when passes run), `main_loop.rs`,
+//!   `backfill/mod.rs` (the loop), `backfill/planner.rs` (one job's plan, through the `fit.rs`
+//!   view and the HRES policy), `start.rs` (a job's start, shared by both loops),
+//!   `priority.rs` (`PriorityPass`).
+//! * Events and reports: `submit.rs`, `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
+//!   `resize.rs`, `report.rs`, `show.rs`; `fit.rs` answers whether a job fits.
 
 pub mod backfill;
 pub mod bench;
