@@ -1,3 +1,5 @@
+//! Owns no state: a pass benchmark on a synthetic cluster for the CLI and `benches/passes.rs`.
+//!
 //! A pass benchmark the CLI and `benches/passes.rs` call: one main-loop pass and one backfill pass
 //! over many pending jobs on a synthetic cluster, with whatever policies the caller hands in.
 
@@ -12,8 +14,10 @@ use sluice_cluster::{
 use sluice_policy::fixtures::Rng;
 
 use crate::clock::ManualClock;
-use crate::engine::{Engine, EngineConfig, PassStats, Policies};
+use crate::config::{EngineConfig, Policies};
+use crate::engine::Engine;
 use crate::job::JobSpec;
+use crate::stats::PassStats;
 
 /// Benchmark size.
 #[derive(Clone, Debug, Serialize)]
@@ -62,67 +66,8 @@ pub struct BenchReport {
 /// A cluster of `nodes` identical nodes (`node[00001-…]`, 64 CPUs, 256 GB, every 4th with 4 GPUs)
 /// in one partition `batch`, one QOS `normal` and `users` users each under its own account.
 pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
-    let node_list = (0..nodes)
-        .map(|i| Node {
-            name: format!("node{:05}", i + 1),
-            sockets: 2,
-            cores_per_socket: 32,
-            threads_per_core: 1,
-            cpus: 64,
-            real_memory_mb: 256_000,
-            features: if i % 2 == 0 {
-                vec!["ib".into()]
-            } else {
-                vec![]
-            },
-            weight: 1,
-            gres: if i % 4 == 3 {
-                vec![sluice_cluster::Gres {
-                    name: "gpu".into(),
-                    gres_type: Some("a100".into()),
-                    count: 4,
-                    no_consume: false,
-                    flags: vec![],
-                    devices: vec![],
-                }]
-            } else {
-                vec![]
-            },
-            state: ConfigState::Idle,
-            suspend_time: None,
-        })
-        .collect();
-    let mut associations = vec![Association {
-        kind: AssocKind::Account("root".into()),
-        parent: None,
-        children: vec![],
-        shares: Shares::Raw(1),
-        raw_usage: 0.0,
-        priority: 0,
-        default_qos: None,
-    }];
-    for u in 0..users {
-        let account = AssocId(associations.len() as u32);
-        associations[0].children.push(account);
-        associations.push(Association {
-            kind: AssocKind::Account(format!("acct{u}")),
-            parent: Some(AssocId::ROOT),
-            children: vec![AssocId(account.0 + 1)],
-            shares: Shares::Raw(1 + (u as u32 % 4)),
-            raw_usage: 0.0,
-            priority: 0,
-            default_qos: None,
-        });
-        associations.push(Association {
-            kind: AssocKind::User(format!("user{u}")),
-            parent: Some(account),
-            children: vec![],
-            shares: Shares::Raw(1),
-            raw_usage: 0.0,
-            priority: 0,
-            default_qos: None,
-        });
-    }
+    let node_list = synthetic_nodes(nodes);
+    let associations = synthetic_associations(users);
     Cluster {
         name: "bench".into(),
         nodes: node_list,
@@ -155,6 +100,77 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
     }
 }
 
+/// `nodes` nodes of 64 CPUs and 256 GB: every second one with the `ib` feature, every fourth
+/// with four A100 GPUs.
+fn synthetic_nodes(nodes: usize) -> Vec<Node> {
+    (0..nodes)
+        .map(|i| Node {
+            name: format!("node{:05}", i + 1),
+            sockets: 2,
+            cores_per_socket: 32,
+            threads_per_core: 1,
+            cpus: 64,
+            real_memory_mb: 256_000,
+            features: if i % 2 == 0 {
+                vec!["ib".into()]
+            } else {
+                vec![]
+            },
+            weight: 1,
+            gres: if i % 4 == 3 {
+                vec![sluice_cluster::Gres {
+                    name: "gpu".into(),
+                    gres_type: Some("a100".into()),
+                    count: 4,
+                    no_consume: false,
+                    flags: vec![],
+                    devices: vec![],
+                }]
+            } else {
+                vec![]
+            },
+            state: ConfigState::Idle,
+            suspend_time: None,
+        })
+        .collect()
+}
+
+/// A root account with one account per user and its user association under it.
+fn synthetic_associations(users: usize) -> Vec<Association> {
+    let mut associations = vec![Association {
+        kind: AssocKind::Account("root".into()),
+        parent: None,
+        children: vec![],
+        shares: Shares::Raw(1),
+        raw_usage: 0.0,
+        priority: 0,
+        default_qos: None,
+    }];
+    for u in 0..users {
+        let account = AssocId(associations.len() as u32);
+        associations[0].children.push(account);
+        associations.push(Association {
+            kind: AssocKind::Account(format!("acct{u}")),
+            parent: Some(AssocId::ROOT),
+            children: vec![AssocId(account.0 + 1)],
+            shares: Shares::Raw(1 + (u as u32 % 4)),
+            raw_usage: 0.0,
+            priority: 0,
+            default_qos: None,
+        });
+        associations.push(Association {
+            kind: AssocKind::User(format!("user{u}")),
+            parent: Some(account),
+            children: vec![],
+            shares: Shares::Raw(1),
+            raw_usage: 0.0,
+            priority: 0,
+            default_qos: None,
+        });
+    }
+    associations
+}
+
 /// Submits `config.jobs` jobs (1–8 nodes, 1–64 CPUs per node, 10 min–2 days) to a fresh engine on
 /// the synthetic cluster, then times one full main-loop pass and one backfill pass.
 pub fn run(policies: Policies, config: BenchConfig) -> BenchReport {
@@ -177,7 +193,7 @@ pub fn run(policies: Policies, config: BenchConfig) -> BenchReport {
             time_limit: Some(600 + rng.below(2 * 86_400 - 600)),
             memory_per_node_mb: 1024 * (1 + rng.below(64)),
             nice: if rng.below(10) == 0 { 100 } else { 0 },
-            ..JobSpec::new(&format!("user{}", rng.below(config.users as u64)))
+            ..JobSpec::new(format!("user{}", rng.below(config.users as u64)))
         };
         engine.submit(spec).expect("synthetic jobs are valid");
         if i % 1000 == 999 {

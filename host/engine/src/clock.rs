@@ -1,3 +1,5 @@
+//! Owns the time the engine runs on: wall time for the daemon, virtual time for the simulator.
+//!
 //! The clock the engine runs on: wall time for the daemon, virtual time for the simulator.
 
 use std::sync::Arc;

@@ -1,243 +1,114 @@
-//! The engine: cluster state, jobs and policies, and what happens when the clock moves.
+//! Owns the engine's state: the struct holding every piece, its construction and read access.
+//!
+//! The pieces: cluster, jobs, nodes, licenses, GRES, reservations, usage, priorities, pass storage
+//! and policies. Passes borrow views of it (`fit`, `priority_pass`) rather than the whole engine.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use serde::Serialize;
-use sluice_cluster::{AssocId, AssocKind, Cluster, NodeId, PartitionId, SchedulerParams};
-use sluice_policy::NodeBitmap;
+use sluice_cluster::{AssocId, AssocKind, Cluster, SchedulerParams};
+use sluice_policy::{HresPolicy, JobTable, PriorityContext};
 
-use crate::backfill::PlanningBuffers;
 use crate::clock::Clock;
+use crate::config::{EngineConfig, Policies, SchedulerKind};
+use crate::event::Event;
+use crate::fit::Fit;
 use crate::gres::cores::CpuMap;
 use crate::gres::{GresConfigError, GresState};
-use crate::job::{Job, JobId, JobState};
+use crate::job::{Job, JobId};
 use crate::job_map::JobMap;
 use crate::licenses::LicenseState;
-use crate::main_loop::MainPassBuffers;
-use crate::node_state::NodeState;
+use crate::node_state::{NodeState, PartView};
+use crate::pacing::Pacing;
+use crate::pass_buffers::PassBuffers;
 use crate::pending::PendingJobs;
-use crate::priority::PriorityReport;
+use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
+use crate::stats::{Faults, PassStats};
 use crate::usage::Usage;
 
-pub use sluice_policy::Policies;
-
-/// Which scheduler runs besides the main loop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub enum SchedulerKind {
-    /// Slurm's sched/backfill: a reservation for every job tested, within bf_* limits.
-    #[default]
-    Backfill,
-    /// Classic EASY backfilling: only the first blocked job gets a reservation.
-    Easy,
-    /// Conservative backfilling: every pending job gets a reservation, no test limits.
-    Conservative,
-    /// Plain first come, first served: the main loop stops at the first job that cannot start.
-    Fcfs,
-}
-
-impl SchedulerKind {
-    /// Parses `backfill`, `easy`, `conservative` or `fcfs` (also Slurm's `sched/backfill`, `sched/builtin`).
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text.trim().to_ascii_lowercase().as_str() {
-            "backfill" | "sched/backfill" => Self::Backfill,
-            "easy" => Self::Easy,
-            "conservative" => Self::Conservative,
-            "fcfs" | "builtin" | "sched/builtin" => Self::Fcfs,
-            _ => return None,
-        })
-    }
-}
-
-/// Engine settings that slurm.conf does not carry.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct EngineConfig {
-    /// Scheduler besides the main loop.
-    pub scheduler: SchedulerKind,
-    /// Scheduler parameters; taken from the cluster by [`Engine::new`].
-    pub params: SchedulerParams,
-    /// First job id handed out (Slurm's FirstJobId, 1).
-    pub first_job_id: JobId,
-    /// Create a user association under the account (or root) for unknown users, as a
-    /// cluster without AccountingStorageEnforce accepts them; useful for trace replay.
-    pub create_missing_associations: bool,
-    /// Hold ended jobs in COMPLETING until [`Engine::epilog_complete`] is called for them.
-    pub track_completing: bool,
-    /// Log every GRES allocation and release at debug level on target `sluice::gres`
-    /// (Slurm's `DebugFlags=GRES`).
-    pub debug_gres: bool,
-    /// End running jobs with TIMEOUT when their time limit passes (on). A trace replay that owns
-    /// the run times turns it off, so a job runs until [`Engine::job_finished`]; planning still
-    /// believes a job past its limit ends at the next instant.
-    pub enforce_time_limits: bool,
-    /// Skip a backfill pass when no pending job needs as few CPUs as the usable nodes have free,
-    /// and end a pass at the first queue position from which no job does: what is skipped could
-    /// start nothing and would only refresh expected start times and reasons, which a replay
-    /// never shows. Off in the live host, so `squeue --start` stays current.
-    pub skip_backfill_without_fit: bool,
-    /// When a pass's queue is a single job in a single partition, no priority orders it: the
-    /// priority call that job is due is put off until the tick's passes end and made only if
-    /// it is still pending, with the clock and usage the passes ran under, so it stores what
-    /// an immediate call would have. A job that starts at once then costs no call. Ignored
-    /// while `bf_min_prio_reserve` reads priorities. Off in the live host, where sprio and
-    /// squeue show a job's priority from its first pass.
-    pub defer_lone_priority: bool,
-    /// Ask the priority policy for its answer without the per-factor breakdown
-    /// ([`sluice_policy::PriorityContext::skip_factors`]), which only `sprio` shows. The
-    /// priorities are the same. Off in the live host, which keeps the last breakdown for
-    /// `sluice prio`; a replay never shows it.
-    pub skip_priority_factors: bool,
-    /// Within a backfill pass, a plain job found to have no start in the window rules out the
-    /// later jobs of its shape that need as many nodes for as long, without planning them: a
-    /// pass only takes resources away, so they cannot have one either. On by default; it
-    /// changes no decision, only the cost, and can be turned off to show exactly that.
-    pub remember_unplannable: bool,
-}
-
-impl EngineConfig {
-    /// Defaults with the cluster's scheduler parameters.
-    pub fn for_cluster(cluster: &Cluster) -> Self {
-        Self {
-            scheduler: SchedulerKind::Backfill,
-            params: cluster.scheduler.clone(),
-            first_job_id: 1,
-            create_missing_associations: false,
-            track_completing: false,
-            debug_gres: false,
-            enforce_time_limits: true,
-            skip_backfill_without_fit: false,
-            defer_lone_priority: false,
-            skip_priority_factors: false,
-            remember_unplannable: true,
+/// The [`Fit`] view of an engine's fields: a macro, so that it borrows those fields alone and
+/// other fields stay free to borrow beside it.
+macro_rules! fit_of {
+    ($engine:expr) => {
+        Fit {
+            jobs: &$engine.jobs,
+            running: &$engine.running,
+            nodes: &$engine.nodes,
+            parts: &$engine.parts,
+            gres: &$engine.gres,
+            lic: &$engine.lic,
+            resv: &$engine.resv,
         }
-    }
+    };
 }
 
-/// Which loop started a job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Loop {
-    /// The main scheduling loop.
-    Main,
-    /// The backfill scheduler.
-    Backfill,
-}
-
-/// What the engine decided: the executor (slurmd, a remote agent, the simulator) carries it out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub enum Event {
-    /// A job was allocated nodes and should be launched.
-    Started {
-        /// Job.
-        job: JobId,
-        /// Partition it runs in.
-        partition: PartitionId,
-        /// Its nodes.
-        nodes: Vec<NodeId>,
-        /// Start time.
-        time: i64,
-        /// The loop that started it.
-        by: Loop,
-    },
-    /// A job ended (finished, cancelled, timed out, node failure); its processes must be gone.
-    Ended {
-        /// Job.
-        job: JobId,
-        /// Final state.
-        state: JobState,
-        /// Exit code, when it finished by itself.
-        exit_code: Option<i32>,
-        /// End time.
-        time: i64,
-    },
-    /// Powered-down nodes a starting job needs: run ResumeProgram on them.
-    PowerUp {
-        /// Nodes to resume.
-        nodes: Vec<NodeId>,
-    },
-}
-
-/// Counters of the last passes, for logs and benchmarks.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct PassStats {
-    /// Records (job × partition) in the sorted queue.
-    pub queued: usize,
-    /// Records tried.
-    pub tested: usize,
-    /// Jobs started.
-    pub started: usize,
-    /// Backfill reservations made.
-    pub reserved: usize,
-    /// Why the pass stopped early, if it did (`max_sched_time`, `default_queue_depth`, `bf_max_job_test`, …).
-    pub stopped_by: Option<&'static str>,
-}
-
-/// Answers a plugin gave that broke the contract, counted per kind.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Faults {
-    /// Priority answers refused.
-    pub priority: u64,
-    /// Placements refused.
-    pub selection: u64,
-    /// HRES answers refused.
-    pub hres: u64,
-    /// GRES device picks refused.
-    pub gres: u64,
-}
-
-/// Precomputed per-partition data.
-#[derive(Clone, Debug)]
-pub(crate) struct PartView {
-    pub nodes: NodeBitmap,
+/// The [`PriorityInputs`] of an engine's fields, borrowing those fields alone (see `fit_of`).
+macro_rules! priority_inputs_of {
+    ($engine:expr) => {
+        PriorityInputs {
+            cluster: &$engine.cluster,
+            config: &$engine.config,
+            usage: &$engine.usage,
+            nodes: &$engine.nodes,
+            qos: &$engine.qos_view,
+            clock: $engine.clock.as_ref(),
+        }
+    };
 }
 
 /// The scheduling engine. See the crate documentation for how to drive it.
 pub struct Engine {
+    /// The cluster as configured; associations grow with `create_missing_associations`
+    /// (submit.rs).
     pub(crate) cluster: Cluster,
     /// Each user's first user association in cluster order: where a job that names no account
     /// is charged. Kept with `cluster.associations`, which only grows.
     pub(crate) user_assocs: HashMap<String, AssocId>,
+    /// Settings (config.rs).
     pub(crate) config: EngineConfig,
+    /// The time the engine runs on (clock.rs).
     pub(crate) clock: Arc<dyn Clock>,
+    /// The policies consulted (config.rs).
     pub(crate) policies: Policies,
+    /// Node health, power and free resources (node_state.rs).
     pub(crate) nodes: NodeState,
+    /// Licenses and HRES layers with their use (licenses.rs).
     pub(crate) lic: LicenseState,
+    /// GRES devices and their holders (gres/node.rs).
     pub(crate) gres: GresState,
+    /// Which CPUs of each node each job holds (gres/cores.rs).
     pub(crate) cpus: CpuMap,
+    /// Advance reservations (reservation.rs).
     pub(crate) resv: Reservations,
+    /// Fair-share usage per association (usage.rs).
     pub(crate) usage: Usage,
+    /// Each partition's nodes (node_state.rs).
     pub(crate) parts: Vec<PartView>,
+    /// Every job by id (job_map.rs).
     pub(crate) jobs: JobMap,
+    /// The pending jobs (pending.rs).
     pub(crate) pending: PendingJobs,
+    /// Jobs holding resources (CONFIGURING, RUNNING, COMPLETING).
     pub(crate) running: BTreeSet<JobId>,
+    /// The id the next submission gets.
     pub(crate) next_id: JobId,
+    /// Events decided since the last tick handed them out (event.rs).
     pub(crate) outbox: Vec<Event>,
-    pub(crate) sched_requested: bool,
-    pub(crate) last_sched: i64,
-    pub(crate) last_backfill: i64,
-    /// Whether a tick ran without the backfill pass `bf_interval` did not yet allow, so that
-    /// the pass is owed once it does ([`Engine::backfill_owed_at`]).
-    pub(crate) backfill_owed: bool,
+    /// When passes last ran, and what the next owes (pacing.rs).
+    pub(crate) pacing: Pacing,
+    /// Counters of the last main-loop and backfill passes (stats.rs).
     pub(crate) last_main_stats: PassStats,
     pub(crate) last_backfill_stats: PassStats,
+    /// Plugin answers refused (stats.rs).
     pub(crate) faults: Faults,
-    pub(crate) last_priorities: PriorityReport,
-    /// Whether the next pass recalculates every eligible job's priority: set at start-up, when
-    /// usage decays (every PriorityCalcPeriod) and when the policies change.
-    pub(crate) priorities_due: bool,
-    /// The lone job whose priority call a pass put off ([`EngineConfig::defer_lone_priority`]).
-    pub(crate) priority_owed: Option<JobId>,
-    /// The context of the last priority calculation, refreshed for the next one.
-    pub(crate) context_cache: Option<sluice_policy::PriorityContext>,
-    /// The job table and its rows' (job, partition position) of the last priority call, kept
-    /// so the next call refills them instead of allocating thirteen columns again.
-    pub(crate) job_table_buffers: (sluice_policy::JobTable, Vec<(JobId, u16)>),
+    /// Priority calculation's state between passes (priority.rs).
+    pub(crate) priorities: PriorityState,
     /// Whether the selection policy has this pass's node table (`begin_pass` was called).
     pub(crate) selection_begun: bool,
-    /// Backfill's planning buffers, lent to each pass.
-    pub(crate) planning_buffers: PlanningBuffers,
-    /// Storage the main loop's passes reuse.
-    pub(crate) main_pass_buffers: MainPassBuffers,
+    /// Storage the passes reuse, lent to each pass (pass_buffers.rs).
+    pub(crate) pass_buffers: PassBuffers,
+    /// The cluster's QOS as the contract shows them (priority.rs's `contract_qos`).
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
 }
 
@@ -277,62 +148,11 @@ impl Engine {
             policies.gres.iter().any(|(n, _)| n == k)
         });
         crate::gres::validate(&gres, &cluster.nodes, &mut policies.gres)?;
-        let cpus = CpuMap::new(
-            cluster.nodes.iter().map(|n| n.cpus).collect(),
-            cluster
-                .nodes
-                .iter()
-                .map(|n| u32::from(n.threads_per_core.max(1)))
-                .collect(),
-        );
-        let parts = cluster
-            .partitions
-            .iter()
-            .map(|p| PartView {
-                nodes: p.nodes.iter().map(|n| n.0).collect(),
-            })
-            .collect();
-        // The configured starting usage is each association's own; the tree sum is what the contract shows.
-        let mut usage = Usage::new(
-            &cluster
-                .associations
-                .iter()
-                .map(|a| sluice_cluster::Association {
-                    raw_usage: 0.0,
-                    ..a.clone()
-                })
-                .collect::<Vec<_>>(),
-            cluster.priority.priority_decay_half_life,
-            cluster.priority.priority_calc_period,
-            now,
-        );
-        for (i, a) in cluster.associations.iter().enumerate() {
-            if a.raw_usage != 0.0 {
-                usage.add(AssocId(i as u32), a.raw_usage);
-            }
-        }
-        let mut qos_view: Vec<sluice_policy::Qos> = cluster
-            .qos
-            .iter()
-            .map(|q| sluice_policy::Qos {
-                name: q.name.clone(),
-                priority: q.priority,
-                usage_factor: q.usage_factor,
-            })
-            .collect();
-        if qos_view.is_empty() {
-            qos_view.push(sluice_policy::Qos {
-                name: "normal".into(),
-                priority: 0,
-                usage_factor: 1.0,
-            });
-        }
-        let mut user_assocs = HashMap::new();
-        for (i, a) in cluster.associations.iter().enumerate() {
-            if let AssocKind::User(name) = &a.kind {
-                user_assocs.entry(name.clone()).or_insert(AssocId(i as u32));
-            }
-        }
+        let cpus = CpuMap::of_cluster(&cluster);
+        let parts = PartView::of_cluster(&cluster);
+        let usage = Usage::of_cluster(&cluster, now);
+        let qos_view = crate::priority::contract_qos(&cluster);
+        let user_assocs = first_user_assocs(&cluster);
         Ok(Self {
             next_id: config.first_job_id.max(1),
             user_assocs,
@@ -351,21 +171,13 @@ impl Engine {
             pending: PendingJobs::default(),
             running: BTreeSet::new(),
             outbox: Vec::new(),
-            sched_requested: false,
-            last_sched: now,
-            last_backfill: now,
-            backfill_owed: false,
+            pacing: Pacing::new(now),
             last_main_stats: PassStats::default(),
             last_backfill_stats: PassStats::default(),
             faults: Faults::default(),
-            last_priorities: PriorityReport::default(),
-            priorities_due: true,
-            priority_owed: None,
-            context_cache: None,
-            job_table_buffers: Default::default(),
+            priorities: PriorityState::new(),
             selection_begun: false,
-            planning_buffers: PlanningBuffers::default(),
-            main_pass_buffers: MainPassBuffers::default(),
+            pass_buffers: PassBuffers::default(),
             qos_view,
         })
     }
@@ -398,6 +210,43 @@ impl Engine {
             select_type_parameters: Vec::new(),
             ..self.config.params
         }
+    }
+
+    /// The state whether a job fits is judged from, borrowed.
+    pub(crate) fn fit(&self) -> Fit<'_> {
+        fit_of!(self)
+    }
+
+    /// [`Engine::fit`] beside the HRES policy, which planning asks while it reads that state.
+    pub(crate) fn fit_and_hres(&mut self) -> (Fit<'_>, &mut Option<Box<dyn HresPolicy + Send>>) {
+        (fit_of!(self), &mut self.policies.hres)
+    }
+
+    /// What priority calculation reads, as the engine holds it now.
+    pub(crate) fn priority_inputs(&self) -> PriorityInputs<'_> {
+        priority_inputs_of!(self)
+    }
+
+    /// A priority calculation over the engine's jobs with its priority policy.
+    pub(crate) fn priority_pass(&mut self) -> PriorityPass<'_> {
+        PriorityPass {
+            inputs: priority_inputs_of!(self),
+            state: &mut self.priorities,
+            jobs: &mut self.jobs,
+            policy: self.policies.priority.as_mut(),
+            faults: &mut self.faults,
+        }
+    }
+
+    /// The context a priority pass shares between jobs, with usage as the engine keeps it.
+    pub fn priority_context(&self) -> PriorityContext {
+        self.priority_inputs().context()
+    }
+
+    /// The job table a priority call gets for `eligible` (one row per job and partition), with
+    /// each row's (job, position in its partition list).
+    pub fn job_table(&self, eligible: &[JobId]) -> (JobTable, Vec<(JobId, u16)>) {
+        self.priority_inputs().job_table(&self.jobs, eligible)
     }
 
     /// Current time on the engine's clock.
@@ -465,154 +314,29 @@ impl Engine {
     pub fn set_policies(&mut self, mut policies: Policies) -> Result<(), GresConfigError> {
         crate::gres::validate(&self.gres, &self.cluster.nodes, &mut policies.gres)?;
         self.policies = policies;
-        self.priorities_due = true;
+        self.priorities.due = true;
         Ok(())
     }
 
     /// Recalculates every pending job's priority at the next pass instead of at the next
     /// PriorityCalcPeriod, e.g. after a new priority policy was swapped in behind the engine.
     pub fn recalculate_priorities(&mut self) {
-        self.priorities_due = true;
+        self.priorities.due = true;
     }
 
     /// Every node's GRES devices and counts with their holders.
     pub fn gres(&self) -> &GresState {
         &self.gres
     }
+}
 
-    /// Processes everything due at the clock's current time and returns what the engine decided:
-    /// time limits, usage decay, an event-triggered main loop if something changed, the periodic
-    /// main loop every `sched_interval`, and backfill every `bf_interval`.
-    pub fn tick(&mut self) -> Vec<Event> {
-        let now = self.clock.now();
-        self.enforce_time_limits(now);
-        self.accrue_usage(now);
-        let params = &self.config.params;
-        let periodic = params.sched_interval >= 0 && now >= self.main_loop_due_at();
-        let backfill = self.backfills() && now >= self.backfill_due_at();
-        let event = self.sched_requested && !params.defer;
-        if self.pending.is_empty() {
-            // A pass over an empty queue decides nothing but would still call the policies.
-            self.sched_requested = false;
-            if periodic {
-                self.last_sched = now;
-            }
-            if backfill {
-                self.last_backfill = now;
-            }
-            self.backfill_owed = false;
-            return std::mem::take(&mut self.outbox);
+/// Each user's first user association in cluster order.
+fn first_user_assocs(cluster: &Cluster) -> HashMap<String, AssocId> {
+    let mut user_assocs = HashMap::new();
+    for (i, a) in cluster.associations.iter().enumerate() {
+        if let AssocKind::User(name) = &a.kind {
+            user_assocs.entry(name.clone()).or_insert(AssocId(i as u32));
         }
-        let queue = if periodic {
-            self.last_sched = now;
-            self.run_main_pass(true)
-        } else if event {
-            self.run_main_pass(false)
-        } else {
-            None
-        };
-        if backfill {
-            if !self.config.skip_backfill_without_fit || self.some_pending_job_fits() {
-                self.run_backfill_pass(queue);
-            }
-            self.last_backfill = now;
-        }
-        self.backfill_owed = !backfill && self.backfills();
-        self.end_passes()
     }
-
-    /// Whether backfill passes run at all: not under FCFS, nor with `bf_interval` = −1.
-    fn backfills(&self) -> bool {
-        self.config.scheduler != SchedulerKind::Fcfs && self.config.params.bf_interval >= 0
-    }
-
-    /// When the periodic main loop is next due: `sched_interval` after the last one.
-    fn main_loop_due_at(&self) -> i64 {
-        self.last_sched + self.config.params.sched_interval.max(1)
-    }
-
-    /// When a backfill pass is next due: `bf_interval` after the last one.
-    fn backfill_due_at(&self) -> i64 {
-        self.last_backfill + self.config.params.bf_interval.max(1)
-    }
-
-    /// When the backfill pass a tick went without is due: `bf_interval` after the last pass,
-    /// if a tick since then ran without one while jobs still wait. Slurm's backfill agent runs
-    /// once the interval is up and only if something changed since its last cycle; a replay
-    /// that ticks only at events wakes at this time for the same effect.
-    pub fn backfill_owed_at(&self) -> Option<i64> {
-        (self.backfill_owed && !self.pending.is_empty() && self.backfills())
-            .then(|| self.backfill_due_at())
-    }
-
-    /// Whether the pending job needing the fewest CPUs needs no more than the usable nodes have
-    /// free: a necessary condition for any start, cheap enough to ask before every pass (a
-    /// replay skips the passes that could start nothing).
-    pub fn some_pending_job_fits(&self) -> bool {
-        self.pending
-            .fewest_cpus()
-            .is_some_and(|fewest| fewest <= self.nodes.free_cpus_on(self.nodes.usable_nodes()))
-    }
-
-    /// What every way of running passes ends with: the priority call a pass put off is made
-    /// (or found needless), then the passes' events are handed out.
-    fn end_passes(&mut self) -> Vec<Event> {
-        self.settle_deferred_priority();
-        std::mem::take(&mut self.outbox)
-    }
-
-    /// Runs a full (periodic) main-loop pass now, whatever the intervals say.
-    pub fn schedule(&mut self) -> Vec<Event> {
-        let now = self.clock.now();
-        self.enforce_time_limits(now);
-        self.run_main_pass(true);
-        self.last_sched = now;
-        self.end_passes()
-    }
-
-    /// Runs a backfill pass now (or nothing under FCFS), whatever the intervals say.
-    pub fn backfill(&mut self) -> Vec<Event> {
-        let now = self.clock.now();
-        self.enforce_time_limits(now);
-        if self.config.scheduler != SchedulerKind::Fcfs {
-            self.run_backfill_pass(None);
-        }
-        self.last_backfill = now;
-        self.backfill_owed = false;
-        self.end_passes()
-    }
-
-    /// The next time [`Engine::tick`] has work to do, for a discrete-event simulator.
-    pub fn next_wakeup(&self) -> Option<i64> {
-        let params = &self.config.params;
-        let mut times = Vec::new();
-        if self.sched_requested && !params.defer {
-            times.push(self.clock.now());
-        }
-        if !self.pending.is_empty() {
-            if params.sched_interval >= 0 {
-                times.push(self.main_loop_due_at());
-            }
-            if self.backfills() {
-                times.push(self.backfill_due_at());
-            }
-            let begins = self
-                .pending
-                .iter()
-                .filter_map(|id| self.jobs[id].spec.begin_time);
-            times.extend(begins.filter(|t| *t > self.clock.now()));
-        }
-        if self.config.enforce_time_limits {
-            times.extend(self.running.iter().filter_map(|id| {
-                let job = &self.jobs[id];
-                (job.state == JobState::Running)
-                    .then_some(job.end_time)
-                    .flatten()
-            }));
-        }
-        if !self.running.is_empty() {
-            times.push(self.usage.next_due());
-        }
-        times.into_iter().min()
-    }
+    user_assocs
 }

@@ -1,3 +1,5 @@
+//! Owns no state: the errors of the engine's event API.
+//!
 //! Errors of the engine's event API.
 
 use crate::job::{JobId, JobState};

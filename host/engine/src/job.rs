@@ -1,15 +1,16 @@
+//! Owns a job's record: what the user submitted, its state and reason, allocation and steps.
+//!
 //! Jobs: what a user submits, the states and reasons Slurm shows, allocations and steps.
 
 use serde::Serialize;
 use sluice_cluster::{AssocId, PartitionId, QosId};
 use sluice_policy::{Charge, Placement};
 
-use crate::gres::{JobGres, StepGres};
+use crate::gres::job::{JobGres, StepGres};
 use crate::licenses::LicenseDemand;
 use crate::request::{Constraint, Dependency, GresRequest, LicenseRequest};
 
-/// A job id (Slurm's `JobId`), unique and increasing in submit order.
-pub type JobId = u32;
+pub use crate::job_id::JobId;
 
 /// What a user sets at submission, with sbatch's defaults.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1,3 +1,5 @@
+//! Owns the engine's jobs by id, in ascending id order.
+//!
 //! The engine's jobs by id: ids are handed out in ascending order, so a job is found by its
 //! offset from the oldest id still held instead of by a tree search.
 

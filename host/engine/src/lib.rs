@@ -47,19 +47,44 @@
 //! * The scheduler besides the main loop is chosen with [`SchedulerKind`] (Slurm's backfill by
 //!   default, EASY, conservative, or plain FCFS) via [`EngineConfig`] or [`Engine::set_scheduler`].
 //! * [`bench::run`] times one main-loop and one backfill pass on a synthetic cluster.
+//!
+//! # Where state lives
+//!
+//! Each file's first line says which state it owns; the code that changes that state lives
+//! with it, and no two modules import each other (`tests/structure.rs` checks both).
+//!
+//! * State: `engine.rs` (the struct holding the pieces below, and their construction),
+//!   `job.rs` and `job_map.rs` (jobs), `pending.rs`, `node_state.rs` (nodes, partitions' nodes),
+//!   `licenses.rs`, `gres/` (devices, CPUs held), `reservation.rs`, `usage.rs`, `priority.rs`
+//!   (priority calculation), `pacing.rs` (when passes ran), `stats.rs`, `config.rs`,
+//!   `pass_buffers.rs` and `backfill/planner.rs` (storage passes reuse), `backfill/map.rs`.
+//! * Passes, which borrow that state: `tick.rs` (when passes run), `main_loop.rs`,
+//!   `backfill/mod.rs` (the loop), `backfill/planner.rs` (one job's plan, through the `fit.rs`
+//!   view and the HRES policy), `start.rs` (a job's start, shared by both loops),
+//!   `priority.rs` (`PriorityPass`).
+//! * Events and reports: `submit.rs`, `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
+//!   `resize.rs`, `report.rs`, `show.rs`; `fit.rs` answers whether a job fits.
 
 pub mod backfill;
 pub mod bench;
 pub mod clock;
+mod config;
+mod eligibility;
+mod ending;
 mod engine;
 pub mod error;
+mod event;
 mod events;
+mod fit;
 pub mod gres;
 pub mod job;
+mod job_id;
 mod job_map;
 pub mod licenses;
 pub mod main_loop;
 pub mod node_state;
+mod pacing;
+mod pass_buffers;
 mod pending;
 pub mod priority;
 pub mod queue;
@@ -68,18 +93,25 @@ pub mod request;
 pub mod reservation;
 mod resize;
 pub mod show;
+mod start;
+mod stats;
 pub mod steps;
+mod submit;
+mod tick;
 pub mod usage;
 
 pub use clock::{Clock, ManualClock, WallClock};
-pub use engine::{Engine, EngineConfig, Event, Faults, Loop, PassStats, Policies, SchedulerKind};
+pub use config::{EngineConfig, Policies, SchedulerKind};
+pub use engine::Engine;
 pub use error::{JobError, SubmitError};
+pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
 pub use show::{DeviceRow, LicenseReport, NodeReport};
+pub use stats::{Faults, PassStats};
 
 #[cfg(test)]
 mod tests {

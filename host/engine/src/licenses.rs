@@ -1,3 +1,5 @@
+//! Owns cluster licenses and HRES layers with their use, lent to the HRES plugin.
+//!
 //! Cluster licenses and HRES layers with their use, owned by the engine and lent to the HRES plugin.
 
 use sluice_cluster::{Cluster, HresCount, HresMode as ConfigMode};

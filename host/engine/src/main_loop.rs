@@ -1,45 +1,34 @@
-//! Slurm's main scheduling loop (`_schedule`): strict queue order, and once a job of a partition is
-//! left pending for resources, the rest of that partition waits for this cycle.
+//! Owns no state: Slurm's main scheduling loop (`_schedule`), run on the engine.
+//!
+//! Strict queue order; once a job of a partition is left pending for resources, the rest of
+//! that partition waits for this cycle.
 
-use sluice_policy::{JobRequest, NodeBitmap, PlaceMode, Power, hres::check_charges};
+use std::ops::ControlFlow;
 
-use crate::engine::{Engine, Event, Loop, PassStats, SchedulerKind};
-use crate::job::{Allocation, JobId, JobState, Reason, plan_limit};
-use crate::queue::{self, QueueRecord};
+use sluice_cluster::SchedulerParams;
 
-/// What a pass has already promised on top of running jobs: nodes off limits for this start, and
-/// license and HRES amounts held by backfill's planned jobs over the start's run.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Plan {
-    /// Nodes the job may not use.
-    pub exclude: NodeBitmap,
-    /// Extra held per cluster license (empty: none).
-    pub lic_held: Vec<i64>,
-    /// Extra held per HRES layer (empty: none).
-    pub hres_held: Vec<i64>,
-}
+use crate::config::SchedulerKind;
+use crate::engine::Engine;
+use crate::event::Loop;
+use crate::job::{JobId, Reason};
+use crate::pass_buffers::MainPassBuffers;
+use crate::queue::{Gate, QueueRecord};
+use crate::stats::PassStats;
 
-/// Storage a main-loop pass reuses from the last one, which a replay runs tens of thousands of
-/// times; what it holds is only valid within one pass.
-#[derive(Default)]
-pub(crate) struct MainPassBuffers {
-    /// The usable nodes at the pass's start.
-    usable: NodeBitmap,
-    /// What the pass holds back: the nodes of partitions that failed this pass.
-    plan: Plan,
-    /// Per partition: whether a job failed there this pass, and jobs tested.
-    failed_part: Vec<bool>,
-    part_tested: Vec<u32>,
-    /// What the pass's start attempts build.
-    start: StartBuffers,
-}
-
-/// Storage a pass's start attempts reuse ([`Engine::try_start`]): the job's candidate nodes
-/// and its placement request.
-#[derive(Default)]
-pub(crate) struct StartBuffers {
-    candidates: NodeBitmap,
-    request: JobRequest,
+/// What one main-loop pass holds while it walks the queue.
+struct MainPass<'b> {
+    now: i64,
+    /// The clock's microseconds at the pass's start, which max_sched_time counts from.
+    started_at: u64,
+    /// max_sched_time in microseconds.
+    budget: u64,
+    /// Records to test at most: the whole queue, or default_queue_depth.
+    depth: usize,
+    /// Plain FCFS: the pass ends at the first job that cannot start.
+    fcfs: bool,
+    params: SchedulerParams,
+    stats: PassStats,
+    buffers: &'b mut MainPassBuffers,
 }
 
 impl Engine {
@@ -51,30 +40,11 @@ impl Engine {
             .collect()
     }
 
-    /// The sorted queue of eligible jobs, or `None` when the priority answer was refused.
-    ///
-    /// As in Slurm, passes order jobs by stored priorities: every eligible job's priority is
-    /// recalculated when usage decays (each PriorityCalcPeriod) or when some eligible job has
-    /// none yet (new, released, requeued); otherwise no priority call is made. A replay puts
-    /// the call off while the queue is one job
-    /// ([`crate::EngineConfig::defer_lone_priority`]).
+    /// The sorted queue of eligible jobs, or `None` when the priority answer was refused
+    /// ([`crate::priority::PriorityPass::order`]).
     pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
         let eligible = self.collect_eligible(now);
-        let due = self.priorities_due
-            || eligible
-                .iter()
-                .any(|id| self.jobs[id].priority_time.is_none());
-        if due {
-            if self.orders_without_priority(&eligible) {
-                self.priority_owed = Some(eligible[0]);
-            } else {
-                self.prioritize(&eligible, now)?;
-                self.priorities_due = false;
-            }
-        }
-        let mut records = self.stored_priorities(&eligible);
-        queue::sort(&mut records);
-        Some(records)
+        self.priority_pass().order(&eligible, now)
     }
 
     /// The start both loops share: the sorted queue, and the selection policy due its node table
@@ -111,11 +81,9 @@ impl Engine {
     /// event-triggered run that stops after `default_queue_depth` jobs. Returns the queue it
     /// sorted, for a backfill pass in the same tick ([`Engine::open_pass`]).
     pub(crate) fn run_main_pass(&mut self, full: bool) -> Option<Vec<QueueRecord>> {
-        self.sched_requested = false;
+        self.pacing.requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
-        let params = self.pass_params();
-        let fcfs = self.config.scheduler == SchedulerKind::Fcfs;
         let records = match self.open_pass(now, None) {
             Ok(records) => records,
             Err(stats) => {
@@ -123,391 +91,136 @@ impl Engine {
                 return None;
             }
         };
-        let mut stats = PassStats {
-            queued: records.len(),
-            ..PassStats::default()
-        };
-        let mut buffers = std::mem::take(&mut self.main_pass_buffers);
-        let MainPassBuffers {
-            usable,
-            plan,
-            failed_part,
-            part_tested,
-            start,
-        } = &mut buffers;
-        // Owned: the pass changes `self` while it holds this.
-        usable.clone_from(self.nodes.usable_nodes());
-        plan.exclude.clear_to(self.nodes.len());
-        failed_part.clear();
-        failed_part.resize(self.parts.len(), false);
-        part_tested.clear();
-        part_tested.resize(self.parts.len(), 0);
-        let depth = if full {
-            usize::MAX
-        } else {
-            params.default_queue_depth as usize
-        };
-        let budget = params.max_sched_time.saturating_mul(1_000_000);
-
+        let mut buffers = std::mem::take(&mut self.pass_buffers.main);
+        let mut pass = self.begin_main((now, started_at), full, records.len(), &mut buffers);
         for rec in &records {
-            if stats.tested >= depth {
-                stats.stopped_by = Some("default_queue_depth");
-                break;
+            match self.main_gate(&mut pass, rec) {
+                Gate::Test => {}
+                Gate::Skip => continue,
+                Gate::Stop(why) => {
+                    pass.stats.stopped_by = Some(why);
+                    break;
+                }
             }
-            if self.clock.micros().saturating_sub(started_at) >= budget {
-                stats.stopped_by = Some("max_sched_time");
-                break;
-            }
-            if params.sched_max_job_start > 0
-                && stats.started >= params.sched_max_job_start as usize
-            {
-                stats.stopped_by = Some("sched_max_job_start");
-                break;
-            }
-            if !self.jobs[&rec.job].is_pending() {
-                continue;
-            }
-            let p = rec.partition.index();
-            if failed_part[p] {
-                self.jobs.get_mut(&rec.job).expect("queued job").reason = Reason::Priority;
-                continue;
-            }
-            if params.partition_job_depth > 0 && part_tested[p] >= params.partition_job_depth {
-                continue;
-            }
-            part_tested[p] += 1;
-            stats.tested += 1;
-            match self.try_start(rec, now, usable, plan, Loop::Main, start) {
-                Ok(()) => stats.started += 1,
+            pass.stats.tested += 1;
+            let MainPassBuffers {
+                usable,
+                plan,
+                start,
+                ..
+            } = &mut *pass.buffers;
+            match self.try_start(rec, pass.now, usable, plan, Loop::Main, start) {
+                Ok(()) => pass.stats.started += 1,
                 Err(reason) => {
-                    self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
-                    if fcfs {
-                        // Plain FCFS: nothing behind the first waiting job may start.
-                        for r in &records {
-                            let job = self.jobs.get_mut(&r.job).expect("queued job");
-                            if job.is_pending() && r.job != rec.job && job.reason == Reason::None {
-                                job.reason = Reason::Priority;
-                            }
-                        }
-                        stats.stopped_by = Some("fcfs");
+                    if self
+                        .main_failed(&mut pass, &records, rec, reason)
+                        .is_break()
+                    {
+                        pass.stats.stopped_by = Some("fcfs");
                         break;
-                    }
-                    if matches!(reason, Reason::Resources | Reason::ReqNodeNotAvail) {
-                        // fail_by_part: the partition's nodes are off limits for the rest of the cycle.
-                        failed_part[p] = true;
-                        plan.exclude.union_with(&self.parts[p].nodes);
                     }
                 }
             }
         }
-        self.last_main_stats = stats;
-        self.main_pass_buffers = buffers;
+        self.last_main_stats = pass.stats;
+        self.pass_buffers.main = buffers;
         Some(records)
     }
 
-    /// Sets `cand` to the nodes the job may use now: its partition's usable nodes, its
-    /// reservation's, minus other reservations overlapping its run, `exclude`, and nodes lacking
-    /// its features or GRES types.
-    pub(crate) fn candidates(
-        &self,
-        rec: &QueueRecord,
-        from: i64,
-        to: i64,
-        usable: &NodeBitmap,
-        exclude: &NodeBitmap,
-        cand: &mut NodeBitmap,
-    ) {
-        let job = &self.jobs[&rec.job];
-        cand.clone_from(&self.parts[rec.partition.index()].nodes);
-        cand.intersect_with(usable);
-        if let Some(r) = job
-            .reservation
-            .filter(|r| !self.resv.get(*r).nodes.is_empty())
-        {
-            // A reservation of licenses only leaves the choice of nodes open.
-            cand.intersect_with(&self.resv.get(r).nodes);
-        }
-        if !self.resv.is_empty() {
-            cand.subtract(&self.resv.excluded_nodes(job.reservation, from, to));
-        }
-        cand.subtract(exclude);
-        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
-            cand.intersect_with(&self.static_mask(job, rec.partition));
-        }
-        if !job.gres_types.is_empty() {
-            // The node table counts GRES per name; which type is free only the device state knows.
-            let busy: Vec<u32> = cand
-                .iter()
-                .filter(|&n| !self.gres_fits_now(job, n as usize))
-                .collect();
-            for n in busy {
-                cand.remove(n);
-            }
-        }
-    }
-
-    /// Free count of license `i` for a job in reservation `own` running over `[from, to)`: what
-    /// running jobs leave, minus what other reservations overlapping that time still hold back.
-    pub(crate) fn license_free(&self, own: Option<usize>, i: usize, from: i64, to: i64) -> u32 {
-        let mut free = self.lic.total(i).saturating_sub(self.lic.used(i));
-        for (r, resv) in self.resv.iter() {
-            if Some(r) == own || !resv.overlaps(from, to) {
-                continue;
-            }
-            let held: u32 = resv
-                .licenses
-                .iter()
-                .filter(|(l, _)| *l == i)
-                .map(|(_, c)| *c)
-                .sum();
-            if held == 0 {
-                continue;
-            }
-            let used_inside: u32 = self
-                .running
-                .iter()
-                .filter_map(|id| self.jobs[id].alloc.as_ref())
-                .filter(|a| a.reservation == Some(r))
-                .flat_map(|a| a.licenses.iter())
-                .filter(|(l, _)| *l == i)
-                .map(|(_, c)| *c)
-                .sum();
-            free = free.saturating_sub(held.saturating_sub(used_inside));
-        }
-        free
-    }
-
-    /// HRES layers as a job in reservation `own` sees them over `[from, to)`: running jobs' use
-    /// plus what other reservations hold.
-    pub(crate) fn hres_layers_for(
-        &self,
-        own: Option<usize>,
-        from: i64,
-        to: i64,
-    ) -> Vec<sluice_policy::HresLayer> {
-        let mut layers = self.lic.hres_layers().to_vec();
-        for (r, resv) in self.resv.iter() {
-            if Some(r) == own || !resv.overlaps(from, to) {
-                continue;
-            }
-            for &(layer, count) in &resv.hres {
-                let used_inside: i64 = self
-                    .running
-                    .iter()
-                    .filter_map(|id| self.jobs[id].alloc.as_ref())
-                    .filter(|a| a.reservation == Some(r))
-                    .flat_map(|a| a.hres.iter())
-                    .filter(|c| c.layer == layer)
-                    .map(|c| c.amount)
-                    .sum();
-                layers[layer as usize].used += (count - used_inside).max(0);
-            }
-        }
-        layers
-    }
-
-    /// Makes `req` the placement request for a job on `candidates`, reusing its storage.
-    fn fill_job_request(&self, id: JobId, candidates: &NodeBitmap, req: &mut JobRequest) {
-        let job = &self.jobs[&id];
-        // Every field named, so that a field added to the request cannot be left stale here.
-        let JobRequest {
-            job_id,
-            min_nodes,
-            max_nodes,
-            tasks,
-            cpus_per_task,
-            memory_per_node_mb,
-            gres_per_node,
-            exclusive,
-            candidates: words,
-        } = req;
-        *job_id = id;
-        *min_nodes = job.spec.min_nodes.max(1);
-        *max_nodes = job.max_nodes();
-        *tasks = job.spec.tasks.max(1);
-        *cpus_per_task = job.spec.cpus_per_task.max(1);
-        *memory_per_node_mb = job.spec.memory_per_node_mb;
-        gres_per_node.clone_from(&job.gres_per_node);
-        *exclusive = job.spec.exclusive;
-        words.clone_from(&candidates.words);
-    }
-
-    /// Tries to start one queue record now on nodes not in `exclude`, building its candidates
-    /// and request in `buffers`; on success the job runs (or configures) and a `Started` event
-    /// is queued. On failure, the reason it stays pending.
-    pub(crate) fn try_start(
+    /// Sets up a main-loop pass over `queued` records: its limits, and `buffers` (the engine's
+    /// from the last pass) cleared. `started_at` is the clock's microseconds when the pass
+    /// began, which max_sched_time counts from.
+    fn begin_main<'b>(
         &mut self,
-        rec: &QueueRecord,
-        now: i64,
-        usable: &NodeBitmap,
-        plan: &Plan,
-        by: Loop,
-        buffers: &mut StartBuffers,
-    ) -> Result<(), Reason> {
-        let StartBuffers {
-            candidates: cand,
-            request: req,
-        } = buffers;
-        let id = rec.job;
-        let (own, limit, min_nodes, licenses, demands) = {
-            let job = &self.jobs[&id];
-            (
-                job.reservation,
-                job.time_limit,
-                job.spec.min_nodes.max(1),
-                job.demand.licenses.clone(),
-                job.demand.hres.clone(),
-            )
-        };
-        let end = now + plan_limit(limit) as i64;
-        if let Some(r) = own {
-            let resv = self.resv.get(r);
-            if !resv.active_at(now) || (limit.is_some() && end > resv.end) {
-                return Err(Reason::Reservation);
-            }
+        (now, started_at): (i64, u64),
+        full: bool,
+        queued: usize,
+        buffers: &'b mut MainPassBuffers,
+    ) -> MainPass<'b> {
+        let params = self.pass_params();
+        // Owned: the pass changes `self` while it holds this.
+        buffers.usable.clone_from(self.nodes.usable_nodes());
+        buffers.plan.exclude.clear_to(self.nodes.len());
+        buffers.failed_part.clear();
+        buffers.failed_part.resize(self.parts.len(), false);
+        buffers.part_tested.clear();
+        buffers.part_tested.resize(self.parts.len(), 0);
+        MainPass {
+            now,
+            started_at,
+            budget: params.max_sched_time.saturating_mul(1_000_000),
+            depth: if full {
+                usize::MAX
+            } else {
+                params.default_queue_depth as usize
+            },
+            fcfs: self.config.scheduler == SchedulerKind::Fcfs,
+            params,
+            stats: PassStats {
+                queued,
+                ..PassStats::default()
+            },
+            buffers,
         }
-        for &(i, c) in &licenses {
-            let held = plan.lic_held.get(i).copied().unwrap_or(0);
-            if i64::from(self.license_free(own, i, now, end)) - held < i64::from(c) {
-                return Err(Reason::Licenses);
-            }
+    }
+
+    /// Whether the record is tried, skipped, or ends the pass: the queue depth, the time
+    /// budget, sched_max_job_start, a partition that failed this pass (its later jobs wait for
+    /// Priority) and partition_job_depth (counting the record against its partition when tried).
+    fn main_gate(&mut self, pass: &mut MainPass<'_>, rec: &QueueRecord) -> Gate {
+        let params = &pass.params;
+        if pass.stats.tested >= pass.depth {
+            return Gate::Stop("default_queue_depth");
         }
-        self.candidates(rec, now, end, usable, &plan.exclude, cand);
-        if (cand.len() as u32) < min_nodes {
-            return Err(Reason::Resources);
+        if self.clock.micros().saturating_sub(pass.started_at) >= pass.budget {
+            return Gate::Stop("max_sched_time");
         }
-        let mut layers = if demands.is_empty() {
-            Vec::new()
-        } else {
-            self.hres_layers_for(own, now, end)
-        };
-        for (layer, held) in layers.iter_mut().zip(&plan.hres_held) {
-            layer.used += held;
-        }
-        if !demands.is_empty() {
-            let hres = self
-                .policies
-                .hres
-                .as_mut()
-                .expect("HRES jobs are refused at submit without a policy");
-            hres.begin_pass(self.lic.hres_resources(), &layers);
-            let allowed = hres.eligible(&demands, &cand.words);
-            cand.intersect_with(&NodeBitmap::from_words(allowed));
-            if (cand.len() as u32) < min_nodes {
-                return Err(Reason::Licenses);
-            }
-        }
-        self.fill_job_request(id, cand, req);
-        if !self
-            .nodes
-            .table()
-            .could_fit_among(req, &self.nodes.open_nodes().words)
+        if params.sched_max_job_start > 0
+            && pass.stats.started >= params.sched_max_job_start as usize
         {
-            // No placement could pass the contract checks: the policy would answer none.
-            return Err(Reason::Resources);
+            return Gate::Stop("sched_max_job_start");
         }
-        if !self.selection_begun {
-            self.policies.selection.begin_pass(self.nodes.table());
-            self.selection_begun = true;
+        if !self.jobs[&rec.job].is_pending() {
+            return Gate::Skip;
         }
-        let Some(placement) = self.policies.selection.place(req, PlaceMode::Allocate) else {
-            return Err(Reason::Resources);
-        };
-        if self.nodes.table().check_placement(req, &placement).is_err() {
-            // The policy's table now disagrees with ours; hand it ours again.
-            self.faults.selection += 1;
-            self.policies.selection.begin_pass(self.nodes.table());
-            return Err(Reason::Resources);
+        let p = rec.partition.index();
+        if pass.buffers.failed_part[p] {
+            self.jobs.get_mut(&rec.job).expect("queued job").reason = Reason::Priority;
+            return Gate::Skip;
         }
-        let charges = if demands.is_empty() {
-            Vec::new()
-        } else {
-            let hres = self.policies.hres.as_mut().expect("checked above");
-            match hres.charge(&demands, &placement.nodes) {
-                Ok(charges) if check_charges(&layers, &charges).is_ok() => charges,
-                answer => {
-                    if answer.is_ok() {
-                        self.faults.hres += 1;
-                    }
-                    self.policies.selection.release(id, &placement);
-                    return Err(Reason::Licenses);
+        let tested = &mut pass.buffers.part_tested[p];
+        if params.partition_job_depth > 0 && *tested >= params.partition_job_depth {
+            return Gate::Skip;
+        }
+        *tested += 1;
+        Gate::Test
+    }
+
+    /// Records why the record's job did not start. Under FCFS nothing behind it may start
+    /// (`Break`); a job short of resources closes its partition's nodes for the rest of the
+    /// pass (Slurm's fail_by_part).
+    fn main_failed(
+        &mut self,
+        pass: &mut MainPass<'_>,
+        records: &[QueueRecord],
+        rec: &QueueRecord,
+        reason: Reason,
+    ) -> ControlFlow<()> {
+        self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
+        if pass.fcfs {
+            for r in records {
+                let job = self.jobs.get_mut(&r.job).expect("queued job");
+                if job.is_pending() && r.job != rec.job && job.reason == Reason::None {
+                    job.reason = Reason::Priority;
                 }
             }
-        };
-        let picks = match self.pick_gres(id, &placement) {
-            Ok(picks) => picks,
-            Err(reason) => {
-                self.policies.selection.release(id, &placement);
-                return Err(reason);
-            }
-        };
-        // Devices and CPUs first, while the placement is still at hand (the start keeps it).
-        self.commit_gres(id, &placement, picks);
-        self.commit_start(id, rec, placement, licenses, charges, now, by);
-        Ok(())
-    }
-
-    /// Commits a start: node resources, licenses and HRES are taken and the job's state set.
-    #[allow(clippy::too_many_arguments)]
-    fn commit_start(
-        &mut self,
-        id: JobId,
-        rec: &QueueRecord,
-        placement: sluice_policy::Placement,
-        licenses: Vec<(usize, u32)>,
-        charges: Vec<sluice_policy::Charge>,
-        now: i64,
-        by: Loop,
-    ) {
-        self.nodes.commit(id, &placement);
-        self.lic.take(&licenses);
-        self.lic.charge_hres(&charges);
-        let mut to_boot = Vec::new();
-        let mut booting = false;
-        for &n in &placement.nodes {
-            let node = sluice_cluster::NodeId(n);
-            match self.nodes.node(node).power {
-                Power::Up => {}
-                Power::PoweringUp => booting = true,
-                Power::PoweredDown => {
-                    booting = true;
-                    self.nodes.set_power(node, Power::PoweringUp);
-                    to_boot.push(node);
-                }
-            }
+            return ControlFlow::Break(());
         }
-        let nodes = placement
-            .nodes
-            .iter()
-            .map(|n| sluice_cluster::NodeId(*n))
-            .collect();
-        let job = self.jobs.get_mut(&id).expect("starting a known job");
-        job.state = if booting {
-            JobState::Configuring
-        } else {
-            JobState::Running
-        };
-        job.reason = Reason::None;
-        job.start_time = Some(now);
-        job.end_time = job.time_limit.map(|l| now + l as i64);
-        job.alloc = Some(Allocation {
-            partition: rec.partition,
-            placement,
-            licenses,
-            hres: charges,
-            reservation: job.reservation,
-        });
-        self.pending.remove(id);
-        self.running.insert(id);
-        self.outbox.push(Event::Started {
-            job: id,
-            partition: rec.partition,
-            nodes,
-            time: now,
-            by,
-        });
-        if !to_boot.is_empty() {
-            self.outbox.push(Event::PowerUp { nodes: to_boot });
+        if matches!(reason, Reason::Resources | Reason::ReqNodeNotAvail) {
+            let p = rec.partition.index();
+            pass.buffers.failed_part[p] = true;
+            pass.buffers.plan.exclude.union_with(&self.parts[p].nodes);
         }
+        ControlFlow::Continue(())
     }
 }

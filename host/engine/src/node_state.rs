@@ -1,11 +1,32 @@
+//! Owns node state: health, power, free CPUs, memory, GRES, jobs per node, partitions' nodes.
+//!
 //! Node state owned by the engine: health, power, free CPUs, memory and GRES, and the jobs on each node.
 
 use serde::Serialize;
-use sluice_cluster::{Cluster, NodeId, NodeState as ConfigState};
+use sluice_cluster::{Cluster, Node, NodeId, NodeState as ConfigState};
 use sluice_policy::bitmap::nodes_of_words;
 use sluice_policy::{NodeBitmap, NodeTable, Placement, Power};
 
 use crate::job::JobId;
+
+/// The nodes of one partition, fixed at start-up.
+#[derive(Clone, Debug)]
+pub(crate) struct PartView {
+    pub nodes: NodeBitmap,
+}
+
+impl PartView {
+    /// The nodes of each of the cluster's partitions, in partition order.
+    pub fn of_cluster(cluster: &Cluster) -> Vec<PartView> {
+        cluster
+            .partitions
+            .iter()
+            .map(|p| PartView {
+                nodes: p.nodes.iter().map(|n| n.0).collect(),
+            })
+            .collect()
+    }
+}
 
 /// Whether a node may take new work, Slurm's base node states minus the allocation part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -62,46 +83,15 @@ pub struct NodeState {
 impl NodeState {
     /// Builds the state from the configured nodes: UNKNOWN counts as IDLE, CLOUD as powered down.
     pub fn from_cluster(cluster: &Cluster) -> Self {
-        let mut kinds: Vec<String> = Vec::new();
-        for node in &cluster.nodes {
-            for g in &node.gres {
-                if !kinds.contains(&g.name) {
-                    kinds.push(g.name.clone());
-                }
-            }
-        }
+        let kinds = gres_kinds(cluster);
         let mut table = NodeTable {
             gres_kinds: kinds.clone(),
             ..Default::default()
         };
         let mut nodes = Vec::with_capacity(cluster.nodes.len());
         for node in &cluster.nodes {
-            let (health, power) = match node.state {
-                ConfigState::Unknown | ConfigState::Idle => (Health::Up, Power::Up),
-                ConfigState::Down => (Health::Down, Power::Up),
-                ConfigState::Drain => (Health::Drain, Power::Up),
-                ConfigState::Fail => (Health::Fail, Power::Up),
-                ConfigState::Future => (Health::Future, Power::Up),
-                ConfigState::Cloud => (Health::Up, Power::PoweredDown),
-            };
-            table.cpus.push(node.cpus);
-            table.free_cpus.push(node.cpus);
-            table.memory_mb.push(node.real_memory_mb);
-            table.free_memory_mb.push(node.real_memory_mb);
-            table.weight.push(node.weight);
-            table.power.push(power);
-            for kind in &kinds {
-                // no_consume GRES never run out, so the table shows them as always free.
-                let count: u64 = node
-                    .gres
-                    .iter()
-                    .filter(|g| &g.name == kind)
-                    .map(|g| g.count)
-                    .sum();
-                let count = count.min(u64::from(u32::MAX)) as u32;
-                table.gres_total.push(count);
-                table.gres_free.push(count);
-            }
+            let (health, power) = initial_state(node.state);
+            push_row(&mut table, node, power, &kinds);
             nodes.push(NodeRuntime {
                 name: node.name.clone(),
                 health,
@@ -285,6 +275,54 @@ impl NodeState {
             Power::PoweredDown => "~",
         };
         format!("{base}{suffix}")
+    }
+}
+
+/// The GRES names the cluster's nodes configure, in order of first appearance.
+fn gres_kinds(cluster: &Cluster) -> Vec<String> {
+    let mut kinds: Vec<String> = Vec::new();
+    for node in &cluster.nodes {
+        for g in &node.gres {
+            if !kinds.contains(&g.name) {
+                kinds.push(g.name.clone());
+            }
+        }
+    }
+    kinds
+}
+
+/// Health and power of a node in its configured state.
+fn initial_state(state: ConfigState) -> (Health, Power) {
+    match state {
+        ConfigState::Unknown | ConfigState::Idle => (Health::Up, Power::Up),
+        ConfigState::Down => (Health::Down, Power::Up),
+        ConfigState::Drain => (Health::Drain, Power::Up),
+        ConfigState::Fail => (Health::Fail, Power::Up),
+        ConfigState::Future => (Health::Future, Power::Up),
+        ConfigState::Cloud => (Health::Up, Power::PoweredDown),
+    }
+}
+
+/// Adds a node's row to the table, everything free: CPUs, memory, weight, power, and a count
+/// per GRES kind.
+fn push_row(table: &mut NodeTable, node: &Node, power: Power, kinds: &[String]) {
+    table.cpus.push(node.cpus);
+    table.free_cpus.push(node.cpus);
+    table.memory_mb.push(node.real_memory_mb);
+    table.free_memory_mb.push(node.real_memory_mb);
+    table.weight.push(node.weight);
+    table.power.push(power);
+    for kind in kinds {
+        // no_consume GRES never run out, so the table shows them as always free.
+        let count: u64 = node
+            .gres
+            .iter()
+            .filter(|g| &g.name == kind)
+            .map(|g| g.count)
+            .sum();
+        let count = count.min(u64::from(u32::MAX)) as u32;
+        table.gres_total.push(count);
+        table.gres_free.push(count);
     }
 }
 

@@ -1,3 +1,5 @@
+//! Owns the pending jobs: their ids in order, and how many need each CPU count.
+//!
 //! The pending jobs: their ids in order, and how many need each CPU count.
 
 use std::collections::BTreeMap;

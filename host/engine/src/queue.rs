@@ -1,3 +1,5 @@
+//! Owns no state: pending jobs' queue records, in Slurm's `sort_job_queue2` order.
+//!
 //! The job queue: one record per pending job and partition, sorted as Slurm's `sort_job_queue2`.
 
 use std::cmp::Ordering;
@@ -23,6 +25,16 @@ pub struct QueueRecord {
     pub priority: u32,
     /// Submit time.
     pub submit_time: i64,
+}
+
+/// What a pass does with a queue record before trying it.
+pub(crate) enum Gate {
+    /// Try it.
+    Test,
+    /// Go on to the next record.
+    Skip,
+    /// End the pass, for this reason.
+    Stop(&'static str),
 }
 
 /// Slurm's order: reservation first, then PriorityTier, priority (both descending), submit time, job id.

@@ -1,3 +1,5 @@
+//! Owns no state: the queue (squeue), priority factors (sprio) and shares (sshare -l) reports.
+//!
 //! Reports the CLI shows: the queue (squeue), priority factors (sprio) and shares (sshare -l).
 
 use std::collections::BTreeMap;
@@ -170,7 +172,7 @@ impl Engine {
     /// Pending jobs' priority factors from the last accepted priority answer, as `sprio -l` lists
     /// them (one row per job and partition).
     pub fn priority_rows(&self) -> Vec<PriorityRow> {
-        let report = &self.last_priorities;
+        let report = &self.priorities.last;
         report
             .rows
             .iter()

@@ -1,8 +1,10 @@
+//! Owns no state: parses what users type (`-L`, `--gres`, `--dependency`, `--constraint`).
+//!
 //! The request syntaxes users type: `-L flat:2,natural:1`, `--gres=gpu:a100:2`, `--dependency`, `--constraint`.
 
 use serde::Serialize;
 
-use crate::job::JobId;
+use crate::job_id::JobId;
 
 /// A request option that could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,3 +1,5 @@
+//! Owns advance reservations of nodes, licenses and HRES for users or accounts.
+//!
 //! Advance reservations of nodes, licenses and HRES for users or accounts, honoured by both loops.
 
 use serde::{Deserialize, Serialize};

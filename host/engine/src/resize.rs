@@ -1,10 +1,13 @@
+//! Owns no state: requeueing a running job and shrinking its allocation.
+//!
 //! Requeueing a running job and shrinking its allocation: what they hold is given back and the
 //! per-position GRES arrays are rebuilt.
 
 use sluice_cluster::NodeId;
 
-use crate::engine::{Engine, Event};
+use crate::engine::Engine;
 use crate::error::JobError;
+use crate::event::Event;
 use crate::job::{JobId, JobState, Reason};
 
 impl Engine {
@@ -38,7 +41,7 @@ impl Engine {
             exit_code: None,
             time: now,
         });
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 
@@ -112,7 +115,7 @@ impl Engine {
             }
         }
         job.alloc.as_mut().expect("running").placement = stays;
-        self.sched_requested = true;
+        self.pacing.requested = true;
         Ok(())
     }
 }

@@ -1,3 +1,5 @@
+//! Owns no state: the node and license reports of `sluice show`, like scontrol's.
+//!
 //! Reports for `sluice show node NAME` and `sluice show license`, like scontrol's, `Serialize` for `--json`.
 
 use std::fmt;
@@ -134,7 +136,7 @@ impl Engine {
             let total = u64::from(self.lic.total(i));
             let used = u64::from(self.lic.used(i));
             let reserved = u64::from(self.lic.total(i).saturating_sub(self.lic.used(i)))
-                - u64::from(self.license_free(None, i, now, now + 1));
+                - u64::from(self.fit().license_free(None, i, now, now + 1));
             out.push(LicenseReport {
                 license_name: self.lic.names()[i].clone(),
                 total: Some(total),
@@ -146,7 +148,7 @@ impl Engine {
                 mode: None,
             });
         }
-        let held = self.hres_layers_for(None, now, now + 1);
+        let held = self.fit().hres_layers_for(None, now, now + 1);
         let names: Vec<&str> = self.cluster.nodes.iter().map(|n| n.name.as_str()).collect();
         for (l, layer) in self.lic.hres_layers().iter().enumerate() {
             let res = &self.lic.hres_resources()[layer.resource as usize];

@@ -1,3 +1,5 @@
+//! Owns no state: job steps, which take CPUs of their job's nodes, never more than it holds.
+//!
 //! Job steps: `srun` inside an allocation takes CPUs of the job's nodes, never more than it holds.
 
 use crate::engine::Engine;

@@ -1,7 +1,9 @@
+//! Owns fair-share usage per association: accrual up the tree and decay every PriorityCalcPeriod.
+//!
 //! Fair-share usage: CPU-seconds × UsageFactor accrue to an association and every ancestor, and decay
 //! with PriorityDecayHalfLife every PriorityCalcPeriod, as Slurm's `_decay_thread` does.
 
-use sluice_cluster::{AssocId, Association};
+use sluice_cluster::{AssocId, Association, Cluster};
 
 /// Decayed raw usage per association, with the time the decay last ran.
 #[derive(Clone, Debug)]
@@ -16,6 +18,31 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Usage as the cluster configures it, decaying with its PriorityDecayHalfLife every
+    /// PriorityCalcPeriod from `now`. The configured starting usage is each association's own;
+    /// the tree sum is what the contract shows.
+    pub fn of_cluster(cluster: &Cluster, now: i64) -> Self {
+        let mut usage = Usage::new(
+            &cluster
+                .associations
+                .iter()
+                .map(|a| Association {
+                    raw_usage: 0.0,
+                    ..a.clone()
+                })
+                .collect::<Vec<_>>(),
+            cluster.priority.priority_decay_half_life,
+            cluster.priority.priority_calc_period,
+            now,
+        );
+        for (i, a) in cluster.associations.iter().enumerate() {
+            if a.raw_usage != 0.0 {
+                usage.add(AssocId(i as u32), a.raw_usage);
+            }
+        }
+        usage
+    }
+
     /// Starts from each association's configured starting usage (already including descendants').
     pub fn new(assocs: &[Association], half_life: u64, calc_period: u64, now: i64) -> Self {
         Self {

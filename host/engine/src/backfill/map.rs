@@ -1,3 +1,5 @@
+//! Owns backfill's node-space map: time slices with the nodes, licenses and HRES still free.
+//!
 //! Backfill's node-space map: time slices in order, each with the nodes not yet promised to a
 //! higher-priority job and the licenses/HRES those jobs hold (Slurm's `node_space_map_t`).
 

@@ -1,3 +1,5 @@
+//! Owns no state: picks a starting job's devices (`GresPolicy::pick`), commits and releases them.
+//!
 //! Device choice at job start through `GresPolicy::pick`, commit into node and job state, and release.
 
 use sluice_policy::gres::check_picks;
@@ -67,6 +69,7 @@ pub(crate) fn builtin_pick(req: &PickRequest) -> Vec<u32> {
 }
 
 impl Engine {
+    /// The GRES policy configured for `name`, if any.
     fn gres_policy(&mut self, name: &str) -> Option<&mut (dyn GresPolicy + Send)> {
         self.policies
             .gres
@@ -81,16 +84,52 @@ impl Engine {
     pub(crate) fn pick_gres(&mut self, id: JobId, p: &Placement) -> Result<GresPicks, Reason> {
         let kinds = self.nodes.table().gres_kinds.len();
         let mut picks = GresPicks {
-            cpu_ids: CpuIds::with_capacity(p.nodes.len(), p.cpus.iter().map(|&c| c as usize).sum()),
+            cpu_ids: self.lowest_cpu_ids(p),
             ..GresPicks::default()
         };
-        for (&n, &c) in p.nodes.iter().zip(&p.cpus) {
-            picks
-                .cpu_ids
-                .push_node(self.cpus.lowest_free(n as usize, c));
+        let records = self.records_to_hold(id, p, &mut picks.extra);
+        if records.is_empty() {
+            // No GRES asked or held: the CPU ids are all there is to pick.
+            return Ok(picks);
         }
+        // Per position and kind: devices picked so far, and the count the placement leaves.
+        let mut taken: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); kinds]; p.nodes.len()];
+        let mut left: Vec<Vec<u64>> = (0..p.nodes.len())
+            .map(|i| {
+                (0..kinds)
+                    .map(|k| u64::from(p.gres.get(i * kinds + k).copied().unwrap_or(0)))
+                    .collect()
+            })
+            .collect();
+        for r in &records {
+            let got = self.pick_record(r, p, &picks.cpu_ids, &mut taken, &mut left)?;
+            picks.records.push(got);
+        }
+        Ok(picks)
+    }
+
+    /// The lowest free CPU ids of each node of the placement, as many as it gives there.
+    #[inline]
+    fn lowest_cpu_ids(&self, p: &Placement) -> CpuIds {
+        let mut cpu_ids =
+            CpuIds::with_capacity(p.nodes.len(), p.cpus.iter().map(|&c| c as usize).sum());
+        for (&n, &c) in p.nodes.iter().zip(&p.cpus) {
+            cpu_ids.push_node(self.cpus.lowest_free(n as usize, c));
+        }
+        cpu_ids
+    }
+
+    /// The job's GRES records, and one more (also put in `extra`) for each kind the placement
+    /// gives more of than the records ask: an exclusive job holds that too.
+    #[inline]
+    fn records_to_hold(
+        &self,
+        id: JobId,
+        p: &Placement,
+        extra: &mut Vec<GresRecord>,
+    ) -> Vec<GresRecord> {
+        let kinds = self.nodes.table().gres_kinds.len();
         let mut records = self.jobs[&id].gres.records.clone();
-        // Whatever the placement gives beyond the records (an exclusive job) is held too.
         for k in 0..kinds {
             let asked: u32 = records
                 .iter()
@@ -102,100 +141,103 @@ impl Engine {
                 .max()
                 .unwrap_or(0);
             if most > asked {
-                let extra = GresRecord {
+                let record = GresRecord {
                     name: self.nodes.table().gres_kinds[k].clone(),
                     kind: k as u32,
                     ..GresRecord::default()
                 };
-                picks.extra.push(extra.clone());
-                records.push(extra);
+                extra.push(record.clone());
+                records.push(record);
             }
         }
-        if records.is_empty() {
-            // No GRES asked or held: the CPU ids are all there is to pick.
-            return Ok(picks);
-        }
-        let mut taken: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); kinds]; p.nodes.len()];
-        let mut left: Vec<Vec<u64>> = (0..p.nodes.len())
-            .map(|i| {
-                (0..kinds)
-                    .map(|k| u64::from(p.gres.get(i * kinds + k).copied().unwrap_or(0)))
-                    .collect()
-            })
-            .collect();
-        for r in &records {
-            let k = r.kind as usize;
-            let want: Vec<u64> = (0..p.nodes.len())
-                .map(|i| {
-                    if r.per_node == 0 {
-                        left[i][k]
-                    } else {
-                        u64::from(r.per_node)
-                    }
-                })
-                .collect();
-            let mut got: Vec<(Vec<u32>, u64)> = Vec::with_capacity(p.nodes.len());
-            let mut requests = Vec::new();
-            for (i, &n) in p.nodes.iter().enumerate() {
-                let g: &GresOnNode = self.gres.get(n as usize, k);
-                if want[i] > left[i][k] {
-                    return Err(Reason::Resources);
-                }
-                left[i][k] -= want[i];
-                if g.no_consume {
-                    got.push((Vec::new(), 0));
-                } else if g.has_devices() {
-                    let free: Vec<u32> = g
-                        .free_devices()
-                        .into_iter()
-                        .filter(|d| !taken[i][k].contains(d))
-                        .collect();
-                    requests.push(PickRequest {
-                        node_position: i as u32,
-                        count: want[i] as u32,
-                        type_name: r.gres_type.clone().unwrap_or_default(),
-                        free,
-                        cores: self
-                            .cpus
-                            .cores_of(n as usize, picks.cpu_ids.node(i).unwrap_or(&[])),
-                        devices: g.contract_devices(),
-                    });
-                    got.push((Vec::new(), want[i]));
-                } else {
-                    if g.free_of(r.gres_type.as_deref()) < want[i] {
-                        return Err(Reason::Resources);
-                    }
-                    got.push((Vec::new(), want[i]));
-                }
+        records
+    }
+
+    /// Per position of the placement, the devices and count record `r` gets: counted where
+    /// the node has no devices, picked by the name's policy (or the built-in choice) among
+    /// the free devices not `taken` by an earlier record where it has. `left` is what the
+    /// placement still gives per position and kind.
+    fn pick_record(
+        &mut self,
+        r: &GresRecord,
+        p: &Placement,
+        cpu_ids: &CpuIds,
+        taken: &mut [Vec<Vec<u32>>],
+        left: &mut [Vec<u64>],
+    ) -> Result<Vec<(Vec<u32>, u64)>, Reason> {
+        let k = r.kind as usize;
+        let mut got: Vec<(Vec<u32>, u64)> = Vec::with_capacity(p.nodes.len());
+        let mut requests = Vec::new();
+        for (i, &n) in p.nodes.iter().enumerate() {
+            let want = if r.per_node == 0 {
+                left[i][k]
+            } else {
+                u64::from(r.per_node)
+            };
+            let g: &GresOnNode = self.gres.get(n as usize, k);
+            if want > left[i][k] {
+                return Err(Reason::Resources);
             }
-            if !requests.is_empty() {
-                let answer = match self.gres_policy(&r.name) {
-                    Some(policy) => policy.pick(&requests),
-                    None => requests.iter().map(builtin_pick).collect(),
-                };
-                let typed_ok = answer.iter().zip(&requests).all(|(pick, req)| {
-                    req.type_name.is_empty()
-                        || pick.iter().all(|d| {
-                            req.devices
-                                .iter()
-                                .any(|c| c.index == *d && c.type_name == req.type_name)
-                        })
+            left[i][k] -= want;
+            if g.no_consume {
+                got.push((Vec::new(), 0));
+            } else if g.has_devices() {
+                let free: Vec<u32> = g
+                    .free_devices()
+                    .into_iter()
+                    .filter(|d| !taken[i][k].contains(d))
+                    .collect();
+                requests.push(PickRequest {
+                    node_position: i as u32,
+                    count: want as u32,
+                    type_name: r.gres_type.clone().unwrap_or_default(),
+                    free,
+                    cores: self
+                        .cpus
+                        .cores_of(n as usize, cpu_ids.node(i).unwrap_or(&[])),
+                    devices: g.contract_devices(),
                 });
-                if check_picks(&requests, &answer).is_err() || !typed_ok {
-                    if self.policies.gres.iter().any(|(n, _)| *n == r.name) {
-                        self.faults.gres += 1;
-                    }
+                got.push((Vec::new(), want));
+            } else {
+                if g.free_of(r.gres_type.as_deref()) < want {
                     return Err(Reason::Resources);
                 }
-                for (req, pick) in requests.iter().zip(answer) {
-                    let i = req.node_position as usize;
-                    taken[i][k].extend(&pick);
-                    got[i].0 = pick;
-                }
+                got.push((Vec::new(), want));
             }
-            picks.records.push(got);
         }
-        Ok(picks)
+        if !requests.is_empty() {
+            let answer = self.ask_pick(&r.name, &requests)?;
+            for (req, pick) in requests.iter().zip(answer) {
+                let i = req.node_position as usize;
+                taken[i][k].extend(&pick);
+                got[i].0 = pick;
+            }
+        }
+        Ok(got)
+    }
+
+    /// The devices name `name`'s policy (or the built-in choice) picks for `requests`, if the
+    /// answer passes the contract's checks and gives the types asked for.
+    fn ask_pick(&mut self, name: &str, requests: &[PickRequest]) -> Result<Vec<Vec<u32>>, Reason> {
+        let answer = match self.gres_policy(name) {
+            Some(policy) => policy.pick(requests),
+            None => requests.iter().map(builtin_pick).collect(),
+        };
+        let typed_ok = answer.iter().zip(requests).all(|(pick, req)| {
+            req.type_name.is_empty()
+                || pick.iter().all(|d| {
+                    req.devices
+                        .iter()
+                        .any(|c| c.index == *d && c.type_name == req.type_name)
+                })
+        });
+        if check_picks(requests, &answer).is_err() || !typed_ok {
+            if self.policies.gres.iter().any(|(n, _)| n == name) {
+                self.faults.gres += 1;
+            }
+            return Err(Reason::Resources);
+        }
+        Ok(answer)
     }
 
     /// Commits checked picks: CPUs, devices and counts are taken and the job's arrays filled.

@@ -1,3 +1,5 @@
+//! Owns which CPUs of each node each job holds (the lowest free), for GRES picks near them.
+//!
 //! Which CPUs of each node each job holds: the lowest free ones, so GRES picks know the job's cores.
 
 /// Per node, a bitmap of CPUs in use. A job gets the lowest free CPU ids on each node (a block
@@ -10,6 +12,18 @@ pub struct CpuMap {
 }
 
 impl CpuMap {
+    /// Every CPU of the cluster's nodes free, with their threads per core.
+    pub fn of_cluster(cluster: &sluice_cluster::Cluster) -> Self {
+        Self::new(
+            cluster.nodes.iter().map(|n| n.cpus).collect(),
+            cluster
+                .nodes
+                .iter()
+                .map(|n| u32::from(n.threads_per_core.max(1)))
+                .collect(),
+        )
+    }
+
     /// An empty map over nodes with these CPU counts and threads per core.
     pub fn new(cpus: Vec<u32>, threads: Vec<u32>) -> Self {
         let used = cpus

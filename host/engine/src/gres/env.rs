@@ -1,3 +1,5 @@
+//! Owns no state: a job's and a step's environment on one node, from each GRES name's policy.
+//!
 //! Job and step environment on one node, from each GRES name's policy (`GresPolicy::env`).
 
 use sluice_policy::NodeDevices;

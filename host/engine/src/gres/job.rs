@@ -1,3 +1,5 @@
+//! Owns a job's and its steps' GRES records (Slurm's `gres_job_state_t` / `gres_step_state_t`).
+//!
 //! GRES of a job and its steps (Slurm's `gres_job_state_t` / `gres_step_state_t`): arrays indexed by
 //! the node's position in the job's allocation, so step and job bitmaps line up without translation.
 

@@ -1,3 +1,5 @@
+//! Owns GRES device state: per node the configured devices, per job and step the devices held.
+//!
 //! GRES device state: per node the configured devices, per job and step the devices they hold.
 //!
 //! Nodes keep a bitmap (a holder per device) where gres.conf gives files, and counts where it does

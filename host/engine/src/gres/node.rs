@@ -1,10 +1,12 @@
+//! Owns the GRES on each node (Slurm's `gres_node_state_t`): devices, their holders, counts.
+//!
 //! GRES on the nodes (Slurm's `gres_node_state_t`): configured devices, which job holds each, counts where there are no devices.
 
 use serde::Serialize;
 use sluice_cluster::{Cluster, Node};
 use sluice_policy::{Device, GresNodeConfig};
 
-use crate::job::JobId;
+use crate::job_id::JobId;
 
 /// Slurm's limit on a file-backed GRES count per node; count-only units beyond it stay counts.
 pub const MAX_UNITS: u64 = 1024;

@@ -1,3 +1,5 @@
+//! Owns no state: a step's share of its job's devices, a subset of the job's bitmap per node.
+//!
 //! A step's share of its job's devices: a subset of the job's bitmap on each node it runs on.
 
 use sluice_policy::PickRequest;
