@@ -17,6 +17,16 @@ pub enum Loop {
     Backfill,
 }
 
+impl std::fmt::Display for Loop {
+    /// The scheduler in the words of slurmctld's log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            Self::Main => "main scheduler",
+            Self::Backfill => "backfill",
+        })
+    }
+}
+
 /// What the engine decided: the executor (slurmd, a remote agent, the simulator) carries it out.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Event {

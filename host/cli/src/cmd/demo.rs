@@ -138,7 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             j.spec.partitions.first().cloned().unwrap_or_default(),
                             nodes.len(),
                             hostlist(&engine, &nodes),
-                            words::scheduler(by),
+                            by,
                         );
                     }
                 }
