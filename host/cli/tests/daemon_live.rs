@@ -30,13 +30,18 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
     for round in 0..6 {
         let daemon = Daemon::start(&dir);
         let mut c = Client::new(&dir);
-        // Kill after a random number of submissions, from another thread, mid-stream.
+        // Kill from another thread, mid-stream, once a random number of submissions were
+        // acknowledged (a count, not a time: a loaded machine acknowledges fewer per second).
         let budget = 40 + next() % 60;
-        let kill_after = Duration::from_millis(50 + next() % 400);
+        let kill_at = (20 + next() % 20) as usize;
+        let (go, signal) = std::sync::mpsc::channel::<()>();
         let killer = std::thread::spawn(move || {
-            std::thread::sleep(kill_after);
+            // Also when the round ends first (the sender is dropped).
+            let _ = signal.recv();
             daemon.kill9();
         });
+        let mut go = Some(go);
+        let acked_before = acked.len();
         for _ in 0..budget {
             n += 1;
             let name = format!("crash-{n}");
@@ -48,7 +53,13 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
                     break;
                 }
             }
+            if acked.len() - acked_before >= kill_at
+                && let Some(go) = go.take()
+            {
+                let _ = go.send(());
+            }
         }
+        drop(go);
         killer.join().unwrap();
         let _ = round;
     }

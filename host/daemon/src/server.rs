@@ -47,18 +47,7 @@ impl Server {
 
     /// Accepts connections on the Unix socket until the runtime stops.
     pub async fn serve_unix(self, listener: UnixListener) {
-        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        let mut backoff = Backoff::default();
-        loop {
-            let slot = slot(&slots).await;
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    backoff.pause("unix socket", &e).await;
-                    continue;
-                }
-            };
-            backoff.reset();
+        accept_each(listener, "unix socket", |stream, slot| {
             let router = self.router.clone();
             tokio::spawn(async move {
                 // The password database lookup runs here, not in the accept loop.
@@ -73,27 +62,61 @@ impl Server {
                 };
                 connection(stream, door, router, slot).await;
             });
-        }
+        })
+        .await
     }
 
     /// Accepts connections on a TCP address until the runtime stops.
     pub async fn serve_tcp(self, listener: TcpListener, token: Token) {
         let token = Arc::new(token);
-        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        let mut backoff = Backoff::default();
-        loop {
-            let slot = slot(&slots).await;
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    backoff.pause("tcp", &e).await;
-                    continue;
-                }
-            };
-            backoff.reset();
+        accept_each(listener, "tcp", |stream, slot| {
             stream.set_nodelay(true).ok();
             let door = Door::Tcp(token.clone());
             tokio::spawn(connection(stream, door, self.router.clone(), slot));
+        })
+        .await
+    }
+}
+
+/// A listener of one door.
+trait Accept {
+    /// A connection's stream.
+    type Stream;
+    /// The next connection.
+    async fn accept_stream(&self) -> std::io::Result<Self::Stream>;
+}
+
+impl Accept for UnixListener {
+    type Stream = tokio::net::UnixStream;
+    async fn accept_stream(&self) -> std::io::Result<Self::Stream> {
+        self.accept().await.map(|(stream, _)| stream)
+    }
+}
+
+impl Accept for TcpListener {
+    type Stream = tokio::net::TcpStream;
+    async fn accept_stream(&self) -> std::io::Result<Self::Stream> {
+        self.accept().await.map(|(stream, _)| stream)
+    }
+}
+
+/// Hands every connection of `listener` to `serve` with its slot, at most [`MAX_CONNECTIONS`]
+/// open at once, backing off after accept errors; runs until the runtime stops.
+async fn accept_each<L: Accept>(
+    listener: L,
+    door: &str,
+    mut serve: impl FnMut(L::Stream, OwnedSemaphorePermit),
+) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = Backoff::default();
+    loop {
+        let slot = slot(&slots).await;
+        match listener.accept_stream().await {
+            Ok(stream) => {
+                backoff.reset();
+                serve(stream, slot);
+            }
+            Err(e) => backoff.pause(door, &e).await,
         }
     }
 }
