@@ -4,12 +4,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use sluice_daemon::caller::Token;
-use sluice_daemon::{ServeOptions, client::default_state_dir};
+use sluice_daemon::{ServeOptions, state_dir};
 
 /// Arguments of `sluice serve`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// State directory: socket, journal, snapshot, job spool (default: $XDG_RUNTIME_DIR/sluice, else /tmp/sluice-$UID).
+    /// State directory: socket, journal, snapshot, job spool. It must be the daemon's user's and
+    /// writable by no one else; it is created 0700 (0711 for root, so users reach the socket).
+    /// Default: /var/lib/sluice for root, else $XDG_STATE_HOME/sluice or ~/.local/state/sluice.
     #[arg(long, env = "SLUICE_STATE_DIR")]
     state_dir: Option<PathBuf>,
     /// Cluster configuration (sluice TOML); default: the embedded demo cluster.
@@ -25,6 +27,10 @@ pub struct Args {
     /// File holding the bearer token TCP clients must send (read once, surrounding space trimmed).
     #[arg(long, requires = "listen")]
     token_file: Option<PathBuf>,
+    /// Start even though the journal is damaged (a bad record with intact records after it):
+    /// copy the journal aside as journal.log.damaged-TIME and keep every intact record.
+    #[arg(long)]
+    recover_damaged_journal: bool,
 }
 
 /// The TCP bearer token: from `--token-file`, else `SLUICE_TOKEN`; never from the command line,
@@ -51,7 +57,7 @@ fn token(file: Option<&PathBuf>) -> anyhow::Result<Token> {
 
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let state_dir = args.state_dir.unwrap_or_else(default_state_dir);
+    let state_dir = args.state_dir.unwrap_or_else(state_dir::default_dir);
     let listen = match args.listen {
         Some(addr) => Some((addr, token(args.token_file.as_ref())?)),
         None => None,
@@ -62,6 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         daemon_file: args.daemon_config,
         listen,
         loader: super::plugin::loader(),
+        recover_damaged_journal: args.recover_damaged_journal,
     };
     sluice_daemon::serve(opts, |r| {
         eprintln!(
@@ -76,6 +83,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 String::new()
             }
         );
+        if let Some(d) = &r.damaged {
+            eprintln!(
+                "sluice serve: the journal was damaged ({} bytes in {} ranges); the original is kept as {}; kept {} intact records{}",
+                d.bad_bytes,
+                d.ranges.len(),
+                d.copy,
+                d.kept_records,
+                if d.lost_jobs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; submissions lost for jobs {:?} (their ids are not reused)", d.lost_jobs)
+                }
+            );
+        }
     })
     .with_context(|| format!("sluice serve --state-dir {}", state_dir.display()))
 }
