@@ -41,6 +41,8 @@ pub struct Journal {
     unsynced: usize,
     /// Offset up to which disk space is allocated.
     reserved: u64,
+    /// Whether the last reservation failed (logged once until one succeeds again).
+    short: bool,
 }
 
 /// What reading a journal found.
@@ -117,22 +119,20 @@ impl Journal {
             len: valid,
             unsynced: 0,
             reserved: 0,
+            short: false,
         };
-        // Without room the daemon still starts: reads work and changes are refused until there is.
-        if let Err(e) = journal.ensure_room(RESERVE_CHUNK) {
-            tracing::warn!("{e}");
-        }
+        // Without room the daemon still starts: reads work and changes are refused until there
+        // is (ensure_room logs the shortage once).
+        let _ = journal.ensure_room(RESERVE_CHUNK);
         Ok((journal, replay))
     }
 
     /// Buffers one record; it is durable only after [`Journal::sync`].
     pub fn append(&mut self, record: &Entry) -> Result<(), StoreError> {
         let frame = encode(record);
-        if let Err(e) = self.ensure_room(frame.len() as u64) {
-            // The daemon's own decisions (a job started or ended) are written even so: the
-            // write may still find room, and if it does not, the sync reports it.
-            tracing::warn!("{e}");
-        }
+        // The daemon's own decisions (a job started or ended) are written even without a
+        // reservation: the write may still find room, and if it does not, the sync reports it.
+        let _ = self.ensure_room(frame.len() as u64);
         self.out
             .write_all(&frame)
             .map_err(|source| StoreError::Io {
@@ -151,21 +151,22 @@ impl Journal {
             return Ok(());
         }
         let fd = self.out.get_ref().as_raw_fd();
-        let want = need + RESERVE_CHUNK;
-        let r = unsafe {
-            libc::fallocate(
-                fd,
-                libc::FALLOC_FL_KEEP_SIZE,
-                self.len as libc::off_t,
-                want as libc::off_t,
-            )
-        };
+        // A chunk ahead when there is room for it, else just what is needed now.
+        let mut want = need + RESERVE_CHUNK;
+        let mut r = fallocate(fd, self.len, want);
+        if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSPC) {
+            want = need;
+            r = fallocate(fd, self.len, want);
+        }
         if r == 0 {
             self.reserved = self.len + want;
+            if std::mem::take(&mut self.short) {
+                tracing::info!("{}: journal space reserved again", self.path.display());
+            }
             return Ok(());
         }
         let err = std::io::Error::last_os_error();
-        match err.raw_os_error() {
+        let result = match err.raw_os_error() {
             Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(StoreError::Full {
                 path: self.path.clone(),
                 need,
@@ -185,7 +186,13 @@ impl Journal {
                 path: self.path.clone(),
                 source: err,
             }),
+        };
+        if let Err(e) = &result
+            && !std::mem::replace(&mut self.short, true)
+        {
+            tracing::warn!("{e}");
         }
+        result
     }
 
     /// Writes buffered records and fsyncs the file (group commit: one sync for a whole batch).
@@ -218,9 +225,7 @@ impl Journal {
         self.unsynced = 0;
         // Truncating gave the reserved blocks back.
         self.reserved = 0;
-        if let Err(e) = self.ensure_room(RESERVE_CHUNK) {
-            tracing::warn!("{e}");
-        }
+        let _ = self.ensure_room(RESERVE_CHUNK);
         Ok(())
     }
 
@@ -232,6 +237,18 @@ impl Journal {
     /// Whether the journal holds no record.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// Allocates `len` bytes of `fd` from `offset` without changing its size; 0 or -1 (errno set).
+fn fallocate(fd: std::os::fd::RawFd, offset: u64, len: u64) -> libc::c_int {
+    unsafe {
+        libc::fallocate(
+            fd,
+            libc::FALLOC_FL_KEEP_SIZE,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
     }
 }
 
