@@ -53,7 +53,7 @@ pub enum StoreError {
         need: u64,
     },
     /// The state directory or one of its files is not the daemon's own.
-    #[error("{0}")]
+    #[error(transparent)]
     Untrusted(#[from] crate::state_dir::Untrusted),
 }
 

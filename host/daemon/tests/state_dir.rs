@@ -146,3 +146,26 @@ fn files_or_directories_others_may_write_are_refused_and_readable_ones_tightened
     state_dir::prepare(&dir).unwrap();
     assert_eq!(mode(&journal), 0o600);
 }
+
+#[test]
+fn every_state_file_owned_by_another_user_is_refused_by_name() {
+    let Some(user) = second_user() else { return };
+    let scratch = tmp("owners");
+    let dir = state_dir::prepare(&scratch.path().join("state")).unwrap();
+    for name in state_dir::STATE_FILES {
+        let path = dir.join(name);
+        std::fs::write(&path, b"").unwrap();
+        std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid)).unwrap();
+        let e = refused(&dir);
+        assert_eq!(e.path, path);
+        assert!(
+            e.found.contains(&format!("owned by uid {}", user.uid)),
+            "{e}"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+    let spool = dir.join("jobs");
+    std::fs::create_dir(&spool).unwrap();
+    std::os::unix::fs::chown(&spool, Some(user.uid), Some(user.gid)).unwrap();
+    assert_eq!(refused(&dir).path, spool);
+}
