@@ -22,6 +22,10 @@ pub const STATE_FILES: [&str; 5] = [
     "daemon.toml",
 ];
 
+/// The directories inside the state directory: the job spool and the compiled-component cache
+/// used when the usual one is not safe.
+pub const OWN_DIRS: [&str; 2] = ["jobs", "components"];
+
 /// Why a path of the state was refused: the path, what was found and what was expected.
 #[derive(Debug, thiserror::Error)]
 #[error("{}: {found}; expected {expected}", path.display())]
@@ -95,7 +99,9 @@ pub fn prepare(dir: &Path) -> Result<PathBuf, Untrusted> {
     for name in STATE_FILES {
         check_file(&canonical.join(name))?;
     }
-    check_spool(&canonical.join("jobs"))?;
+    for sub in OWN_DIRS {
+        check_own_dir(&canonical.join(sub))?;
+    }
     Ok(canonical)
 }
 
@@ -190,8 +196,9 @@ pub fn check_file(path: &Path) -> Result<(), Untrusted> {
     Ok(())
 }
 
-/// The job spool, if it exists: a real directory of the daemon's user, writable by no one else.
-fn check_spool(path: &Path) -> Result<(), Untrusted> {
+/// A directory inside the state directory, if it exists: a real directory of the daemon's user,
+/// writable by no one else.
+fn check_own_dir(path: &Path) -> Result<(), Untrusted> {
     let m = match fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -241,4 +248,30 @@ pub fn check_settings(path: &Path) -> Result<(), Untrusted> {
         ));
     }
     Ok(())
+}
+
+/// A directory the daemon loads code from, such as the compiled-component cache: created 0700 if
+/// missing, and refused unless it and every directory above it are root's or the daemon's
+/// user's and writable by no one else (the cache itself not even when sticky: anyone could add
+/// a file to it). Returns its canonical path.
+pub fn prepare_code_dir(dir: &Path) -> Result<PathBuf, Untrusted> {
+    let io = |e: std::io::Error| untrusted(dir, e.to_string(), "a directory the daemon can create");
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io)?;
+    let canonical = fs::canonicalize(dir).map_err(io)?;
+    let m = fs::metadata(&canonical).map_err(io)?;
+    if m.mode() & 0o022 != 0 {
+        return Err(untrusted(
+            &canonical,
+            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
+            "a directory writable only by root or the daemon's user",
+        ));
+    }
+    for d in canonical.ancestors() {
+        check_ancestor(d)?;
+    }
+    Ok(canonical)
 }

@@ -169,3 +169,28 @@ fn every_state_file_owned_by_another_user_is_refused_by_name() {
     std::os::unix::fs::chown(&spool, Some(user.uid), Some(user.gid)).unwrap();
     assert_eq!(refused(&dir).path, spool);
 }
+
+#[test]
+fn a_code_cache_another_user_could_write_is_refused() {
+    let Some(user) = second_user() else { return };
+    let scratch = tmp("cache");
+    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // As /tmp/sluice/components would be when the daemon has no HOME: made first by a user.
+    let planted = scratch.path().join("sluice");
+    user.sh(&format!(
+        "mkdir -p -m 0755 {}/components",
+        planted.display()
+    ));
+    let e = state_dir::prepare_code_dir(&planted.join("components")).unwrap_err();
+    assert!(
+        e.found.contains(&format!("owned by uid {}", user.uid)),
+        "{e}"
+    );
+    // A sticky, world-writable cache is no better: anyone could add a compiled component.
+    let shared = scratch.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    assert!(state_dir::prepare_code_dir(&shared).is_err());
+    let own = state_dir::prepare_code_dir(&scratch.path().join("own/components")).unwrap();
+    assert_eq!(mode(&own), 0o700);
+}

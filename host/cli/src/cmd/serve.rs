@@ -1,10 +1,12 @@
 //! `sluice serve`: run the daemon (API on `DIR/sluice.sock`, journal and snapshots in DIR).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use sluice_daemon::caller::Token;
 use sluice_daemon::{ServeOptions, state_dir};
+use sluice_runtime::Loader;
+use sluice_runtime::compile::WasmEngine;
 
 /// Arguments of `sluice serve`.
 #[derive(clap::Args)]
@@ -55,6 +57,25 @@ fn token(file: Option<&PathBuf>) -> anyhow::Result<Token> {
     }
 }
 
+/// The daemon's plugin loader. It runs code it finds compiled in its cache, so the cache must be
+/// root's or the daemon's user's alone; when the usual one is not (say `/tmp/sluice/components`,
+/// made first by another user, for a daemon without HOME), the cache moves into the state
+/// directory.
+fn loader(state_dir: &Path) -> Loader {
+    let cache = match state_dir::prepare_code_dir(&super::plugin::cache_dir()) {
+        Ok(dir) => dir,
+        Err(e) => {
+            let own = state_dir.join("components");
+            tracing::warn!(
+                "compiled-component cache refused: {e}; using {}",
+                own.display()
+            );
+            own
+        }
+    };
+    Loader::new(WasmEngine::new(Some(cache)))
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let state_dir = args.state_dir.unwrap_or_else(state_dir::default_dir);
@@ -67,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cluster_file: args.config,
         daemon_file: args.daemon_config,
         listen,
-        loader: super::plugin::loader(),
+        loader: loader(&state_dir),
         recover_damaged_journal: args.recover_damaged_journal,
     };
     sluice_daemon::serve(opts, |r| {
