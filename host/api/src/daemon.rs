@@ -42,6 +42,25 @@ pub struct RecoveryReport {
     pub truncated_bytes: u64,
     /// Time to read and apply snapshot and journal, ms.
     pub millis: f64,
+    /// What `serve --recover-damaged-journal` set aside, when the journal was damaged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damaged: Option<DamagedJournal>,
+}
+
+/// A damaged journal recovered at start-up: where its bytes were kept and what was lost.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DamagedJournal {
+    /// The untouched copy of the damaged file, next to the journal.
+    pub copy: String,
+    /// Byte ranges `[start, end)` that were not intact records.
+    pub ranges: Vec<(u64, u64)>,
+    /// Bytes in those ranges.
+    pub bad_bytes: u64,
+    /// Intact records kept.
+    pub kept_records: usize,
+    /// Jobs that readable records mention but whose submission was in the damaged bytes; their
+    /// ids are never handed out again.
+    pub lost_jobs: Vec<u64>,
 }
 
 /// The daemon's counters since it started.

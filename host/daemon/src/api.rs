@@ -60,6 +60,10 @@ impl ApiError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::with(500, message)
     }
+    /// 507: the state's file system is full; the change was not made.
+    pub fn insufficient_storage(message: impl Into<String>) -> Self {
+        Self::with(507, message)
+    }
     /// 503: the daemon is shutting down.
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::with(503, message)

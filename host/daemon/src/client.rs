@@ -20,13 +20,17 @@ use crate::error::ClientError;
 /// Largest answer read (every job of a large queue).
 const MAX_ANSWER: usize = 256 << 20;
 
-/// Where the daemon's state directory is when neither `--state-dir` nor `SLUICE_STATE_DIR` says:
-/// `$XDG_RUNTIME_DIR/sluice`, else `/tmp/sluice-$UID`.
+/// Where a client finds the daemon when neither `--state-dir` nor `SLUICE_STATE_DIR` says: the
+/// caller's own daemon ([`crate::state_dir::default_dir`]) if its socket is there, else the
+/// site's daemon run by root ([`crate::state_dir::SYSTEM_DIR`]) if its socket is there, else the
+/// caller's own (so the error names where a daemon of theirs would be).
 pub fn default_state_dir() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d).join("sluice"),
-        _ => PathBuf::from(format!("/tmp/sluice-{}", unsafe { libc::geteuid() })),
+    let own = crate::state_dir::default_dir();
+    let system = PathBuf::from(crate::state_dir::SYSTEM_DIR);
+    if !socket_path(&own).exists() && socket_path(&system).exists() {
+        return system;
     }
+    own
 }
 
 /// The socket inside a state directory.

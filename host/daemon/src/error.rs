@@ -23,6 +23,38 @@ pub enum StoreError {
         /// What the parser said.
         message: String,
     },
+    /// The journal has a bad range with intact records after it (or a complete record that
+    /// fails its checksum): not a torn write, so nothing is cut.
+    #[error(
+        "{}: damaged at byte offset {offset} ({bad_bytes} bad bytes, {records_after} intact records after them); \
+         the file is left untouched; start with `sluice serve --recover-damaged-journal` to copy it aside \
+         and keep every intact record",
+        path.display()
+    )]
+    Damaged {
+        /// The journal.
+        path: PathBuf,
+        /// Offset of the first bad byte.
+        offset: u64,
+        /// Bytes that are not intact records.
+        bad_bytes: u64,
+        /// Intact records after the first bad byte.
+        records_after: usize,
+    },
+    /// The file system holding the state has no room for the next records.
+    #[error(
+        "{}: no space left on the file system for {need} more bytes of journal; the change was not made (reads still work; free space and retry)",
+        path.display()
+    )]
+    Full {
+        /// The journal.
+        path: PathBuf,
+        /// Bytes that were asked for.
+        need: u64,
+    },
+    /// The state directory or one of its files is not the daemon's own.
+    #[error(transparent)]
+    Untrusted(#[from] crate::state_dir::Untrusted),
 }
 
 /// Why the daemon could not start or reload.

@@ -302,6 +302,28 @@ pub enum Record {
     },
 }
 
+impl Record {
+    /// The job the record is about, if it is about one.
+    pub fn job_id(&self) -> Option<u64> {
+        match self {
+            Record::Submit { id, .. }
+            | Record::Cancel { id, .. }
+            | Record::Hold { id, .. }
+            | Record::Release { id }
+            | Record::Update { id, .. }
+            | Record::Started { id, .. }
+            | Record::Ended { id, .. }
+            | Record::Exited { id, .. }
+            | Record::Requeued { id, .. }
+            | Record::StepStarted { id, .. }
+            | Record::StepEnded { id, .. } => Some(*id),
+            Record::Node { .. }
+            | Record::ReservationCreate { .. }
+            | Record::ReservationDelete { .. } => None,
+        }
+    }
+}
+
 /// Everything the daemon must not lose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Image {

@@ -1,32 +1,34 @@
-//! The append-only journal: length- and checksum-framed records, synced before an answer leaves.
+//! The append-only journal: checksummed frames ([`crate::frames`]), synced before an answer
+//! leaves, in a file only the daemon's user can read.
 //!
-//! A record on disk is `len: u32 LE | crc32(payload): u32 LE | payload` where the payload is one
-//! JSON-encoded [`Entry`]. Reading stops at the first frame that is short
-//! or fails its checksum: that is the torn tail of a crash mid-write, and it is cut off so the
-//! next append starts on a clean boundary.
+//! Opening it cuts only a torn last frame (a crash mid-write). A bad range followed by intact
+//! frames, or a complete frame failing its checksum, is damage: the journal is left as it is and
+//! start-up refuses, unless asked to recover, which copies the file aside and keeps every frame
+//! still readable. Disk space is reserved ahead of the records (`fallocate`), so a full file
+//! system refuses new changes before they are made rather than failing a sync after.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::StoreError;
-use serde::{Deserialize, Serialize};
+pub use crate::frames::{Entry, encode};
+use crate::frames::{Scan, Verdict, scan};
+pub use sluice_api::DamagedJournal;
 
-use crate::image::Record;
+/// Space reserved ahead of the records at a time.
+const RESERVE_CHUNK: u64 = 1 << 20;
 
-/// Bytes of a frame header: length then checksum.
-const HEADER: usize = 8;
-/// A record longer than this is treated as corruption rather than allocated (a torn length).
-const MAX_RECORD: usize = 64 << 20;
-
-/// One framed record with its sequence number; a snapshot remembers the last number it holds,
-/// so records it already contains are skipped if a crash came between snapshot and truncation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    /// Sequence number, from 1.
-    pub seq: u64,
-    /// The change.
-    pub rec: Record,
+/// What to do with a damaged journal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnDamage {
+    /// Refuse to open it, leaving every byte as it is.
+    #[default]
+    Refuse,
+    /// Copy it aside, then keep every intact frame (`serve --recover-damaged-journal`).
+    Recover,
 }
 
 /// An open journal file, positioned at its end.
@@ -37,6 +39,10 @@ pub struct Journal {
     len: u64,
     /// Records appended but not yet synced.
     unsynced: usize,
+    /// Offset up to which disk space is allocated.
+    reserved: u64,
+    /// Whether the last reservation failed (logged once until one succeeds again).
+    short: bool,
 }
 
 /// What reading a journal found.
@@ -44,52 +50,89 @@ pub struct Journal {
 pub struct Replay {
     /// Every intact record, in order.
     pub records: Vec<Entry>,
-    /// Bytes of a torn or corrupt tail that were cut off (0 after a clean stop).
+    /// Bytes of a torn last frame that were cut off (0 after a clean stop).
     pub truncated: u64,
+    /// What recovery from damage did, if the journal was damaged and recovery was asked for.
+    pub damaged: Option<DamagedJournal>,
+}
+
+/// Opens `path` for reading and writing without following a symlink; a new file is 0600.
+pub fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(create)
+        .read(true)
+        .write(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
 }
 
 impl Journal {
-    /// Opens (creating if needed) the journal at `path`, reads every intact record and truncates
-    /// whatever follows the last one.
-    pub fn open(path: &Path) -> Result<(Self, Replay), StoreError> {
+    /// Opens (creating if needed) the journal at `path` and reads every intact record; a torn
+    /// last frame is cut, damage is refused or recovered as `on_damage` says.
+    pub fn open(path: &Path, on_damage: OnDamage) -> Result<(Self, Replay), StoreError> {
         let io = |source| StoreError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .write(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io)?;
+        let mut file = open_private(path, true).map_err(io)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io)?;
-        let (records, valid) = decode_all(&bytes, path)?;
-        let truncated = bytes.len() as u64 - valid;
-        if truncated > 0 {
-            tracing::warn!(
-                "{}: cut {truncated} bytes of a torn record after offset {valid}",
-                path.display()
-            );
-            file.set_len(valid).map_err(io)?;
-            file.sync_all().map_err(io)?;
-        }
-        file.seek(SeekFrom::Start(valid)).map_err(io)?;
-        Ok((
-            Self {
-                path: path.to_path_buf(),
-                out: BufWriter::new(file),
-                len: valid,
-                unsynced: 0,
+        let found = scan(&bytes);
+        let mut replay = Replay::default();
+        let valid = match found.verdict(&bytes) {
+            Verdict::Clean => bytes.len() as u64,
+            Verdict::TornTail(at) => {
+                replay.truncated = bytes.len() as u64 - at;
+                tracing::warn!(
+                    "{}: cut {} bytes of a torn last record after offset {at}",
+                    path.display(),
+                    replay.truncated
+                );
+                file.set_len(at).map_err(io)?;
+                file.sync_all().map_err(io)?;
+                at
+            }
+            Verdict::Damaged(at) => match on_damage {
+                OnDamage::Refuse => {
+                    return Err(StoreError::Damaged {
+                        path: path.to_path_buf(),
+                        offset: at,
+                        bad_bytes: found.bad_bytes(),
+                        records_after: found.frames.iter().filter(|(r, _)| r.start > at).count(),
+                    });
+                }
+                OnDamage::Recover => {
+                    let damaged = set_aside(path, &bytes, &found)?;
+                    file = open_private(path, false).map_err(io)?;
+                    replay.damaged = Some(damaged);
+                    file.metadata().map_err(io)?.len()
+                }
             },
-            Replay { records, truncated },
-        ))
+        };
+        replay.records = found.frames.into_iter().map(|(_, e)| e).collect();
+        file.seek(SeekFrom::Start(valid)).map_err(io)?;
+        let mut journal = Self {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            len: valid,
+            unsynced: 0,
+            reserved: 0,
+            short: false,
+        };
+        // Without room the daemon still starts: reads work and changes are refused until there
+        // is (ensure_room logs the shortage once).
+        let _ = journal.ensure_room(RESERVE_CHUNK);
+        Ok((journal, replay))
     }
 
     /// Buffers one record; it is durable only after [`Journal::sync`].
     pub fn append(&mut self, record: &Entry) -> Result<(), StoreError> {
         let frame = encode(record);
+        // The daemon's own decisions (a job started or ended) are written even without a
+        // reservation: the write may still find room, and if it does not, the sync reports it.
+        let _ = self.ensure_room(frame.len() as u64);
         self.out
             .write_all(&frame)
             .map_err(|source| StoreError::Io {
@@ -99,6 +142,57 @@ impl Journal {
         self.len += frame.len() as u64;
         self.unsynced += 1;
         Ok(())
+    }
+
+    /// Makes sure `need` bytes after the records are allocated on disk, reserving a chunk more
+    /// when they are not; [`StoreError::Full`] when the file system has no room.
+    pub fn ensure_room(&mut self, need: u64) -> Result<(), StoreError> {
+        if self.reserved >= self.len + need {
+            return Ok(());
+        }
+        let fd = self.out.get_ref().as_raw_fd();
+        // A chunk ahead when there is room for it, else just what is needed now.
+        let mut want = need + RESERVE_CHUNK;
+        let mut r = fallocate(fd, self.len, want);
+        if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSPC) {
+            want = need;
+            r = fallocate(fd, self.len, want);
+        }
+        if r == 0 {
+            self.reserved = self.len + want;
+            if std::mem::take(&mut self.short) {
+                tracing::info!("{}: journal space reserved again", self.path.display());
+            }
+            return Ok(());
+        }
+        let err = std::io::Error::last_os_error();
+        let result = match err.raw_os_error() {
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) => Err(StoreError::Full {
+                path: self.path.clone(),
+                need,
+            }),
+            // A file system that cannot reserve: go by its free space instead.
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
+                if free_bytes(&self.path).is_some_and(|free| free >= want) {
+                    Ok(())
+                } else {
+                    Err(StoreError::Full {
+                        path: self.path.clone(),
+                        need,
+                    })
+                }
+            }
+            _ => Err(StoreError::Io {
+                path: self.path.clone(),
+                source: err,
+            }),
+        };
+        if let Err(e) = &result
+            && !std::mem::replace(&mut self.short, true)
+        {
+            tracing::warn!("{e}");
+        }
+        result
     }
 
     /// Writes buffered records and fsyncs the file (group commit: one sync for a whole batch).
@@ -129,6 +223,9 @@ impl Journal {
         file.sync_all().map_err(io)?;
         self.len = 0;
         self.unsynced = 0;
+        // Truncating gave the reserved blocks back.
+        self.reserved = 0;
+        let _ = self.ensure_room(RESERVE_CHUNK);
         Ok(())
     }
 
@@ -143,40 +240,90 @@ impl Journal {
     }
 }
 
-/// One record as a frame.
-pub fn encode(record: &Entry) -> Vec<u8> {
-    let payload = serde_json::to_vec(record).expect("journal records always serialize");
-    let mut frame = Vec::with_capacity(HEADER + payload.len());
-    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    frame.extend_from_slice(&payload);
-    frame
+/// Allocates `len` bytes of `fd` from `offset` without changing its size; 0 or -1 (errno set).
+fn fallocate(fd: std::os::fd::RawFd, offset: u64, len: u64) -> libc::c_int {
+    unsafe {
+        libc::fallocate(
+            fd,
+            libc::FALLOC_FL_KEEP_SIZE,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    }
 }
 
-/// Decodes frames from the start of `bytes`; returns the records and the length of the valid prefix.
-///
-/// A frame whose checksum holds but whose payload does not parse is a real error (a format change
-/// or a bug), not a torn write, so it is reported rather than silently cut.
-pub fn decode_all(bytes: &[u8], path: &Path) -> Result<(Vec<Entry>, u64), StoreError> {
-    let mut records = Vec::new();
-    let mut at = 0usize;
-    while bytes.len() - at >= HEADER {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4 bytes"));
-        if len > MAX_RECORD || bytes.len() - at - HEADER < len {
-            break;
-        }
-        let payload = &bytes[at + HEADER..at + HEADER + len];
-        if crc32fast::hash(payload) != crc {
-            break;
-        }
-        let record = serde_json::from_slice(payload).map_err(|e| StoreError::Corrupt {
-            path: path.to_path_buf(),
-            offset: at as u64,
-            message: e.to_string(),
-        })?;
-        records.push(record);
-        at += HEADER + len;
+/// Bytes free to the daemon's user on the file system holding `path`.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0)
+        .then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Recovers a damaged journal: the whole file is copied next to it (evidence first), then the
+/// journal is replaced, atomically, by its intact frames.
+fn set_aside(path: &Path, bytes: &[u8], found: &Scan) -> Result<DamagedJournal, StoreError> {
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source: std::io::Error| StoreError::Io { path: p, source }
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let name = path
+        .file_name()
+        .map_or("journal.log".into(), |n| n.to_string_lossy().into_owned());
+    let copy = path.with_file_name(format!("{name}.damaged-{stamp}"));
+    {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&copy)
+            .map_err(io(&copy))?;
+        f.write_all(bytes).map_err(io(&copy))?;
+        f.sync_all().map_err(io(&copy))?;
     }
-    Ok((records, at as u64))
+    let tmp = path.with_file_name(format!("{name}.recovering"));
+    let _ = fs::remove_file(&tmp);
+    {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        for (range, _) in &found.frames {
+            f.write_all(&bytes[range.start as usize..range.end as usize])
+                .map_err(io(&tmp))?;
+        }
+        f.sync_all().map_err(io(&tmp))?;
+    }
+    fs::rename(&tmp, path).map_err(io(path))?;
+    if let Some(dir) = path.parent() {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(dir))?;
+    }
+    let ranges: Vec<(u64, u64)> = found.bad.iter().map(|r| (r.start, r.end)).collect();
+    tracing::error!(
+        "{}: damaged at {} byte range(s) {:?} ({} bytes); the original is kept as {}; {} intact records kept",
+        path.display(),
+        ranges.len(),
+        ranges,
+        found.bad_bytes(),
+        copy.display(),
+        found.frames.len()
+    );
+    Ok(DamagedJournal {
+        copy: copy.to_string_lossy().into_owned(),
+        ranges,
+        bad_bytes: found.bad_bytes(),
+        kept_records: found.frames.len(),
+        lost_jobs: Vec::new(),
+    })
 }

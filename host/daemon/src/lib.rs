@@ -13,6 +13,7 @@ pub mod driver;
 pub mod error;
 pub mod executor;
 pub mod extract;
+pub mod frames;
 pub mod identity;
 pub mod image;
 pub mod journal;
@@ -20,6 +21,7 @@ pub mod request;
 pub mod routes;
 pub mod server;
 pub mod snapshot;
+pub mod state_dir;
 pub mod store;
 
 use std::os::unix::fs::PermissionsExt;
@@ -30,11 +32,13 @@ use std::sync::mpsc;
 use driver::{Driver, DriverOptions, Msg};
 use error::DaemonError;
 use executor::local::LocalExecutor;
+use journal::OnDamage;
 use sluice_runtime::Loader;
 
 /// What `sluice serve` starts with.
 pub struct ServeOptions {
-    /// The state directory (socket, journal, snapshot, job spool).
+    /// The state directory (socket, journal, snapshot, job spool); it must be the daemon's own
+    /// ([`state_dir::prepare`]).
     pub state_dir: PathBuf,
     /// The cluster file; `None` is the embedded demo cluster.
     pub cluster_file: Option<PathBuf>,
@@ -44,17 +48,20 @@ pub struct ServeOptions {
     pub listen: Option<(String, caller::Token)>,
     /// The plugin loader.
     pub loader: Loader,
+    /// Start even on a damaged journal: copy it aside and keep every intact record.
+    pub recover_damaged_journal: bool,
+}
+
+/// A refused state path as a start-up error.
+fn store_error(e: state_dir::Untrusted) -> DaemonError {
+    DaemonError::Store(e.into())
 }
 
 /// Takes the state directory's lock so two daemons never share a journal.
 fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File, DaemonError> {
     use std::os::fd::AsRawFd;
     let path = dir.join("lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
+    let f = journal::open_private(&path, true)
         .map_err(|e| DaemonError::Listen(format!("{}: {e}", path.display())))?;
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         return Err(DaemonError::Listen(format!(
@@ -70,10 +77,10 @@ pub fn serve(
     opts: ServeOptions,
     ready: impl FnOnce(&sluice_api::RecoveryReport),
 ) -> Result<(), DaemonError> {
-    let dir = opts.state_dir.clone();
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| DaemonError::Other(format!("{}: {e}", dir.display())))?;
-    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+    let dir = state_dir::prepare(&opts.state_dir).map_err(store_error)?;
+    if let Some(f) = &opts.daemon_file {
+        state_dir::check_settings(f).map_err(store_error)?;
+    }
     let _lock = lock_dir(&dir)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let dopts = DriverOptions {
@@ -84,6 +91,11 @@ pub fn serve(
         state_dir: dir.clone(),
         cluster_file: opts.cluster_file.clone(),
         loader: opts.loader.clone(),
+        on_damage: if opts.recover_damaged_journal {
+            OnDamage::Recover
+        } else {
+            OnDamage::Refuse
+        },
     };
     let spool = dir.join("jobs");
     let (ready_tx, ready_rx) = mpsc::channel();

@@ -1,11 +1,15 @@
 //! Snapshots of the image: written to a temporary file, fsynced, renamed over the old one and the
 //! directory fsynced, so a crash leaves either the old snapshot or the new one, never half of one.
 //!
+//! The file is 0600 (it holds every submitter's environment). A write that fails (a full disk)
+//! removes its temporary file and leaves the old snapshot and the journal as they were.
+//!
 //! The file is a one-line JSON header (`{"version":1,"crc":…,"len":…}`) and the image as JSON;
 //! the checksum covers the image's bytes exactly as written.
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -37,18 +41,30 @@ pub fn write(path: &Path, image: &Image) -> Result<(), StoreError> {
         len: body.len(),
     };
     let tmp = path.with_extension("tmp");
-    {
-        let mut f = File::create(&tmp).map_err(io)?;
-        serde_json::to_writer(&mut f, &header).map_err(|e| io(e.into()))?;
-        f.write_all(b"\n").map_err(io)?;
-        f.write_all(&body).map_err(io)?;
-        f.sync_all().map_err(io)?;
+    let written = write_file(&tmp, &header, &body).and_then(|()| fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(io(e));
     }
-    fs::rename(&tmp, path).map_err(io)?;
     if let Some(dir) = path.parent() {
         File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
     }
     Ok(())
+}
+
+/// Writes header and body to a new private file at `tmp` and syncs it.
+fn write_file(tmp: &Path, header: &Header, body: &[u8]) -> std::io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(tmp)?;
+    serde_json::to_writer(&mut f, header)?;
+    f.write_all(b"\n")?;
+    f.write_all(body)?;
+    f.sync_all()
 }
 
 /// Reads the snapshot at `path`; `None` if there is none.

@@ -1,14 +1,19 @@
 //! The durable store: the image, its snapshot and the journal since, and recovery from both.
+//!
+//! A job id once acknowledged is never handed out again: the next id is above every id any
+//! readable record names, so a recovered journal whose damage swallowed a submission does not
+//! reuse that job's id. Changes asked for by clients are admitted only when the journal has room
+//! for them and for the daemon's own records after them ([`Store::admit`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::error::StoreError;
 pub use sluice_api::RecoveryReport;
 
 use crate::image::{Image, Record};
-use crate::journal::{Entry, Journal};
+use crate::journal::{Entry, Journal, OnDamage};
 use crate::snapshot;
 
 /// The image and the files that keep it.
@@ -19,11 +24,20 @@ pub struct Store {
     since_snapshot: usize,
     /// What the last open recovered.
     pub recovery: RecoveryReport,
+    /// No snapshot is tried before this (one just failed, likely for want of space).
+    snapshot_retry: Option<Instant>,
 }
 
+/// Journal room kept for the daemon's own records (jobs starting and ending) beyond a client's
+/// change: a client change is refused before it would eat into it.
+pub const OWN_RECORDS_ROOM: u64 = 256 << 10;
+/// How long after a failed snapshot the next is tried.
+const SNAPSHOT_RETRY: Duration = Duration::from_secs(30);
+
 impl Store {
-    /// Opens the store in `dir`: snapshot, then every journal record after it; a torn tail is cut.
-    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+    /// Opens the store in `dir`: snapshot, then every journal record after it; a torn last record
+    /// is cut, a damaged journal refused or recovered as `on_damage` says.
+    pub fn open(dir: &Path, on_damage: OnDamage) -> Result<Self, StoreError> {
         let started = Instant::now();
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
             path: dir.to_path_buf(),
@@ -32,21 +46,33 @@ impl Store {
         let snap = snapshot::read(&dir.join("snapshot.json"))?;
         let had_snapshot = snap.is_some();
         let mut image = snap.unwrap_or_else(|| Image::new(1));
-        let (journal, replay) = Journal::open(&dir.join("journal.log"))?;
+        let (journal, replay) = Journal::open(&dir.join("journal.log"), on_damage)?;
         let mut report = RecoveryReport {
             snapshot: had_snapshot,
             truncated_bytes: replay.truncated,
+            damaged: replay.damaged,
             ..RecoveryReport::default()
         };
+        let mut named = 0;
         for entry in &replay.records {
+            named = named.max(entry.rec.job_id().unwrap_or(0));
             if entry.seq <= image.seq {
                 report.skipped += 1;
                 continue;
             }
+            if let Some(id) = entry.rec.job_id()
+                && !image.jobs.contains_key(&id)
+                && !matches!(entry.rec, Record::Submit { .. })
+                && let Some(d) = report.damaged.as_mut()
+                && !d.lost_jobs.contains(&id)
+            {
+                d.lost_jobs.push(id);
+            }
             image.apply(&entry.rec);
-            image.seq = entry.seq;
+            image.seq = entry.seq.max(image.seq);
             report.replayed += 1;
         }
+        image.next_id = image.next_id.max(named + 1);
         report.millis = started.elapsed().as_secs_f64() * 1e3;
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -54,7 +80,19 @@ impl Store {
             since_snapshot: report.replayed,
             image,
             recovery: report,
+            snapshot_retry: None,
         })
+    }
+
+    /// Reserves journal room for a client's change of about `bytes`, plus room for the daemon's
+    /// own records after it; [`StoreError::Full`] (nothing changed) when the disk has none.
+    pub fn admit(&mut self, bytes: u64) -> Result<(), StoreError> {
+        self.journal.ensure_room(bytes + OWN_RECORDS_ROOM)
+    }
+
+    /// Whether a snapshot is due: `every` records since the last, and no failed one just before.
+    pub fn snapshot_due(&self, every: usize) -> bool {
+        self.since_snapshot >= every && self.snapshot_retry.is_none_or(|t| Instant::now() >= t)
     }
 
     /// The current image.
@@ -91,7 +129,11 @@ impl Store {
         self.journal.sync()?;
         self.image.usage = usage;
         self.image.usage_time = now;
-        snapshot::write(&self.dir.join("snapshot.json"), &self.image)?;
+        if let Err(e) = snapshot::write(&self.dir.join("snapshot.json"), &self.image) {
+            self.snapshot_retry = Some(Instant::now() + SNAPSHOT_RETRY);
+            return Err(e);
+        }
+        self.snapshot_retry = None;
         // A crash here leaves records the snapshot holds; their sequence numbers skip them.
         self.journal.reset()?;
         self.since_snapshot = 0;

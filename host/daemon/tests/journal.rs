@@ -1,34 +1,14 @@
 //! Journal and store: checksummed frames, a torn tail cut off, replay equal to the state before the crash.
 
+mod common;
+
 use std::io::Write;
 
+use common::{submit, tmp};
+use sluice_daemon::error::StoreError;
 use sluice_daemon::image::{Image, Record, State};
-use sluice_daemon::journal::{Entry, Journal, encode};
-use sluice_daemon::request::SubmitRequest;
+use sluice_daemon::journal::{Entry, Journal, OnDamage, encode};
 use sluice_daemon::store::Store;
-
-/// A fresh directory for test `name`, removed when the returned guard drops.
-fn tmp(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("sluice-journal-{name}-"))
-        .tempdir()
-        .unwrap()
-}
-
-fn submit(id: u64) -> Record {
-    Record::Submit {
-        id,
-        time: 1000 + id as i64,
-        uid: 1000,
-        user: "alice".into(),
-        request: Box::new(SubmitRequest {
-            name: Some(format!("job{id}")),
-            script: "#!/bin/sh\ntrue\n".into(),
-            ..SubmitRequest::default()
-        }),
-        hold: false,
-    }
-}
 
 #[test]
 fn records_round_trip_and_a_torn_tail_is_cut() {
@@ -36,7 +16,7 @@ fn records_round_trip_and_a_torn_tail_is_cut() {
     let dir = scratch.path();
     let path = dir.join("journal.log");
     {
-        let (mut j, replay) = Journal::open(&path).unwrap();
+        let (mut j, replay) = Journal::open(&path, OnDamage::Refuse).unwrap();
         assert!(replay.records.is_empty());
         for i in 1..=5 {
             j.append(&Entry {
@@ -59,7 +39,7 @@ fn records_round_trip_and_a_torn_tail_is_cut() {
         .unwrap()
         .write_all(&frame[..frame.len() / 2])
         .unwrap();
-    let (mut j, replay) = Journal::open(&path).unwrap();
+    let (mut j, replay) = Journal::open(&path, OnDamage::Refuse).unwrap();
     assert_eq!(replay.records.len(), 5);
     assert_eq!(replay.truncated, (frame.len() / 2) as u64);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), good_len);
@@ -71,18 +51,18 @@ fn records_round_trip_and_a_torn_tail_is_cut() {
     .unwrap();
     j.sync().unwrap();
     drop(j);
-    let (_, replay) = Journal::open(&path).unwrap();
+    let (_, replay) = Journal::open(&path, OnDamage::Refuse).unwrap();
     assert_eq!(replay.records.len(), 6);
     assert_eq!(replay.records[5].seq, 6);
 }
 
 #[test]
-fn a_flipped_byte_fails_the_checksum_and_ends_the_log_there() {
+fn a_flipped_byte_before_intact_records_is_refused_and_the_file_kept() {
     let scratch = tmp("crc");
     let dir = scratch.path();
     let path = dir.join("journal.log");
     {
-        let (mut j, _) = Journal::open(&path).unwrap();
+        let (mut j, _) = Journal::open(&path, OnDamage::Refuse).unwrap();
         for i in 1..=3 {
             j.append(&Entry {
                 seq: i,
@@ -100,9 +80,19 @@ fn a_flipped_byte_fails_the_checksum_and_ends_the_log_there() {
     .len();
     bytes[second + 20] ^= 0x55; // inside the second record's payload
     std::fs::write(&path, &bytes).unwrap();
-    let (_, replay) = Journal::open(&path).unwrap();
-    assert_eq!(replay.records.len(), 1);
-    assert_eq!(replay.truncated as usize, bytes.len() - second);
+    match Journal::open(&path, OnDamage::Refuse) {
+        Err(StoreError::Damaged {
+            offset,
+            records_after,
+            ..
+        }) => {
+            assert_eq!(offset as usize, second);
+            assert_eq!(records_after, 1);
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("a damaged journal was opened"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
 
 #[test]
@@ -111,7 +101,7 @@ fn store_replay_equals_the_state_before_the_crash() {
     let dir = scratch.path();
     let before: Image;
     {
-        let mut s = Store::open(&dir).unwrap();
+        let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
         for i in 1..=20 {
             s.commit(submit(i)).unwrap();
         }
@@ -140,7 +130,7 @@ fn store_replay_equals_the_state_before_the_crash() {
         before = s.image().clone();
         // No clean shutdown: the store is just dropped, as by kill -9.
     }
-    let s = Store::open(&dir).unwrap();
+    let s = Store::open(dir, OnDamage::Refuse).unwrap();
     assert!(s.recovery.snapshot);
     assert_eq!(s.recovery.replayed, 2);
     assert_eq!(s.image(), &before);
@@ -155,7 +145,7 @@ fn store_replay_equals_the_state_before_the_crash() {
 fn records_a_snapshot_already_holds_are_skipped() {
     let scratch = tmp("skip");
     let dir = scratch.path();
-    let mut s = Store::open(&dir).unwrap();
+    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
     for i in 1..=3 {
         s.commit(submit(i)).unwrap();
     }
@@ -165,7 +155,7 @@ fn records_a_snapshot_already_holds_are_skipped() {
     s.snapshot(Default::default(), 0).unwrap();
     drop(s);
     std::fs::write(dir.join("journal.log"), journal).unwrap();
-    let s = Store::open(&dir).unwrap();
+    let s = Store::open(dir, OnDamage::Refuse).unwrap();
     assert_eq!(s.recovery.skipped, 3);
     assert_eq!(s.recovery.replayed, 0);
     assert_eq!(s.image().jobs.len(), 3);

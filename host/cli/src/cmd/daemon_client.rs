@@ -1,5 +1,5 @@
 //! What every client command shares: finding the daemon (`--state-dir`, `SLUICE_STATE_DIR`, or
-//! the default `$XDG_RUNTIME_DIR/sluice`, else `/tmp/sluice-$UID`) and printing JSON.
+//! the default: your own daemon's directory if its socket is there, else the site's /var/lib/sluice) and printing JSON.
 
 use std::path::PathBuf;
 
@@ -8,7 +8,7 @@ use sluice_daemon::client::{Client, default_state_dir};
 /// Options of every client command.
 #[derive(clap::Args, Clone, Debug)]
 pub struct Conn {
-    /// The daemon's state directory (default: $XDG_RUNTIME_DIR/sluice, else /tmp/sluice-$UID).
+    /// The daemon's state directory (default: your own daemon's, $XDG_STATE_HOME/sluice or ~/.local/state/sluice, if it runs, else root's /var/lib/sluice).
     #[arg(long, env = "SLUICE_STATE_DIR", global = true)]
     pub state_dir: Option<PathBuf>,
     /// Print the daemon's answer as JSON.

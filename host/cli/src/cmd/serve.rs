@@ -1,15 +1,19 @@
 //! `sluice serve`: run the daemon (API on `DIR/sluice.sock`, journal and snapshots in DIR).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use sluice_daemon::caller::Token;
-use sluice_daemon::{ServeOptions, client::default_state_dir};
+use sluice_daemon::{ServeOptions, state_dir};
+use sluice_runtime::Loader;
+use sluice_runtime::compile::WasmEngine;
 
 /// Arguments of `sluice serve`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// State directory: socket, journal, snapshot, job spool (default: $XDG_RUNTIME_DIR/sluice, else /tmp/sluice-$UID).
+    /// State directory: socket, journal, snapshot, job spool. It must be the daemon's user's and
+    /// writable by no one else; it is created 0700 (0711 for root, so users reach the socket).
+    /// Default: /var/lib/sluice for root, else $XDG_STATE_HOME/sluice or ~/.local/state/sluice.
     #[arg(long, env = "SLUICE_STATE_DIR")]
     state_dir: Option<PathBuf>,
     /// Cluster configuration (sluice TOML); default: the embedded demo cluster.
@@ -25,6 +29,10 @@ pub struct Args {
     /// File holding the bearer token TCP clients must send (read once, surrounding space trimmed).
     #[arg(long, requires = "listen")]
     token_file: Option<PathBuf>,
+    /// Start even though the journal is damaged (a bad record with intact records after it):
+    /// copy the journal aside as journal.log.damaged-TIME and keep every intact record.
+    #[arg(long)]
+    recover_damaged_journal: bool,
 }
 
 /// The TCP bearer token: from `--token-file`, else `SLUICE_TOKEN`; never from the command line,
@@ -49,9 +57,28 @@ fn token(file: Option<&PathBuf>) -> anyhow::Result<Token> {
     }
 }
 
+/// The daemon's plugin loader. It runs code it finds compiled in its cache, so the cache must be
+/// root's or the daemon's user's alone; when the usual one is not (say `/tmp/sluice/components`,
+/// made first by another user, for a daemon without HOME), the cache moves into the state
+/// directory.
+fn loader(state_dir: &Path) -> Loader {
+    let cache = match state_dir::prepare_code_dir(&super::plugin::cache_dir()) {
+        Ok(dir) => dir,
+        Err(e) => {
+            let own = state_dir.join("components");
+            tracing::warn!(
+                "compiled-component cache refused: {e}; using {}",
+                own.display()
+            );
+            own
+        }
+    };
+    Loader::new(WasmEngine::new(Some(cache)))
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let state_dir = args.state_dir.unwrap_or_else(default_state_dir);
+    let state_dir = args.state_dir.unwrap_or_else(state_dir::default_dir);
     let listen = match args.listen {
         Some(addr) => Some((addr, token(args.token_file.as_ref())?)),
         None => None,
@@ -61,7 +88,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cluster_file: args.config,
         daemon_file: args.daemon_config,
         listen,
-        loader: super::plugin::loader(),
+        loader: loader(&state_dir),
+        recover_damaged_journal: args.recover_damaged_journal,
     };
     sluice_daemon::serve(opts, |r| {
         eprintln!(
@@ -76,6 +104,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 String::new()
             }
         );
+        if let Some(d) = &r.damaged {
+            eprintln!(
+                "sluice serve: the journal was damaged ({} bytes in {} ranges); the original is kept as {}; kept {} intact records{}",
+                d.bad_bytes,
+                d.ranges.len(),
+                d.copy,
+                d.kept_records,
+                if d.lost_jobs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; submissions lost for jobs {:?} (their ids are not reused)", d.lost_jobs)
+                }
+            );
+        }
     })
     .with_context(|| format!("sluice serve --state-dir {}", state_dir.display()))
 }

@@ -32,7 +32,7 @@ impl Driver {
                 }
             }
             Msg::Api { who, req, reply } => {
-                let result = self.api(&who, req);
+                let result = self.admit(&req).and_then(|()| self.api(&who, req));
                 replies.push((reply, result));
             }
             Msg::Exited(report) => self.exited(report),

@@ -18,6 +18,7 @@ mod jobs;
 mod plugins;
 mod recording;
 mod recover;
+mod room;
 mod runs;
 mod shadow;
 mod views;
@@ -70,6 +71,8 @@ pub struct DriverOptions {
     pub daemon_file: PathBuf,
     /// The plugin loader.
     pub loader: Loader,
+    /// What to do with a damaged journal.
+    pub on_damage: crate::journal::OnDamage,
 }
 
 /// The state the driver thread owns.
@@ -274,7 +277,7 @@ impl Driver {
     }
 
     fn maybe_snapshot(&mut self) {
-        if self.store.since_snapshot() < self.cfg.snapshot_every {
+        if !self.store.snapshot_due(self.cfg.snapshot_every) {
             return;
         }
         if let Err(e) = self.snapshot() {

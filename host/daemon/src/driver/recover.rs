@@ -28,7 +28,7 @@ pub(super) fn start(
     tx: Sender<Msg>,
 ) -> Result<Driver, DaemonError> {
     let cfg = crate::config::load(&opts.daemon_file).map_err(DaemonError::Config)?;
-    let store = Store::open(&opts.state_dir)?;
+    let store = Store::open(&opts.state_dir, opts.on_damage)?;
     let cluster = load_cluster(&opts)?;
     let specs = specs::from_cluster(&cluster);
     let set = PolicySet::load_for_cluster(&opts.loader, &cluster)
@@ -149,8 +149,11 @@ impl Driver {
             }
         }
         self.store.sync()?;
-        // Compacts the journal so the next start replays only what follows.
-        self.snapshot()?;
+        // Compacts the journal so the next start replays only what follows; without room for
+        // a snapshot the journal keeps everything and the daemon starts all the same.
+        if let Err(e) = self.snapshot() {
+            tracing::warn!("start-up snapshot skipped (the journal keeps everything): {e}");
+        }
         let _ = JobState::Pending;
         Ok(())
     }

@@ -1,0 +1,86 @@
+//! Room on disk for a client's change, asked before the change is made: on a full file system
+//! the change is refused with 507 and nothing in memory moves ahead of the journal, while reads
+//! go on being answered.
+
+use std::io::Write;
+
+use super::Driver;
+use crate::api::{ApiError, ApiRequest};
+use crate::error::StoreError;
+
+/// Journal bytes allowed for a change besides the request's own size (record envelope, records
+/// of the daemon's decisions that follow at once).
+const ENVELOPE: u64 = 4 << 10;
+
+/// Counts bytes written to it.
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes `value` takes as JSON, counted without keeping them.
+fn json_len<T: serde::Serialize>(value: &T) -> u64 {
+    let mut n = Count(0);
+    let _ = serde_json::to_writer(&mut n, value);
+    n.0
+}
+
+/// Journal bytes a request's records may take, or `None` when it writes no record.
+fn journal_bound(req: &ApiRequest) -> Option<u64> {
+    match req {
+        ApiRequest::Submit(r) => Some(json_len(r) + ENVELOPE),
+        ApiRequest::Update(_, u) => Some(json_len(u) + ENVELOPE),
+        ApiRequest::CreateReservation(r) => Some(json_len(r) + ENVELOPE),
+        ApiRequest::StepStart(_, s) => Some(json_len(s) + ENVELOPE),
+        ApiRequest::NodeAction { nodes, reason, .. } => {
+            Some((nodes.len() + reason.len()) as u64 + ENVELOPE)
+        }
+        ApiRequest::DeleteReservation(name) => Some(name.len() as u64 + ENVELOPE),
+        ApiRequest::Cancel { .. }
+        | ApiRequest::Hold(_)
+        | ApiRequest::Release(_)
+        | ApiRequest::StepEnd { .. }
+        | ApiRequest::Reconfigure => Some(ENVELOPE),
+        ApiRequest::Health
+        | ApiRequest::Metrics
+        | ApiRequest::ListJobs(_)
+        | ApiRequest::ShowJob(_)
+        | ApiRequest::Nodes
+        | ApiRequest::ShowNode(_)
+        | ApiRequest::Partitions
+        | ApiRequest::Licenses
+        | ApiRequest::Reservations
+        | ApiRequest::Share
+        | ApiRequest::Prio
+        | ApiRequest::Plugins
+        | ApiRequest::Swap { .. }
+        | ApiRequest::Rollback(_)
+        | ApiRequest::ShadowStart { .. }
+        | ApiRequest::ShadowReport
+        | ApiRequest::ShadowStop
+        | ApiRequest::Config => None,
+    }
+}
+
+impl Driver {
+    /// Reserves journal room for `req`'s records; a full disk is a 507 naming the file system.
+    pub(super) fn admit(&mut self, req: &ApiRequest) -> Result<(), ApiError> {
+        let Some(bytes) = journal_bound(req) else {
+            return Ok(());
+        };
+        self.store.admit(bytes).map_err(|e| match e {
+            StoreError::Full { .. } => {
+                self.metrics.refused += 1;
+                ApiError::insufficient_storage(e.to_string())
+            }
+            other => ApiError::internal(other.to_string()),
+        })
+    }
+}

@@ -1,0 +1,277 @@
+//! The state directory is the daemon's own: created private, and refused when another user owns
+//! it, could write to it or to a directory above it, or put a symlink in its place.
+//!
+//! As Slurm's StateSaveLocation, root's default is `/var/lib/sluice`; another user's daemon keeps
+//! its state under `$XDG_STATE_HOME/sluice` (else `~/.local/state/sluice`). The directory is
+//! 0700, except that root's is 0711: root's daemon serves every user on `sluice.sock`, so others
+//! may pass through the directory to reach the socket, but not list it; every file in it is 0600.
+
+use std::fs;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Root's state directory when none is given.
+pub const SYSTEM_DIR: &str = "/var/lib/sluice";
+
+/// The files of a state directory the daemon reads or writes, checked at start-up.
+pub const STATE_FILES: [&str; 5] = [
+    "lock",
+    "journal.log",
+    "snapshot.json",
+    "snapshot.tmp",
+    "daemon.toml",
+];
+
+/// The directories inside the state directory: the job spool and the compiled-component cache
+/// used when the usual one is not safe.
+pub const OWN_DIRS: [&str; 2] = ["jobs", "components"];
+
+/// Why a path of the state was refused: the path, what was found and what was expected.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {found}; expected {expected}", path.display())]
+pub struct Untrusted {
+    /// The path refused.
+    pub path: PathBuf,
+    /// What it is.
+    pub found: String,
+    /// What the daemon needs it to be.
+    pub expected: String,
+}
+
+fn untrusted(path: &Path, found: impl Into<String>, expected: impl Into<String>) -> Untrusted {
+    Untrusted {
+        path: path.to_path_buf(),
+        found: found.into(),
+        expected: expected.into(),
+    }
+}
+
+/// The daemon's effective uid.
+fn euid() -> u32 {
+    unsafe { libc::geteuid() }
+}
+
+/// The state directory when neither `--state-dir` nor `SLUICE_STATE_DIR` names one: root's is
+/// [`SYSTEM_DIR`]; a user's `$XDG_STATE_HOME/sluice`, else `$HOME/.local/state/sluice`, else
+/// `/tmp/sluice-$UID` (refused at start-up if someone else created it first).
+pub fn default_dir() -> PathBuf {
+    let uid = euid();
+    if uid == 0 {
+        return PathBuf::from(SYSTEM_DIR);
+    }
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("XDG_STATE_HOME").filter(|d| d.is_absolute()) {
+        return d.join("sluice");
+    }
+    if let Some(h) = env("HOME").filter(|d| d.is_absolute()) {
+        return h.join(".local/state/sluice");
+    }
+    PathBuf::from(format!("/tmp/sluice-{uid}"))
+}
+
+/// The mode the directory is created with and tightened to.
+pub fn dir_mode() -> u32 {
+    if euid() == 0 { 0o711 } else { 0o700 }
+}
+
+/// Creates `dir` if needed and checks it, every directory above it and the state files in it;
+/// returns its canonical path, which the daemon uses from then on (so no symlink above it can
+/// be re-pointed later). Modes of its own files that others could read are tightened.
+pub fn prepare(dir: &Path) -> Result<PathBuf, Untrusted> {
+    let io = |e: std::io::Error| untrusted(dir, e.to_string(), "a directory the daemon can create");
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(parent).map_err(io)?;
+    }
+    match fs::DirBuilder::new().mode(dir_mode()).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(e)),
+    }
+    check_dir(dir)?;
+    let canonical = fs::canonicalize(dir).map_err(io)?;
+    for ancestor in canonical.ancestors().skip(1) {
+        check_ancestor(ancestor)?;
+    }
+    for name in STATE_FILES {
+        check_file(&canonical.join(name))?;
+    }
+    for sub in OWN_DIRS {
+        check_own_dir(&canonical.join(sub))?;
+    }
+    Ok(canonical)
+}
+
+/// The state directory itself: a real directory, the daemon's user's, writable by no one else.
+fn check_dir(dir: &Path) -> Result<(), Untrusted> {
+    let m = fs::symlink_metadata(dir)
+        .map_err(|e| untrusted(dir, e.to_string(), "the state directory"))?;
+    let want = format!(
+        "a directory owned by uid {} with mode {:o} (not a symlink)",
+        euid(),
+        dir_mode()
+    );
+    if m.file_type().is_symlink() {
+        return Err(untrusted(dir, "a symlink", want));
+    }
+    if !m.is_dir() {
+        return Err(untrusted(dir, "not a directory", want));
+    }
+    if m.uid() != euid() {
+        return Err(untrusted(dir, format!("owned by uid {}", m.uid()), want));
+    }
+    let mode = m.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(untrusted(
+            dir,
+            format!("mode {mode:o}: writable by group or others"),
+            want,
+        ));
+    }
+    if mode & 0o777 != dir_mode() {
+        tracing::warn!("{}: mode {mode:o} set to {:o}", dir.display(), dir_mode());
+        fs::set_permissions(dir, fs::Permissions::from_mode(dir_mode()))
+            .map_err(|e| untrusted(dir, e.to_string(), "a directory whose mode can be set"))?;
+    }
+    Ok(())
+}
+
+/// A directory above the state directory: root's or the daemon's user's, and writable by no one
+/// else unless sticky (as `/tmp`), so nobody else can rename the state directory away.
+fn check_ancestor(dir: &Path) -> Result<(), Untrusted> {
+    let m = fs::symlink_metadata(dir)
+        .map_err(|e| untrusted(dir, e.to_string(), "a readable directory"))?;
+    let want = format!(
+        "a directory above the state owned by root or uid {}, not writable by group or others unless sticky",
+        euid()
+    );
+    if m.uid() != 0 && m.uid() != euid() {
+        return Err(untrusted(dir, format!("owned by uid {}", m.uid()), want));
+    }
+    let sticky = m.mode() & 0o1000 != 0;
+    if m.mode() & 0o022 != 0 && !sticky {
+        return Err(untrusted(
+            dir,
+            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
+            want,
+        ));
+    }
+    Ok(())
+}
+
+/// A state file, if it exists: a regular file of the daemon's user, writable by no one else;
+/// readable by others is tightened to 0600 (earlier versions wrote 0644).
+pub fn check_file(path: &Path) -> Result<(), Untrusted> {
+    let m = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(untrusted(path, e.to_string(), "a readable file")),
+    };
+    let want = format!("a regular file owned by uid {} with mode 600", euid());
+    if m.file_type().is_symlink() {
+        return Err(untrusted(path, "a symlink", want));
+    }
+    if !m.is_file() {
+        return Err(untrusted(path, "not a regular file", want));
+    }
+    if m.uid() != euid() {
+        return Err(untrusted(path, format!("owned by uid {}", m.uid()), want));
+    }
+    let mode = m.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(untrusted(
+            path,
+            format!("mode {mode:o}: writable by group or others"),
+            want,
+        ));
+    }
+    if mode & 0o077 != 0 {
+        tracing::warn!("{}: mode {mode:o} tightened to 600", path.display());
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+            .map_err(|e| untrusted(path, e.to_string(), "a file whose mode can be set"))?;
+    }
+    Ok(())
+}
+
+/// A directory inside the state directory, if it exists: a real directory of the daemon's user,
+/// writable by no one else.
+fn check_own_dir(path: &Path) -> Result<(), Untrusted> {
+    let m = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(untrusted(path, e.to_string(), "a readable directory")),
+    };
+    let want = format!(
+        "a directory owned by uid {}, not writable by group or others",
+        euid()
+    );
+    if m.file_type().is_symlink() || !m.is_dir() {
+        return Err(untrusted(path, "not a directory (or a symlink)", want));
+    }
+    if m.uid() != euid() {
+        return Err(untrusted(path, format!("owned by uid {}", m.uid()), want));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(untrusted(
+            path,
+            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
+            want,
+        ));
+    }
+    Ok(())
+}
+
+/// A settings file named outside the state directory (`serve --daemon-config`): it decides who
+/// is an admin, so it must be root's or the daemon's user's and writable by no one else (a
+/// symlink is followed: configuration management often installs one).
+pub fn check_settings(path: &Path) -> Result<(), Untrusted> {
+    let m = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(untrusted(path, e.to_string(), "a readable file")),
+    };
+    let want = format!(
+        "a file owned by root or uid {}, not writable by group or others",
+        euid()
+    );
+    if m.uid() != 0 && m.uid() != euid() {
+        return Err(untrusted(path, format!("owned by uid {}", m.uid()), want));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(untrusted(
+            path,
+            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
+            want,
+        ));
+    }
+    Ok(())
+}
+
+/// A directory the daemon loads code from, such as the compiled-component cache: created 0700 if
+/// missing, and refused unless it and every directory above it are root's or the daemon's
+/// user's and writable by no one else (the cache itself not even when sticky: anyone could add
+/// a file to it). Returns its canonical path.
+pub fn prepare_code_dir(dir: &Path) -> Result<PathBuf, Untrusted> {
+    let io = |e: std::io::Error| untrusted(dir, e.to_string(), "a directory the daemon can create");
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(io)?;
+    let canonical = fs::canonicalize(dir).map_err(io)?;
+    let m = fs::metadata(&canonical).map_err(io)?;
+    if m.mode() & 0o022 != 0 {
+        return Err(untrusted(
+            &canonical,
+            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
+            "a directory writable only by root or the daemon's user",
+        ));
+    }
+    for d in canonical.ancestors() {
+        check_ancestor(d)?;
+    }
+    Ok(canonical)
+}
