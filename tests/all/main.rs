@@ -6,6 +6,7 @@ mod support;
 mod bundle_conformance;
 mod example_policy;
 mod gres_by_name;
+mod native_trust;
 mod priority_cluster;
 mod runtime_cache;
 mod runtime_containment;

@@ -89,3 +89,38 @@ fn host_grants_no_capabilities() {
     let err = sluice_runtime::loader::smoke(&mut loaded).expect_err("the panic must fault");
     assert!(matches!(err, sluice_runtime::Fault::Trap(_)), "{err}");
 }
+
+/// Issue 33, item 9: a 200 MB file is judged by its first bytes and its size, never read whole.
+#[test]
+fn big_files_are_refused_from_their_first_bytes_or_their_size() {
+    let dir = tempfile::Builder::new()
+        .prefix("sluice-big-")
+        .tempdir()
+        .unwrap();
+    for (name, head, why) in [
+        (
+            "big-garbage.wasm",
+            &b"GIF89a.."[..],
+            "not a valid component or native library",
+        ),
+        (
+            "big-component.wasm",
+            &b"\0asm\x0d\0\x01\0"[..],
+            "more than the 67108864",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        let file = std::fs::File::create(&path).unwrap();
+        std::io::Write::write_all(&mut &file, head).unwrap();
+        file.set_len(200 << 20).unwrap(); // sparse: no 200 MB written
+        let err = loader()
+            .load(&spec(PluginKind::Priority, path.to_str().unwrap()))
+            .err()
+            .unwrap();
+        assert!(
+            matches!(err, LoadError::Format { .. } | LoadError::Refused { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains(why), "{name}: {err}");
+    }
+}

@@ -12,8 +12,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{Daemon, log_of, state_dir};
-use sluice_api::{ErrorBody, Health, Job};
-use sluice_daemon::client::{Client, Target, socket_path};
+use sluice_api::{
+    ErrorBody, Health, Job, JobSubmitted, NodeActionDone, NodeActionRequest, Reservation,
+    ReservationCreated,
+};
+use sluice_daemon::client::{Client, Target, segment, socket_path};
 use sluice_daemon::server::MAX_CONNECTIONS;
 
 const TOKEN: &str = "hostile-test-token";
@@ -297,4 +300,174 @@ fn the_tcp_token_comes_from_the_environment_or_a_file_never_the_command_line() {
         c.get::<Health>("/v1/health").ok()
     });
     assert_eq!(h.status, "ok");
+}
+
+/// `sluice ARGS… --state-dir DIR` run as uid 65534 (nobody), an unprivileged second user.
+fn as_nobody(dir: &Path, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(common::BIN)
+        .args(args)
+        .arg("--state-dir")
+        .arg(dir)
+        .current_dir("/")
+        .env_clear()
+        .uid(65534)
+        .output()
+        .unwrap()
+}
+
+/// Issue 33, item 9: each bad input as the issue wrote it is refused with a message naming it,
+/// by the rule submit and update share, and creates no job.
+#[test]
+fn bad_job_requests_are_refused_by_one_rule_and_create_no_job() {
+    let scratch = state_dir("input");
+    let dir = scratch.path();
+    let _daemon = Daemon::start(dir);
+    let mut c = Client::new(dir);
+
+    // ntasks = cpus_per_task = 4294967295: even an admin's is refused, in full figures.
+    let mut huge = common::wrap("huge", "true", dir);
+    huge.ntasks = Some(u32::MAX);
+    huge.cpus_per_task = Some(u32::MAX);
+    let err = c
+        .post::<_, JobSubmitted>("/v1/jobs", &huge)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("requested node configuration is not available")
+            && err.contains("4294967295 × 4294967295 = 18446744065119617025 CPUs"),
+        "{err}"
+    );
+
+    // An empty body, and two Content-Length headers that differ (the last once won).
+    let (status, body) = raw(
+        unix(dir),
+        b"POST /v1/jobs HTTP/1.1\r\nHost: sluice\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    )
+    .expect("no answer to an empty submission");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("the body is empty"), "{body}");
+    let job = serde_json::to_string(&common::wrap("twice", "true", dir)).unwrap();
+    let twice = |first: usize, second: usize| {
+        format!(
+            "POST /v1/jobs HTTP/1.1\r\nHost: sluice\r\nContent-Length: {first}\r\nContent-Length: {second}\r\n\r\n{job}"
+        )
+        .into_bytes()
+    };
+    for (first, second) in [(job.len(), 2), (2, job.len())] {
+        let (status, body) = raw(unix(dir), twice(first, second)).expect("no answer");
+        assert_eq!(status, 400, "Content-Length {first} and {second}: {body}");
+    }
+    // An admin's node update and reservation naming 16.7 million hosts: refused from the
+    // ranges, before a name is made.
+    let many = vec!["n[0-65535]"; 256].join(",");
+    let drain = NodeActionRequest {
+        reason: "maintenance".into(),
+    };
+    let err = c
+        .post::<_, NodeActionDone>(&format!("/v1/nodes/{}/drain", segment(&many)), &drain)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("expected at most 65536 in all"), "{err}");
+    let reservation = Reservation {
+        name: "everything".into(),
+        start: 0,
+        end: i64::MAX,
+        nodes: vec![many],
+        users: vec!["root".into()],
+        ..Reservation::default()
+    };
+    let err = c
+        .post::<_, ReservationCreated>("/v1/reservations", &reservation)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("expected at most 65536 in all"), "{err}");
+
+    assert!(
+        common::all_jobs(dir).is_empty(),
+        "a refused request created a job: {:?}",
+        common::all_jobs(dir)
+    );
+
+    // Equal lengths frame the body unambiguously (hyper keeps one, as RFC 9110 allows): one
+    // job. And the queue is not blocked by what was refused: it runs.
+    let (status, body) = raw(unix(dir), twice(job.len(), job.len())).expect("no answer");
+    assert_eq!(status, 200, "{body}");
+    let ok: JobSubmitted = serde_json::from_str(&body).unwrap();
+    assert_eq!(common::all_jobs(dir).len(), 1);
+    common::wait_for(dir, ok.job_id, &["COMPLETED"], 30);
+
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { geteuid() } != 0 {
+        eprintln!("non-admin cases skipped: switching uid needs root");
+        return;
+    }
+    // A non-admin's negative nice, at submit: out of Slurm's range, then merely negative.
+    for (nice, why) in [
+        (
+            "--nice=-2147483648",
+            "expected between -2147483645 and 2147483645",
+        ),
+        ("--nice=-1", "only an admin may set a negative nice"),
+    ] {
+        let out = as_nobody(dir, &["submit", "--export-none", nice, "--wrap", "true"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(why), "{nice}: {err}");
+    }
+    assert_eq!(
+        common::all_jobs(dir).len(),
+        1,
+        "a refused submission created a job"
+    );
+    // The same rule at update: a held job of nobody's may be made nicer, not less nice.
+    let out = as_nobody(
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "--export-none",
+            "--hold",
+            "--nice=5",
+            "--wrap",
+            "true",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let out = as_nobody(dir, &["update", "job", &id, "Nice=1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("only an admin may set a negative nice or lower it"),
+        "{err}"
+    );
+    assert!(
+        as_nobody(dir, &["update", "job", &id, "Nice=9"])
+            .status
+            .success()
+    );
+    // An admin may.
+    let root = common::sluice(
+        dir,
+        &[
+            "submit",
+            "--export-none",
+            "--nice=-1",
+            "--hold",
+            "--wrap",
+            "true",
+        ],
+    );
+    assert!(
+        root.status.success(),
+        "{}",
+        String::from_utf8_lossy(&root.stderr)
+    );
+}
+
+unsafe extern "C" {
+    fn geteuid() -> u32;
 }

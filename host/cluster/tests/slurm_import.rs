@@ -177,3 +177,47 @@ fn import_errors_point_into_slurm_conf() {
         "slurm.conf:1:19: found PriorityWeightAge=lots, expected a whole number in range"
     );
 }
+
+/// Issue 33, item 9: a `NodeName=` with three ranges once allocated 3 GB before failing; it is
+/// refused from its ranges, and the names of all lines together are capped.
+#[test]
+fn node_names_beyond_the_total_cap_are_refused_before_allocating() {
+    let started = std::time::Instant::now();
+    let err = import_slurm_conf(
+        Source::new(
+            "slurm.conf",
+            "NodeName=a[0-1023]b[0-1023]c[0-65535] CPUs=1\n",
+        ),
+        None,
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_millis(500));
+    let text = err.to_string();
+    assert!(
+        text.starts_with("slurm.conf:1:10: in hostlist `a[0-1023]b[0-1023]c[0-65535]`")
+            && text.contains("expected at most 65536 in all"),
+        "{text}"
+    );
+    let many_lines = "NodeName=n[0-40000] CPUs=1\nNodeName=m[0-40000] CPUs=1\n";
+    let err = import_slurm_conf(Source::new("slurm.conf", many_lines), None, None, None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "slurm.conf:2:10: found 40001 more nodes after 40001 on earlier lines, expected at most 65536 nodes in all"
+    );
+    let err = import_slurm_conf(
+        Source::new(
+            "slurm.conf",
+            "NodeName=n1 CPUs=1\nPartitionName=p Nodes=n[0-65535],n[0-65535]\n",
+        ),
+        None,
+        None,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("expected at most 65536 in all"), "{err}");
+}

@@ -72,6 +72,25 @@ impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Body<T> {
     }
 }
 
+/// A JSON body that must be there: an empty one is refused rather than read as the default
+/// (an empty submission must not become a job).
+pub struct Required<T>(pub T);
+
+impl<T: DeserializeOwned + Default, S: Send + Sync> FromRequest<S> for Required<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let what = format!("{} {}", req.method(), req.uri().path());
+        let Raw(bytes) = Raw::from_request(req, state).await?;
+        if bytes.is_empty() {
+            return Err(ApiError::bad(format!(
+                "{what}: the body is empty, expected a JSON object"
+            )));
+        }
+        parse(&what, &bytes).map(Required)
+    }
+}
+
 /// Path parameters; a malformed one (bad percent-encoding) is a `400` with a message.
 pub struct Params<T>(pub T);
 

@@ -18,7 +18,7 @@ use tokio::sync::oneshot;
 use crate::api::{ApiError, ApiRequest, JobFilter};
 use crate::caller::Caller;
 use crate::driver::Msg;
-use crate::extract::{Body, MAX_BODY, Params, Raw, check_query, parse};
+use crate::extract::{Body, MAX_BODY, Params, Raw, Required, check_query, parse};
 use crate::image;
 
 /// The driver's channel, the routes' state.
@@ -139,7 +139,7 @@ fn job_filter(q: &JobQuery) -> Result<JobFilter, ApiError> {
 async fn submit(
     state: State<Tx>,
     caller: Caller,
-    Body(req): Body<sluice_api::SubmitRequest>,
+    Required(req): Required<sluice_api::SubmitRequest>,
 ) -> Response {
     ask(state, caller, ApiRequest::Submit(Box::new(req))).await
 }

@@ -49,7 +49,7 @@ impl Fit<'_> {
     /// node by node: it asks for no GRES or features, and the smallest node holds its CPUs and
     /// memory ([`Fit::node_can_hold`] would say yes to each).
     pub fn every_node_can_hold(&self, job: &Job) -> bool {
-        let per_node_cpus = job.cpus().div_ceil(u64::from(job.max_nodes())) as u32;
+        let per_node_cpus = job.cpus_per_node(job.max_nodes());
         job.gres_per_node.is_empty()
             && job.gres.records.is_empty()
             && job.gres_types.is_empty()
@@ -64,7 +64,7 @@ impl Fit<'_> {
     pub fn node_can_hold(&self, job: &Job, i: usize) -> bool {
         let table = self.nodes.table();
         let kinds = table.gres_kinds.len();
-        let per_node_cpus = job.cpus().div_ceil(u64::from(job.max_nodes())) as u32;
+        let per_node_cpus = job.cpus_per_node(job.max_nodes());
         let node = &self.nodes.nodes()[i];
         table.cpus[i] >= per_node_cpus
             && table.memory_mb[i] >= job.spec.memory_per_node_mb

@@ -408,6 +408,12 @@ impl Job {
         u64::from(self.spec.tasks.max(1)) * u64::from(self.spec.cpus_per_task.max(1))
     }
 
+    /// One node's share of [`Job::cpus`] spread over `nodes` nodes, saturating: a share too big
+    /// for `u32` fits no node rather than wrapping round to a small one.
+    pub fn cpus_per_node(&self, nodes: u32) -> u32 {
+        u32::try_from(self.cpus().div_ceil(u64::from(nodes.max(1)))).unwrap_or(u32::MAX)
+    }
+
     /// Whether the job asks for nodes alone: no licenses, no HRES, no advance reservation. When
     /// fewer CPUs than [`Job::cpus`] are free, such a job is waiting for Resources and nothing
     /// else, so a pass need not ask the policies about it; another may be waiting for something

@@ -95,7 +95,8 @@ impl Reservation {
         }
         let mut nodes = NodeBitmap::with_capacity(cluster.nodes.len());
         for name in &spec.nodes {
-            let expanded = sluice_hostlist::expand(name).unwrap_or_else(|_| vec![name.clone()]);
+            let expanded = sluice_hostlist::expand_at_most(name, sluice_hostlist::MAX_HOSTS)
+                .unwrap_or_else(|_| vec![name.clone()]);
             for host in expanded {
                 let id = cluster
                     .node_id(&host)
@@ -117,16 +118,17 @@ impl Reservation {
             let count: u32 = count.parse().map_err(|_| bad(item))?;
             if let Some((resource, rest)) = target.split_once('(') {
                 let hostlist = rest.strip_suffix(')').ok_or_else(|| bad(item))?;
-                let want: NodeBitmap = sluice_hostlist::expand(hostlist)
-                    .map_err(|_| bad(item))?
-                    .iter()
-                    .map(|h| {
-                        cluster
-                            .node_id(h)
-                            .map(|NodeId(n)| n)
-                            .ok_or_else(|| bad(item))
-                    })
-                    .collect::<Result<_, _>>()?;
+                let want: NodeBitmap =
+                    sluice_hostlist::expand_at_most(hostlist, sluice_hostlist::MAX_HOSTS)
+                        .map_err(|_| bad(item))?
+                        .iter()
+                        .map(|h| {
+                            cluster
+                                .node_id(h)
+                                .map(|NodeId(n)| n)
+                                .ok_or_else(|| bad(item))
+                        })
+                        .collect::<Result<_, _>>()?;
                 let r = lic
                     .hres_resources()
                     .iter()

@@ -479,6 +479,15 @@ fn submit_refuses_what_could_never_run() {
         }),
         Err(SubmitError::NodeConfig)
     ));
+    // 4294967295 × 4294967295 CPUs once wrapped to a per-node share that fit (issue 33).
+    assert!(matches!(
+        e.submit(JobSpec {
+            tasks: u32::MAX,
+            cpus_per_task: u32::MAX,
+            ..job("alice", 1, 1, 10)
+        }),
+        Err(SubmitError::NodeConfig)
+    ));
     assert!(matches!(
         e.submit(JobSpec {
             licenses: sluice_engine::request::parse_licenses("nolic:1").unwrap(),

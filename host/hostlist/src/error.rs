@@ -79,6 +79,18 @@ pub enum HostlistError {
         /// The limit.
         max: u64,
     },
+    /// The whole expression names more hosts than the caller accepts.
+    #[error(
+        "column {column}: the expression names {count} hosts by here, expected at most {max} in all"
+    )]
+    TooManyNames {
+        /// Column of the token that crossed the cap.
+        column: usize,
+        /// Hosts named up to and including that token (saturating).
+        count: u64,
+        /// The cap.
+        max: u64,
+    },
 }
 
 impl HostlistError {
@@ -93,7 +105,8 @@ impl HostlistError {
             | Self::NumberTooLarge { column, .. }
             | Self::Descending { column, .. }
             | Self::TooManyHosts { column, .. }
-            | Self::TooMany { column, .. } => *column,
+            | Self::TooMany { column, .. }
+            | Self::TooManyNames { column, .. } => *column,
         }
     }
 }

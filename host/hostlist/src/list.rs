@@ -18,8 +18,14 @@ pub struct Hostlist {
 impl Hostlist {
     /// Parses a hostlist expression (`node[01-32]`, `rack[0-3]_blade[0-41]`, `a,b c`).
     pub fn parse(expr: &str) -> Result<Self, HostlistError> {
+        Self::parse_at_most(expr, u64::MAX)
+    }
+
+    /// Parses a hostlist expression that may name at most `max_hosts` hosts in all (duplicates
+    /// count); a longer one is refused from its ranges alone, before any name is made.
+    pub fn parse_at_most(expr: &str, max_hosts: u64) -> Result<Self, HostlistError> {
         let mut list = Self::default();
-        crate::parse::parse_into(expr, &mut list)?;
+        crate::parse::parse_into(expr, &mut list, max_hosts)?;
         Ok(list)
     }
 

@@ -14,22 +14,53 @@ enum Segment {
     Brackets { column: usize, ranges: Vec<Numbers> },
 }
 
-/// Parses `expr` and pushes every host onto `list` in Slurm's order.
-pub(crate) fn parse_into(expr: &str, list: &mut Hostlist) -> Result<(), HostlistError> {
-    for token in tokenize(expr)? {
+/// Parses `expr` and pushes every host onto `list` in Slurm's order, refusing the expression
+/// before anything is expanded once the names would number more than `max_hosts` in all.
+pub(crate) fn parse_into(
+    expr: &str,
+    list: &mut Hostlist,
+    max_hosts: u64,
+) -> Result<(), HostlistError> {
+    for (column, token) in tokenize(expr)? {
+        let count = list.len().saturating_add(token_hosts(&token));
+        if count > max_hosts {
+            return Err(HostlistError::TooManyNames {
+                column,
+                count,
+                max: max_hosts,
+            });
+        }
         push_token(token, list)?;
     }
     Ok(())
 }
 
-/// Splits the expression into tokens of segments, checking bracket balance.
-fn tokenize(expr: &str) -> Result<Vec<Vec<Segment>>, HostlistError> {
+/// How many names one token expands to (saturating), counted from its ranges alone.
+fn token_hosts(segments: &[Segment]) -> u64 {
+    segments
+        .iter()
+        .filter_map(|segment| match segment {
+            Segment::Brackets { ranges, .. } => {
+                Some(ranges.iter().map(|r| r.hi - r.lo + 1).sum::<u64>())
+            }
+            Segment::Text(_) => None,
+        })
+        .fold(1, u64::saturating_mul)
+}
+
+/// Splits the expression into tokens of segments, each with the column it starts at, checking
+/// bracket balance.
+fn tokenize(expr: &str) -> Result<Vec<(usize, Vec<Segment>)>, HostlistError> {
     let mut tokens = Vec::new();
     let mut segments = Vec::new();
     let mut text = String::new();
     let mut open: Option<(usize, String)> = None;
+    let mut token_start = 1;
     for (index, ch) in expr.chars().enumerate() {
         let column = index + 1;
+        if text.is_empty() && segments.is_empty() && open.is_none() {
+            token_start = column;
+        }
         match (&mut open, ch) {
             (Some(_), '[') => return Err(HostlistError::NestedBracket { column }),
             (Some((start, inner)), ']') => {
@@ -47,7 +78,7 @@ fn tokenize(expr: &str) -> Result<Vec<Vec<Segment>>, HostlistError> {
             (None, ',' | ' ' | '\t' | '\n') => {
                 if !text.is_empty() || !segments.is_empty() {
                     segments.push(Segment::Text(std::mem::take(&mut text)));
-                    tokens.push(std::mem::take(&mut segments));
+                    tokens.push((token_start, std::mem::take(&mut segments)));
                 }
             }
             (None, _) => text.push(ch),
@@ -58,7 +89,7 @@ fn tokenize(expr: &str) -> Result<Vec<Vec<Segment>>, HostlistError> {
     }
     if !text.is_empty() || !segments.is_empty() {
         segments.push(Segment::Text(text));
-        tokens.push(segments);
+        tokens.push((token_start, segments));
     }
     Ok(tokens)
 }

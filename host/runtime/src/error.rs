@@ -15,6 +15,23 @@ pub enum LoadError {
         /// Why.
         source: std::io::Error,
     },
+    /// A plugin file refused before anything in it was loaded or run: a symlink, not a regular
+    /// file, too big, or a native library not as trusted as the daemon.
+    #[error("{path}: refused before loading: {reason}")]
+    Refused {
+        /// The plugin file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A file whose first bytes are neither a component's nor a native library's.
+    #[error("{path}: not a valid component or native library: {reason}")]
+    Format {
+        /// The plugin file.
+        path: PathBuf,
+        /// What its first bytes are.
+        reason: String,
+    },
     /// Not a component wasmtime accepts.
     #[error("{origin}: not a valid component: {reason}")]
     Compile {

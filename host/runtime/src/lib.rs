@@ -13,10 +13,12 @@ pub mod compile;
 pub mod contained;
 pub mod loader;
 pub mod native;
+pub mod plugin_file;
 pub mod policy_set;
 pub mod probe;
 pub mod slot;
 pub mod specs;
 
 pub use loader::{Loaded, Loader, PluginSpec};
+pub use plugin_file::{PluginFile, PluginFormat};
 pub use policy_set::PolicySet;

@@ -12,6 +12,7 @@ use crate::backend::{GresBackend, HresBackend, PriorityBackend, SelectionBackend
 use crate::compile::WasmEngine;
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
+use crate::plugin_file::{PluginFile, PluginFormat};
 use crate::slot::Generation;
 use crate::wasm::bindings;
 use crate::wasm::instance::{WasmInstance, World};
@@ -24,8 +25,9 @@ pub struct PluginSpec {
     /// The kind the plugin must be.
     pub kind: PluginKind,
     /// A bundled name (`multifactor`, served as its embedded component), `builtin:<name>` (the
-    /// bundled policy linked in natively), a path to a `.wasm` component, or a path to a native
-    /// library.
+    /// bundled policy linked in natively), or a path to a component or a native library, told
+    /// apart by their first bytes (see [`PluginFile`]; a native library must be as trusted as
+    /// the daemon).
     pub plugin: String,
     /// The plugin's settings.
     pub settings: Settings,
@@ -98,15 +100,15 @@ impl Loader {
                 spec,
             )?
         } else if name.contains('/') || name.contains('.') {
-            let path = Path::new(name);
-            if path.extension().is_some_and(|e| e == "wasm") {
-                let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-                    path: path.into(),
-                    source,
-                })?;
-                self.component(kind, name, &bytes, spec)?
-            } else {
-                native_generation(kind, name, crate::native::load(path, &spec.settings)?)?
+            // The first bytes decide, not the name; nothing of the file runs before that.
+            let file = PluginFile::open(Path::new(name))?;
+            match file.format() {
+                PluginFormat::Component => {
+                    self.component(kind, name, &file.read_component()?, spec)?
+                }
+                PluginFormat::Native => {
+                    native_generation(kind, name, crate::native::load(file, &spec.settings)?)?
+                }
             }
         } else {
             return Err(unknown(kind, name));

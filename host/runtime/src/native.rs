@@ -1,27 +1,40 @@
 //! Trusted in-house plugins as native libraries, through `libloading`: no sandbox, no limits,
 //! the same traits. Also the baseline the WebAssembly path is measured against.
 
-use std::path::Path;
-
 use sluice_policy::Settings;
 use sluice_policy::native::{AbiFn, NATIVE_ABI, NativePlugin, NewFn, SYMBOL_ABI, SYMBOL_NEW};
 
 use crate::error::LoadError;
+use crate::plugin_file::{PluginFile, PluginFormat};
 
 /// Loads a native plugin library and builds its policy from `settings`.
 ///
+/// `dlopen` runs a library's constructors, so the file is checked first (an ELF library for
+/// this host, owned by root or the daemon's user, not writable by others, in a directory that
+/// is not either) and then loaded through its open descriptor, so the file checked is the file
+/// loaded even if its path is swapped in between.
+///
 /// The library is never unloaded: code of a library can be live in a call or a thread-local
 /// long after its last object is dropped, and a process holds few such libraries.
-pub fn load(path: &Path, settings: &Settings) -> Result<NativePlugin, LoadError> {
-    let origin = path.display().to_string();
+pub fn load(file: PluginFile, settings: &Settings) -> Result<NativePlugin, LoadError> {
+    let origin = file.path().display().to_string();
+    if file.format() != PluginFormat::Native {
+        return Err(LoadError::Native {
+            origin,
+            reason: "is a WebAssembly component, not a native library".into(),
+        });
+    }
+    file.check_trusted()?;
     let native = |reason: String| LoadError::Native {
         origin: origin.clone(),
         reason,
     };
     // SAFETY: loading runs the library's initialisers; native plugins are trusted by
-    // configuration, which is the documented contract of this path.
-    let library = unsafe { libloading::Library::new(path) }
+    // configuration, which is the documented contract of this path, and the file was checked
+    // above to be as trusted as the daemon.
+    let library = unsafe { libloading::Library::new(file.descriptor_path()) }
         .map_err(|e| native(format!("cannot load library: {e}")))?;
+    file.keep_open();
     let library: &'static libloading::Library = Box::leak(Box::new(library));
     // SAFETY: the symbol's type is the one `sluice-sdk` exports it with.
     let abi = unsafe { library.get::<AbiFn>(SYMBOL_ABI) }

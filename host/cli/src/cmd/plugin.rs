@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use sluice_policy::PluginKind;
-use sluice_runtime::{Limits, Loader, PluginSpec, probe};
+use sluice_runtime::{Limits, Loader, PluginFile, PluginFormat, PluginSpec, probe};
 
 /// Arguments of `sluice plugin`.
 #[derive(clap::Args)]
@@ -209,12 +209,14 @@ fn check(file: &Path, json: bool) -> anyhow::Result<()> {
 /// The WIT version a component was built against (the host loads every supported one); a
 /// native library speaks this build's `sluice-policy`, whose version it is then.
 fn wit_version(file: &Path) -> anyhow::Result<&'static str> {
-    if file.extension().is_none_or(|e| e != "wasm") {
+    // Read as the loader reads it: the first bytes decide, and a component's size is capped.
+    let opened = PluginFile::open(file)?;
+    if opened.format() != PluginFormat::Component {
         return Ok(sluice_policy::WIT_VERSION);
     }
+    let bytes = opened.read_component()?;
     let engine = loader().engine().clone();
     let origin = file.display().to_string();
-    let bytes = std::fs::read(file).with_context(|| format!("reading {origin}"))?;
     let component = engine.compile(&origin, &bytes)?;
     Ok(engine.inspect(&origin, &component)?.1)
 }

@@ -94,14 +94,14 @@ impl GresConfLine {
             let value = pair.value.as_str();
             match pair.key.to_ascii_lowercase().as_str() {
                 "nodename" => {
-                    sluice_hostlist::expand(value)
+                    sluice_hostlist::expand_at_most(value, sluice_hostlist::MAX_HOSTS)
                         .map_err(|source| hostlist_error(pair, source))?;
                     line.node_name = Some(value.to_owned());
                 }
                 "name" => line.name = value.to_owned(),
                 "type" => line.gres_type = Some(value.to_owned()),
                 "file" | "files" => {
-                    line.files = sluice_hostlist::expand(value)
+                    line.files = sluice_hostlist::expand_at_most(value, sluice_hostlist::MAX_HOSTS)
                         .map_err(|source| hostlist_error(pair, source))?
                 }
                 "count" => {
@@ -160,7 +160,8 @@ fn hostlist_error(pair: &Pair, source: sluice_hostlist::HostlistError) -> Config
 
 fn parse_cores(pair: &Pair) -> Result<Vec<u32>, ConfigError> {
     let expr = format!("[{}]", pair.value);
-    let numbers = sluice_hostlist::expand(&expr).map_err(|source| hostlist_error(pair, source))?;
+    let numbers = sluice_hostlist::expand_at_most(&expr, sluice_hostlist::MAX_HOSTS)
+        .map_err(|source| hostlist_error(pair, source))?;
     numbers
         .iter()
         .map(|n| n.parse::<u32>())

@@ -24,8 +24,8 @@ pub fn apply_gres_conf(nodes: &mut [Node], lines: &[GresConfLine]) -> Result<(),
                 .filter(|&i| nodes[i].gres.iter().any(|g| g.name == line.name))
                 .collect(),
             Some(expr) => {
-                let names =
-                    sluice_hostlist::expand(expr).map_err(|source| ConfigError::Hostlist {
+                let names = sluice_hostlist::expand_at_most(expr, sluice_hostlist::MAX_HOSTS)
+                    .map_err(|source| ConfigError::Hostlist {
                         at: line.at.clone(),
                         expr: expr.clone(),
                         source,

@@ -162,8 +162,8 @@ fn build_layer(
     let mut nodes = Vec::new();
     for expr in &layer.nodes {
         let expr_at = at.source.find(expr, at.offset);
-        let list =
-            sluice_hostlist::Hostlist::parse(expr).map_err(|source| ConfigError::Hostlist {
+        let list = sluice_hostlist::Hostlist::parse_at_most(expr, sluice_hostlist::MAX_HOSTS)
+            .map_err(|source| ConfigError::Hostlist {
                 at: expr_at.clone(),
                 expr: expr.clone(),
                 source,

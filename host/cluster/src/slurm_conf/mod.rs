@@ -46,6 +46,8 @@ pub(crate) struct Importer {
     pub skipped: Vec<Skipped>,
     pub node_defaults: Vec<crate::keyvalue::Pair>,
     pub partition_defaults: Vec<crate::keyvalue::Pair>,
+    /// Node names the `NodeName=` lines so far name, against the import's total cap.
+    pub node_names: u64,
 }
 
 impl Importer {
@@ -74,6 +76,7 @@ pub fn import_slurm_conf(
         skipped: Vec::new(),
         node_defaults: Vec::new(),
         partition_defaults: Vec::new(),
+        node_names: 0,
     };
     for line in parse_lines(slurm_conf)? {
         import_line(&mut importer, &line)?;

@@ -1,5 +1,6 @@
 //! `NodeName=` and `PartitionName=` lines, with their `DEFAULT` lines.
 
+use sluice_hostlist::{Hostlist, MAX_HOSTS};
 use toml::Spanned;
 
 use crate::ConfigError;
@@ -25,11 +26,26 @@ pub fn node_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError
         merge_defaults(&mut importer.node_defaults, &line.pairs[1..]);
         return Ok(());
     }
-    sluice_hostlist::expand(&name.value).map_err(|source| ConfigError::Hostlist {
-        at: name.value_at.clone(),
-        expr: name.value.clone(),
-        source,
-    })?;
+    // Counted from the ranges, never expanded: `NodeName=a[0-65535]b[0-65535]c[0-65535]` is
+    // refused here rather than allocated.
+    let names = Hostlist::parse_at_most(&name.value, MAX_HOSTS)
+        .map_err(|source| ConfigError::Hostlist {
+            at: name.value_at.clone(),
+            expr: name.value.clone(),
+            source,
+        })?
+        .len();
+    if importer.node_names + names > MAX_HOSTS {
+        return Err(ConfigError::invalid(
+            name.value_at.clone(),
+            format!(
+                "{names} more nodes after {} on earlier lines",
+                importer.node_names
+            ),
+            format!("at most {MAX_HOSTS} nodes in all"),
+        ));
+    }
+    importer.node_names += names;
     let mut spec = NodeSpec {
         node_name: Spanned::new(0..0, name.value.clone()),
         sockets: 1,
@@ -121,10 +137,12 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
         match pair.key.to_ascii_lowercase().as_str() {
             "nodes" => {
                 if !pair.value.eq_ignore_ascii_case("ALL") {
-                    sluice_hostlist::expand(&pair.value).map_err(|source| ConfigError::Hostlist {
-                        at: pair.value_at.clone(),
-                        expr: pair.value.clone(),
-                        source,
+                    Hostlist::parse_at_most(&pair.value, MAX_HOSTS).map_err(|source| {
+                        ConfigError::Hostlist {
+                            at: pair.value_at.clone(),
+                            expr: pair.value.clone(),
+                            source,
+                        }
                     })?;
                 }
                 spec.nodes = Spanned::new(0..0, pair.value.clone());

@@ -11,6 +11,7 @@ use sluice_api::{
 use sluice_engine::{Dependency, DependencyKind, Hold, JobId};
 
 use super::Driver;
+use crate::admission::Admission;
 use crate::api::ApiError;
 use crate::identity::Identity;
 use crate::image::{HoldBy, JobRecord, Record, State};
@@ -84,11 +85,26 @@ impl Driver {
         Ok(job)
     }
 
+    /// The rule submit and update share, for `who` on this cluster.
+    fn admission(&self, who: &Identity) -> Admission {
+        Admission {
+            admin: self.is_admin(who),
+            cluster_cpus: self.cluster.total_cpus(),
+        }
+    }
+
     pub(super) fn submit(
         &mut self,
         who: &Identity,
         request: SubmitRequest,
     ) -> Result<JobSubmitted, ApiError> {
+        if let Err(e) = self
+            .admission(who)
+            .check("batch job submission failed", &request, None)
+        {
+            self.metrics.refused += 1;
+            return Err(e);
+        }
         let id = self.store.image().next_id;
         let eid = match self.enqueue(id, &who.user, &request) {
             Ok(e) => e,
@@ -231,22 +247,10 @@ impl Driver {
         if changes.is_empty() {
             return Err(ApiError::bad(format!("update job {id}: nothing to change")));
         }
-        if !self.is_admin(who) {
-            if changes.nice.is_some_and(|n| n < job.request.nice.max(0)) {
-                return Err(ApiError::forbidden(format!(
-                    "update job {id}: only an admin may lower Nice (raise priority)"
-                )));
-            }
-            if let (Some(new), Some(old)) = (changes.time_limit, job.request.time_limit)
-                && new > old
-            {
-                return Err(ApiError::forbidden(format!(
-                    "update job {id}: only an admin may raise TimeLimit"
-                )));
-            }
-        }
         let mut request = job.request.clone();
         changes.apply(&mut request);
+        self.admission(who)
+            .check(&format!("update job {id}"), &request, Some(&job.request))?;
         // The engine has no update event: requeue the job under the same id and submit time.
         self.ids.unlink(id);
         let _ = self.engine.cancel(eid);

@@ -174,7 +174,7 @@ impl Driver {
         action: NodeAction,
         reason: &str,
     ) -> Result<NodeActionDone, ApiError> {
-        let names = sluice_hostlist::expand(nodes)
+        let names = sluice_hostlist::expand_at_most(nodes, sluice_hostlist::MAX_HOSTS)
             .map_err(|e| ApiError::bad(format!("update NodeName={nodes}: {e}")))?;
         if action != NodeAction::Resume && reason.trim().is_empty() {
             return Err(ApiError::bad(format!(
@@ -267,6 +267,9 @@ impl Driver {
                 "create reservation: ReservationName is required",
             ));
         }
+        // All its node expressions together, counted from their ranges before any is expanded.
+        sluice_hostlist::Hostlist::parse_at_most(&r.nodes.join(","), sluice_hostlist::MAX_HOSTS)
+            .map_err(|e| ApiError::bad(format!("create reservation {}: Nodes: {e}", r.name)))?;
         let spec = spec_of(r);
         self.engine
             .create_reservation(&spec)

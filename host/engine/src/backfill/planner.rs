@@ -102,7 +102,7 @@ struct Needs<'j> {
 impl<'j> Needs<'j> {
     fn of(job: &'j Job, rec: &QueueRecord, remember_unplannable: bool) -> Self {
         let own = job.reservation;
-        let per_node_cpus = job.cpus().div_ceil(job.spec.min_nodes.max(1) as u64) as u32;
+        let per_node_cpus = job.cpus_per_node(job.spec.min_nodes);
         let mem = job.spec.memory_per_node_mb;
         let gres = &job.gres_per_node[..];
         let exclusive = job.spec.exclusive;

@@ -15,7 +15,7 @@ use crate::{Cluster, ConfigError, Location, Source};
 use super::ConfigFile;
 
 /// Most nodes a cluster may have (Slurm's `MAX_SLURM_NODES`).
-pub const MAX_NODES: usize = 65_536;
+pub const MAX_NODES: usize = sluice_hostlist::MAX_HOSTS as usize;
 
 /// Builds the cluster; `resources` is the resources.yaml text, if any.
 pub fn build(

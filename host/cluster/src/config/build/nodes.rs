@@ -16,14 +16,15 @@ pub fn build_nodes(specs: &[NodeSpec], source: Source<'_>) -> Result<Vec<Node>, 
     let mut seen = HashSet::new();
     for spec in specs {
         let at = value_at(source, &spec.node_name);
-        let list =
-            sluice_hostlist::Hostlist::parse(spec.node_name.get_ref()).map_err(|source| {
-                ConfigError::Hostlist {
-                    at: at.clone(),
-                    expr: spec.node_name.get_ref().clone(),
-                    source,
-                }
-            })?;
+        let list = sluice_hostlist::Hostlist::parse_at_most(
+            spec.node_name.get_ref(),
+            sluice_hostlist::MAX_HOSTS,
+        )
+        .map_err(|source| ConfigError::Hostlist {
+            at: at.clone(),
+            expr: spec.node_name.get_ref().clone(),
+            source,
+        })?;
         if nodes.len() as u64 + list.len() > MAX_NODES as u64 {
             return Err(ConfigError::invalid(
                 at,

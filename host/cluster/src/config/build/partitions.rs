@@ -86,11 +86,13 @@ fn member_nodes(
         all.sort();
         return Ok(all);
     }
-    let list = sluice_hostlist::Hostlist::parse(expr).map_err(|source| ConfigError::Hostlist {
-        at: at.clone(),
-        expr: expr.clone(),
-        source,
-    })?;
+    let list = sluice_hostlist::Hostlist::parse_at_most(expr, sluice_hostlist::MAX_HOSTS).map_err(
+        |source| ConfigError::Hostlist {
+            at: at.clone(),
+            expr: expr.clone(),
+            source,
+        },
+    )?;
     if list.len() > index.len() as u64 {
         return Err(ConfigError::invalid(
             at,

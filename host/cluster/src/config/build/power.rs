@@ -43,11 +43,13 @@ pub fn check_power(
                 "a node count after `:`",
             ));
         }
-        let names = sluice_hostlist::expand(expr).map_err(|source| ConfigError::Hostlist {
-            at: at("SuspendExcNodes"),
-            expr: expr.to_owned(),
-            source,
-        })?;
+        let names = sluice_hostlist::expand_at_most(expr, sluice_hostlist::MAX_HOSTS).map_err(
+            |source| ConfigError::Hostlist {
+                at: at("SuspendExcNodes"),
+                expr: expr.to_owned(),
+                source,
+            },
+        )?;
         if let Some(unknown) = names
             .iter()
             .find(|name| !nodes.iter().any(|n| &n.name == *name))
