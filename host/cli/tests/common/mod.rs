@@ -11,6 +11,8 @@ use sluice_api::{Health, Job, JobQuery, SubmitRequest};
 use sluice_daemon::client::{Client, jobs_path};
 use tempfile::TempDir;
 
+pub mod unprivileged;
+
 /// The `sluice` binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -57,7 +59,7 @@ impl Daemon {
     /// `sluice serve --state-dir DIR ARGS…` with its log in `DIR/daemon.err`, once it answers.
     pub fn start_with(dir: &Path, args: &[&str]) -> Self {
         let log = std::fs::File::create(dir.join("daemon.err")).unwrap();
-        let mut child = Command::new(BIN)
+        let child = Command::new(BIN)
             .args(["serve", "--state-dir"])
             .arg(dir)
             .args(args)
@@ -65,6 +67,11 @@ impl Daemon {
             .stderr(log)
             .spawn()
             .unwrap();
+        Self::adopt(child, dir)
+    }
+
+    /// A daemon the caller spawned for `dir`, once it answers.
+    pub fn adopt(mut child: Child, dir: &Path) -> Self {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if Client::new(dir).get::<Health>("/v1/health").is_ok() {
@@ -76,6 +83,13 @@ impl Daemon {
             assert!(Instant::now() < deadline, "daemon did not come up");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// SIGTERM (a graceful stop), and wait for it to exit.
+    pub fn terminate(mut self) {
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap();
     }
 
     /// SIGKILL, and reap it.

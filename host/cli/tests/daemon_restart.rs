@@ -1,0 +1,153 @@
+//! A daemon restart is invisible to running jobs (issue 33, item 8): across a graceful SIGTERM
+//! and a kill -9, a running job keeps running under its supervisor and runs exactly once, with
+//! `Restarts=0`; a job that ended while the daemon was away has its exit code recorded after the
+//! restart; a job whose processes are gone without a recorded end is requeued or failed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use sluice_api::{Job, JobSubmitted};
+use sluice_daemon::client::Client;
+
+mod common;
+
+use common::{Daemon, poll, state_dir, wait_for, wrap};
+
+/// A job that appends a line to `count-NAME` when it starts, then waits for `go-NAME` to exist
+/// and exits with `code`: its runs are counted and its end is the test's to decide.
+fn counted(dir: &Path, name: &str, code: i32) -> u64 {
+    let cmd = format!(
+        "echo run >> {d}/count-{name}\nwhile [ ! -e {d}/go-{name} ]; do sleep 0.1; done\nexit {code}",
+        d = dir.display()
+    );
+    Client::new(dir)
+        .post::<_, JobSubmitted>("/v1/jobs", &wrap(name, &cmd, dir))
+        .unwrap()
+        .job_id
+}
+
+fn runs(dir: &Path, name: &str) -> usize {
+    std::fs::read_to_string(dir.join(format!("count-{name}")))
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+fn job(dir: &Path, id: u64) -> Job {
+    Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap()
+}
+
+/// Lets job `name` end, and waits until its supervisor has recorded the end on disk.
+fn release(dir: &Path, name: &str, id: u64) {
+    std::fs::write(dir.join(format!("go-{name}")), "").unwrap();
+    let status = dir
+        .join("jobs")
+        .join(id.to_string())
+        .join("0")
+        .join("status");
+    poll(30, &format!("{} to exist", status.display()), || {
+        status.exists().then_some(())
+    });
+}
+
+fn restart_is_invisible(stop: impl Fn(Daemon), how: &str) {
+    let scratch = state_dir(&format!("restart-{how}"));
+    let dir = scratch.path();
+    let daemon = Daemon::start(dir);
+    let through = counted(dir, "through", 3);
+    let while_away = counted(dir, "away", 5);
+    for id in [through, while_away] {
+        wait_for(dir, id, &["RUNNING"], 30);
+    }
+    for name in ["through", "away"] {
+        poll(30, &format!("job {name} to start"), || {
+            (runs(dir, name) == 1).then_some(())
+        });
+    }
+
+    stop(daemon);
+    // While the daemon is away, one job ends; the other keeps running.
+    release(dir, "away", while_away);
+    std::thread::sleep(Duration::from_millis(300));
+    let daemon = Daemon::start(dir);
+
+    let j = job(dir, through);
+    assert_eq!(j.state, "RUNNING", "after {how}: {j:?}");
+    assert_eq!(j.restarts, 0, "after {how}: {j:?}");
+    let j = job(dir, while_away);
+    assert_eq!(j.state, "FAILED", "after {how}: {j:?}");
+    assert_eq!(j.exit_code, Some(5), "after {how}: {j:?}");
+    assert_eq!(j.restarts, 0, "after {how}: {j:?}");
+
+    // A second restart of the same kind, then the job that ran through both ends.
+    let daemon = {
+        stop(daemon);
+        Daemon::start(dir)
+    };
+    assert_eq!(job(dir, through).state, "RUNNING");
+    std::fs::write(dir.join("go-through"), "").unwrap();
+    let j = wait_for(dir, through, &["FAILED", "COMPLETED"], 30);
+    assert_eq!(j.exit_code, Some(3), "after {how}: {j:?}");
+    assert_eq!(j.restarts, 0, "after {how}: {j:?}");
+    // Give a duplicate run, if there were one, time to show.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(runs(dir, "through"), 1, "after {how}: ran more than once");
+    assert_eq!(runs(dir, "away"), 1, "after {how}: ran more than once");
+    drop(daemon);
+}
+
+#[test]
+fn running_jobs_survive_a_graceful_restart_and_run_once() {
+    restart_is_invisible(Daemon::terminate, "sigterm");
+}
+
+#[test]
+fn running_jobs_survive_kill_9_and_run_once() {
+    restart_is_invisible(Daemon::kill9, "kill9");
+}
+
+#[test]
+fn a_job_whose_processes_vanished_without_an_end_is_requeued_and_runs_again() {
+    let scratch = state_dir("restart-vanished");
+    let dir = scratch.path();
+    let daemon = Daemon::start(dir);
+    let id = counted(dir, "lost", 0);
+    wait_for(dir, id, &["RUNNING"], 30);
+    poll(30, "job lost to start", || {
+        (runs(dir, "lost") == 1).then_some(())
+    });
+    daemon.kill9();
+    // As if its node rebooted: the supervisor and the job die, and nothing records an end.
+    let pids: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("jobs").join(id.to_string()).join("0").join("pids")).unwrap(),
+    )
+    .unwrap();
+    for key in ["supervisor", "job"] {
+        let pid = pids[key].as_i64().unwrap() as i32;
+        // SAFETY: SIGKILL to the supervisor and the job process group this test made.
+        unsafe {
+            if key == "job" {
+                libc::kill(-pid, libc::SIGKILL);
+            } else {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+    let lock = dir.join("jobs").join(id.to_string()).join("0").join("lock");
+    poll(10, "the supervisor to be gone", || {
+        let f = std::fs::File::open(&lock).unwrap();
+        // SAFETY: try-lock on a descriptor we own.
+        let free = unsafe {
+            use std::os::fd::AsRawFd;
+            libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0
+        };
+        free.then_some(())
+    });
+    let _daemon = Daemon::start(dir);
+    // Requeued (the default), so it runs a second time, as run 1.
+    poll(30, "job lost to run again", || {
+        (runs(dir, "lost") == 2).then_some(())
+    });
+    std::fs::write(dir.join("go-lost"), "").unwrap();
+    let j = wait_for(dir, id, &["COMPLETED"], 30);
+    assert_eq!(j.restarts, 1, "{j:?}");
+}

@@ -1,0 +1,211 @@
+//! The per-job supervisor against a local user who attacks the root daemon (issue 33, items 1,
+//! 2 and 4): output files opened as the user, symlinks included; the job holds exactly the
+//! user's groups; a uid without a password entry never runs; a FIFO as output stalls nothing.
+//! Each test creates a second, unprivileged account and skips, saying so, when not root.
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use sluice_api::Health;
+use sluice_daemon::client::Client;
+
+mod common;
+
+use common::unprivileged::TestUser;
+use common::{BIN, Daemon, state_dir, wait_for};
+
+#[test]
+fn output_into_a_root_only_directory_is_not_created_and_the_job_fails_saying_why() {
+    let Some(user) = TestUser::create("o") else {
+        return;
+    };
+    let scratch = state_dir("sup-root-dir");
+    let dir = scratch.path();
+    let root_only = tempfile::Builder::new()
+        .prefix("sluice-root-only-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(root_only.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = root_only.path().join("victim.txt");
+    let _d = Daemon::start(dir);
+    let id = user.submit(dir, &["-o", victim.to_str().unwrap(), "--wrap", "echo x"]);
+    let j = wait_for(dir, id, &["FAILED"], 30);
+    assert!(!victim.exists(), "the job created {}", victim.display());
+    assert!(
+        j.reason.contains("cannot open output") && j.reason.contains("Permission denied"),
+        "{j:?}"
+    );
+}
+
+#[test]
+fn a_symlink_in_the_users_home_is_not_followed_into_a_root_file() {
+    let Some(user) = TestUser::create("l") else {
+        return;
+    };
+    let scratch = state_dir("sup-symlink");
+    let dir = scratch.path();
+    let target_dir = tempfile::Builder::new()
+        .prefix("sluice-root-file-")
+        .tempdir()
+        .unwrap();
+    // World-searchable and readable, writable by root alone: the user may read, not write.
+    std::fs::set_permissions(target_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let precious = target_dir.path().join("precious");
+    std::fs::write(&precious, "root's own\n").unwrap();
+    std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let link = user.home.join("link");
+    symlink(&precious, &link).unwrap();
+    let _d = Daemon::start(dir);
+    let id = user.submit(dir, &["-o", "link", "--wrap", "echo overwritten"]);
+    let j = wait_for(dir, id, &["FAILED"], 30);
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root's own\n");
+    assert!(j.reason.contains("cannot open output"), "{j:?}");
+}
+
+#[test]
+fn a_job_holds_exactly_its_users_groups_never_root() {
+    let Some(user) = TestUser::create("g") else {
+        return;
+    };
+    let scratch = state_dir("sup-groups");
+    let dir = scratch.path();
+    // The daemon starts with root's group and two more, as a service manager might give it.
+    let log = std::fs::File::create(dir.join("daemon.err")).unwrap();
+    let mut serve = Command::new(BIN);
+    serve
+        .args(["serve", "--state-dir"])
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    // SAFETY: setgroups only, between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        serve.pre_exec(|| {
+            let groups: [libc::gid_t; 3] = [0, 4, 27];
+            if libc::setgroups(groups.len(), groups.as_ptr()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let _d = Daemon::adopt(serve.spawn().unwrap(), dir);
+    let id = user.submit(dir, &["-o", "ids.out", "--wrap", "id -u; id -g; id -G"]);
+    let j = wait_for(dir, id, &["COMPLETED", "FAILED"], 30);
+    assert_eq!(j.state, "COMPLETED", "{j:?}");
+    let out = std::fs::read_to_string(user.home.join("ids.out")).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0], user.uid.to_string(), "{out}");
+    assert_eq!(lines[1], user.gid.to_string(), "{out}");
+    let expected = Command::new("id")
+        .args(["-G", &user.name])
+        .output()
+        .unwrap();
+    let mut want: Vec<&str> = std::str::from_utf8(&expected.stdout)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let mut got: Vec<&str> = lines[2].split_whitespace().collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "the job's groups are not exactly the user's");
+    assert!(!got.contains(&"0"), "the job runs with group 0: {out}");
+}
+
+#[test]
+fn a_uid_without_a_password_entry_never_runs() {
+    // SAFETY: plain system call.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: submitting as another uid needs root");
+        return;
+    }
+    let scratch = state_dir("sup-no-passwd");
+    let dir = scratch.path();
+    let marker = tempfile::Builder::new()
+        .prefix("sluice-no-passwd-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(marker.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let ran = marker.path().join("ran");
+    let _d = Daemon::start(dir);
+    // A uid no account has.
+    let uid = 54_321;
+    assert!(
+        !Command::new("getent")
+            .args(["passwd", &uid.to_string()])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let out = {
+        use std::os::unix::process::CommandExt;
+        Command::new(BIN)
+            .args(["submit", "--parsable", "-o"])
+            .arg(marker.path().join("out"))
+            .arg("--wrap")
+            .arg(format!("touch {}", ran.display()))
+            .arg("--state-dir")
+            .arg(dir)
+            .current_dir("/")
+            .env_clear()
+            .uid(uid)
+            .gid(uid)
+            .output()
+            .unwrap()
+    };
+    if !out.status.success() {
+        // Refused at submit: as good, and nothing ran.
+        let msg = String::from_utf8_lossy(&out.stderr);
+        assert!(msg.contains("password") || msg.contains("uid"), "{msg}");
+        return;
+    }
+    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let j = wait_for(dir, id, &["FAILED"], 30);
+    assert!(!ran.exists(), "the job ran");
+    assert!(j.reason.contains("password database"), "{j:?}");
+}
+
+#[test]
+fn a_fifo_as_output_stalls_nothing_but_its_own_job() {
+    let Some(user) = TestUser::create("f") else {
+        return;
+    };
+    let scratch = state_dir("sup-fifo");
+    let dir = scratch.path();
+    let fifo = user.home.join("f");
+    let made = user.command("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let _d = Daemon::start(dir);
+    let fifo_job = user.submit(dir, &["-o", "f", "--wrap", "true"]);
+    // Every API call must still answer, promptly, while and after that job starts.
+    let (tx, rx) = mpsc::channel();
+    let probe_dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        for _ in 0..20 {
+            let t = Instant::now();
+            let ok = Client::new(&probe_dir).get::<Health>("/v1/health").is_ok();
+            let _ = tx.send((ok, t.elapsed()));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    for _ in 0..20 {
+        let (ok, took) = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the daemon stopped answering");
+        assert!(ok, "health failed");
+        assert!(took < Duration::from_secs(5), "a call took {took:?}");
+    }
+    let j = wait_for(dir, fifo_job, &["FAILED", "COMPLETED"], 30);
+    assert_eq!(j.state, "FAILED", "{j:?}");
+    assert!(j.reason.contains("FIFO"), "{j:?}");
+    // Another job of the same user still runs to its end.
+    let next = user.submit(dir, &["-o", "next.out", "--wrap", "echo fine"]);
+    wait_for(dir, next, &["COMPLETED"], 30);
+    assert_eq!(
+        std::fs::read_to_string(user.home.join("next.out")).unwrap(),
+        "fine\n"
+    );
+}
