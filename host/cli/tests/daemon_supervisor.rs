@@ -115,7 +115,7 @@ fn a_job_holds_exactly_its_users_groups_never_root() {
 }
 
 #[test]
-fn a_uid_without_a_password_entry_never_runs() {
+fn a_uid_without_a_password_entry_is_refused_at_submit() {
     // SAFETY: plain system call.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: submitting as another uid needs root");
@@ -123,31 +123,18 @@ fn a_uid_without_a_password_entry_never_runs() {
     }
     let scratch = state_dir("sup-no-passwd");
     let dir = scratch.path();
-    let marker = tempfile::Builder::new()
-        .prefix("sluice-no-passwd-")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(marker.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let ran = marker.path().join("ran");
     let _d = Daemon::start(dir);
     // A uid no account has.
     let uid = 54_321;
-    assert!(
-        !Command::new("getent")
-            .args(["passwd", &uid.to_string()])
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
+    let known = Command::new("getent")
+        .args(["passwd", &uid.to_string()])
+        .output()
+        .unwrap();
+    assert!(!known.status.success(), "uid {uid} has an account here");
     let out = {
         use std::os::unix::process::CommandExt;
         Command::new(BIN)
-            .args(["submit", "--parsable", "-o"])
-            .arg(marker.path().join("out"))
-            .arg("--wrap")
-            .arg(format!("touch {}", ran.display()))
-            .arg("--state-dir")
+            .args(["submit", "--parsable", "--wrap", "true", "--state-dir"])
             .arg(dir)
             .current_dir("/")
             .env_clear()
@@ -156,16 +143,42 @@ fn a_uid_without_a_password_entry_never_runs() {
             .output()
             .unwrap()
     };
-    if !out.status.success() {
-        // Refused at submit: as good, and nothing ran.
-        let msg = String::from_utf8_lossy(&out.stderr);
-        assert!(msg.contains("password") || msg.contains("uid"), "{msg}");
+    assert!(!out.status.success(), "the submission was accepted");
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("no entry in the password database"), "{msg}");
+    assert!(common::all_jobs(dir).is_empty());
+}
+
+#[test]
+fn a_job_whose_user_was_deleted_before_it_started_never_runs() {
+    let Some(user) = TestUser::create("d") else {
         return;
-    }
-    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    let j = wait_for(dir, id, &["FAILED"], 30);
-    assert!(!ran.exists(), "the job ran");
+    };
+    let scratch = state_dir("sup-deleted");
+    let dir = scratch.path();
+    let shared = tempfile::Builder::new()
+        .prefix("sluice-deleted-")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let ran = shared.path().join("ran");
+    let _d = Daemon::start(dir);
+    let out = shared.path().join("out");
+    let touch = format!("touch {}", ran.display());
+    let id = user.submit(dir, &["-H", "-o", out.to_str().unwrap(), "--wrap", &touch]);
+    // The account goes while the job waits; then an admin releases it.
+    drop(user);
+    let released = common::sluice(dir, &["release", &id.to_string()]);
+    assert!(
+        released.status.success(),
+        "{}",
+        String::from_utf8_lossy(&released.stderr)
+    );
+    let j = wait_for(dir, id, &["FAILED", "COMPLETED"], 30);
+    assert_eq!(j.state, "FAILED", "{j:?}");
     assert!(j.reason.contains("password database"), "{j:?}");
+    assert!(!ran.exists(), "the job ran");
+    assert!(!out.exists(), "the job's output was created");
 }
 
 #[test]
