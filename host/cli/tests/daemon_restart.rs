@@ -105,6 +105,30 @@ fn running_jobs_survive_kill_9_and_run_once() {
     restart_is_invisible(Daemon::kill9, "kill9");
 }
 
+/// Kills the supervisor and the job of run 0 of `id`, as a node reboot would, and waits until
+/// the supervisor's lock is free.
+fn vanish(dir: &Path, id: u64) {
+    let run = dir.join("jobs").join(id.to_string()).join("0");
+    let pids: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("pids")).unwrap()).unwrap();
+    let supervisor = pids["supervisor"].as_i64().unwrap() as i32;
+    let group = pids["job"].as_i64().unwrap() as i32;
+    // SAFETY: SIGKILL to the supervisor and the job's process group this test started.
+    unsafe {
+        libc::kill(supervisor, libc::SIGKILL);
+        libc::kill(-group, libc::SIGKILL);
+    }
+    poll(10, "the supervisor to be gone", || {
+        let f = std::fs::File::open(run.join("lock")).unwrap();
+        // SAFETY: a try-lock on a descriptor this test owns.
+        let free = unsafe {
+            use std::os::fd::AsRawFd;
+            libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0
+        };
+        free.then_some(())
+    });
+}
+
 #[test]
 fn a_job_whose_processes_vanished_without_an_end_is_requeued_and_runs_again() {
     let scratch = state_dir("restart-vanished");
@@ -116,32 +140,7 @@ fn a_job_whose_processes_vanished_without_an_end_is_requeued_and_runs_again() {
         (runs(dir, "lost") == 1).then_some(())
     });
     daemon.kill9();
-    // As if its node rebooted: the supervisor and the job die, and nothing records an end.
-    let pids: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.join("jobs").join(id.to_string()).join("0").join("pids")).unwrap(),
-    )
-    .unwrap();
-    for key in ["supervisor", "job"] {
-        let pid = pids[key].as_i64().unwrap() as i32;
-        // SAFETY: SIGKILL to the supervisor and the job process group this test made.
-        unsafe {
-            if key == "job" {
-                libc::kill(-pid, libc::SIGKILL);
-            } else {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-    }
-    let lock = dir.join("jobs").join(id.to_string()).join("0").join("lock");
-    poll(10, "the supervisor to be gone", || {
-        let f = std::fs::File::open(&lock).unwrap();
-        // SAFETY: try-lock on a descriptor we own.
-        let free = unsafe {
-            use std::os::fd::AsRawFd;
-            libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0
-        };
-        free.then_some(())
-    });
+    vanish(dir, id);
     let _daemon = Daemon::start(dir);
     // Requeued (the default), so it runs a second time, as run 1.
     poll(30, "job lost to run again", || {
@@ -150,4 +149,68 @@ fn a_job_whose_processes_vanished_without_an_end_is_requeued_and_runs_again() {
     std::fs::write(dir.join("go-lost"), "").unwrap();
     let j = wait_for(dir, id, &["COMPLETED"], 30);
     assert_eq!(j.restarts, 1, "{j:?}");
+}
+
+#[test]
+fn a_vanished_job_that_may_not_be_requeued_ends_node_fail() {
+    let scratch = state_dir("restart-no-requeue");
+    let dir = scratch.path();
+    let daemon = Daemon::start(dir);
+    let cmd = format!("echo run >> {}/count-once\nsleep 300", dir.display());
+    let mut req = wrap("once", &cmd, dir);
+    req.requeue = Some(false);
+    let id = Client::new(dir)
+        .post::<_, JobSubmitted>("/v1/jobs", &req)
+        .unwrap()
+        .job_id;
+    wait_for(dir, id, &["RUNNING"], 30);
+    poll(30, "job once to start", || {
+        (runs(dir, "once") == 1).then_some(())
+    });
+    daemon.terminate();
+    vanish(dir, id);
+    let _daemon = Daemon::start(dir);
+    let j = job(dir, id);
+    assert_eq!(j.state, "NODE_FAIL", "{j:?}");
+    assert_eq!(j.restarts, 0, "{j:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(runs(dir, "once"), 1, "it ran again");
+}
+
+#[test]
+fn the_supervisor_ends_a_job_past_its_time_limit_while_the_daemon_is_away() {
+    let scratch = state_dir("restart-limit");
+    let dir = scratch.path();
+    std::fs::write(dir.join("daemon.toml"), "kill_wait = 1\n").unwrap();
+    let daemon = Daemon::start(dir);
+    let mut req = wrap("overrun", "trap '' TERM; sleep 300", dir);
+    req.time_limit = Some(2);
+    let id = Client::new(dir)
+        .post::<_, JobSubmitted>("/v1/jobs", &req)
+        .unwrap()
+        .job_id;
+    wait_for(dir, id, &["RUNNING"], 30);
+    let run = dir.join("jobs").join(id.to_string()).join("0");
+    poll(30, "the job's process to start", || {
+        run.join("pids").exists().then_some(())
+    });
+    daemon.kill9();
+    // Past the limit, its slack and KillWait, with no daemon to end it.
+    let status = dir
+        .join("jobs")
+        .join(id.to_string())
+        .join("0")
+        .join("status");
+    poll(60, "the supervisor to end the job", || {
+        status.exists().then_some(())
+    });
+    let _daemon = Daemon::start(dir);
+    let j = job(dir, id);
+    assert_eq!(j.state, "TIMEOUT", "{j:?}");
+    assert_eq!(j.reason, "TimeLimit", "{j:?}");
+    assert_eq!(
+        j.signal,
+        Some(9),
+        "SIGTERM was ignored, so SIGKILL ended it: {j:?}"
+    );
 }

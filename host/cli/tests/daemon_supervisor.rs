@@ -222,3 +222,31 @@ fn a_fifo_as_output_stalls_nothing_but_its_own_job() {
         "fine\n"
     );
 }
+
+#[test]
+fn a_finished_jobs_spool_goes_once_the_job_leaves_the_engine() {
+    let scratch = state_dir("sup-spool");
+    let dir = scratch.path();
+    std::fs::write(dir.join("daemon.toml"), "min_job_age = 1\n").unwrap();
+    let _d = Daemon::start(dir);
+    let id = Client::new(dir)
+        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &common::wrap("brief", "true", dir))
+        .unwrap()
+        .job_id;
+    let spool = dir.join("jobs").join(id.to_string());
+    common::poll(30, "the job's spool to exist", || {
+        spool.exists().then_some(())
+    });
+    wait_for(dir, id, &["COMPLETED"], 30);
+    common::poll(30, "the job's spool to go", || {
+        (!spool.exists()).then_some(())
+    });
+    // The daemon's record of the job stays.
+    assert_eq!(
+        Client::new(dir)
+            .get::<sluice_api::Job>(&format!("/v1/jobs/{id}"))
+            .unwrap()
+            .exit_code,
+        Some(0)
+    );
+}

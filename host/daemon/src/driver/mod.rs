@@ -279,8 +279,13 @@ impl Driver {
     fn purge_old(&mut self) {
         let horizon = self.engine.now() - self.cfg.min_job_age as i64;
         while let Some(eid) = self.ids.next_due(horizon) {
+            let id = self.ids.public(eid);
             if self.engine.purge(eid) {
                 self.ids.purged(eid);
+                // Its end is journaled: what the executor kept of it may go.
+                if let Some(id) = id {
+                    self.exec.forget(id);
+                }
             }
         }
     }

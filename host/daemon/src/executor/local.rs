@@ -29,11 +29,19 @@ struct Tracked {
 
 type Jobs = Arc<Mutex<HashMap<u64, Tracked>>>;
 
+/// What the launch thread does.
+enum Work {
+    /// Start a supervisor.
+    Launch(Launch),
+    /// Remove a job's spool, unless a supervisor of it still runs.
+    Forget(u64),
+}
+
 /// Runs jobs under local supervisors; their spool is `DIR/jobs/<id>/<run>/`.
 pub struct LocalExecutor {
     spool: PathBuf,
     jobs: Jobs,
-    launches: Sender<Launch>,
+    work: Sender<Work>,
     on_exit: OnExit,
 }
 
@@ -42,20 +50,23 @@ impl LocalExecutor {
     /// `program supervise …` (the `sluice` binary), and reporting ends to `on_exit`.
     pub fn new(spool: PathBuf, program: PathBuf, on_exit: OnExit) -> Self {
         let jobs: Jobs = Arc::default();
-        let (launches, rx) = mpsc::channel::<Launch>();
+        let (work, rx) = mpsc::channel::<Work>();
         let (s, j, cb) = (spool.clone(), jobs.clone(), on_exit.clone());
         std::thread::Builder::new()
             .name("launch".into())
             .spawn(move || {
-                for l in rx {
-                    launch_one(&s, &program, &j, &cb, l);
+                for w in rx {
+                    match w {
+                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, l),
+                        Work::Forget(job) => remove_spool(&s.join(job.to_string())),
+                    }
                 }
             })
             .expect("starting the launch thread");
         Self {
             spool,
             jobs,
-            launches,
+            work,
             on_exit,
         }
     }
@@ -108,6 +119,17 @@ fn watch_run(dir: PathBuf, job: u64, run: u32, child: Option<Child>, jobs: Jobs,
     }
 }
 
+/// Removes a job's spool directory, unless a supervisor of one of its runs still holds its lock.
+fn remove_spool(job_dir: &Path) {
+    let Ok(runs) = std::fs::read_dir(job_dir) else {
+        return;
+    };
+    let live = runs.filter_map(|e| e.ok()).any(|e| watch::alive(&e.path()));
+    if !live && let Err(e) = std::fs::remove_dir_all(job_dir) {
+        tracing::warn!("{}: {e}", job_dir.display());
+    }
+}
+
 /// Drops `job` from the map if `run` is still its current run.
 fn forget(jobs: &Jobs, job: u64, run: u32) {
     let mut map = jobs.lock().expect("job map");
@@ -144,7 +166,7 @@ impl Executor for LocalExecutor {
             },
         );
         let (job, run) = (l.job, l.run);
-        self.launches.send(l).map_err(|_| {
+        self.work.send(Work::Launch(l)).map_err(|_| {
             forget(&self.jobs, job, run);
             "the launch thread has stopped".to_string()
         })
@@ -205,6 +227,10 @@ impl Executor for LocalExecutor {
             Some(report) => Attached::Ended(report),
             None => Attached::Gone,
         }
+    }
+
+    fn forget(&mut self, job: u64) {
+        let _ = self.work.send(Work::Forget(job));
     }
 
     fn running(&self) -> Vec<u64> {

@@ -102,6 +102,10 @@ pub trait Executor: Send {
     /// After a restart: finds what became of run `run` of a job the journal says was running.
     fn attach(&mut self, job: u64, run: u32) -> Attached;
 
+    /// Drops what the executor keeps of a job whose end is journaled and that has left the
+    /// engine (its spool).
+    fn forget(&mut self, job: u64);
+
     /// Jobs whose processes are still running.
     fn running(&self) -> Vec<u64>;
 }
