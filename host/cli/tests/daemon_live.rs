@@ -54,6 +54,8 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
     }
     let _daemon = Daemon::start(&dir);
     let jobs = all_jobs(&dir);
+    // Their supervisors outlive the daemon; the test ends its `sleep 100`s itself.
+    common::end_jobs(&dir);
     assert!(acked.len() >= 100, "only {} acknowledged", acked.len());
     for (name, id) in &acked {
         let same: Vec<&Job> = jobs.iter().filter(|j| j.name == *name).collect();
@@ -145,6 +147,9 @@ fn another_uid_cannot_cancel_your_job() {
             "submit",
             "--parsable",
             "--export-none",
+            // Its output opened as nobody, who may not write in `/` (its working directory).
+            "-o",
+            "/dev/null",
             "--wrap",
             "sleep 60",
             "--state-dir",

@@ -178,7 +178,6 @@ impl Driver {
         }
         if let Some(reason) = &r.reason {
             tracing::warn!("job {}: {reason}", r.job);
-            self.exit_reasons.insert(r.job, reason.clone());
         }
         self.commit(Record::Exited {
             id: r.job,
@@ -191,6 +190,9 @@ impl Driver {
                 .job(eid)
                 .is_some_and(|j| matches!(j.state, JobState::Running | JobState::Configuring))
         {
+            if let Some(reason) = r.reason.clone() {
+                self.exit_reasons.insert(r.job, reason);
+            }
             let _ = self.engine.job_finished(eid, exit_code(&r));
         }
     }

@@ -56,7 +56,7 @@ pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
         time_limit: l.time_limit.map(|d| d.as_secs()),
         kill_wait: l.kill_wait.as_secs(),
     };
-    spool::write_json(dir, JOB, &job).map_err(shown)?;
+    spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
     let lock = lock(dir).map_err(shown)?;
     let log = OpenOptions::new()
         .create(true)

@@ -48,7 +48,7 @@ pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
         end_time: spool::now(),
         ..Status::default()
     });
-    if let Err(e) = spool::write_json(dir, STATUS, &status) {
+    if let Err(e) = spool::write_json(dir, STATUS, &status, spool::Persist::Durable) {
         eprintln!("sluice supervise: {}: {e}", dir.display());
         return 1;
     }
@@ -76,7 +76,7 @@ fn supervise(dir: &Path) -> Result<Status, String> {
         supervisor: std::process::id(),
         job: pid as u32,
     };
-    if let Err(e) = spool::write_json(dir, PIDS, &pids) {
+    if let Err(e) = spool::write_json(dir, PIDS, &pids, spool::Persist::Atomic) {
         eprintln!("sluice supervise: {}: {e}", dir.join(PIDS).display());
     }
     Ok(Watch::new(&job, pid, failure).run(signals))

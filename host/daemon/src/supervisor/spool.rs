@@ -68,20 +68,35 @@ pub struct Pids {
     pub job: u32,
 }
 
-/// Writes `name` in `dir` durably: a temporary file, fsync, rename over, fsync of the directory.
-pub fn write_durably(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+/// How a file is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persist {
+    /// Whole or not at all (renamed into place): what only matters while the machine is up.
+    Atomic,
+    /// Atomic, and on disk before the call returns (fsync of the file and the directory): a
+    /// job's end, which must survive a crash of the machine.
+    Durable,
+}
+
+/// Writes `name` in `dir` through a temporary file renamed over it, as `how` says.
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8], how: Persist) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));
     let mut f = File::create(&tmp)?;
     f.write_all(bytes)?;
-    f.sync_all()?;
+    if how == Persist::Durable {
+        f.sync_all()?;
+    }
     fs::rename(&tmp, dir.join(name))?;
-    File::open(dir)?.sync_all()
+    if how == Persist::Durable {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
-/// Writes `value` as JSON into `name` in `dir`, durably.
-pub fn write_json<T: Serialize>(dir: &Path, name: &str, value: &T) -> io::Result<()> {
+/// Writes `value` as JSON into `name` in `dir`, as `how` says.
+pub fn write_json<T: Serialize>(dir: &Path, name: &str, value: &T, how: Persist) -> io::Result<()> {
     let bytes = serde_json::to_vec(value).map_err(io::Error::other)?;
-    write_durably(dir, name, &bytes)
+    write_file(dir, name, &bytes, how)
 }
 
 /// Reads the JSON in `name` in `dir`; `None` when there is no such file.
