@@ -52,9 +52,10 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
         killer.join().unwrap();
         let _ = round;
     }
-    let _daemon = Daemon::start(&dir);
+    let daemon = Daemon::start(&dir);
     let jobs = all_jobs(&dir);
     // Their supervisors outlive the daemon; the test ends its `sleep 100`s itself.
+    drop(daemon);
     common::end_jobs(&dir);
     assert!(acked.len() >= 100, "only {} acknowledged", acked.len());
     for (name, id) in &acked {

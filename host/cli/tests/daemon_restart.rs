@@ -214,3 +214,31 @@ fn the_supervisor_ends_a_job_past_its_time_limit_while_the_daemon_is_away() {
         "SIGTERM was ignored, so SIGKILL ended it: {j:?}"
     );
 }
+
+#[test]
+fn a_job_journaled_as_started_but_never_launched_starts_after_the_restart_as_its_first_run() {
+    let scratch = state_dir("restart-unlaunched");
+    let dir = scratch.path();
+    let daemon = Daemon::start(dir);
+    let id = counted(dir, "late", 4);
+    wait_for(dir, id, &["RUNNING"], 30);
+    poll(30, "job late to start", || {
+        (runs(dir, "late") == 1).then_some(())
+    });
+    daemon.kill9();
+    // As if the daemon had stopped between journaling the start and launching the supervisor:
+    // no process, no spool.
+    vanish(dir, id);
+    std::fs::remove_dir_all(dir.join("jobs").join(id.to_string()).join("0")).unwrap();
+    let _daemon = Daemon::start(dir);
+    poll(30, "job late to be launched", || {
+        (runs(dir, "late") == 2).then_some(())
+    });
+    let j = job(dir, id);
+    assert_eq!(j.state, "RUNNING", "{j:?}");
+    assert_eq!(j.restarts, 0, "{j:?}");
+    std::fs::write(dir.join("go-late"), "").unwrap();
+    let j = wait_for(dir, id, &["FAILED"], 30);
+    assert_eq!(j.exit_code, Some(4), "{j:?}");
+    assert_eq!(j.restarts, 0, "{j:?}");
+}

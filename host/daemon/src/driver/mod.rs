@@ -258,15 +258,7 @@ impl Driver {
         for p in kills {
             self.exec.terminate(p);
         }
-        for l in launches {
-            let job = l.job;
-            if let Err(e) = self.exec.launch(l) {
-                tracing::error!("job {job}: launch failed: {e}");
-                if let Some(eid) = self.ids.engine(job) {
-                    let _ = self.engine.job_finished(eid, 127);
-                }
-            }
-        }
+        self.launch_all(launches);
     }
 
     fn commit(&mut self, rec: crate::image::Record) {

@@ -1,7 +1,8 @@
 //! Start-up's view of the jobs the journal says were running: their supervisors outlive the
 //! daemon, so each is taken back as running if its supervisor is alive, recorded as ended if its
-//! supervisor recorded an end while the daemon was away, and only if nothing is left of it
-//! (its node rebooted) requeued or failed, as Slurm does.
+//! supervisor recorded an end while the daemon was away, started where it was placed if the
+//! daemon stopped before launching it, and only if nothing is left of a run that began (its
+//! node rebooted) requeued or failed, as Slurm does.
 
 use sluice_cluster::NodeId;
 use sluice_engine::{JobId, Reason};
@@ -15,6 +16,8 @@ use crate::image::{JobRecord, Record, State};
 pub(super) enum Found {
     /// Its supervisor runs: enqueue it, then [`Driver::resume`] it.
     Running,
+    /// It never started: resume it, then launch it (its first run).
+    NotStarted,
     /// Its end has been journaled now.
     Ended,
     /// Nothing is left of it.
@@ -26,6 +29,7 @@ impl Driver {
     pub(super) fn find_run(&mut self, job: &JobRecord) -> Found {
         match self.exec.attach(job.id, job.restarts) {
             Attached::Running => Found::Running,
+            Attached::NotStarted => Found::NotStarted,
             Attached::Ended(report) => {
                 self.ended_while_away(job, &report);
                 Found::Ended

@@ -91,12 +91,15 @@ impl Driver {
             }
         }
         let now = self.engine.now();
+        let mut not_started = Vec::new();
         for job in image.jobs.values() {
             let mut running = false;
+            let mut launch = false;
             match job.state {
                 State::Pending => {}
                 s if s.is_active() => match self.find_run(job) {
                     Found::Running => running = true,
+                    Found::NotStarted => (running, launch) = (true, true),
                     Found::Ended => continue,
                     Found::Gone => {
                         if !self.vanished(job, now) {
@@ -122,6 +125,8 @@ impl Driver {
                         }
                         // Its end is journaled; the engine's copy leaves the queue too.
                         let _ = self.engine.cancel(eid);
+                    } else if launch {
+                        not_started.push(eid);
                     }
                 }
                 Ok(eid) => {
@@ -145,9 +150,15 @@ impl Driver {
                 }
             }
         }
+        let launches: Vec<_> = not_started
+            .into_iter()
+            .filter_map(|eid| self.record_start(eid))
+            .collect();
         self.store.sync()?;
         // Compacts the journal so the next start replays only what follows.
         self.snapshot()?;
+        // Journaled: now they may run.
+        self.launch_all(launches);
         let _ = JobState::Pending;
         Ok(())
     }

@@ -114,6 +114,19 @@ impl Driver {
         })
     }
 
+    /// Hands journaled starts to the executor; a job it cannot take fails at once.
+    pub(super) fn launch_all(&mut self, launches: Vec<Launch>) {
+        for l in launches {
+            let job = l.job;
+            if let Err(e) = self.exec.launch(l) {
+                tracing::error!("job {job}: launch failed: {e}");
+                if let Some(eid) = self.ids.engine(job) {
+                    let _ = self.engine.job_finished(eid, 127);
+                }
+            }
+        }
+    }
+
     /// Journals an end (or a requeue); returns the job whose processes must be stopped.
     pub(super) fn record_end(
         &mut self,

@@ -225,6 +225,8 @@ impl Executor for LocalExecutor {
         }
         match watch::outcome(&dir, job, run) {
             Some(report) => Attached::Ended(report),
+            // Its supervisor records the job's process before anything of the job runs.
+            None if watch::pids(&dir).is_none() => Attached::NotStarted,
             None => Attached::Gone,
         }
     }

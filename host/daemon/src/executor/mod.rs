@@ -80,6 +80,9 @@ pub enum Attached {
     Running,
     /// It ended while the daemon was away.
     Ended(ExitReport),
+    /// It never started: the daemon stopped before its processes were made. Starting it now
+    /// is its first run, not a second.
+    NotStarted,
     /// Nothing is left of it and nothing recorded its end (its node rebooted).
     Gone,
 }
