@@ -56,7 +56,7 @@ fn kill_9_while_submitting_loses_no_acknowledged_job() {
     let jobs = all_jobs(&dir);
     // Their supervisors outlive the daemon; the test ends its `sleep 100`s itself.
     drop(daemon);
-    common::end_jobs(&dir);
+    common::end_jobs(dir);
     assert!(acked.len() >= 100, "only {} acknowledged", acked.len());
     for (name, id) in &acked {
         let same: Vec<&Job> = jobs.iter().filter(|j| j.name == *name).collect();
