@@ -125,7 +125,7 @@ impl Driver {
                         }
                         // Its end is journaled; the engine's copy leaves the queue too.
                         let _ = self.engine.cancel(eid);
-                    } else if launch {
+                    } else if launch && !job.cancel_requested {
                         not_started.push(eid);
                     }
                 }
