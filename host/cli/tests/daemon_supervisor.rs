@@ -250,3 +250,53 @@ fn a_finished_jobs_spool_goes_once_the_job_leaves_the_engine() {
         Some(0)
     );
 }
+
+#[test]
+fn sluice_supervise_runs_a_spooled_job_and_records_its_end() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let scratch = state_dir("sup-direct");
+    let run = scratch.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::write(
+        run.join("script"),
+        "#!/bin/sh\necho \"$GREETING\"\nexit 6\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(run.join("script"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = scratch.path().join("out");
+    // SAFETY: plain system call.
+    let uid = unsafe { libc::geteuid() };
+    let job = serde_json::json!({
+        "job": 1, "uid": uid, "workdir": scratch.path(), "output": out, "error": null,
+        "env": {"GREETING": "hello", "PATH": "/usr/bin:/bin"},
+        "time_limit": null, "kill_wait": 1
+    });
+    std::fs::write(run.join("job.json"), job.to_string()).unwrap();
+    let lock = std::fs::File::create(run.join("lock")).unwrap();
+    let fd = lock.as_raw_fd();
+    // SAFETY: locking our descriptor; between fork and exec only fcntl.
+    unsafe {
+        assert_eq!(libc::flock(fd, libc::LOCK_EX), 0);
+    }
+    let mut cmd = Command::new(BIN);
+    cmd.args(["supervise"])
+        .arg(&run)
+        .args(["--lock-fd", &fd.to_string()]);
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::fcntl(fd, libc::F_SETFD, 0);
+            Ok(())
+        });
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "{status}");
+    let recorded: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("status")).unwrap()).unwrap();
+    assert_eq!(recorded["code"], 6, "{recorded}");
+    assert_eq!(recorded["timed_out"], false, "{recorded}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "hello\n");
+    let pids: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("pids")).unwrap()).unwrap();
+    assert!(pids["job"].as_u64().unwrap() > 0, "{pids}");
+}

@@ -87,8 +87,7 @@ pub fn serve(
         loader: opts.loader.clone(),
     };
     let spool = dir.join("jobs");
-    // Supervisors are this same program's `supervise` subcommand.
-    let program = std::env::current_exe()
+    let program = executor::local::supervisor_program()
         .map_err(|e| DaemonError::Other(format!("locating the supervisor program: {e}")))?;
     let (ready_tx, ready_rx) = mpsc::channel();
     let driver_tx = tx.clone();

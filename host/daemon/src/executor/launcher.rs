@@ -1,13 +1,12 @@
 //! Starting a job's supervisor: the job's spool directory for this run, the script and what to
-//! run written into it, its lock taken and handed to the supervisor, which starts in a session
-//! of its own so it outlives the daemon. Runs on the executor's launch thread, never on the
+//! run written into it, its lock taken and handed to the supervisor, which makes a session of
+//! its own so it outlives the daemon. Runs on the executor's launch thread, never on the
 //! thread that schedules.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -65,6 +64,14 @@ pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
         .open(dir.join(LOG))
         .map_err(shown)?;
     let fd = lock.as_raw_fd();
+    // The lock is inherited, held from before the start: there is no moment when the supervisor
+    // runs and a restarted daemon could think it gone. Only this thread starts processes, so no
+    // other child can inherit it in between. No code runs between fork and exec, which lets the
+    // standard library spawn without copying the daemon's memory map.
+    // SAFETY: plain system call on a descriptor owned here.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+        return Err(shown(io::Error::last_os_error()));
+    }
     let mut cmd = Command::new(program);
     cmd.arg("supervise")
         .arg(dir)
@@ -75,21 +82,6 @@ pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            // Its own session: no signal to the daemon's group or terminal reaches it.
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // The lock is inherited, held from before the fork: there is no moment when the
-            // supervisor runs and a restarted daemon could think it gone.
-            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let child = cmd
         .spawn()
         .map_err(|e| format!("{}: {e}", program.display()))?;

@@ -76,6 +76,15 @@ impl LocalExecutor {
     }
 }
 
+/// The supervisor program: `sluice-supervise` beside this executable when it is installed (a
+/// small program, cheap to start once per job), else this executable, whose `supervise`
+/// subcommand is the same code. Both take `supervise DIR --lock-fd N`.
+pub fn supervisor_program() -> std::io::Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    let small = me.with_file_name("sluice-supervise");
+    Ok(if small.is_file() { small } else { me })
+}
+
 /// Starts one launch's supervisor and its watcher, or reports why it could not.
 fn launch_one(spool: &Path, program: &Path, jobs: &Jobs, on_exit: &OnExit, l: Launch) {
     let (job, run) = (l.job, l.run);

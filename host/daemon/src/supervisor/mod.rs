@@ -27,6 +27,10 @@ const LIMIT_SLACK: u64 = 5;
 /// Supervises the job in spool directory `dir`. `lock_fd` is the descriptor of `dir/lock`,
 /// locked by the daemon and inherited. Returns the process's exit code.
 pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
+    // Its own session: no signal to the daemon's process group or terminal reaches it, and it
+    // is not ended with the daemon. (It fails only for a session leader, which it would be.)
+    // SAFETY: plain system call.
+    unsafe { libc::setsid() };
     // SAFETY: the daemon handed this descriptor over; from here on it is owned here.
     let lock = unsafe { OwnedFd::from_raw_fd(lock_fd) };
     // The job must not inherit the lock: it could release it and fake the supervisor's death.
