@@ -57,6 +57,9 @@ enum Command {
     Run(cmd::run::Args),
     /// Reload the daemon's configuration (scontrol reconfigure).
     Reconfigure(cmd::reconfigure::Args),
+    /// The per-job supervisor the daemon starts (slurmstepd); not for people to run.
+    #[command(hide = true)]
+    Supervise(cmd::supervise::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -94,6 +97,7 @@ fn main() -> std::process::ExitCode {
         Command::Share(args) => cmd::share::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Reconfigure(args) => cmd::reconfigure::run(args),
+        Command::Supervise(args) => cmd::supervise::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -12,14 +12,20 @@ pub struct Identity {
     pub uid: u32,
     /// Its user name (the uid as digits when the password database has no entry).
     pub user: String,
+    /// Whether the password database knows the uid: jobs run only as users it knows, so a
+    /// root daemon refuses the submissions of any other.
+    #[serde(skip)]
+    pub known: bool,
 }
 
 impl Identity {
     /// The identity of `uid`.
     pub fn of_uid(uid: u32) -> Self {
+        let name = user_name(uid);
         Self {
             uid,
-            user: user_name(uid).unwrap_or_else(|| uid.to_string()),
+            known: name.is_some(),
+            user: name.unwrap_or_else(|| uid.to_string()),
         }
     }
 

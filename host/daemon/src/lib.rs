@@ -24,6 +24,7 @@ pub mod server;
 pub mod snapshot;
 pub mod state_dir;
 pub mod store;
+pub mod supervisor;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -99,10 +100,11 @@ pub fn serve(
         },
     };
     let spool = dir.join("jobs");
+    let program = executor::local::supervisor_program()
+        .map_err(|e| DaemonError::Other(format!("locating the supervisor program: {e}")))?;
     let (ready_tx, ready_rx) = mpsc::channel();
     let driver_tx = tx.clone();
-    // The driver lives on its own thread for the daemon's lifetime: it forks the jobs, and their
-    // parent-death signal is tied to the forking thread.
+    // The driver lives on its own thread for the daemon's lifetime.
     let driver = std::thread::Builder::new()
         .name("driver".into())
         .spawn(move || {
@@ -111,7 +113,7 @@ pub fn serve(
                 |tx| {
                     let on_exit: executor::local::OnExit =
                         Arc::new(move |r| drop(tx.send(Msg::Exited(r))));
-                    Box::new(LocalExecutor::new(spool, on_exit))
+                    Box::new(LocalExecutor::new(spool, program, on_exit))
                 },
                 driver_tx,
             );

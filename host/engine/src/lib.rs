@@ -63,7 +63,8 @@
 //!   view and the HRES policy), `start.rs` (a job's start, shared by both loops),
 //!   `priority.rs` (`PriorityPass`).
 //! * Events and reports: `submit.rs`, `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
-//!   `resize.rs`, `report.rs`, `show.rs`; `fit.rs` answers whether a job fits.
+//!   `resize.rs`, `resume.rs` (a running job taken back after a host restart), `report.rs`,
+//!   `show.rs`; `fit.rs` answers whether a job fits.
 
 pub mod backfill;
 pub mod bench;
@@ -92,6 +93,7 @@ pub mod report;
 pub mod request;
 pub mod reservation;
 mod resize;
+mod resume;
 pub mod show;
 mod start;
 mod stats;
@@ -110,6 +112,7 @@ pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, S
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
+pub use resume::ResumeError;
 pub use show::{DeviceRow, LicenseReport, NodeReport};
 pub use stats::{Faults, PassStats};
 

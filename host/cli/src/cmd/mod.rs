@@ -18,6 +18,7 @@ pub mod share;
 pub mod show;
 pub mod sim;
 pub mod submit;
+pub mod supervise;
 pub mod update;
 
 /// A plain table for output whose columns are sluice's own (Slurm's views keep their exact

@@ -11,6 +11,8 @@ use sluice_api::{Health, Job, JobQuery, SubmitRequest};
 use sluice_daemon::client::{Client, jobs_path};
 use tempfile::TempDir;
 
+pub mod unprivileged;
+
 /// The `sluice` binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -42,7 +44,8 @@ pub fn json_of<T: DeserializeOwned>(out: &Output) -> T {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// A running `sluice serve`, killed when dropped.
+/// A running `sluice serve`, killed when dropped (its jobs' supervisors outlive it: see
+/// [`end_jobs`]).
 pub struct Daemon {
     /// The daemon process.
     pub child: Child,
@@ -57,7 +60,7 @@ impl Daemon {
     /// `sluice serve --state-dir DIR ARGS…` with its log in `DIR/daemon.err`, once it answers.
     pub fn start_with(dir: &Path, args: &[&str]) -> Self {
         let log = std::fs::File::create(dir.join("daemon.err")).unwrap();
-        let mut child = Command::new(BIN)
+        let child = Command::new(BIN)
             .args(["serve", "--state-dir"])
             .arg(dir)
             .args(args)
@@ -65,6 +68,11 @@ impl Daemon {
             .stderr(log)
             .spawn()
             .unwrap();
+        Self::adopt(child, dir)
+    }
+
+    /// A daemon the caller spawned for `dir`, once it answers.
+    pub fn adopt(mut child: Child, dir: &Path) -> Self {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if Client::new(dir).get::<Health>("/v1/health").is_ok() {
@@ -78,6 +86,13 @@ impl Daemon {
         }
     }
 
+    /// SIGTERM (a graceful stop), and wait for it to exit.
+    pub fn terminate(mut self) {
+        // SAFETY: signalling our own child, not yet reaped.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap();
+    }
+
     /// SIGKILL, and reap it.
     pub fn kill9(mut self) {
         self.child.kill().unwrap(); // SIGKILL
@@ -89,6 +104,44 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Kills what is left of the jobs run under state directory `dir`: supervisors outlive their
+/// daemon by design, so a test ends its own (by the pids they recorded) rather than leave them.
+pub fn end_jobs(dir: &Path) {
+    let Ok(jobs) = std::fs::read_dir(dir.join("jobs")) else {
+        return;
+    };
+    for run in jobs
+        .flatten()
+        .filter_map(|j| std::fs::read_dir(j.path()).ok())
+        .flatten()
+        .flatten()
+    {
+        let Ok(bytes) = std::fs::read(run.path().join("pids")) else {
+            continue;
+        };
+        let Ok(pids) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        let Ok(lock) = std::fs::File::open(run.path().join("lock")) else {
+            continue;
+        };
+        // SAFETY: a try-lock on our descriptor; signals to processes this test's daemon started,
+        // only while their supervisor still holds its lock (so the pids are still theirs).
+        unsafe {
+            use std::os::fd::AsRawFd;
+            if libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 {
+                continue;
+            }
+            if let Some(group) = pids["job"].as_i64() {
+                libc::kill(-(group as i32), libc::SIGKILL);
+            }
+            if let Some(supervisor) = pids["supervisor"].as_i64() {
+                libc::kill(supervisor as i32, libc::SIGKILL);
+            }
+        }
     }
 }
 

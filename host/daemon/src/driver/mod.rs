@@ -4,8 +4,8 @@
 //!
 //! This file holds the loop (messages, ticks, journal syncs, purges, snapshots). The rest, by
 //! what each owns or reads: `engine` builds the cluster's engine; `recover` rebuilds the driver
-//! from the store at start-up; `dispatch` routes messages to handlers and checks admins;
-//! `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
+//! from the store at start-up, `reattach` takes back the jobs still running; `dispatch` routes
+//! messages to handlers and checks admins; `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
 //! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. Siblings import each other one way only.
@@ -16,6 +16,7 @@ mod job_ids;
 mod job_views;
 mod jobs;
 mod plugins;
+mod reattach;
 mod recording;
 mod recover;
 mod room;
@@ -23,7 +24,7 @@ mod runs;
 mod shadow;
 mod views;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -89,6 +90,10 @@ pub struct Driver {
     ids: job_ids::JobIds,
     /// When each pending job was accepted, for submit→start latency.
     accepted_at: HashMap<u64, Instant>,
+    /// Why a job's run could not start, until its end is journaled.
+    exit_reasons: HashMap<u64, String>,
+    /// Jobs taken back as running at start-up, whose `Started` event is not acted on.
+    resumed: HashSet<u64>,
     admin_uid: u32,
     plugins: plugins::PluginState,
     metrics: sluice_api::Counters,
@@ -215,6 +220,14 @@ impl Driver {
         for event in events {
             match event {
                 Event::Started { job, .. } => {
+                    // Taken back after a restart: journaled and running already.
+                    if self
+                        .ids
+                        .public(job)
+                        .is_some_and(|id| self.resumed.remove(&id))
+                    {
+                        continue;
+                    }
                     if let Some(l) = self.record_start(job) {
                         launches.push(l);
                     }
@@ -245,19 +258,10 @@ impl Driver {
             tracing::error!("journal sync failed, stopping: {e}");
             std::process::exit(70);
         }
-        let grace = Duration::from_secs(self.cfg.kill_wait);
         for p in kills {
-            self.exec.terminate(p, grace);
+            self.exec.terminate(p);
         }
-        for l in launches {
-            let job = l.job;
-            if let Err(e) = self.exec.launch(l) {
-                tracing::error!("job {job}: launch failed: {e}");
-                if let Some(eid) = self.ids.engine(job) {
-                    let _ = self.engine.job_finished(eid, 127);
-                }
-            }
-        }
+        self.launch_all(launches);
     }
 
     fn commit(&mut self, rec: crate::image::Record) {
@@ -270,8 +274,13 @@ impl Driver {
     fn purge_old(&mut self) {
         let horizon = self.engine.now() - self.cfg.min_job_age as i64;
         while let Some(eid) = self.ids.next_due(horizon) {
+            let id = self.ids.public(eid);
             if self.engine.purge(eid) {
                 self.ids.purged(eid);
+                // Its end is journaled: what the executor kept of it may go.
+                if let Some(id) = id {
+                    self.exec.forget(id);
+                }
             }
         }
     }

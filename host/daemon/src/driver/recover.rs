@@ -1,9 +1,9 @@
 //! Start-up: the store's image, a fresh engine and plugin set from the configuration, and the
-//! image re-applied to the engine. Jobs that were running lost their processes with the daemon
-//! (they die with it), so they are requeued or end NODE_FAIL, as Slurm does when a node's
-//! processes vanish.
+//! image re-applied to the engine. Jobs that were running keep running under their supervisors
+//! and are taken back (`reattach`); only those with nothing left of them are requeued or end
+//! NODE_FAIL, as Slurm does when a node's processes vanish.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -13,13 +13,14 @@ use sluice_runtime::{PolicySet, specs};
 
 use super::engine::{build_engine, load_cluster};
 use super::job_ids::JobIds;
+use super::reattach::Found;
 use super::recording::Recorder;
 use super::{Driver, DriverOptions, Msg, plugins};
 use crate::clock::DaemonClock;
 use crate::config::OnCrash;
 use crate::error::DaemonError;
 use crate::executor::Executor;
-use crate::image::{HoldBy, NodeAction, Record, State};
+use crate::image::{HoldBy, JobRecord, NodeAction, Record, State};
 use crate::store::Store;
 
 pub(super) fn start(
@@ -56,6 +57,8 @@ pub(super) fn start(
         exec,
         ids: JobIds::default(),
         accepted_at: HashMap::new(),
+        exit_reasons: HashMap::new(),
+        resumed: HashSet::new(),
         admin_uid: unsafe { libc::geteuid() },
         metrics: sluice_api::Counters::default(),
         started_at: Instant::now(),
@@ -88,38 +91,22 @@ impl Driver {
             }
         }
         let now = self.engine.now();
+        let mut not_started = Vec::new();
         for job in image.jobs.values() {
+            let mut running = false;
+            let mut launch = false;
             match job.state {
                 State::Pending => {}
-                s if s.is_active() => {
-                    let requeue = job.request.requeue.unwrap_or(self.cfg.job_requeue)
-                        && self.cfg.on_crash == OnCrash::Requeue;
-                    if job.cancel_requested {
-                        self.commit(Record::Ended {
-                            id: job.id,
-                            time: now,
-                            state: State::Cancelled,
-                            exit_code: None,
-                            reason: None,
-                        });
-                        continue;
-                    } else if requeue {
-                        self.commit(Record::Requeued {
-                            id: job.id,
-                            time: now,
-                            reason: "its processes vanished with a daemon restart".into(),
-                        });
-                    } else {
-                        self.commit(Record::Ended {
-                            id: job.id,
-                            time: now,
-                            state: State::NodeFail,
-                            exit_code: None,
-                            reason: Some("NodeDown".into()),
-                        });
-                        continue;
+                s if s.is_active() => match self.find_run(job) {
+                    Found::Running => running = true,
+                    Found::NotStarted => (running, launch) = (true, true),
+                    Found::Ended => continue,
+                    Found::Gone => {
+                        if !self.vanished(job, now) {
+                            continue;
+                        }
                     }
-                }
+                },
                 _ => continue,
             }
             // Its original submit time, so its age and place in the queue survive.
@@ -127,6 +114,21 @@ impl Driver {
             let result = self.enqueue(job.id, &job.user, &job.request);
             self.clock.unpin();
             match result {
+                Ok(eid) if running => {
+                    if let Err(e) = self.resume(job, eid) {
+                        tracing::warn!("job {}: cannot be taken back as running: {e}", job.id);
+                        // Its processes must not run beside a new run or a failed record.
+                        self.exec.terminate(job.id);
+                        if self.vanished(job, now) {
+                            // Back in the queue it is already (just enqueued).
+                            continue;
+                        }
+                        // Its end is journaled; the engine's copy leaves the queue too.
+                        let _ = self.engine.cancel(eid);
+                    } else if launch && !job.cancel_requested {
+                        not_started.push(eid);
+                    }
+                }
                 Ok(eid) => {
                     if let Some(by) = job.hold {
                         let who = match by {
@@ -148,13 +150,54 @@ impl Driver {
                 }
             }
         }
+        let launches: Vec<_> = not_started
+            .into_iter()
+            .filter_map(|eid| self.record_start(eid))
+            .collect();
         self.store.sync()?;
         // Compacts the journal so the next start replays only what follows; without room for
         // a snapshot the journal keeps everything and the daemon starts all the same.
         if let Err(e) = self.snapshot() {
             tracing::warn!("start-up snapshot skipped (the journal keeps everything): {e}");
         }
+        // Journaled: now they may run.
+        self.launch_all(launches);
         let _ = JobState::Pending;
         Ok(())
+    }
+}
+
+impl Driver {
+    /// Journals what becomes of an active job with nothing left of it: cancelled if a cancel
+    /// was acknowledged, else requeued if it may be (then `true`: enqueue it), else NODE_FAIL.
+    fn vanished(&mut self, job: &JobRecord, now: i64) -> bool {
+        let requeue = job.request.requeue.unwrap_or(self.cfg.job_requeue)
+            && self.cfg.on_crash == OnCrash::Requeue;
+        if job.cancel_requested {
+            self.commit(Record::Ended {
+                id: job.id,
+                time: now,
+                state: State::Cancelled,
+                exit_code: None,
+                reason: None,
+            });
+            false
+        } else if requeue {
+            self.commit(Record::Requeued {
+                id: job.id,
+                time: now,
+                reason: "its processes vanished with its node".into(),
+            });
+            true
+        } else {
+            self.commit(Record::Ended {
+                id: job.id,
+                time: now,
+                state: State::NodeFail,
+                exit_code: None,
+                reason: Some("NodeDown".into()),
+            });
+            false
+        }
     }
 }

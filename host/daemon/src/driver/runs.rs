@@ -2,13 +2,14 @@
 //! on, what the executor launches, and the exits it reports back.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use sluice_engine::{JobId, JobState};
 
 use super::Driver;
 use super::engine::assoc_key;
 use crate::executor::{ExitReport, Launch};
-use crate::image::Record;
+use crate::image::{Record, State};
 
 impl Driver {
     /// Journals a start and returns what to launch.
@@ -100,6 +101,7 @@ impl Driver {
         let pattern = |p: &str| expand_pattern(p, id, &req.job_name(), &rec.user, &workdir);
         Some(Launch {
             job: id,
+            run: rec.restarts,
             uid: rec.uid,
             script: req.script.clone(),
             output: pattern(req.output.as_deref().unwrap_or("slurm-%j.out")),
@@ -107,7 +109,22 @@ impl Driver {
             workdir,
             env,
             nodes,
+            time_limit: job.time_limit.map(Duration::from_secs),
+            kill_wait: Duration::from_secs(self.cfg.kill_wait),
         })
+    }
+
+    /// Hands journaled starts to the executor; a job it cannot take fails at once.
+    pub(super) fn launch_all(&mut self, launches: Vec<Launch>) {
+        for l in launches {
+            let job = l.job;
+            if let Err(e) = self.exec.launch(l) {
+                tracing::error!("job {job}: launch failed: {e}");
+                if let Some(eid) = self.ids.engine(job) {
+                    let _ = self.engine.job_finished(eid, 127);
+                }
+            }
+        }
     }
 
     /// Journals an end (or a requeue); returns the job whose processes must be stopped.
@@ -119,13 +136,15 @@ impl Driver {
         time: i64,
     ) -> Option<u64> {
         let id = self.ids.public(eid)?;
-        let was_running = self
+        let (was_running, ended) = self
             .store
             .image()
             .jobs
             .get(&id)
-            .is_some_and(|j| j.state.is_active());
-        if state == JobState::Pending {
+            .map_or((false, false), |j| {
+                (j.state.is_active(), j.state.is_final())
+            });
+        if state == JobState::Pending && !ended {
             self.commit(Record::Requeued {
                 id,
                 time,
@@ -133,18 +152,24 @@ impl Driver {
             });
             return was_running.then_some(id);
         }
-        let reason = self
-            .engine
-            .job(eid)
-            .map(|j| j.reason.as_str().to_string())
-            .filter(|r| r != "None");
-        self.commit(Record::Ended {
-            id,
-            time,
-            state: state.into(),
-            exit_code,
-            reason,
+        // Why its run could not start, if that is how it ended, says more than the exit code.
+        let reason = self.exit_reasons.remove(&id).or_else(|| {
+            self.engine
+                .job(eid)
+                .map(|j| j.reason.as_str().to_string())
+                .filter(|r| r != "None")
         });
+        // An end journaled already (a cancelled pending job, a job start-up could not take back)
+        // is not journaled twice; the engine's copy just catches up.
+        if !ended {
+            self.commit(Record::Ended {
+                id,
+                time,
+                state: state.into(),
+                exit_code,
+                reason,
+            });
+        }
         self.metrics.ended += 1;
         self.accepted_at.remove(&id);
         self.ids.purge_after(time, eid);
@@ -152,13 +177,20 @@ impl Driver {
         (was_running && !own_end).then_some(id)
     }
 
-    /// The executor saw a job's processes end.
+    /// The executor saw a job's processes end. Reports of an earlier run (a requeued job's
+    /// last processes) and of ends already recorded are dropped.
     pub(super) fn exited(&mut self, r: ExitReport) {
         let Some(rec) = self.store.image().jobs.get(&r.job) else {
             return;
         };
-        if rec.state.is_final() && rec.exit_code.is_some() {
+        if rec.restarts != r.run
+            || rec.state == State::Pending
+            || (rec.state.is_final() && rec.exit_code.is_some())
+        {
             return;
+        }
+        if let Some(reason) = &r.reason {
+            tracing::warn!("job {}: {reason}", r.job);
         }
         self.commit(Record::Exited {
             id: r.job,
@@ -171,10 +203,18 @@ impl Driver {
                 .job(eid)
                 .is_some_and(|j| matches!(j.state, JobState::Running | JobState::Configuring))
         {
-            let code = r.code.unwrap_or_else(|| 128 + r.signal.unwrap_or(0));
-            let _ = self.engine.job_finished(eid, code);
+            if let Some(reason) = r.reason.clone() {
+                self.exit_reasons.insert(r.job, reason);
+            }
+            let _ = self.engine.job_finished(eid, exit_code(&r));
         }
     }
+}
+
+/// The exit code a job's end is recorded with: its own, else 128 + the signal that killed it,
+/// else 1 (it never ran).
+pub(super) fn exit_code(r: &ExitReport) -> i32 {
+    r.code.or(r.signal.map(|s| 128 + s)).unwrap_or(1)
 }
 
 /// Expands `%j` (job id), `%x` (name), `%u` (user) and `%%` in an output pattern, relative to `dir`.

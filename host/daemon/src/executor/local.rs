@@ -1,161 +1,250 @@
-//! The local executor: the demo cluster's nodes are virtual nodes on this machine, and a batch
-//! script runs as a child process in its own session, which dies with the daemon (so a crash
-//! leaves no orphans to adopt: their jobs are requeued or NODE_FAIL on restart, as Slurm does
-//! when a node's processes vanish).
+//! The local executor: the demo cluster's nodes are virtual nodes on this machine. Each job runs
+//! under its own supervisor process (`sluice supervise`, [`crate::supervisor`]) that outlives
+//! the daemon, so a restarted daemon attaches to running jobs instead of running them again.
+//!
+//! The thread that schedules only queues launches and sends signals: a launch thread writes the
+//! spool and starts supervisors, and one small thread per job waits for its supervisor's end.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::{Executor, ExitReport, Launch};
+use super::launcher::{self, run_dir};
+use super::watch;
+use super::{Attached, Executor, ExitReport, Launch};
 
 /// A callback told when a job's processes have ended.
 pub type OnExit = Arc<dyn Fn(ExitReport) + Send + Sync>;
 
-/// Runs scripts as local processes; scripts are kept under `DIR/jobs/<id>/`.
+/// The current run of a job whose supervisor is (or is about to be) running.
+#[derive(Clone, Debug)]
+struct Tracked {
+    run: u32,
+    /// Ended before its supervisor started: the launch thread skips it.
+    cancelled: bool,
+}
+
+type Jobs = Arc<Mutex<HashMap<u64, Tracked>>>;
+
+/// What the launch thread does.
+enum Work {
+    /// Start a supervisor.
+    Launch(Launch),
+    /// Remove a job's spool, unless a supervisor of it still runs.
+    Forget(u64),
+}
+
+/// Runs jobs under local supervisors; their spool is `DIR/jobs/<id>/<run>/`.
 pub struct LocalExecutor {
     spool: PathBuf,
-    pids: Arc<Mutex<HashMap<u64, u32>>>,
+    jobs: Jobs,
+    work: Sender<Work>,
     on_exit: OnExit,
 }
 
 impl LocalExecutor {
-    /// An executor writing scripts under `spool` and reporting ends to `on_exit`.
-    ///
-    /// Launches must come from one long-lived thread: the kernel's parent-death signal fires
-    /// when the *thread* that forked exits.
-    pub fn new(spool: PathBuf, on_exit: OnExit) -> Self {
+    /// An executor keeping job spools under `spool`, starting supervisors as
+    /// `program supervise …` (the `sluice` binary), and reporting ends to `on_exit`.
+    pub fn new(spool: PathBuf, program: PathBuf, on_exit: OnExit) -> Self {
+        let jobs: Jobs = Arc::default();
+        let (work, rx) = mpsc::channel::<Work>();
+        let (s, j, cb) = (spool.clone(), jobs.clone(), on_exit.clone());
+        std::thread::Builder::new()
+            .name("launch".into())
+            .spawn(move || {
+                for w in rx {
+                    match w {
+                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, l),
+                        Work::Forget(job) => remove_spool(&s.join(job.to_string())),
+                    }
+                }
+            })
+            .expect("starting the launch thread");
         Self {
             spool,
-            pids: Arc::default(),
+            jobs,
+            work,
             on_exit,
+        }
+    }
+
+    fn current(&self, job: u64) -> Option<Tracked> {
+        self.jobs.lock().expect("job map").get(&job).cloned()
+    }
+}
+
+/// The supervisor program: `sluice-supervise` beside this executable when it is installed (a
+/// small program, cheap to start once per job), else this executable, whose `supervise`
+/// subcommand is the same code. Both take `supervise DIR --lock-fd N`.
+pub fn supervisor_program() -> std::io::Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    let small = me.with_file_name("sluice-supervise");
+    Ok(if small.is_file() { small } else { me })
+}
+
+/// Starts one launch's supervisor and its watcher, or reports why it could not.
+fn launch_one(spool: &Path, program: &Path, jobs: &Jobs, on_exit: &OnExit, l: Launch) {
+    let (job, run) = (l.job, l.run);
+    let cancelled = jobs
+        .lock()
+        .expect("job map")
+        .get(&job)
+        .is_none_or(|t| t.run != run || t.cancelled);
+    if cancelled {
+        forget(jobs, job, run);
+        on_exit(ExitReport::failed(
+            job,
+            run,
+            "ended before it started".into(),
+        ));
+        return;
+    }
+    let dir = run_dir(spool, job, run);
+    match launcher::start(program, &dir, &l) {
+        Ok(child) => watch_run(dir, job, run, Some(child), jobs.clone(), on_exit.clone()),
+        Err(e) => {
+            tracing::error!("job {job}: launch failed: {e}");
+            forget(jobs, job, run);
+            on_exit(ExitReport::failed(job, run, format!("launch failed: {e}")));
         }
     }
 }
 
-fn open_out(path: &PathBuf) -> Result<File, String> {
-    OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))
+/// A thread that waits for the supervisor in `dir` and reports the job's end.
+fn watch_run(dir: PathBuf, job: u64, run: u32, child: Option<Child>, jobs: Jobs, on_exit: OnExit) {
+    let spawned = std::thread::Builder::new()
+        .name(format!("job-{job}"))
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let report = watch::until_end(&dir, job, run, child);
+            forget(&jobs, job, run);
+            on_exit(report);
+        });
+    if let Err(e) = spawned {
+        tracing::error!("job {job}: cannot watch its supervisor: {e}");
+    }
+}
+
+/// Removes a job's spool directory, unless a supervisor of one of its runs still holds its lock.
+fn remove_spool(job_dir: &Path) {
+    let Ok(runs) = std::fs::read_dir(job_dir) else {
+        return;
+    };
+    let live = runs.filter_map(|e| e.ok()).any(|e| watch::alive(&e.path()));
+    if !live && let Err(e) = std::fs::remove_dir_all(job_dir) {
+        tracing::warn!("{}: {e}", job_dir.display());
+    }
+}
+
+/// Drops `job` from the map if `run` is still its current run.
+fn forget(jobs: &Jobs, job: u64, run: u32) {
+    let mut map = jobs.lock().expect("job map");
+    if map.get(&job).is_some_and(|t| t.run == run) {
+        map.remove(&job);
+    }
+}
+
+/// Sends `signal` to the supervisor in `dir` (`to_job`: to the job's process group instead).
+fn signal_run(dir: &Path, signal: i32, to_job: bool) -> Result<(), String> {
+    if !watch::alive(dir) {
+        return Err("its supervisor has ended".into());
+    }
+    let pids = watch::pids(dir).ok_or("its processes are still starting")?;
+    let target = if to_job {
+        -(pids.job as i32)
+    } else {
+        pids.supervisor as i32
+    };
+    // SAFETY: plain system call.
+    if unsafe { libc::kill(target, signal) } < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    Ok(())
 }
 
 impl Executor for LocalExecutor {
     fn launch(&mut self, l: Launch) -> Result<(), String> {
-        let dir = self.spool.join(l.job.to_string());
-        fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let script = dir.join("script");
-        let text = if l.script.starts_with("#!") {
-            l.script.clone()
-        } else {
-            format!("#!/bin/sh\n{}", l.script)
-        };
-        fs::write(&script, text).map_err(|e| format!("{}: {e}", script.display()))?;
-        fs::set_permissions(&script, fs::Permissions::from_mode(0o755))
-            .map_err(|e| format!("{}: {e}", script.display()))?;
-        let out = open_out(&l.output)?;
-        let err = match &l.error {
-            Some(p) => open_out(p)?,
-            None => out.try_clone().map_err(|e| e.to_string())?,
-        };
-        let workdir = if l.workdir.is_dir() {
-            l.workdir.clone()
-        } else {
-            PathBuf::from("/")
-        };
-        let mut cmd = Command::new(&script);
-        cmd.env_clear()
-            .envs(&l.env)
-            .current_dir(&workdir)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
-        let uid = l.uid;
-        // Looked up before the fork: the password database is not async-signal-safe.
-        let gid = crate::identity::primary_gid(uid);
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::geteuid() == 0 && uid != 0 {
-                    if let Some(gid) = gid
-                        && libc::setgid(gid) < 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    if libc::setuid(uid) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("{}: {e}", script.display()))?;
-        let pid = child.id();
-        self.pids.lock().expect("pid map").insert(l.job, pid);
-        let (pids, on_exit, job) = (self.pids.clone(), self.on_exit.clone(), l.job);
-        std::thread::Builder::new()
-            .name(format!("job-{job}"))
-            .spawn(move || {
-                let status = child.wait();
-                pids.lock().expect("pid map").remove(&job);
-                let (code, signal) = match status {
-                    Ok(s) => (s.code(), s.signal()),
-                    Err(_) => (None, None),
-                };
-                on_exit(ExitReport { job, code, signal });
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(())
+        self.jobs.lock().expect("job map").insert(
+            l.job,
+            Tracked {
+                run: l.run,
+                cancelled: false,
+            },
+        );
+        let (job, run) = (l.job, l.run);
+        self.work.send(Work::Launch(l)).map_err(|_| {
+            forget(&self.jobs, job, run);
+            "the launch thread has stopped".to_string()
+        })
     }
 
     fn signal(&mut self, job: u64, signal: i32) -> Result<(), String> {
-        let pid = *self
-            .pids
-            .lock()
-            .expect("pid map")
-            .get(&job)
+        let t = self
+            .current(job)
             .ok_or_else(|| format!("job {job} has no running processes"))?;
-        // The script leads its own session, so its pid is the process group of everything it starts.
-        if unsafe { libc::kill(-(pid as i32), signal) } < 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-        Ok(())
+        signal_run(&run_dir(&self.spool, job, t.run), signal, true)
+            .map_err(|e| format!("job {job}: {e}"))
     }
 
-    fn terminate(&mut self, job: u64, grace: Duration) {
-        let Some(pid) = self.pids.lock().expect("pid map").get(&job).copied() else {
-            return;
-        };
-        unsafe {
-            libc::kill(-(pid as i32), libc::SIGCONT);
-            libc::kill(-(pid as i32), libc::SIGTERM);
+    fn terminate(&mut self, job: u64) {
+        let Some(t) = self.current(job) else { return };
+        if let Some(entry) = self.jobs.lock().expect("job map").get_mut(&job) {
+            entry.cancelled = true;
         }
-        let pids = self.pids.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(grace);
-            // Still the same process: its waiter removes the entry the moment it is reaped.
-            if pids.lock().expect("pid map").get(&job) == Some(&pid) {
-                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-            }
-        });
+        let dir = run_dir(&self.spool, job, t.run);
+        if signal_run(&dir, libc::SIGTERM, false).is_ok() {
+            return;
+        }
+        // Not started yet, or between its start and its job's fork: ask again shortly, off
+        // this thread; a supervisor that ends first needs nothing.
+        let spawned = std::thread::Builder::new()
+            .name(format!("end-{job}"))
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                for _ in 0..600 {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if signal_run(&dir, libc::SIGTERM, false).is_ok()
+                        || (dir.join(crate::supervisor::spool::STATUS).exists())
+                    {
+                        return;
+                    }
+                }
+                tracing::warn!("job {job}: its supervisor never answered SIGTERM");
+            });
+        if let Err(e) = spawned {
+            tracing::error!("job {job}: {e}");
+        }
+    }
+
+    fn attach(&mut self, job: u64, run: u32) -> Attached {
+        let dir = run_dir(&self.spool, job, run);
+        if watch::alive(&dir) {
+            self.jobs.lock().expect("job map").insert(
+                job,
+                Tracked {
+                    run,
+                    cancelled: false,
+                },
+            );
+            watch_run(dir, job, run, None, self.jobs.clone(), self.on_exit.clone());
+            return Attached::Running;
+        }
+        match watch::outcome(&dir, job, run) {
+            Some(report) => Attached::Ended(report),
+            // Its supervisor records the job's process before anything of the job runs.
+            None if watch::pids(&dir).is_none() => Attached::NotStarted,
+            None => Attached::Gone,
+        }
+    }
+
+    fn forget(&mut self, job: u64) {
+        let _ = self.work.send(Work::Forget(job));
     }
 
     fn running(&self) -> Vec<u64> {
-        self.pids.lock().expect("pid map").keys().copied().collect()
+        self.jobs.lock().expect("job map").keys().copied().collect()
     }
 }

@@ -1,0 +1,105 @@
+//! Starting a job's supervisor: the job's spool directory for this run, the script and what to
+//! run written into it, its lock taken and handed to the supervisor, which makes a session of
+//! its own so it outlives the daemon. Runs on the executor's launch thread, never on the
+//! thread that schedules.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use super::Launch;
+use crate::supervisor::spool::{self, JOB, JobFile, LOCK, LOG, SCRIPT};
+
+/// The spool directory of one run of a job: `SPOOL/<job>/<run>`.
+pub fn run_dir(spool: &Path, job: u64, run: u32) -> PathBuf {
+    spool.join(job.to_string()).join(run.to_string())
+}
+
+/// Prepares `dir` for `l` and starts its supervisor, `program supervise DIR --lock-fd N`.
+pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
+    let shown = |e: io::Error| format!("{}: {e}", dir.display());
+    if super::watch::alive(dir) {
+        return Err(format!(
+            "{}: a supervisor of this run is still alive",
+            dir.display()
+        ));
+    }
+    if dir.exists() {
+        // Left by a run that never got under way (the daemon stopped before journaling it).
+        fs::remove_dir_all(dir).map_err(shown)?;
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(shown)?;
+    let text = if l.script.starts_with("#!") {
+        l.script.clone()
+    } else {
+        format!("#!/bin/sh\n{}", l.script)
+    };
+    fs::write(dir.join(SCRIPT), text).map_err(shown)?;
+    // Executed by descriptor as the user, who needs to execute and read it (never to find it:
+    // the directory is root's alone).
+    fs::set_permissions(dir.join(SCRIPT), fs::Permissions::from_mode(0o755)).map_err(shown)?;
+    let job = JobFile {
+        job: l.job,
+        uid: l.uid,
+        workdir: l.workdir.clone(),
+        output: l.output.clone(),
+        error: l.error.clone(),
+        env: l.env.clone(),
+        time_limit: l.time_limit.map(|d| d.as_secs()),
+        kill_wait: l.kill_wait.as_secs(),
+    };
+    spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
+    let lock = lock(dir).map_err(shown)?;
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.join(LOG))
+        .map_err(shown)?;
+    let fd = lock.as_raw_fd();
+    // The lock is inherited, held from before the start: there is no moment when the supervisor
+    // runs and a restarted daemon could think it gone. Only this thread starts processes, so no
+    // other child can inherit it in between. No code runs between fork and exec, which lets the
+    // standard library spawn without copying the daemon's memory map.
+    // SAFETY: plain system call on a descriptor owned here.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+        return Err(shown(io::Error::last_os_error()));
+    }
+    let mut cmd = Command::new(program);
+    cmd.arg("supervise")
+        .arg(dir)
+        .arg("--lock-fd")
+        .arg(fd.to_string())
+        .env_clear()
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log);
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    drop(lock);
+    Ok(child)
+}
+
+/// Creates and locks the run's lock file.
+fn lock(dir: &Path) -> io::Result<File> {
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(dir.join(LOCK))?;
+    // SAFETY: plain system call on an owned descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(f)
+}

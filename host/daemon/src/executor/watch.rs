@@ -1,0 +1,80 @@
+//! Watching a supervisor: alive while it holds its run's lock, which it lets go of only by
+//! exiting, after its status is on disk. The same wait works for a supervisor this daemon
+//! started and for one a restarted daemon finds, so neither depends on being its parent.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::process::Child;
+
+use super::ExitReport;
+use crate::supervisor::spool::{self, LOCK, PIDS, Pids, STATUS, Status};
+
+/// Whether a supervisor holds the lock in `dir`.
+pub fn alive(dir: &Path) -> bool {
+    let Ok(f) = File::open(dir.join(LOCK)) else {
+        return false;
+    };
+    // SAFETY: plain system call on an owned descriptor; the lock, if taken, goes with `f`.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
+
+/// Blocks until no supervisor holds the lock in `dir`.
+pub fn wait_gone(dir: &Path) {
+    let Ok(f) = File::open(dir.join(LOCK)) else {
+        return;
+    };
+    loop {
+        // SAFETY: as in `alive`.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return;
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// The pids the supervisor in `dir` recorded, once its job's process exists.
+pub fn pids(dir: &Path) -> Option<Pids> {
+    spool::read_json(dir, PIDS).ok().flatten()
+}
+
+/// What the (gone) supervisor of run `run` of `job` in `dir` recorded about the job's end.
+pub fn outcome(dir: &Path, job: u64, run: u32) -> Option<ExitReport> {
+    match spool::read_json::<Status>(dir, STATUS) {
+        Ok(Some(s)) => Some(ExitReport {
+            job,
+            run,
+            code: s.code,
+            signal: s.signal,
+            timed_out: s.timed_out,
+            reason: s.reason,
+            end_time: Some(s.end_time),
+        }),
+        Ok(None) => None,
+        Err(e) => Some(ExitReport::failed(
+            job,
+            run,
+            format!("the job's status is unreadable: {e}"),
+        )),
+    }
+}
+
+/// Waits for the supervisor of run `run` of `job` to be gone, reaps it if it is this daemon's
+/// child, and returns how the job ended.
+pub fn until_end(dir: &Path, job: u64, run: u32, child: Option<Child>) -> ExitReport {
+    wait_gone(dir);
+    if let Some(mut c) = child {
+        let _ = c.wait();
+    }
+    outcome(dir, job, run).unwrap_or_else(|| {
+        ExitReport::failed(
+            job,
+            run,
+            "the job's supervisor ended without recording the job's end".into(),
+        )
+    })
+}

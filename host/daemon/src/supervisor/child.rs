@@ -1,0 +1,176 @@
+//! The job's process: forked by the supervisor, it leads its own process group, becomes the
+//! user, enters the working directory and opens the job's files *as the user* (so the user's
+//! own permissions decide, through symlinks too), then executes the script by descriptor.
+//!
+//! Everything it needs is prepared before the fork; the child only makes system calls and, if
+//! a step fails, writes why on a pipe the supervisor reads.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::spool::{JobFile, SCRIPT};
+use super::user::{User, become_user};
+
+/// What the child executes, prepared in the supervisor.
+pub struct Prepared {
+    user: Option<User>,
+    workdir: CString,
+    output: CString,
+    error: Option<CString>,
+    /// The script, opened by root in the daemon's spool, executed through this descriptor.
+    script: File,
+    argv: Vec<CString>,
+    envp: Vec<CString>,
+}
+
+fn c_path(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: NUL in path", p.display()))
+}
+
+impl Prepared {
+    /// Prepares `job` from the spool directory `dir`; `user` is whom to become (`None`: stay).
+    pub fn new(job: &JobFile, dir: &Path, user: Option<User>) -> Result<Self, String> {
+        let script_path = dir.join(SCRIPT);
+        let script =
+            File::open(&script_path).map_err(|e| format!("{}: {e}", script_path.display()))?;
+        let envp = job
+            .env
+            .iter()
+            .filter_map(|(k, v)| CString::new(format!("{k}={v}")).ok())
+            .collect();
+        Ok(Self {
+            user,
+            workdir: c_path(&job.workdir)?,
+            output: c_path(&job.output)?,
+            error: job.error.as_deref().map(c_path).transpose()?,
+            script,
+            argv: vec![c_path(&script_path)?],
+            envp,
+        })
+    }
+
+    /// Forks the job. Returns its pid and the pipe on which it reports a failure to start
+    /// (end of file with nothing read: the script is executing).
+    pub fn spawn(&self) -> io::Result<(libc::pid_t, File)> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: pipe2 fills the two descriptors.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors are fresh and owned here.
+        let (read, write) = unsafe { (File::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: the supervisor is single-threaded, so the child may run ordinary code.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid == 0 {
+            drop(read);
+            let why = self.exec();
+            let msg = why.as_bytes();
+            // SAFETY: writing what is left of a buffer we own, then leaving without unwinding.
+            unsafe {
+                libc::write(write.as_raw_fd(), msg.as_ptr().cast(), msg.len());
+                libc::_exit(1);
+            }
+        }
+        // Set here too, so the group exists whichever of parent and child runs first.
+        // SAFETY: plain system call.
+        unsafe { libc::setpgid(pid, pid) };
+        Ok((pid, read))
+    }
+
+    /// The child's steps up to `fexecve`; returns only on failure, with the reason.
+    fn exec(&self) -> String {
+        // SAFETY: system calls on data prepared before the fork.
+        unsafe {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            libc::setpgid(0, 0);
+        }
+        if let Some(user) = &self.user
+            && let Err(e) = become_user(user)
+        {
+            return format!("cannot become uid {}: {e}", user.uid);
+        }
+        // SAFETY: NUL-terminated paths.
+        if unsafe { libc::chdir(self.workdir.as_ptr()) } != 0
+            && unsafe { libc::chdir(c"/tmp".as_ptr()) } != 0
+        {
+            return format!(
+                "cannot enter a working directory: {}",
+                io::Error::last_os_error()
+            );
+        }
+        let out = match open_output(&self.output) {
+            Ok(fd) => fd,
+            Err(e) => return e,
+        };
+        let err = match &self.error {
+            Some(p) => match open_output(p) {
+                Ok(fd) => fd,
+                Err(e) => return e,
+            },
+            None => out,
+        };
+        // SAFETY: descriptors this process owns; dup2 clears close-on-exec on the copies.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if null < 0
+                || libc::dup2(null, 0) < 0
+                || libc::dup2(out, 1) < 0
+                || libc::dup2(err, 2) < 0
+            {
+                return format!(
+                    "cannot set up standard streams: {}",
+                    io::Error::last_os_error()
+                );
+            }
+            // The interpreter of a `#!` script reads it through /dev/fd, so it must survive exec.
+            let fd = self.script.as_raw_fd();
+            libc::fcntl(fd, libc::F_SETFD, 0);
+            let mut argv: Vec<*const libc::c_char> = self.argv.iter().map(|a| a.as_ptr()).collect();
+            argv.push(std::ptr::null());
+            let mut envp: Vec<*const libc::c_char> = self.envp.iter().map(|e| e.as_ptr()).collect();
+            envp.push(std::ptr::null());
+            libc::fexecve(fd, argv.as_ptr(), envp.as_ptr());
+        }
+        format!(
+            "cannot execute the batch script: {}",
+            io::Error::last_os_error()
+        )
+    }
+}
+
+/// Opens a job's output file as whoever the child now is, truncating it. A FIFO with no reader
+/// fails at once (`O_NONBLOCK`) instead of waiting; the file is then made blocking again.
+fn open_output(path: &CString) -> Result<RawFd, String> {
+    let shown = path.to_string_lossy();
+    let flags = libc::O_WRONLY
+        | libc::O_CREAT
+        | libc::O_TRUNC
+        | libc::O_NONBLOCK
+        | libc::O_NOCTTY
+        | libc::O_CLOEXEC;
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(path.as_ptr(), flags, 0o644 as libc::c_uint) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(if e.raw_os_error() == Some(libc::ENXIO) {
+            format!("cannot open output {shown}: a FIFO with no reader")
+        } else {
+            format!("cannot open output {shown} as the job's user: {e}")
+        });
+    }
+    // SAFETY: a descriptor just opened.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK);
+    }
+    Ok(fd)
+}

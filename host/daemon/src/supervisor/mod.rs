@@ -1,0 +1,284 @@
+//! The per-job supervisor, as slurmstepd is to slurmd: a small process the executor starts for
+//! each job (`sluice supervise`), in its own session so it outlives the daemon. It drops
+//! privileges completely before touching anything of the user's, runs the job in its own
+//! process group, ends it at its time limit, and records how it ended durably in the job's spool
+//! directory, holding the directory's lock until then so the daemon (this one or a restarted
+//! one) can tell a live supervisor from a gone one.
+//!
+//! It is single-threaded: signals arrive through a `signalfd`, the child's start-up failure
+//! through a pipe, and one `poll` waits for either or for the next deadline.
+
+pub mod child;
+pub mod spool;
+pub mod user;
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use spool::{JOB, JobFile, PIDS, Pids, STATUS, Status};
+
+/// Seconds past its time limit before the supervisor itself ends a job: the daemon ends it at
+/// the limit; this is for when no daemon is there to do it.
+const LIMIT_SLACK: u64 = 5;
+
+/// Supervises the job in spool directory `dir`. `lock_fd` is the descriptor of `dir/lock`,
+/// locked by the daemon and inherited. Returns the process's exit code.
+pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
+    // Its own session: no signal to the daemon's process group or terminal reaches it, and it
+    // is not ended with the daemon. (It fails only for a session leader, which it would be.)
+    // SAFETY: plain system call.
+    unsafe { libc::setsid() };
+    // SAFETY: the daemon handed this descriptor over; from here on it is owned here.
+    let lock = unsafe { OwnedFd::from_raw_fd(lock_fd) };
+    // The job must not inherit the lock: it could release it and fake the supervisor's death.
+    // SAFETY: system calls on an owned descriptor.
+    let held = unsafe {
+        libc::fcntl(lock.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) == 0
+            && libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0
+    };
+    if !held {
+        eprintln!(
+            "sluice supervise: {}: the job lock is not held",
+            dir.display()
+        );
+        return 2;
+    }
+    let status = supervise(dir).unwrap_or_else(|reason| Status {
+        reason: Some(reason),
+        code: Some(1),
+        end_time: spool::now(),
+        ..Status::default()
+    });
+    if let Err(e) = spool::write_json(dir, STATUS, &status, spool::Persist::Durable) {
+        eprintln!("sluice supervise: {}: {e}", dir.display());
+        return 1;
+    }
+    drop(lock);
+    0
+}
+
+/// Runs the job to its end; `Err` when it could not be started at all.
+fn supervise(dir: &Path) -> Result<Status, String> {
+    let job: JobFile = spool::read_json(dir, JOB)
+        .map_err(|e| format!("{}: {e}", dir.join(JOB).display()))?
+        .ok_or_else(|| format!("{}: missing", dir.join(JOB).display()))?;
+    let signals = Signals::block()?;
+    // SAFETY: plain system call.
+    let user = if unsafe { libc::geteuid() } == 0 {
+        Some(user::lookup(job.uid)?)
+    } else {
+        None
+    };
+    let prepared = child::Prepared::new(&job, dir, user)?;
+    let (pid, failure) = prepared
+        .spawn()
+        .map_err(|e| format!("cannot fork the job: {e}"))?;
+    let pids = Pids {
+        supervisor: std::process::id(),
+        job: pid as u32,
+    };
+    if let Err(e) = spool::write_json(dir, PIDS, &pids, spool::Persist::Atomic) {
+        eprintln!("sluice supervise: {}: {e}", dir.join(PIDS).display());
+    }
+    Ok(Watch::new(&job, pid, failure).run(signals))
+}
+
+/// SIGTERM, SIGINT, SIGHUP and SIGCHLD, blocked and read from a `signalfd`.
+struct Signals {
+    fd: File,
+}
+
+impl Signals {
+    fn block() -> Result<Self, String> {
+        // SAFETY: a signal set built and installed by system calls.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGCHLD] {
+                libc::sigaddset(&mut set, s);
+            }
+            if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+                return Err(format!("sigprocmask: {}", io::Error::last_os_error()));
+            }
+            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+            if fd < 0 {
+                return Err(format!("signalfd: {}", io::Error::last_os_error()));
+            }
+            Ok(Self {
+                fd: File::from_raw_fd(fd),
+            })
+        }
+    }
+
+    /// The signals that arrived since the last call.
+    fn drain(&mut self) -> Vec<i32> {
+        let mut out = Vec::new();
+        let mut info = [0u8; std::mem::size_of::<libc::signalfd_siginfo>()];
+        while let Ok(n) = self.fd.read(&mut info) {
+            if n < info.len() {
+                break;
+            }
+            // SAFETY: the kernel wrote one whole signalfd_siginfo.
+            let si: libc::signalfd_siginfo =
+                unsafe { std::ptr::read_unaligned(info.as_ptr().cast()) };
+            out.push(si.ssi_signo as i32);
+        }
+        out
+    }
+}
+
+/// One running job and its deadlines.
+struct Watch {
+    pid: libc::pid_t,
+    /// The child's start-up failure pipe, until it closes.
+    failure: Option<File>,
+    reason: String,
+    limit_at: Option<Instant>,
+    kill_wait: Duration,
+    kill_at: Option<Instant>,
+    timed_out: bool,
+}
+
+impl Watch {
+    fn new(job: &JobFile, pid: libc::pid_t, failure: File) -> Self {
+        let now = Instant::now();
+        Self {
+            pid,
+            failure: Some(failure),
+            reason: String::new(),
+            limit_at: job
+                .time_limit
+                .map(|l| now + Duration::from_secs(l.saturating_add(LIMIT_SLACK))),
+            kill_wait: Duration::from_secs(job.kill_wait),
+            kill_at: None,
+            timed_out: false,
+        }
+    }
+
+    /// Waits for the job's end, acting on signals and deadlines, and returns its status.
+    fn run(mut self, mut signals: Signals) -> Status {
+        loop {
+            if let Some(status) = self.reap() {
+                return status;
+            }
+            let mut fds = vec![libc::pollfd {
+                fd: signals.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            if let Some(f) = &self.failure {
+                fds.push(libc::pollfd {
+                    fd: f.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+            }
+            let timeout = self.timeout_ms();
+            // SAFETY: `fds` is a valid array of its length.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+            if fds.get(1).is_some_and(|p| p.revents != 0) {
+                self.read_failure();
+            }
+            for s in signals.drain() {
+                if matches!(s, libc::SIGTERM | libc::SIGINT) {
+                    self.terminate();
+                }
+            }
+            let now = Instant::now();
+            if self.limit_at.is_some_and(|t| now >= t) && self.kill_at.is_none() {
+                self.timed_out = true;
+                self.terminate();
+            }
+            if self.kill_at.is_some_and(|t| now >= t) {
+                self.group_signal(libc::SIGKILL);
+                self.kill_at = Some(now + Duration::from_secs(1));
+            }
+        }
+    }
+
+    fn timeout_ms(&self) -> i32 {
+        let now = Instant::now();
+        [
+            self.limit_at.filter(|_| self.kill_at.is_none()),
+            self.kill_at,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|t| t.saturating_duration_since(now).as_millis() as i32 + 1)
+        .min()
+        .unwrap_or(1000)
+        .min(1000)
+    }
+
+    fn read_failure(&mut self) {
+        let Some(f) = &mut self.failure else { return };
+        let mut buf = [0u8; 1024];
+        match f.read(&mut buf) {
+            Ok(0) | Err(_) => self.failure = None,
+            Ok(n) => {
+                if self.reason.len() < 4096 {
+                    self.reason.push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            }
+        }
+    }
+
+    /// SIGCONT and SIGTERM to the job's group now, SIGKILL after KillWait.
+    fn terminate(&mut self) {
+        if self.kill_at.is_some() {
+            return;
+        }
+        self.group_signal(libc::SIGCONT);
+        self.group_signal(libc::SIGTERM);
+        self.kill_at = Some(Instant::now() + self.kill_wait);
+    }
+
+    fn group_signal(&self, signal: i32) {
+        // SAFETY: plain system call; the group is the job's as long as its leader is unreaped.
+        unsafe { libc::kill(-self.pid, signal) };
+    }
+
+    /// The job's status once its script has ended: what is left of its group is killed while
+    /// the leader, unreaped, still keeps the group id from being reused; then it is reaped.
+    fn reap(&mut self) -> Option<Status> {
+        // SAFETY: waitid fills `info`.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is valid for a filled CLD_* siginfo.
+        if rc != 0 || unsafe { info.si_pid() } == 0 {
+            return None;
+        }
+        self.group_signal(libc::SIGKILL);
+        let mut raw = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(self.pid, &mut raw, 0) };
+        while self.failure.is_some() {
+            self.read_failure();
+        }
+        let (code, signal) = if libc::WIFEXITED(raw) {
+            (Some(libc::WEXITSTATUS(raw)), None)
+        } else if libc::WIFSIGNALED(raw) {
+            (None, Some(libc::WTERMSIG(raw)))
+        } else {
+            (None, None)
+        };
+        let reason = self.reason.trim();
+        Some(Status {
+            code,
+            signal,
+            timed_out: self.timed_out,
+            reason: (!reason.is_empty()).then(|| reason.to_string()),
+            end_time: spool::now(),
+        })
+    }
+}
