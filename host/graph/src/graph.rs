@@ -175,6 +175,17 @@ impl GraphBuilder {
             *slot += 1;
         }
         self.graph.adjacency = adjacency;
+        // Generation grows the arena by doubling; a loaded graph is read-only in shape.
+        let g = &mut self.graph;
+        g.type_of.shrink_to_fit();
+        g.basename_of.shrink_to_fit();
+        g.id_of.shrink_to_fit();
+        g.rank_of.shrink_to_fit();
+        g.size_of.shrink_to_fit();
+        g.unit_of.shrink_to_fit();
+        for parents in &mut g.path_parent {
+            parents.shrink_to_fit();
+        }
         self.graph
     }
 }

@@ -196,10 +196,8 @@ impl Reader<'_, '_> {
     ) -> Result<HashMap<&'k str, (String, Node<'a, 'i>)>, GrugError> {
         let mut values = HashMap::new();
         for ((s, _), key) in keys {
-            if s == scope {
-                if let Some(d) = &key.default {
-                    values.insert(key.name.as_str(), (d.clone(), element));
-                }
+            if let (true, Some(d)) = (s == scope, &key.default) {
+                values.insert(key.name.as_str(), (d.clone(), element));
             }
         }
         for data in element.children().filter(|n| n.has_tag_name_local("data")) {

@@ -41,60 +41,50 @@ enum RawCount {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRange {
-    min: u64,
-    max: Option<u64>,
+    min: i64,
+    max: Option<i64>,
     operator: Option<String>,
-    operand: Option<u64>,
+    operand: Option<i64>,
 }
+
+/// Fluxion's texts for refused counts, kept verbatim because resource-query prints them.
+const MIN_ZERO: &str = "\"min\" must be greater than zero";
+const MAX_BELOW_MIN: &str = "\"max\" must be greater than or equal to \"min\"";
+const ALL_OR_NONE: &str = "All or none of \"max\", \"operator\", and \"operand\" must be specified";
+const BAD_OPERATOR: &str = "Invalid count operator";
 
 impl TryFrom<RawCount> for Count {
     type Error = String;
 
     fn try_from(raw: RawCount) -> Result<Self, String> {
-        let count = match raw {
-            RawCount::Fixed(n) => Count {
-                min: n,
-                max: n,
-                operator: CountOperator::Add,
-                operand: 1,
-            },
-            RawCount::Range(RawRange {
-                min,
-                max: None,
-                operator: None,
-                operand: None,
-            }) => Count {
-                min,
-                max: UNBOUNDED,
-                operator: CountOperator::Add,
-                operand: 1,
-            },
-            RawCount::Range(RawRange {
-                min,
-                max: Some(max),
-                operator: Some(operator),
-                operand: Some(operand),
-            }) => {
-                let operator = match operator.as_str() {
-                    "+" => CountOperator::Add,
-                    "*" => CountOperator::Multiply,
-                    "^" => CountOperator::Power,
-                    other => {
-                        return Err(format!("count operator must be +, * or ^, found `{other}`"));
-                    }
-                };
-                Count {
-                    min,
-                    max,
-                    operator,
-                    operand,
-                }
-            }
-            RawCount::Range(_) => {
-                return Err(
-                    "count must give min alone or all of min, max, operator and operand".into(),
-                );
-            }
+        let range = match raw {
+            // libjobspec takes a scalar as is (even 0, which then never matches).
+            RawCount::Fixed(n) => return Ok(Count::fixed(n)),
+            RawCount::Range(range) => range,
+        };
+        // libjobspec checks presence, then min, then max, then the operator and its operand.
+        let (max, operator, operand) = match (range.max, range.operator, range.operand) {
+            (None, None, None) => (None, "+".to_string(), 1),
+            (Some(max), Some(operator), Some(operand)) => (Some(max), operator, operand),
+            _ => return Err(ALL_OR_NONE.into()),
+        };
+        if range.min < 1 {
+            return Err(MIN_ZERO.into());
+        }
+        if max.is_some_and(|max| max < range.min) {
+            return Err(MAX_BELOW_MIN.into());
+        }
+        let operator = match operator.as_str() {
+            "+" => CountOperator::Add,
+            "*" => CountOperator::Multiply,
+            "^" => CountOperator::Power,
+            _ => return Err(BAD_OPERATOR.into()),
+        };
+        let count = Count {
+            min: range.min as u64,
+            max: max.map_or(UNBOUNDED, |m| m as u64),
+            operator,
+            operand: u64::try_from(operand).unwrap_or(0),
         };
         count.validate()?;
         Ok(count)
@@ -112,28 +102,30 @@ impl Count {
         }
     }
 
-    /// Refuses counts no selection can satisfy (RFC 14 rules as libjobspec applies them).
+    /// Refuses a range no selection can satisfy, with libjobspec's texts.
     pub fn validate(&self) -> Result<(), String> {
         if self.min < 1 {
-            return Err("count min must be ≥ 1".into());
+            return Err(MIN_ZERO.into());
         }
         if self.max < self.min {
-            return Err(format!(
-                "count max ({}) must be ≥ min ({})",
-                self.max, self.min
-            ));
+            return Err(MAX_BELOW_MIN.into());
         }
-        match self.operator {
-            CountOperator::Add if self.operand < 1 => Err("count operand must be ≥ 1 for +".into()),
+        let refusal = match self.operator {
+            CountOperator::Add if self.operand < 1 => {
+                "\"operand\" must be greater than zero for addition '+'"
+            }
             CountOperator::Multiply if self.operand < 2 => {
-                Err("count operand must be ≥ 2 for *".into())
+                "\"operand\" must be greater than one for multiplication '*'"
             }
             CountOperator::Power if self.operand < 2 => {
-                Err("count operand must be ≥ 2 for ^".into())
+                "\"operand\" must be greater than one for exponentiation '^'"
             }
-            CountOperator::Power if self.min < 2 => Err("count min must be ≥ 2 for ^".into()),
-            _ => Ok(()),
-        }
+            CountOperator::Power if self.min < 2 => {
+                "\"min\" must be greater than one for exponentiation '^'"
+            }
+            _ => return Ok(()),
+        };
+        Err(refusal.into())
     }
 
     /// How many to take when `available` qualify: the largest value of the count's sequence that
