@@ -1,5 +1,7 @@
 //! The compact resource graph: a struct-of-arrays vertex arena with CSR out-edges per subsystem.
 
+use std::collections::HashMap;
+
 use crate::interner::Interner;
 
 /// A vertex's index in the arena, which is its creation order (Fluxion's `uniq_id`).
@@ -12,6 +14,9 @@ pub type SubsystemId = u16;
 const NO_PATH: u32 = u32::MAX;
 /// Marks a vertex whose path in a subsystem is `/` + its name.
 const ROOT_PATH: u32 = u32::MAX - 1;
+/// Marks a vertex whose path in a subsystem is kept as text in `frozen_paths`, because the
+/// path of its parent changed after it was generated (Fluxion copies paths at creation).
+const FROZEN_PATH: u32 = u32::MAX - 2;
 
 /// Out-edges of one subsystem in compressed sparse rows: the edges of vertex `v` are
 /// `targets[offsets[v]..offsets[v + 1]]`, in creation order.
@@ -36,6 +41,7 @@ pub struct ResourceGraph {
     size_of: Vec<i64>,
     unit_of: Vec<u32>,
     path_parent: Vec<Vec<u32>>,
+    frozen_paths: HashMap<(SubsystemId, VertexId), Box<str>>,
     adjacency: Vec<Adjacency>,
 }
 
@@ -62,6 +68,8 @@ pub struct VertexSpec<'a> {
 pub struct GraphBuilder {
     graph: ResourceGraph,
     edges: Vec<(SubsystemId, VertexId, VertexId, u32)>,
+    /// Per subsystem, whether some vertex's path was built on this one.
+    path_children: Vec<Vec<bool>>,
 }
 
 impl Default for GraphBuilder {
@@ -85,9 +93,11 @@ impl GraphBuilder {
                 size_of: Vec::new(),
                 unit_of: Vec::new(),
                 path_parent: Vec::new(),
+                frozen_paths: HashMap::new(),
                 adjacency: Vec::new(),
             },
             edges: Vec::new(),
+            path_children: Vec::new(),
         }
     }
 
@@ -102,6 +112,7 @@ impl GraphBuilder {
         let n = self.graph.type_of.len();
         while self.graph.path_parent.len() <= id as usize {
             self.graph.path_parent.push(vec![NO_PATH; n]);
+            self.path_children.push(vec![false; n]);
         }
         SubsystemId::try_from(id).expect("fewer than 65,536 subsystems")
     }
@@ -124,17 +135,44 @@ impl GraphBuilder {
         for parents in &mut g.path_parent {
             parents.push(NO_PATH);
         }
+        for children in &mut self.path_children {
+            children.push(false);
+        }
         v
     }
 
     /// Sets `v`'s path in `subsystem` to `parent`'s path there followed by `v`'s name, or to
-    /// `/name` when `parent` is `None` or has no path in that subsystem.
+    /// `/name` when `parent` is `None` or has no path in that subsystem. Paths already built on
+    /// `v`'s old path keep it, as Fluxion's copied strings do.
     pub fn set_path(&mut self, subsystem: SubsystemId, v: VertexId, parent: Option<VertexId>) {
-        let parents = &mut self.graph.path_parent[subsystem as usize];
+        let s = subsystem as usize;
+        if self.path_children[s][v as usize] {
+            self.freeze_children(subsystem, v);
+            self.path_children[s][v as usize] = false;
+        }
+        let parents = &mut self.graph.path_parent[s];
         parents[v as usize] = match parent {
-            Some(p) if parents[p as usize] != NO_PATH => p,
+            Some(p) if parents[p as usize] != NO_PATH => {
+                self.path_children[s][p as usize] = true;
+                p
+            }
             _ => ROOT_PATH,
         };
+    }
+
+    /// Stores as text the paths of the vertices whose path is built on `v`'s, before it changes.
+    fn freeze_children(&mut self, subsystem: SubsystemId, v: VertexId) {
+        let children: Vec<VertexId> = self.graph.path_parent[subsystem as usize]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &p)| p == v)
+            .map(|(u, _)| u as VertexId)
+            .collect();
+        for u in children {
+            let path = self.graph.path(subsystem, u).expect("a child has a path");
+            self.graph.frozen_paths.insert((subsystem, u), path.into());
+            self.graph.path_parent[subsystem as usize][u as usize] = FROZEN_PATH;
+        }
     }
 
     /// Adds an edge `src → dst` in `subsystem` with the given relation (e.g. `contains`).
@@ -264,17 +302,30 @@ impl ResourceGraph {
     /// `v`'s path in `subsystem`, e.g. `/tiny0/rack0/node1/socket0/core17`.
     pub fn path(&self, subsystem: SubsystemId, v: VertexId) -> Option<String> {
         let parents = self.path_parent.get(subsystem as usize)?;
-        if parents[v as usize] == NO_PATH {
-            return None;
-        }
-        let mut chain = vec![v];
+        let mut chain = Vec::new();
         let mut at = v;
-        // A path chain is at most as long as the graph; the bound keeps a bad chain finite.
-        while parents[at as usize] != ROOT_PATH && chain.len() <= parents.len() {
-            at = parents[at as usize];
-            chain.push(at);
-        }
         let mut path = String::new();
+        loop {
+            match parents[at as usize] {
+                NO_PATH => return None,
+                ROOT_PATH => {
+                    chain.push(at);
+                    break;
+                }
+                FROZEN_PATH => {
+                    path.push_str(&self.frozen_paths[&(subsystem, at)]);
+                    break;
+                }
+                parent => {
+                    chain.push(at);
+                    at = parent;
+                }
+            }
+            // Parent links only point to earlier-set paths; the bound keeps a bad chain finite.
+            if chain.len() > parents.len() {
+                return None;
+            }
+        }
         for &u in chain.iter().rev() {
             path.push('/');
             path.push_str(&self.name(u));
@@ -340,7 +391,15 @@ impl ResourceGraph {
             + cap(&self.rank_of)
             + cap(&self.size_of)
             + cap(&self.unit_of);
-        let paths: usize = self.path_parent.iter().map(cap).sum::<usize>() + cap(&self.path_parent);
+        let paths: usize = self.path_parent.iter().map(cap).sum::<usize>()
+            + cap(&self.path_parent)
+            + self
+                .frozen_paths
+                .iter()
+                .map(|(_, p)| {
+                    p.len() + std::mem::size_of::<(SubsystemId, VertexId, Box<str>)>() + 1
+                })
+                .sum::<usize>();
         let edges: usize = self
             .adjacency
             .iter()

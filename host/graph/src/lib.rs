@@ -24,9 +24,8 @@
 //! the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
 //! `sluice resource-query` command itself.
 //!
-//! Known difference: a path is rebuilt from the parent link, so if an association later moves
-//! a vertex's path, the paths of vertices generated under it follow, where Fluxion keeps the
-//! string copied at creation. No recipe of the reference depends on this.
+//! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
+//! already built on the old one keep it (they are then stored as text).
 
 mod graph;
 mod grug_error;

@@ -294,3 +294,42 @@ fn recipe_in_a_data_file_loads() {
         "/lab0/rack1/node3/core15"
     );
 }
+
+/// Nodes generated under racks with cores, then associated in containment under a storage unit.
+fn reassociated_nodes() -> String {
+    [
+        node("cluster", "cluster", true, ""),
+        node("rack", "rack", false, ""),
+        node("node", "node", false, ""),
+        node("core", "core", false, ""),
+        node("unit", "mtl2unit", false, ""),
+        node("node_again", "node", false, ""),
+        edge("cluster", "rack", &[("multi_scale", "2")]),
+        edge("rack", "node", &[("id_scope", "1")]),
+        edge("node", "core", &[("multi_scale", "2"), ("id_scope", "2")]),
+        edge("cluster", "unit", &[]),
+        edge("unit", "node_again", &[("gen_method", "ASSOCIATE_IN")]),
+    ]
+    .concat()
+}
+
+#[test]
+fn association_moves_a_path_but_paths_copied_from_the_old_one_stay() {
+    let g = graph(&reassociated_nodes()).unwrap();
+    assert_eq!(g.count_of_type("node"), 2);
+    assert_eq!(
+        path_of(&g, "containment", "node1").unwrap(),
+        "/cluster0/mtl2unit0/node1"
+    );
+    // The cores were generated while node1's path was /cluster0/rack1/node1.
+    assert_eq!(
+        path_of(&g, "containment", "core3").unwrap(),
+        "/cluster0/rack1/node1/core3"
+    );
+    let c = g.subsystem_id("containment").unwrap();
+    let unit = g.vertices_of_type("mtl2unit")[0];
+    assert_eq!(g.out_edges(c, unit).len(), 2);
+    // Both parents now list the node among their containment children.
+    let rack1 = g.vertices_of_type("rack")[1];
+    assert_eq!(g.out_edges(c, rack1), &[g.vertices_of_type("node")[1]]);
+}
