@@ -395,10 +395,8 @@ impl ResourceGraph {
             + cap(&self.path_parent)
             + self
                 .frozen_paths
-                .iter()
-                .map(|(_, p)| {
-                    p.len() + std::mem::size_of::<(SubsystemId, VertexId, Box<str>)>() + 1
-                })
+                .values()
+                .map(|p| p.len() + std::mem::size_of::<(SubsystemId, VertexId, Box<str>)>() + 1)
                 .sum::<usize>();
         let edges: usize = self
             .adjacency
