@@ -333,3 +333,58 @@ fn association_moves_a_path_but_paths_copied_from_the_old_one_stay() {
     let rack1 = g.vertices_of_type("rack")[1];
     assert_eq!(g.out_edges(c, rack1), &[g.vertices_of_type("node")[1]]);
 }
+
+#[test]
+fn finishing_a_branch_pops_its_scales_before_the_next_sibling_edge() {
+    let body = [
+        node("c", "cluster", true, ""),
+        node("r", "rack", false, ""),
+        node("n", "node", false, ""),
+        node("k", "core", false, ""),
+        node("w", "switch", false, ""),
+        edge("c", "r", &[("multi_scale", "3")]),
+        edge("r", "n", &[("multi_scale", "2")]),
+        edge("n", "k", &[("multi_scale", "2")]),
+        edge("r", "w", &[("multi_scale", "3"), ("id_scope", "1")]),
+    ]
+    .concat();
+    let g = graph(&body).unwrap();
+    // At rack → switch only cluster → rack's scale 3 is on the stack, so the three racks'
+    // switches are numbered 0–8; a stale node scale of 2 would restart the third rack at 0.
+    let expected: Vec<String> = (0..9).map(|i| format!("switch{i}")).collect();
+    assert_eq!(names(&g, "switch"), expected);
+    assert_eq!(
+        path_of(&g, "containment", "switch8").unwrap(),
+        "/cluster0/rack2/switch8"
+    );
+}
+
+#[test]
+fn a_second_root_of_the_same_subsystem_reuses_the_first() {
+    let body = [
+        node("c", "cluster", true, ""),
+        node("n", "node", false, ""),
+        node("c2", "cluster", true, ""),
+        node("k", "core", false, ""),
+        edge("c", "n", &[]),
+        edge("c2", "k", &[]),
+    ]
+    .concat();
+    let g = graph(&body).unwrap();
+    assert_eq!(g.count_of_type("cluster"), 1);
+    assert_eq!(
+        path_of(&g, "containment", "core0").unwrap(),
+        "/cluster0/core0"
+    );
+    let c = g.subsystem_id("containment").unwrap();
+    assert_eq!(g.out_edges(c, 0).len(), 2);
+}
+
+#[test]
+fn sibling_edges_under_the_same_parent_share_the_grandparent_wrap() {
+    let g = graph(&small_tree()).unwrap();
+    assert_eq!(
+        names(&g, "memory"),
+        ["memory0", "memory1", "memory2", "memory3"].repeat(2)
+    );
+}
