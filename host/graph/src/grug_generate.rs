@@ -279,11 +279,28 @@ impl<'r> Emitter<'r> {
                 .and_then(|s| graph.path(s, v))
                 .unwrap_or_default()
         };
+        let by_path = edge.gen_method == GenMethod::AssociateByPathIn;
+        // Paths are only written in `subsystem`; when the compared one differs, target prefixes
+        // stay fixed for this edge and matching is a look-up instead of a scan of every pair.
+        let grouped: Option<HashMap<String, Vec<VertexId>>> =
+            (by_path && compare_in != Some(subsystem)).then(|| {
+                let mut groups: HashMap<String, Vec<VertexId>> = HashMap::new();
+                for &tgt in &targets {
+                    let path = path_in(self.builder.graph(), tgt);
+                    let prefix = path_prefix(&path, edge.as_tgt_uplvl).to_string();
+                    groups.entry(prefix).or_default().push(tgt);
+                }
+                groups
+            });
         for &src in sources {
-            let src_prefix = path_in(self.builder.graph(), src);
-            let src_prefix = path_prefix(&src_prefix, edge.as_src_uplvl).to_string();
-            for &tgt in &targets {
-                if edge.gen_method == GenMethod::AssociateByPathIn {
+            let src_path = path_in(self.builder.graph(), src);
+            let src_prefix = path_prefix(&src_path, edge.as_src_uplvl).to_string();
+            let candidates: &[VertexId] = match &grouped {
+                Some(groups) => groups.get(&src_prefix).map_or(&[], Vec::as_slice),
+                None => &targets,
+            };
+            for &tgt in candidates {
+                if by_path && grouped.is_none() {
                     let tgt_path = path_in(self.builder.graph(), tgt);
                     if path_prefix(&tgt_path, edge.as_tgt_uplvl) != src_prefix {
                         continue;

@@ -388,3 +388,39 @@ fn sibling_edges_under_the_same_parent_share_the_grandparent_wrap() {
         ["memory0", "memory1", "memory2", "memory3"].repeat(2)
     );
 }
+
+#[test]
+fn association_by_path_within_the_compared_subsystem_sees_paths_it_moved() {
+    let body = [
+        node("cluster", "cluster", true, ""),
+        node("rack", "rack", false, ""),
+        node("node", "node", false, ""),
+        node("pdu", "pdu", false, ""),
+        node("node_again", "node", false, ""),
+        edge("cluster", "rack", &[("multi_scale", "2")]),
+        edge("rack", "node", &[("multi_scale", "2"), ("id_scope", "1")]),
+        edge("rack", "pdu", &[("id_scope", "1")]),
+        edge(
+            "pdu",
+            "node_again",
+            &[
+                ("gen_method", "ASSOCIATE_BY_PATH_IN"),
+                ("relation", "feeds"),
+            ],
+        ),
+    ]
+    .concat();
+    let g = graph(&body).unwrap();
+    let c = g.subsystem_id("containment").unwrap();
+    let pdus = g.vertices_of_type("pdu");
+    let fed: Vec<Vec<String>> = pdus
+        .iter()
+        .map(|&p| g.out_edges(c, p).iter().map(|&v| g.name(v)).collect())
+        .collect();
+    assert_eq!(fed, [["node0", "node1"], ["node2", "node3"]]);
+    assert_eq!(
+        path_of(&g, "containment", "node3").unwrap(),
+        "/cluster0/rack1/pdu1/node3"
+    );
+    assert!(g.out_relations(c, pdus[0]).all(|r| r == "feeds"));
+}
