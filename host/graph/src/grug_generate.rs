@@ -14,14 +14,18 @@ pub struct GrugLimits {
     pub max_vertices: usize,
     /// Most edges a recipe may generate.
     pub max_edges: usize,
+    /// Most distinct subsystems, since each costs a few bytes per vertex.
+    pub max_subsystems: usize,
 }
 
 impl Default for GrugLimits {
-    /// 32 Mi vertices and edges: twice the 16,384 × 64-core graph of the issue, about 2 GB.
+    /// 32 Mi vertices and edges (about twice the 16,384 × 64-core graph of the issue) and 16
+    /// subsystems (flux-sched's recipes use at most 5).
     fn default() -> Self {
         GrugLimits {
             max_vertices: 32 << 20,
             max_edges: 32 << 20,
+            max_subsystems: 16,
         }
     }
 }
@@ -36,6 +40,19 @@ pub fn generate(recipe: &Recipe, limits: GrugLimits) -> Result<ResourceGraph, Gr
     if !recipe.vertices.iter().any(|v| v.root) {
         return Err(GrugError::MissingRoot {
             file: recipe.file.clone(),
+        });
+    }
+    let subsystems: std::collections::HashSet<&str> = recipe
+        .vertices
+        .iter()
+        .map(|v| v.subsystem.as_str())
+        .chain(recipe.edges.iter().map(|e| e.e_subsystem.as_str()))
+        .collect();
+    if subsystems.len() > limits.max_subsystems {
+        return Err(GrugError::TooLarge {
+            file: recipe.file.clone(),
+            what: "subsystems",
+            limit: limits.max_subsystems,
         });
     }
     let mut emitter = Emitter::new(recipe, limits);
@@ -235,12 +252,19 @@ impl<'r> Emitter<'r> {
     fn gen_id(&self, edge: &RecipeEdge, i: i64, scale: i64, j: i64) -> i64 {
         match edge.id_scope {
             s if s < 0 => -1,
-            0 => edge.id_start + i,
+            0 => edge.id_start.wrapping_add(i),
             s => {
+                // Hostile recipes may overflow; ids wrap (as Fluxion's C ints do) and never panic.
                 let levels = (s as usize).min(self.hier_scales.len());
-                let wrap: i64 = self.hier_scales.iter().take(levels).product();
-                let local = if wrap == 0 { j } else { j % wrap };
-                edge.id_start + local * scale * edge.id_stride + i * edge.id_stride
+                let wrap = self
+                    .hier_scales
+                    .iter()
+                    .take(levels)
+                    .fold(1i64, |acc, &x| acc.wrapping_mul(x));
+                let local = if wrap <= 0 { j } else { j % wrap };
+                edge.id_start
+                    .wrapping_add(local.wrapping_mul(scale).wrapping_mul(edge.id_stride))
+                    .wrapping_add(i.wrapping_mul(edge.id_stride))
             }
         }
     }

@@ -148,6 +148,7 @@ fn generation_beyond_the_vertex_limit_stops_with_an_error() {
     let limits = GrugLimits {
         max_vertices: 10_000,
         max_edges: 10_000,
+        ..GrugLimits::default()
     };
     let err = generate(&recipe, limits).unwrap_err();
     assert_eq!(
@@ -163,5 +164,54 @@ fn missing_file_is_an_io_error_naming_it() {
         err.to_string()
             .starts_with("/nonexistent/x.graphml: cannot read"),
         "{err}"
+    );
+}
+
+#[test]
+fn extreme_id_start_and_stride_do_not_panic() {
+    let body = [
+        node("c", "cluster", true, ""),
+        node("r", "rack", false, ""),
+        node("n", "node", false, ""),
+        edge(
+            "c",
+            "r",
+            &[("multi_scale", "2"), ("id_start", "9223372036854775807")],
+        ),
+        edge(
+            "r",
+            "n",
+            &[
+                ("multi_scale", "2"),
+                ("id_scope", "1"),
+                ("id_start", "9223372036854775807"),
+                ("id_stride", "9223372036854775807"),
+            ],
+        ),
+    ]
+    .concat();
+    let g = graph(&body).unwrap();
+    assert_eq!(g.count_of_type("node"), 4);
+    assert_eq!(
+        g.name(g.vertices_of_type("rack")[0]),
+        "rack9223372036854775807"
+    );
+}
+
+#[test]
+fn too_many_subsystems_are_refused_before_generation() {
+    let mut body = node("c", "cluster", true, "");
+    for i in 0..17 {
+        body += &node(
+            &format!("v{i}"),
+            "node",
+            false,
+            &format!("<data key=\"subsystem\">s{i}</data>"),
+        );
+    }
+    let err = graph(&body).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "test.graphml: the recipe generates more than 16 subsystems"
     );
 }
