@@ -1,0 +1,61 @@
+//! Shared test helpers: wrapping recipe bodies in the standard GRUG key declarations.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use sluice_graph::{GrugError, GrugLimits, Recipe, ResourceGraph, generate};
+
+/// The 17 GRUG key declarations with the defaults every shipped recipe declares.
+pub const KEYS: &str = include_str!("../data/keys.graphml.part");
+
+/// A complete GraphML document around `body` (the `<node>` and `<edge>` elements).
+pub fn document(body: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n{KEYS}<graph id=\"g\" edgedefault=\"directed\">\n{body}</graph>\n</graphml>\n"
+    )
+}
+
+/// Generates the graph of a recipe body under the default limits.
+pub fn graph(body: &str) -> Result<ResourceGraph, GrugError> {
+    let recipe = Recipe::parse(&document(body), Path::new("test.graphml"))?;
+    generate(&recipe, GrugLimits::default())
+}
+
+/// A recipe `<node>` element.
+pub fn node(id: &str, kind: &str, root: bool, extra: &str) -> String {
+    let root = if root {
+        "<data key=\"root\">1</data>"
+    } else {
+        ""
+    };
+    format!(
+        "<node id=\"{id}\">{root}<data key=\"type\">{kind}</data><data key=\"basename\">{kind}</data>{extra}</node>\n"
+    )
+}
+
+/// A recipe `<edge>` element with `<data>` entries given as `(key, value)`.
+pub fn edge(source: &str, target: &str, data: &[(&str, &str)]) -> String {
+    let data: String = data
+        .iter()
+        .map(|(k, v)| format!("<data key=\"{k}\">{v}</data>"))
+        .collect();
+    format!(
+        "<edge id=\"{source}2{target}\" source=\"{source}\" target=\"{target}\">{data}</edge>\n"
+    )
+}
+
+/// The path of the vertex named `name` in `subsystem`.
+pub fn path_of(g: &ResourceGraph, subsystem: &str, name: &str) -> Option<String> {
+    let s = g.subsystem_id(subsystem)?;
+    let v = (0..g.vertex_count() as u32).find(|&v| g.name(v) == name)?;
+    g.path(s, v)
+}
+
+/// Names of the vertices of `kind`, in creation order.
+pub fn names(g: &ResourceGraph, kind: &str) -> Vec<String> {
+    g.vertices_of_type(kind)
+        .into_iter()
+        .map(|v| g.name(v))
+        .collect()
+}
