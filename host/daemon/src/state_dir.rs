@@ -46,6 +46,41 @@ fn untrusted(path: &Path, found: impl Into<String>, expected: impl Into<String>)
     }
 }
 
+/// The metadata of `path`, following a final symlink or not; `None` when nothing is there.
+fn existing(path: &Path, follow: bool, what: &str) -> Result<Option<fs::Metadata>, Untrusted> {
+    let m = if follow {
+        fs::metadata(path)
+    } else {
+        fs::symlink_metadata(path)
+    };
+    match m {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(untrusted(path, e.to_string(), what)),
+    }
+}
+
+/// Refuses `m` unless the daemon's user owns it (or root, when `root_too`).
+fn check_owner(path: &Path, m: &fs::Metadata, root_too: bool, want: &str) -> Result<(), Untrusted> {
+    if m.uid() == euid() || (root_too && m.uid() == 0) {
+        return Ok(());
+    }
+    Err(untrusted(path, format!("owned by uid {}", m.uid()), want))
+}
+
+/// Refuses `m` when group or others may write to it.
+fn check_not_shared(path: &Path, m: &fs::Metadata, want: &str) -> Result<(), Untrusted> {
+    let mode = m.mode() & 0o7777;
+    if mode & 0o022 == 0 {
+        return Ok(());
+    }
+    Err(untrusted(
+        path,
+        format!("mode {mode:o}: writable by group or others"),
+        want,
+    ))
+}
+
 /// The daemon's effective uid.
 fn euid() -> u32 {
     unsafe { libc::geteuid() }
@@ -120,17 +155,9 @@ fn check_dir(dir: &Path) -> Result<(), Untrusted> {
     if !m.is_dir() {
         return Err(untrusted(dir, "not a directory", want));
     }
-    if m.uid() != euid() {
-        return Err(untrusted(dir, format!("owned by uid {}", m.uid()), want));
-    }
+    check_owner(dir, &m, false, &want)?;
+    check_not_shared(dir, &m, &want)?;
     let mode = m.mode() & 0o7777;
-    if mode & 0o022 != 0 {
-        return Err(untrusted(
-            dir,
-            format!("mode {mode:o}: writable by group or others"),
-            want,
-        ));
-    }
     if mode & 0o777 != dir_mode() {
         tracing::warn!("{}: mode {mode:o} set to {:o}", dir.display(), dir_mode());
         fs::set_permissions(dir, fs::Permissions::from_mode(dir_mode()))
@@ -148,27 +175,19 @@ fn check_ancestor(dir: &Path) -> Result<(), Untrusted> {
         "a directory above the state owned by root or uid {}, not writable by group or others unless sticky",
         euid()
     );
-    if m.uid() != 0 && m.uid() != euid() {
-        return Err(untrusted(dir, format!("owned by uid {}", m.uid()), want));
-    }
+    check_owner(dir, &m, true, &want)?;
     let sticky = m.mode() & 0o1000 != 0;
-    if m.mode() & 0o022 != 0 && !sticky {
-        return Err(untrusted(
-            dir,
-            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
-            want,
-        ));
+    if sticky {
+        return Ok(());
     }
-    Ok(())
+    check_not_shared(dir, &m, &want)
 }
 
 /// A state file, if it exists: a regular file of the daemon's user, writable by no one else;
 /// readable by others is tightened to 0600 (earlier versions wrote 0644).
 pub fn check_file(path: &Path) -> Result<(), Untrusted> {
-    let m = match fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(untrusted(path, e.to_string(), "a readable file")),
+    let Some(m) = existing(path, false, "a readable file")? else {
+        return Ok(());
     };
     let want = format!("a regular file owned by uid {} with mode 600", euid());
     if m.file_type().is_symlink() {
@@ -177,17 +196,9 @@ pub fn check_file(path: &Path) -> Result<(), Untrusted> {
     if !m.is_file() {
         return Err(untrusted(path, "not a regular file", want));
     }
-    if m.uid() != euid() {
-        return Err(untrusted(path, format!("owned by uid {}", m.uid()), want));
-    }
+    check_owner(path, &m, false, &want)?;
+    check_not_shared(path, &m, &want)?;
     let mode = m.mode() & 0o7777;
-    if mode & 0o022 != 0 {
-        return Err(untrusted(
-            path,
-            format!("mode {mode:o}: writable by group or others"),
-            want,
-        ));
-    }
     if mode & 0o077 != 0 {
         tracing::warn!("{}: mode {mode:o} tightened to 600", path.display());
         fs::set_permissions(path, fs::Permissions::from_mode(0o600))
@@ -199,10 +210,8 @@ pub fn check_file(path: &Path) -> Result<(), Untrusted> {
 /// A directory inside the state directory, if it exists: a real directory of the daemon's user,
 /// writable by no one else.
 fn check_own_dir(path: &Path) -> Result<(), Untrusted> {
-    let m = match fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(untrusted(path, e.to_string(), "a readable directory")),
+    let Some(m) = existing(path, false, "a readable directory")? else {
+        return Ok(());
     };
     let want = format!(
         "a directory owned by uid {}, not writable by group or others",
@@ -211,43 +220,23 @@ fn check_own_dir(path: &Path) -> Result<(), Untrusted> {
     if m.file_type().is_symlink() || !m.is_dir() {
         return Err(untrusted(path, "not a directory (or a symlink)", want));
     }
-    if m.uid() != euid() {
-        return Err(untrusted(path, format!("owned by uid {}", m.uid()), want));
-    }
-    if m.mode() & 0o022 != 0 {
-        return Err(untrusted(
-            path,
-            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
-            want,
-        ));
-    }
-    Ok(())
+    check_owner(path, &m, false, &want)?;
+    check_not_shared(path, &m, &want)
 }
 
 /// A settings file named outside the state directory (`serve --daemon-config`): it decides who
 /// is an admin, so it must be root's or the daemon's user's and writable by no one else (a
 /// symlink is followed: configuration management often installs one).
 pub fn check_settings(path: &Path) -> Result<(), Untrusted> {
-    let m = match fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(untrusted(path, e.to_string(), "a readable file")),
+    let Some(m) = existing(path, true, "a readable file")? else {
+        return Ok(());
     };
     let want = format!(
         "a file owned by root or uid {}, not writable by group or others",
         euid()
     );
-    if m.uid() != 0 && m.uid() != euid() {
-        return Err(untrusted(path, format!("owned by uid {}", m.uid()), want));
-    }
-    if m.mode() & 0o022 != 0 {
-        return Err(untrusted(
-            path,
-            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
-            want,
-        ));
-    }
-    Ok(())
+    check_owner(path, &m, true, &want)?;
+    check_not_shared(path, &m, &want)
 }
 
 /// A directory the daemon loads code from, such as the compiled-component cache: created 0700 if
@@ -263,13 +252,11 @@ pub fn prepare_code_dir(dir: &Path) -> Result<PathBuf, Untrusted> {
         .map_err(io)?;
     let canonical = fs::canonicalize(dir).map_err(io)?;
     let m = fs::metadata(&canonical).map_err(io)?;
-    if m.mode() & 0o022 != 0 {
-        return Err(untrusted(
-            &canonical,
-            format!("mode {:o}: writable by group or others", m.mode() & 0o7777),
-            "a directory writable only by root or the daemon's user",
-        ));
-    }
+    check_not_shared(
+        &canonical,
+        &m,
+        "a directory writable only by root or the daemon's user",
+    )?;
     for d in canonical.ancestors() {
         check_ancestor(d)?;
     }
