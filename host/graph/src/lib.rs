@@ -19,7 +19,14 @@
 //!   and [`Count::select`] (Fluxion's `calc_count`). Refusals carry libjobspec's own texts
 //!   (capitalised as Fluxion prints them), the file, line, column and the place in the document.
 //!
-//! Not here yet: the JGF reader and writer, the time-aware planners, the depth-first traverser
+//! - [`read_jgf`] and [`write_jgf`]/[`jgf_value`]: JSON Graph Format as Fluxion's `-f jgf`
+//!   reader takes it (nodes with `metadata` type, basename, name, id, uniq_id, rank, exclusive,
+//!   size, unit, paths, properties; edges with `metadata.subsystem` or the older
+//!   `metadata.name` map) and as the `jgf` match writer needs it (the whole graph or a set of
+//!   vertices). Errors name the JSON path and what was expected; exclusivity and properties,
+//!   which the compact graph does not hold, travel beside it in [`JgfExtras`].
+//!
+//! Not here yet: the time-aware planners, the depth-first traverser
 //! with pruning filters and `request_feasible`, the match policies (native and as components),
 //! the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
 //! `sluice resource-query` command itself.
@@ -32,6 +39,9 @@ mod grug_error;
 mod grug_generate;
 mod grug_recipe;
 mod interner;
+mod jgf;
+mod jgf_error;
+mod jgf_write;
 mod jobspec;
 mod jobspec_count;
 
@@ -40,5 +50,8 @@ pub use grug_error::GrugError;
 pub use grug_generate::{GrugLimits, generate, read_grug};
 pub use grug_recipe::{GenMethod, Recipe, RecipeEdge, RecipeVertex};
 pub use interner::{BUILTIN_TYPES, Interner};
+pub use jgf::{JgfExtras, JgfGraph, JgfLimits, read_jgf};
+pub use jgf_error::JgfError;
+pub use jgf_write::{jgf_value, write_jgf};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
