@@ -169,10 +169,12 @@ pub fn read_jgf(text: &str, limits: JgfLimits) -> Result<JgfGraph, JgfError> {
             builder.add_edge(s as SubsystemId, src, dst, relation);
         }
     }
-    if let Some(s) = builder.graph().subsystem_id(CONTAINMENT) {
-        if let Some(p) = parents.get(s as usize).filter(|p| !p.is_empty()) {
-            check_acyclic(p, &parsed)?;
-        }
+    let containment = builder.graph().subsystem_id(CONTAINMENT);
+    if let Some(p) = containment
+        .and_then(|s| parents.get(s as usize))
+        .filter(|p| !p.is_empty())
+    {
+        check_acyclic(p, &parsed)?;
     }
     set_paths(&mut builder, &parsed, &parents)?;
     Ok(JgfGraph {

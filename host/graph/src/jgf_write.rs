@@ -17,7 +17,8 @@ pub fn write_jgf(graph: &ResourceGraph, extras: &JgfExtras) -> String {
 /// between them, as the `jgf` match writer emits a matched sub-graph.
 ///
 /// Node ids are the vertices' `uniq_id`s as text; every vertex carries its path in each subsystem
-/// it belongs to; an edge carries `relation` only when it is not `contains`.
+/// it belongs to; an edge carries `relation` only when it is not `contains`. A vertex id outside
+/// the graph panics, as the graph's own accessors do.
 pub fn jgf_value(
     graph: &ResourceGraph,
     extras: &JgfExtras,
