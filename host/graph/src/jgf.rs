@@ -75,9 +75,15 @@ struct Node<'a> {
 }
 
 /// Reads a JGF document: `graph.nodes[]` (`id`, `metadata` with `type`, `basename`, `name`,
-/// `id`, `uniq_id`, `rank`, `exclusive`, `size`, `unit`, `paths`, `properties`) and
+/// `id`, `uniq_id`, `rank`, `status`, `exclusive`, `size`, `unit`, `paths`, `properties`) and
 /// `graph.edges[]` (`source`, `target`, `metadata.subsystem` with an optional `relation`, or the
 /// older `metadata.name` map from subsystem to relation).
+///
+/// As in Fluxion, `type` and `paths` are required; an absent `uniq_id` is the node's id read as
+/// a number, `basename` the type, `id` the trailing digits of a `node`'s name or else the uniq_id,
+/// `size` 1, `rank` -1, an edge without a subsystem is containment. Unlike Fluxion, a `name`
+/// must be the basename followed by the id (the compact graph stores no free names), and
+/// `status` is checked but not kept.
 ///
 /// Vertices are created in ascending `uniq_id` order; each vertex's path in a subsystem must be
 /// `/name` or the path of one of its parents by an edge of that subsystem followed by `/name`.
@@ -96,10 +102,7 @@ pub fn read_jgf(text: &str, limits: JgfLimits) -> Result<JgfGraph, JgfError> {
             limit: limits.max_nodes,
         });
     }
-    let edges = match graph.get("edges") {
-        None => &[][..],
-        some => array(some, "graph.edges")?,
-    };
+    let edges = array(graph.get("edges"), "graph.edges")?;
     if edges.len() > limits.max_edges {
         return Err(JgfError::TooLarge {
             what: "graph.edges",
@@ -295,6 +298,19 @@ fn check_unique(parsed: &[Node<'_>]) -> Result<(), JgfError> {
     Ok(())
 }
 
+/// The id Fluxion gives a node without one: a `node`'s trailing digits of its name (a hostname),
+/// otherwise its uniq_id.
+fn default_id(kind: &str, name: Option<&str>, uniq_id: u64) -> Option<i64> {
+    let digits = name.filter(|_| kind == "node").map(|n| {
+        let stem = n.trim_end_matches(|c: char| c.is_ascii_digit());
+        &n[stem.len()..]
+    });
+    match digits {
+        Some(d) if !d.is_empty() => d.parse().ok(),
+        _ => i64::try_from(uniq_id).ok(),
+    }
+}
+
 /// Checks one `graph.nodes[i]` entry.
 fn parse_node(i: usize, node: &Value) -> Result<Node<'_>, JgfError> {
     let at = format!("graph.nodes[{i}]");
@@ -304,17 +320,30 @@ fn parse_node(i: usize, node: &Value) -> Result<Node<'_>, JgfError> {
     let meta = object(obj.get("metadata"), &meta_at)?;
     let field = |name: &str| (meta.get(name), format!("{meta_at}.{name}"));
     let (value, path) = field("uniq_id");
-    let uniq_id = value
-        .and_then(Value::as_u64)
-        .ok_or_else(|| JgfError::invalid(&path, "a non-negative integer", value))?;
+    // Fluxion infers an absent uniq_id from the node's own id.
+    let uniq_id = match value {
+        None => key.parse::<u64>().ok(),
+        Some(v) => v.as_u64(),
+    }
+    .ok_or_else(|| {
+        JgfError::invalid(
+            &path,
+            "a non-negative integer (or a node id that is one)",
+            value,
+        )
+    })?;
     let (value, path) = field("type");
     let kind = nonempty(value, &path)?;
     let (value, path) = field("basename");
-    let basename = string(value, &path)?;
+    let basename = optional(value, |v| string(Some(v), &path))?.unwrap_or(kind);
     let (value, path) = field("name");
     let name = optional(value, |v| string(Some(v), &path))?;
     let (value, path) = field("id");
-    let id = integer(value, &path, -1, i64::MAX)?;
+    let id = match optional(value, |v| integer(Some(v), &path, -1, i64::MAX))? {
+        Some(id) => id,
+        None => default_id(kind, name, uniq_id)
+            .ok_or_else(|| JgfError::invalid(&path, "an integer from -1 to 2^63-1", value))?,
+    };
     let (value, path) = field("rank");
     let rank =
         optional(value, |v| integer(Some(v), &path, -1, i32::MAX as i64))?.map_or(-1, |r| r as i32);
@@ -328,9 +357,12 @@ fn parse_node(i: usize, node: &Value) -> Result<Node<'_>, JgfError> {
             .ok_or_else(|| JgfError::invalid(&path, "a boolean", Some(v)))
     })?
     .unwrap_or(false);
+    let (value, path) = field("status");
+    optional(value, |v| integer(Some(v), &path, 0, 1))?;
     let (value, path) = field("paths");
     let mut paths = Vec::new();
-    if let Some(map) = optional(value, |v| object(Some(v), &path))? {
+    {
+        let map = object(value, &path)?;
         for (subsystem, p) in map {
             let p_at = format!("{path}.{subsystem}");
             let text = string(Some(p), &p_at)?;
@@ -346,7 +378,7 @@ fn parse_node(i: usize, node: &Value) -> Result<Node<'_>, JgfError> {
     }
     let (value, path) = field("properties");
     let mut properties = BTreeMap::new();
-    if let Some(map) = optional(value, |v| object(Some(v), &path))? {
+    if let Some(map) = optional(value.filter(|v| !v.is_null()), |v| object(Some(v), &path))? {
         for (k, p) in map {
             let text = string(Some(p), &format!("{path}.{k}"))?;
             properties.insert(k.clone(), text.to_string());
@@ -390,29 +422,31 @@ fn parse_edge<'a>(
     };
     let (src, dst) = (end("source")?, end("target")?);
     let meta_at = format!("{at}.metadata");
-    let meta = object(obj.get("metadata"), &meta_at)?;
-    if let Some(subsystem) = meta.get("subsystem") {
+    let meta = optional(obj.get("metadata"), |m| object(Some(m), &meta_at))?;
+    let get = |key: &str| meta.and_then(|m| m.get(key));
+    if let Some(subsystem) = get("subsystem") {
         let subsystem = nonempty(Some(subsystem), &format!("{meta_at}.subsystem"))?;
-        let relation = optional(meta.get("relation"), |v| {
+        let relation = optional(get("relation"), |v| {
             nonempty(Some(v), &format!("{meta_at}.relation"))
         })?
         .unwrap_or(DEFAULT_RELATION);
         return Ok(vec![(subsystem, src, dst, relation)]);
     }
     let name_at = format!("{meta_at}.name");
-    let Some(names) = meta.get("name") else {
-        return Err(JgfError::invalid(
-            format!("{meta_at}.subsystem"),
-            "a subsystem name (or a metadata.name map from subsystem to relation)",
-            None,
-        ));
+    // Fluxion reads an edge without a subsystem as containment.
+    let Some(names) = get("name") else {
+        let relation = optional(get("relation"), |v| {
+            nonempty(Some(v), &format!("{meta_at}.relation"))
+        })?
+        .unwrap_or(DEFAULT_RELATION);
+        return Ok(vec![(CONTAINMENT, src, dst, relation)]);
     };
     let names = object(Some(names), &name_at)?;
     if names.is_empty() {
         return Err(JgfError::invalid(
             name_at,
             "at least one subsystem",
-            meta.get("name"),
+            get("name"),
         ));
     }
     names

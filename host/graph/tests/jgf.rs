@@ -166,11 +166,16 @@ fn older_edge_name_map_is_read_as_subsystem_and_relation() {
 }
 
 #[test]
-fn absent_rank_size_unit_and_exclusive_take_their_defaults() {
+fn absent_fields_take_fluxions_defaults() {
     let doc = json!({ "graph": { "nodes": [
         { "id": "0", "metadata": { "type": "core", "basename": "core", "id": 7, "uniq_id": 0,
-                                    "paths": { "containment": "/core7" } } }
-    ] } });
+                                    "paths": { "containment": "/core7" } } },
+        // uniq_id from the node id, basename from the type, id from the uniq_id.
+        { "id": "12", "metadata": { "type": "gpu", "paths": { "containment": "/gpu12" } } },
+        // a node's id from the trailing digits of its (host) name.
+        { "id": "3", "metadata": { "type": "node", "basename": "fluke", "name": "fluke41",
+                                    "paths": { "containment": "/fluke41" }, "properties": null } },
+    ], "edges": [] } });
     let read = read(&doc).unwrap();
     let g = &read.graph;
     assert_eq!(
@@ -178,6 +183,32 @@ fn absent_rank_size_unit_and_exclusive_take_their_defaults() {
         ("core7".into(), -1, 1, "")
     );
     assert!(!read.extras.is_exclusive(0));
+    // Vertices in uniq_id order: core (0), node (3), gpu (12).
+    assert_eq!(
+        (g.kind(1), g.id(1), g.name(1)),
+        ("node", 41, "fluke41".into())
+    );
+    assert_eq!((g.kind(2), g.basename(2), g.id(2)), ("gpu", "gpu", 12));
+    assert!(read.extras.properties.is_empty());
+}
+
+#[test]
+fn an_edge_without_a_subsystem_is_containment() {
+    let mut doc = small_document();
+    doc["graph"]["edges"][1]["metadata"] = json!({});
+    doc["graph"]["edges"][2]
+        .as_object_mut()
+        .unwrap()
+        .remove("metadata");
+    let g = read(&doc).unwrap().graph;
+    assert_eq!(
+        targets(&g, "containment", "node0"),
+        pairs(&[
+            ("core0", "contains"),
+            ("core1", "contains"),
+            ("memory0", "contains")
+        ])
+    );
 }
 
 /// The error of `doc` after `edit`.
@@ -256,6 +287,8 @@ fn wrong_types_and_ranges_are_refused() {
         invalid_at(&err),
         ("graph.nodes[3].metadata.exclusive", "a boolean")
     );
+    let err = refusal(|d| d["graph"]["nodes"][3]["metadata"]["status"] = json!("down"));
+    assert_eq!(invalid_at(&err).0, "graph.nodes[3].metadata.status");
     let err = refusal(|d| d["graph"]["nodes"][0]["id"] = json!(0));
     assert_eq!(invalid_at(&err), ("graph.nodes[0].id", "a string"));
     let err = refusal(|d| d["graph"]["nodes"][4]["metadata"]["properties"]["x"] = json!(1));
@@ -285,18 +318,42 @@ fn edges_to_unknown_nodes_are_refused() {
 }
 
 #[test]
-fn an_edge_without_a_subsystem_is_refused() {
-    let err = refusal(|d| d["graph"]["edges"][1]["metadata"] = json!({}));
-    assert_eq!(invalid_at(&err).0, "graph.edges[1].metadata.subsystem");
+fn malformed_edges_and_edge_lists_are_refused() {
     let err = refusal(|d| d["graph"]["edges"][1]["metadata"] = json!({ "name": {} }));
     assert_eq!(invalid_at(&err).0, "graph.edges[1].metadata.name");
+    let err = refusal(|d| d["graph"]["edges"][1]["metadata"] = json!("containment"));
+    assert_eq!(invalid_at(&err), ("graph.edges[1].metadata", "an object"));
+    let err = refusal(|d| d["graph"]["edges"][1]["metadata"]["subsystem"] = json!(""));
+    assert_eq!(
+        invalid_at(&err),
+        ("graph.edges[1].metadata.subsystem", "a non-empty string")
+    );
     let err = refusal(|d| {
-        d["graph"]["edges"][1]
+        d["graph"].as_object_mut().unwrap().remove("edges");
+    });
+    assert_eq!(invalid_at(&err), ("graph.edges", "an array"));
+}
+
+#[test]
+fn a_node_without_paths_is_refused() {
+    let err = refusal(|d| {
+        d["graph"]["nodes"][3]["metadata"]
             .as_object_mut()
             .unwrap()
-            .remove("metadata");
+            .remove("paths");
     });
-    assert_eq!(invalid_at(&err), ("graph.edges[1].metadata", "an object"));
+    assert_eq!(
+        invalid_at(&err),
+        ("graph.nodes[3].metadata.paths", "an object")
+    );
+    let err = refusal(|d| d["graph"]["nodes"][3]["id"] = json!("core"));
+    assert!(matches!(err, JgfError::UnknownNode { .. }), "{err}");
+    let err = refusal(|d| {
+        let n = &mut d["graph"]["nodes"][3];
+        n["id"] = json!("core");
+        n["metadata"].as_object_mut().unwrap().remove("uniq_id");
+    });
+    assert_eq!(invalid_at(&err).0, "graph.nodes[3].metadata.uniq_id");
 }
 
 #[test]
