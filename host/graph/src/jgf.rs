@@ -19,6 +19,8 @@ pub struct JgfLimits {
     pub max_nodes: usize,
     /// Most edges accepted.
     pub max_edges: usize,
+    /// Most distinct subsystems accepted (each costs four bytes per vertex).
+    pub max_subsystems: usize,
 }
 
 impl Default for JgfLimits {
@@ -28,6 +30,7 @@ impl Default for JgfLimits {
         JgfLimits {
             max_nodes: 2_000_000,
             max_edges: 4_000_000,
+            max_subsystems: 64,
         }
     }
 }
@@ -153,7 +156,7 @@ pub fn read_jgf(text: &str, limits: JgfLimits) -> Result<JgfGraph, JgfError> {
     }
     for n in &parsed {
         for (subsystem, _) in &n.paths {
-            builder.subsystem(subsystem);
+            register(&mut builder, subsystem, limits)?;
         }
     }
 
@@ -161,7 +164,7 @@ pub fn read_jgf(text: &str, limits: JgfLimits) -> Result<JgfGraph, JgfError> {
     let mut parents: Vec<Vec<Vec<VertexId>>> = Vec::new();
     for (e, edge) in edges.iter().enumerate() {
         for (subsystem, src, dst, relation) in parse_edge(e, edge, &by_key)? {
-            let s = builder.subsystem(subsystem) as usize;
+            let s = register(&mut builder, subsystem, limits)? as usize;
             if parents.len() <= s {
                 parents.resize(s + 1, Vec::new());
             }
@@ -184,6 +187,23 @@ pub fn read_jgf(text: &str, limits: JgfLimits) -> Result<JgfGraph, JgfError> {
         graph: builder.finish(),
         extras,
     })
+}
+
+/// The id of `subsystem`, registering it unless that would pass the limit.
+fn register(
+    builder: &mut GraphBuilder,
+    subsystem: &str,
+    limits: JgfLimits,
+) -> Result<SubsystemId, JgfError> {
+    let known = builder.graph().subsystems();
+    if known.get(subsystem).is_none() && known.len() >= limits.max_subsystems {
+        return Err(JgfError::TooLarge {
+            what: "subsystems",
+            count: known.len() + 1,
+            limit: limits.max_subsystems,
+        });
+    }
+    Ok(builder.subsystem(subsystem))
 }
 
 /// Sets every vertex's path from its parent by edge, checking it against the document's text.

@@ -53,10 +53,10 @@ pub enum JgfError {
         /// Index of that node in `graph.nodes`.
         index: usize,
     },
-    /// The document holds more nodes or edges than the reader accepts.
+    /// The document holds more nodes, edges or subsystems than the reader accepts.
     #[error("jgf: {what}: {count} exceeds the limit of {limit}")]
     TooLarge {
-        /// `graph.nodes` or `graph.edges`.
+        /// `graph.nodes`, `graph.edges` or `subsystems`.
         what: &'static str,
         /// How many the document holds.
         count: usize,

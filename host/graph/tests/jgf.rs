@@ -438,7 +438,7 @@ fn a_path_that_no_edge_explains_is_refused() {
 fn documents_beyond_the_limits_are_refused() {
     let limits = JgfLimits {
         max_nodes: 5,
-        max_edges: 100,
+        ..JgfLimits::default()
     };
     let err = read_jgf(&small_document().to_string(), limits).unwrap_err();
     assert_eq!(
@@ -449,6 +449,25 @@ fn documents_beyond_the_limits_are_refused() {
             limit: 5
         }
     );
+    let limits = JgfLimits {
+        max_edges: 4,
+        ..JgfLimits::default()
+    };
+    let err = read_jgf(&small_document().to_string(), limits).unwrap_err();
+    assert!(matches!(
+        err,
+        JgfError::TooLarge {
+            what: "graph.edges",
+            count: 5,
+            limit: 4
+        }
+    ));
+    let limits = JgfLimits {
+        max_subsystems: 1,
+        ..JgfLimits::default()
+    };
+    let err = read_jgf(&small_document().to_string(), limits).unwrap_err();
+    assert_eq!(err.to_string(), "jgf: subsystems: 2 exceeds the limit of 1");
 }
 
 /// Asserts two graphs hold the same vertices (in order) and the same edges and paths in every
