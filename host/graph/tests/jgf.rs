@@ -598,3 +598,62 @@ fn a_vertex_set_is_written_with_the_edges_among_it() {
         .collect();
     assert_eq!(edges, [("0", "1"), ("1", "3")]);
 }
+
+#[test]
+fn no_value_of_any_kind_in_any_field_panics_the_reader() {
+    let kinds = [
+        json!(null),
+        json!(true),
+        json!(-5),
+        json!(1e300),
+        json!(u64::MAX),
+        json!("x"),
+        json!("/"),
+        json!([]),
+        json!({}),
+        json!({ "containment": 3 }),
+    ];
+    let base = small_document();
+    let mut refused = 0;
+    for (list, fields) in [
+        (
+            "nodes",
+            &[
+                "type",
+                "basename",
+                "name",
+                "id",
+                "uniq_id",
+                "rank",
+                "status",
+                "exclusive",
+                "unit",
+                "size",
+                "paths",
+                "properties",
+            ][..],
+        ),
+        ("edges", &["subsystem", "relation", "name"][..]),
+    ] {
+        for i in 0..base["graph"][list].as_array().unwrap().len() {
+            for field in fields {
+                for kind in &kinds {
+                    let mut doc = base.clone();
+                    doc["graph"][list][i]["metadata"][*field] = kind.clone();
+                    refused += usize::from(read(&doc).is_err());
+                }
+            }
+        }
+    }
+    // Most of these replacements break a rule; the point is that none of them panics.
+    assert!(refused > 100, "only {refused} refusals");
+}
+
+#[test]
+fn deeply_nested_json_is_refused_not_overflowed() {
+    let text = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(matches!(
+        read_jgf(&text, JgfLimits::default()),
+        Err(JgfError::Syntax { .. })
+    ));
+}
