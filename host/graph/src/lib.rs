@@ -18,13 +18,15 @@
 //!   `with`, `exclusive`, `unit`, `label`, `id`, slots, `tasks`, `attributes.system.duration`,
 //!   and [`Count::select`] (Fluxion's `calc_count`). Refusals carry libjobspec's own texts
 //!   (capitalised as Fluxion prints them), the file, line, column and the place in the document.
-//!
 //! - [`read_jgf`] and [`write_jgf`]/[`jgf_value`]: JSON Graph Format as Fluxion's `-f jgf`
 //!   reader takes it (nodes with `metadata` type, basename, name, id, uniq_id, rank, exclusive,
 //!   size, unit, paths, properties; edges with `metadata.subsystem` or the older
 //!   `metadata.name` map) and as the `jgf` match writer needs it (the whole graph or a set of
-//!   vertices). Errors name the JSON path and what was expected; exclusivity and properties,
-//!   which the compact graph does not hold, travel beside it in [`JgfExtras`].
+//!   vertices). Fluxion's defaults for absent fields apply; errors name the JSON path and what
+//!   was expected (missing fields, wrong types, unknown edge ends, duplicate ids, containment
+//!   cycles, paths no edge explains, oversized documents). Exclusivity and properties, which the
+//!   compact graph does not hold, travel beside it in [`JgfExtras`]; a `name` other than
+//!   basename + id is refused for the same reason.
 //!
 //! Not here yet: the time-aware planners, the depth-first traverser
 //! with pruning filters and `request_feasible`, the match policies (native and as components),
