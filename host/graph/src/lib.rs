@@ -18,8 +18,11 @@
 //!   `with`, `exclusive`, `unit`, `label`, `id`, slots, `tasks`, `attributes.system.duration`,
 //!   and [`Count::select`] (Fluxion's `calc_count`). Refusals carry libjobspec's own texts
 //!   (capitalised as Fluxion prints them), the file, line, column and the place in the document.
+//! - [`Planner`]: Fluxion's time-aware planner for one resource type (`planner_add_span`,
+//!   `rem_span`, `avail_time_first/next`, `avail_resources_at/during`, `avail_during`, with its
+//!   edge rules), kept as an ordered map of scheduled points so queries are O(log n + k).
 //!
-//! Not here yet: the JGF reader and writer, the time-aware planners, the depth-first traverser
+//! Not here yet: the JGF reader and writer, `planner_multi`, the depth-first traverser
 //! with pruning filters and `request_feasible`, the match policies (native and as components),
 //! the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
 //! `sluice resource-query` command itself.
@@ -34,6 +37,7 @@ mod grug_recipe;
 mod interner;
 mod jobspec;
 mod jobspec_count;
+mod planner;
 
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;
@@ -42,3 +46,4 @@ pub use grug_recipe::{GenMethod, Recipe, RecipeEdge, RecipeVertex};
 pub use interner::{BUILTIN_TYPES, Interner};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
+pub use planner::{Planner, PlannerError, Span, SpanId};
