@@ -276,10 +276,11 @@ impl Planner {
             if point.remaining < walk.request {
                 continue;
             }
-            let last = at.saturating_add(walk.duration);
-            if self.first_short(at, last, walk.request).is_none() {
+            let last = at.checked_add(walk.duration);
+            let until = last.unwrap_or(i64::MAX);
+            if self.first_short(at, until, walk.request).is_none() {
                 // Later points end even later, so one past the window ends the walk.
-                found = (last <= self.end).then_some(at);
+                found = last.filter(|&last| last <= self.end).map(|_| at);
                 walk.cursor = if found.is_some() { at + 1 } else { i64::MAX };
                 break;
             }
