@@ -21,9 +21,12 @@
 //! - [`Planner`]: Fluxion's time-aware planner for one resource type (`planner_add_span`,
 //!   `rem_span`, `avail_time_first/next`, `avail_resources_at/during`, `avail_during`, with its
 //!   edge rules), kept as an ordered map of scheduled points so queries are O(log n + k).
+//! - [`PlannerMulti`]: `planner_multi`, one planner per resource type over a shared window;
+//!   candidate times from the first type, accepted when every other type fits.
 //!
-//! Not here yet: the JGF reader and writer, `planner_multi`, the depth-first traverser
-//! with pruning filters and `request_feasible`, the match policies (native and as components),
+//! Not here yet: the JGF reader and writer, the per-vertex and per-subtree planner wiring, the
+//! depth-first traverser with pruning filters and `request_feasible`, the match policies
+//! (native and as components),
 //! the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
 //! `sluice resource-query` command itself.
 //!
@@ -38,6 +41,7 @@ mod interner;
 mod jobspec;
 mod jobspec_count;
 mod planner;
+mod planner_multi;
 
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;
@@ -47,3 +51,4 @@ pub use interner::{BUILTIN_TYPES, Interner};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
 pub use planner::{Planner, PlannerError, Span, SpanId};
+pub use planner_multi::PlannerMulti;

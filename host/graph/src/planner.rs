@@ -47,6 +47,17 @@ pub enum PlannerError {
     /// No span has this id (never added, or already removed).
     #[error("no span with id {0}")]
     UnknownSpan(SpanId),
+    /// A planner_multi call gave a count per resource type for a different number of types.
+    #[error("expected a count for each of the {expected} resource types, got {got}")]
+    WrongCountLength {
+        /// Resource types the planner_multi tracks.
+        expected: usize,
+        /// Counts given.
+        got: usize,
+    },
+    /// A planner_multi needs at least one resource type.
+    #[error("a planner_multi needs at least one resource type")]
+    NoResourceTypes,
     /// `avail_time_next` needs a preceding `avail_time_first` with no change to the plan since.
     #[error("avail_time_next without a current avail_time_first (or the plan changed since)")]
     NoIteration,
