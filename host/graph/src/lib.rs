@@ -26,9 +26,8 @@
 //!
 //! Not here yet: the JGF reader and writer, the per-vertex and per-subtree planner wiring, the
 //! depth-first traverser with pruning filters and `request_feasible`, the match policies
-//! (native and as components),
-//! the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
-//! `sluice resource-query` command itself.
+//! (native and as components), the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`,
+//! `rv1`), in-edges, and the `sluice resource-query` command itself.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).

@@ -1,7 +1,7 @@
 //! Planner rules (reference §5.1, Fluxion's planner.h): spans added → query → expected answer.
 
 use proptest::prelude::*;
-use sluice_graph::{Planner, PlannerError, Span};
+use sluice_graph::{Planner, PlannerError, PlannerMulti, Span};
 
 /// A planner over `[0, end)` with `total` units and the given `(start, duration, request)` spans.
 fn planner(end: i64, total: u64, spans: &[(i64, i64, u64)]) -> Planner {
@@ -274,6 +274,85 @@ fn the_vertex_window_of_fluxion_does_not_overflow() {
     assert!(p.add_span(i64::MAX - 1, 2, 1).is_err());
     p.rem_span(id).unwrap();
     assert_eq!(p.avail_during(0, i64::MAX, 64), Ok(true));
+}
+
+/// A planner_multi over `[0, 100)` with 4 cores and 2 nodes, as a subtree planner tracks them.
+fn cores_and_nodes() -> PlannerMulti {
+    PlannerMulti::new(0, 100, &[("core", 4), ("node", 2)]).unwrap()
+}
+
+#[test]
+fn a_multi_span_holds_a_count_of_every_type() {
+    let mut p = cores_and_nodes();
+    assert_eq!(p.add_span(10, 10, &[3, 1]), Ok(0));
+    assert_eq!(p.add_span(10, 10, &[1, 1]), Ok(1));
+    assert_eq!(p.avail_resources_at(15), Ok(vec![0, 0]));
+    assert_eq!(p.avail_resources_at(20), Ok(vec![4, 2]));
+    assert_eq!(p.avail_resources_during(0, 11), Ok(vec![0, 0]));
+    assert_eq!(p.resource_types(), ["core", "node"]);
+    assert_eq!((p.base_time(), p.duration()), (0, 100));
+}
+
+#[test]
+fn a_refused_multi_span_leaves_no_trace_but_uses_an_id() {
+    let mut p = cores_and_nodes();
+    p.add_span(0, 10, &[1, 2]).unwrap();
+    // Cores fit, nodes do not: the core span added on the way is taken back.
+    assert_eq!(
+        p.add_span(5, 10, &[1, 1]),
+        Err(PlannerError::DoesNotFit {
+            request: 1,
+            available: 0,
+            at: 5
+        })
+    );
+    assert_eq!(p.avail_resources_at(5), Ok(vec![3, 0]));
+    assert_eq!(p.planner_at(0).unwrap().span_count(), 1);
+    assert_eq!(p.add_span(10, 10, &[1, 1]), Ok(2));
+    p.rem_span(0).unwrap();
+    assert_eq!(p.avail_resources_at(5), Ok(vec![4, 2]));
+    assert_eq!(p.rem_span(0), Err(PlannerError::UnknownSpan(0)));
+}
+
+#[test]
+fn multi_counts_must_match_the_types() {
+    let mut p = cores_and_nodes();
+    let wrong = PlannerError::WrongCountLength {
+        expected: 2,
+        got: 1,
+    };
+    assert_eq!(p.add_span(0, 10, &[1]), Err(wrong.clone()));
+    assert_eq!(p.avail_during(0, 10, &[1]), Err(wrong.clone()));
+    assert_eq!(p.avail_time_first(0, 10, &[1]), Err(wrong));
+    assert_eq!(
+        p.avail_time_first(0, 10, &[1, 3]),
+        Err(PlannerError::RequestExceedsTotal {
+            request: 3,
+            total: 2
+        })
+    );
+    assert_eq!(
+        PlannerMulti::new(0, 10, &[]).unwrap_err(),
+        PlannerError::NoResourceTypes
+    );
+}
+
+#[test]
+fn multi_candidates_come_from_the_first_type_and_need_every_type_free() {
+    let mut p = cores_and_nodes();
+    p.add_span(0, 10, &[4, 0]).unwrap();
+    p.add_span(10, 20, &[0, 2]).unwrap();
+    p.add_span(40, 10, &[2, 0]).unwrap();
+    // Core points 0 10 30 40 50 (the node span adds core points too, with request 0).
+    assert_eq!(p.avail_during(10, 5, &[4, 0]), Ok(true));
+    assert_eq!(p.avail_during(10, 5, &[4, 1]), Ok(false));
+    assert_eq!(p.avail_time_first(1, 5, &[1, 1]), Ok(Some(30)));
+    assert_eq!(p.avail_time_next(), Ok(Some(40)));
+    assert_eq!(p.avail_time_next(), Ok(Some(50)));
+    assert_eq!(p.avail_time_next(), Ok(None));
+    assert_eq!(p.avail_time_first(1, 15, &[3, 1]), Ok(Some(50)));
+    p.rem_span(1).unwrap();
+    assert_eq!(p.avail_time_next(), Err(PlannerError::NoIteration));
 }
 
 /// Window length of the random schedules; spans may end one past it (Fluxion's bound).
