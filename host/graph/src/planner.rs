@@ -283,17 +283,21 @@ impl Planner {
     pub fn avail_time_next(&mut self) -> Result<Option<i64>, PlannerError> {
         let mut walk = self.iteration.ok_or(PlannerError::NoIteration)?;
         let mut found = None;
-        for (&at, point) in self.points.range(walk.cursor..) {
+        while let Some((&at, point)) = self.points.range(walk.cursor..).next() {
             if point.remaining < walk.request {
+                walk.cursor = at.saturating_add(1);
                 continue;
             }
             let last = at.checked_add(walk.duration);
-            let until = last.unwrap_or(i64::MAX);
-            if self.first_short(at, until, walk.request).is_none() {
-                // Later points end even later, so one past the window ends the walk.
-                found = last.filter(|&last| last <= self.end).map(|_| at);
-                walk.cursor = if found.is_some() { at + 1 } else { i64::MAX };
-                break;
+            match self.first_short(at, last.unwrap_or(i64::MAX), walk.request) {
+                // Every candidate before the short instant would cover it too: skip past it.
+                Some((short, _)) => walk.cursor = short.saturating_add(1),
+                None => {
+                    // Later points end even later, so one past the window ends the walk.
+                    found = last.filter(|&last| last <= self.end).map(|_| at);
+                    walk.cursor = at.saturating_add(1);
+                    break;
+                }
             }
         }
         if found.is_none() {
