@@ -371,7 +371,28 @@ fn in_use(spans: &[(i64, i64, u64)]) -> Vec<u64> {
 
 /// The walk computed by brute force: scheduled points ≥ `at`, checked one instant at a time.
 fn brute_walk(total: u64, spans: &[(i64, i64, u64)], at: i64, d: i64, request: u64) -> Vec<i64> {
-    let used = in_use(spans);
+    let spans: Vec<_> = spans.iter().map(|&(s, dur, r)| (s, dur, vec![r])).collect();
+    brute_multi_walk(&[total], &spans, at, d, &[request])
+}
+
+/// The planner_multi walk by brute force: candidates are the first type's scheduled points.
+fn brute_multi_walk(
+    totals: &[u64],
+    spans: &[(i64, i64, Vec<u64>)],
+    at: i64,
+    d: i64,
+    requests: &[u64],
+) -> Vec<i64> {
+    let used: Vec<Vec<u64>> = (0..totals.len())
+        .map(|i| {
+            in_use(
+                &spans
+                    .iter()
+                    .map(|(s, dur, r)| (*s, *dur, r[i]))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
     let mut points: Vec<i64> = std::iter::once(0)
         .chain(spans.iter().flat_map(|&(s, dur, _)| [s, s + dur]))
         .filter(|&t| t >= at)
@@ -379,14 +400,18 @@ fn brute_walk(total: u64, spans: &[(i64, i64, u64)], at: i64, d: i64, request: u
     points.sort_unstable();
     points.dedup();
     // Nothing is in use past END + 1, the furthest a span may end.
-    let fits = |t: i64| (t..(t + d).min(END + 1)).all(|i| total - used[i as usize] >= request);
+    let fits = |i: usize, t: i64| {
+        (t..(t + d).min(END + 1)).all(|u| totals[i] - used[i][u as usize] >= requests[i])
+    };
     let mut times = Vec::new();
-    for t in points.into_iter().filter(|&t| fits(t)) {
-        // The first fitting point whose range passes the window's end ends the walk.
+    for t in points.into_iter().filter(|&t| fits(0, t)) {
+        // The first type's first fitting point whose range passes the window's end ends the walk.
         if t + d > END {
             break;
         }
-        times.push(t);
+        if (1..totals.len()).all(|i| fits(i, t)) {
+            times.push(t);
+        }
     }
     times
 }
@@ -439,5 +464,44 @@ proptest! {
             let fits = (at..at + d).all(|t| used[t as usize] + request <= total);
             prop_assert_eq!(p.avail_during(at, d, request), Ok(fits));
         }
+    }
+
+    #[test]
+    fn planner_multi_walk_agrees_with_a_per_instant_check(
+        totals in (0u64..4, 0u64..4),
+        tries in prop::collection::vec((0i64..END, 1i64..10, 0u64..4, 0u64..4), 0..10),
+        at in 0i64..END,
+        d in 1i64..12,
+        requests in (0u64..4, 0u64..4),
+    ) {
+        let totals = [totals.0, totals.1];
+        let requests = [requests.0, requests.1];
+        let mut p = PlannerMulti::new(0, END, &[("core", totals[0]), ("node", totals[1])]).unwrap();
+        let mut live = Vec::new();
+        for (start, duration, cores, nodes) in tries {
+            if p.add_span(start, duration, &[cores, nodes]).is_ok() {
+                live.push((start, duration, vec![cores, nodes]));
+            }
+        }
+        for (i, total) in totals.iter().enumerate() {
+            let used = in_use(&live.iter().map(|(s, dur, r)| (*s, *dur, r[i])).collect::<Vec<_>>());
+            prop_assert!(used.iter().all(|u| u <= total));
+            // A refused span left nothing behind in any type's planner.
+            for t in 0..=END {
+                let free = p.avail_resources_at(t).unwrap()[i];
+                prop_assert_eq!(free, *total as i64 - used[t as usize] as i64);
+            }
+        }
+        if requests[0] > totals[0] || requests[1] > totals[1] {
+            prop_assert!(p.avail_time_first(at, d, &requests).is_err());
+            return Ok(());
+        }
+        let mut times = Vec::new();
+        let mut next = p.avail_time_first(at, d, &requests).unwrap();
+        while let Some(t) = next {
+            times.push(t);
+            next = p.avail_time_next().unwrap();
+        }
+        prop_assert_eq!(times, brute_multi_walk(&totals, &live, at, d, &requests));
     }
 }
