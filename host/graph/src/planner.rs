@@ -47,6 +47,16 @@ pub enum PlannerError {
     /// No span has this id (never added, or already removed).
     #[error("no span with id {0}")]
     UnknownSpan(SpanId),
+    /// `reduce_span` was asked to free more units than the span holds.
+    #[error("cannot free {to_remove} units from span {id}, which holds {request}")]
+    ReduceExceedsSpan {
+        /// The span.
+        id: SpanId,
+        /// Units asked to be freed.
+        to_remove: u64,
+        /// Units the span holds.
+        request: u64,
+    },
     /// A planner_multi call gave a count per resource type for a different number of types.
     #[error("expected a count for each of the {expected} resource types, got {got}")]
     WrongCountLength {
@@ -218,6 +228,37 @@ impl Planner {
         self.unpin_point(last);
         self.iteration = None;
         Ok(())
+    }
+
+    /// Frees `to_remove` of a span's units (`planner_reduce_span`, for partial cancels); answers
+    /// whether the span was removed, which happens when it is left with none.
+    ///
+    /// Freeing 0 units of a span that holds some changes nothing. Unlike Fluxion, which restarts
+    /// its candidate tree here, a reduction also ends the current `avail_time` walk.
+    pub fn reduce_span(&mut self, id: SpanId, to_remove: u64) -> Result<bool, PlannerError> {
+        let span = self.span(id).ok_or(PlannerError::UnknownSpan(id))?;
+        if to_remove == span.request {
+            self.rem_span(id)?;
+            return Ok(true);
+        }
+        if to_remove > span.request {
+            return Err(PlannerError::ReduceExceedsSpan {
+                id,
+                to_remove,
+                request: span.request,
+            });
+        }
+        if to_remove > 0 {
+            let last = span.start + span.duration;
+            for point in self.points.range_mut(span.start..last).map(|(_, p)| p) {
+                point.remaining += to_remove as i64;
+            }
+            if let Some(planned) = self.spans.get_mut(&id) {
+                planned.request -= to_remove;
+            }
+            self.iteration = None;
+        }
+        Ok(false)
     }
 
     /// Units free at instant `at`, for `base ≤ at ≤ end` (Fluxion accepts the window's end).

@@ -170,6 +170,32 @@ fn removing_a_span_frees_its_units_and_its_points() {
 }
 
 #[test]
+fn reducing_a_span_frees_part_of_its_units_and_removes_it_when_none_are_left() {
+    let mut p = planner(100, 8, &[(10, 10, 5)]);
+    assert_eq!(p.reduce_span(1, 0), Ok(false));
+    assert_eq!(p.reduce_span(1, 2), Ok(false));
+    assert_eq!(p.avail_resources_at(10), Ok(5));
+    assert_eq!(p.span(1).map(|s| s.request), Some(3));
+    assert_eq!(
+        p.reduce_span(1, 4),
+        Err(PlannerError::ReduceExceedsSpan {
+            id: 1,
+            to_remove: 4,
+            request: 3
+        })
+    );
+    assert_eq!(p.reduce_span(1, 3), Ok(true));
+    assert_eq!(p.span_count(), 0);
+    assert_eq!(p.avail_resources_at(10), Ok(8));
+    // A span of 0 units is removed by freeing 0 (Fluxion's rule for planner_multi's zeros).
+    p.add_span(10, 10, 0).unwrap();
+    assert_eq!(p.reduce_span(2, 0), Ok(true));
+    assert_eq!(p.reduce_span(2, 0), Err(PlannerError::UnknownSpan(2)));
+    // Its points went with it: nothing but the base is a candidate.
+    assert_eq!(walk(&mut p, 0, 5, 8), vec![0]);
+}
+
+#[test]
 fn avail_during_checks_every_instant_of_the_range() {
     let p = planner(100, 4, &[(20, 10, 3)]);
     assert_eq!(p.avail_during(0, 20, 4), Ok(true));
