@@ -19,8 +19,9 @@
 //!   and [`Count::select`] (Fluxion's `calc_count`). Refusals carry libjobspec's own texts
 //!   (capitalised as Fluxion prints them), the file, line, column and the place in the document.
 //! - [`Planner`]: Fluxion's time-aware planner for one resource type (`planner_add_span`,
-//!   `rem_span`, `reduce_span`, `avail_time_first/next`, `avail_resources_at/during`, `avail_during`, with its
-//!   edge rules), kept as an ordered map of scheduled points so queries are O(log n + k).
+//!   `rem_span`, `reduce_span`, `avail_time_first/next`, `avail_resources_at/during`,
+//!   `avail_during`, with its edge rules), kept as an ordered map of scheduled points so queries
+//!   are O(log n + k).
 //! - [`PlannerMulti`]: `planner_multi`, one planner per resource type over a shared window;
 //!   candidate times from the first type, accepted when every other type fits.
 //!
