@@ -448,6 +448,7 @@ proptest! {
         total in 0u64..5,
         tries in prop::collection::vec((0i64..END, 1i64..10, 0u64..5), 0..12),
         removals in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+        reductions in prop::collection::vec((any::<prop::sample::Index>(), 0u64..5), 0..4),
         at in 0i64..END,
         d in 1i64..12,
         request in 0u64..5,
@@ -475,6 +476,24 @@ proptest! {
             }
             let (id, _) = live.remove(index.index(live.len()));
             p.rem_span(id).unwrap();
+        }
+        for (index, to_remove) in reductions {
+            if live.is_empty() {
+                break;
+            }
+            let k = index.index(live.len());
+            let (id, (_, _, held)) = live[k];
+            match p.reduce_span(id, to_remove) {
+                Ok(true) => {
+                    prop_assert_eq!(to_remove, held);
+                    live.remove(k);
+                }
+                Ok(false) => {
+                    prop_assert!(to_remove < held);
+                    live[k].1 .2 -= to_remove;
+                }
+                Err(_) => prop_assert!(to_remove > held),
+            }
         }
         let spans: Vec<_> = live.iter().map(|l| l.1).collect();
         let used = in_use(&spans);
