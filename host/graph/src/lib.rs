@@ -10,7 +10,7 @@
 //! - [`ResourceGraph`]: a struct-of-arrays vertex arena (type interned in Fluxion's order, name,
 //!   id, rank, size, unit, a parent link per subsystem from which paths are rebuilt) with out-edges
 //!   per subsystem in CSR vectors; [`ResourceGraph::memory_bytes`] reports its footprint: 48.0 bytes
-//!   per vertex for cluster → node[16,384] → core[64] (`tests/graph_memory.rs`), against about
+//!   per vertex for `cluster → node[16384] → core[64]` (`tests/graph_memory.rs`), against about
 //!   4 KB in resource-query. Generation briefly holds 16 more bytes per edge before the CSR
 //!   layout.
 //! - [`Jobspec`]: the RFC 14 jobspec reader (YAML with line:column errors): `version` 1…9999,
@@ -28,9 +28,16 @@
 //!   compact graph does not hold, travel beside it in [`JgfExtras`]; a `name` other than
 //!   basename + id is refused for the same reason.
 //!
-//! Not here yet: the time-aware planners, the depth-first traverser
-//! with pruning filters and `request_feasible`, the match policies (native and as components),
-//! the match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
+//! - [`Planner`]: Fluxion's time-aware planner for one resource type (`planner_add_span`,
+//!   `rem_span`, `reduce_span`, `avail_time_first/next`, `avail_resources_at/during`,
+//!   `avail_during`, with its edge rules), kept as an ordered map of scheduled points so queries
+//!   are O(log n + k).
+//! - [`PlannerMulti`]: `planner_multi`, one planner per resource type over a shared window;
+//!   candidate times from the first type, accepted when every other type fits.
+//!
+//! Not here yet: the per-vertex and per-subtree planner wiring, the depth-first traverser with
+//! pruning filters and `request_feasible`, the match policies (native and as components), the
+//! match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
 //! `sluice resource-query` command itself.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
@@ -46,6 +53,8 @@ mod jgf_error;
 mod jgf_write;
 mod jobspec;
 mod jobspec_count;
+mod planner;
+mod planner_multi;
 
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;
@@ -57,3 +66,5 @@ pub use jgf_error::JgfError;
 pub use jgf_write::{jgf_value, write_jgf};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
+pub use planner::{Planner, PlannerError, Span, SpanId};
+pub use planner_multi::PlannerMulti;
