@@ -80,14 +80,7 @@ pub fn time_chart(
             .x_label_formatter(&|x| tick(*x))
             .y_label_formatter(&|y| tick(*y))
             .draw()?;
-        for (i, line) in lines.iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), colour))?
-                .label(line.name)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
-        }
-        legend(&mut chart)
+        lines_with_legend(&mut chart, lines)
     })
 }
 
@@ -116,14 +109,7 @@ pub fn cumulative_chart(
             .x_label_formatter(&|x| duration_label(x.round() as i64))
             .y_label_formatter(&|y| format!("{y:.0} %"))
             .draw()?;
-        for (i, line) in lines.iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), colour))?
-                .label(line.name)
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
-        }
-        legend(&mut chart)
+        lines_with_legend(&mut chart, lines)
     })
 }
 
@@ -193,6 +179,24 @@ fn frame<'a, 'b>(
         .x_label_area_size(44)
         .y_label_area_size(64);
     builder
+}
+
+/// Draws each series as a line in the next colour, then the legend.
+fn lines_with_legend<'a, 'b, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    lines: &[Series<'_>],
+) -> DrawResult
+where
+    'b: 'a,
+{
+    for (i, line) in lines.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        chart
+            .draw_series(LineSeries::new(line.points.iter().copied(), colour))?
+            .label(line.name)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
+    }
+    legend(chart)
 }
 
 fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
