@@ -89,7 +89,7 @@ impl Driver {
     fn admission(&self, who: &Identity) -> Admission {
         Admission {
             admin: self.is_admin(who),
-            cluster_cpus: self.cluster.total_cpus(),
+            cluster_cpus: self.cluster_cpus,
         }
     }
 

@@ -81,6 +81,9 @@ pub struct Driver {
     opts: DriverOptions,
     cfg: DaemonConfig,
     cluster: Cluster,
+    /// The cluster's CPUs, which every submission is held to; the cluster is fixed for the
+    /// driver's life (a topology change waits for a restart), so it is summed once.
+    cluster_cpus: u64,
     engine: Engine,
     set: SharedSet,
     clock: Arc<DaemonClock>,

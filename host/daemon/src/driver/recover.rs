@@ -49,6 +49,7 @@ pub(super) fn start(
         plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),
         opts,
         cfg,
+        cluster_cpus: cluster.total_cpus(),
         cluster,
         engine,
         set,
