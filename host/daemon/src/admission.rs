@@ -17,6 +17,9 @@ pub struct Admission {
     pub admin: bool,
     /// CPUs of every node together.
     pub cluster_cpus: u64,
+    /// The caller's uid when jobs would run as it and the password database does not know it
+    /// (a root daemon has no groups or gid to run such a job with).
+    pub unknown_uid: Option<u32>,
 }
 
 impl Admission {
@@ -28,6 +31,11 @@ impl Admission {
         after: &SubmitRequest,
         before: Option<&SubmitRequest>,
     ) -> Result<(), ApiError> {
+        if let (Some(uid), None) = (self.unknown_uid, before) {
+            return Err(ApiError::bad(format!(
+                "{what}: uid {uid} has no entry in the password database; jobs run only as known users"
+            )));
+        }
         self.check_nice(what, after, before)?;
         self.check_time_limit(what, after, before)?;
         self.check_cpus(what, after)
@@ -100,10 +108,12 @@ mod tests {
     const USER: Admission = Admission {
         admin: false,
         cluster_cpus: 64,
+        unknown_uid: None,
     };
     const ADMIN: Admission = Admission {
         admin: true,
         cluster_cpus: 64,
+        unknown_uid: None,
     };
 
     fn with_nice(nice: i32) -> SubmitRequest {

@@ -90,6 +90,7 @@ impl Driver {
         Admission {
             admin: self.is_admin(who),
             cluster_cpus: self.cluster_cpus,
+            unknown_uid: (self.admin_uid == 0 && !who.known).then_some(who.uid),
         }
     }
 
@@ -98,16 +99,6 @@ impl Driver {
         who: &Identity,
         request: SubmitRequest,
     ) -> Result<JobSubmitted, ApiError> {
-        // A root daemon runs jobs as their submitters; one the system does not know has no
-        // groups or gid to run with.
-        if self.admin_uid == 0 && !who.known {
-            self.metrics.refused += 1;
-            return Err(ApiError::bad(format!(
-                "batch job submission failed: uid {} has no entry in the password database; \
-                 jobs run only as known users",
-                who.uid
-            )));
-        }
         if let Err(e) = self
             .admission(who)
             .check("batch job submission failed", &request, None)
