@@ -1,7 +1,7 @@
 //! Who is calling: a uid from the Unix socket's peer credentials, its user name from the
 //! password database, and whether it may act on other users' jobs.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 use serde::Serialize;
 
@@ -37,7 +37,12 @@ impl Identity {
 
 /// The password database's name for `uid`.
 pub fn user_name(uid: u32) -> Option<String> {
-    let mut buf = vec![0 as libc::c_char; 4096];
+    passwd_entry(uid).map(|(name, _)| name.to_string_lossy().into_owned())
+}
+
+/// The password database's entry for `uid`: its user name and primary gid.
+pub(crate) fn passwd_entry(uid: u32) -> Option<(CString, u32)> {
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut out: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: the buffers outlive the call and getpwuid_r writes only within them.
@@ -45,16 +50,7 @@ pub fn user_name(uid: u32) -> Option<String> {
     if rc != 0 || out.is_null() {
         return None;
     }
-    let name = unsafe { CStr::from_ptr(pwd.pw_name) };
-    Some(name.to_string_lossy().into_owned())
-}
-
-/// The primary group of `uid`, for running a job as its owner.
-pub fn primary_gid(uid: u32) -> Option<u32> {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut out: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: as in `user_name`.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
-    (rc == 0 && !out.is_null()).then_some(pwd.pw_gid)
+    // SAFETY: getpwuid_r succeeded, so pw_name points into `buf`, NUL-terminated.
+    let name = unsafe { CStr::from_ptr(pwd.pw_name) }.to_owned();
+    Some((name, pwd.pw_gid))
 }

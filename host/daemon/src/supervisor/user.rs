@@ -1,7 +1,7 @@
 //! The user a job runs as: looked up in the password and group databases before the fork, and
 //! the complete drop to that user (supplementary groups, gid, uid) in the forked child.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::io;
 
 /// A job's owner as the system knows them.
@@ -18,19 +18,11 @@ pub struct User {
 /// Looks `uid` up; a uid with no password entry is refused, so a job never runs with groups
 /// or a gid it was not given.
 pub fn lookup(uid: u32) -> Result<User, String> {
-    let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut out: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: the buffers outlive the call and getpwuid_r writes only within them.
-    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
-    if rc != 0 || out.is_null() {
+    let Some((name, gid)) = crate::identity::passwd_entry(uid) else {
         return Err(format!(
             "uid {uid} has no entry in the password database; jobs run only as known users"
         ));
-    }
-    // SAFETY: getpwuid_r succeeded, so pw_name points into `buf`, NUL-terminated.
-    let name: CString = unsafe { CStr::from_ptr(pwd.pw_name) }.to_owned();
-    let gid = pwd.pw_gid;
+    };
     Ok(User {
         uid,
         gid,
