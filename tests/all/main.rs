@@ -9,6 +9,7 @@ mod gres_by_name;
 mod native_trust;
 mod priority_cluster;
 mod runtime_cache;
+mod runtime_capabilities;
 mod runtime_containment;
 mod runtime_hot_swap;
 mod runtime_loading;

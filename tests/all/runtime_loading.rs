@@ -74,22 +74,6 @@ fn a_plugin_that_fails_its_smoke_call_is_refused() {
     assert!(matches!(err, LoadError::Smoke { .. }), "{err}");
 }
 
-#[test]
-fn host_grants_no_capabilities() {
-    // The trap from a guest panic comes from its attempt to write to stderr, a WASI import
-    // the host links to a trap: the guest cannot reach anything the host did not grant.
-    let spec = hostile_priority("panic");
-    let loaded = loader().component(
-        PluginKind::Priority,
-        "panic",
-        &std::fs::read(&spec.plugin).unwrap(),
-        &spec,
-    );
-    let mut loaded = loaded.expect("instantiation itself needs no capability");
-    let err = sluice_runtime::loader::smoke(&mut loaded).expect_err("the panic must fault");
-    assert!(matches!(err, sluice_runtime::Fault::Trap(_)), "{err}");
-}
-
 /// Issue 33, item 9: a 200 MB file is judged by its first bytes and its size, never read whole.
 #[test]
 fn big_files_are_refused_from_their_first_bytes_or_their_size() {

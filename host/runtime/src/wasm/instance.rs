@@ -13,11 +13,23 @@ use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::wasm::bindings::priority::sluice::policy::host;
 
-/// What the host keeps per store: the plugin's identity for logs, its settings, the memory cap.
+/// What the host keeps per store: the plugin's identity for logs, its settings, the memory cap,
+/// and the WASI context that grants nothing ([`super::wasi`]).
 pub struct HostState {
     plugin: String,
     settings: Settings,
     cap: MemoryCap,
+    wasi: wasmtime_wasi::WasiCtx,
+    table: wasmtime::component::ResourceTable,
+}
+
+impl wasmtime_wasi::WasiView for HostState {
+    fn ctx(&mut self) -> wasmtime_wasi::WasiCtxView<'_> {
+        wasmtime_wasi::WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
 }
 
 struct MemoryCap {
@@ -109,7 +121,9 @@ pub trait World: Sized + Send + 'static {
 }
 
 /// Implements [`World`] for a generated world type `$world` with pre-instantiated form `$pre`:
-/// its own imports (the `host` interface) linked, every other import linked to a trap.
+/// its own imports (the `host` interface) and WASI 0.2 ([`super::wasi`]) linked. A component
+/// importing anything else is refused at load, naming the import: linking it to a trap would
+/// also shadow the semver matching that lets a WASI 0.2.x import of any patch version resolve.
 macro_rules! impl_world {
     ($world:ty, $pre:ident) => {
         impl crate::wasm::instance::World for $world {
@@ -119,7 +133,7 @@ macro_rules! impl_world {
                 component: &wasmtime::component::Component,
             ) -> wasmtime::Result<Self::Pre> {
                 <$world>::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)?;
-                linker.define_unknown_imports_as_traps(component)?;
+                crate::wasm::wasi::add_to_linker(linker)?;
                 $pre::new(linker.instantiate_pre(component)?)
             }
             fn instantiate(
@@ -145,8 +159,8 @@ pub struct WasmInstance<W: World> {
 }
 
 impl<W: World> WasmInstance<W> {
-    /// Links and pre-instantiates `component`; imports other than `sluice:policy/host` (the
-    /// WASI imports a Rust guest's std pulls in) are linked to traps, so no capability leaks.
+    /// Links and pre-instantiates `component`: `sluice:policy/host` and a WASI that grants
+    /// nothing; any other import refuses the component, so no capability leaks.
     pub fn new(
         engine: &Engine,
         component: &Component,
@@ -184,6 +198,8 @@ impl<W: World> WasmInstance<W> {
                     bytes: self.limits.memory_bytes,
                     exceeded: false,
                 },
+                wasi: crate::wasm::wasi::context(),
+                table: crate::wasm::wasi::table(),
             };
             let mut store = Store::new(&self.engine, state);
             store.limiter(|s| &mut s.cap);

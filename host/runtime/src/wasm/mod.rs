@@ -6,3 +6,4 @@ mod hres;
 pub mod instance;
 pub(crate) mod priority;
 pub(crate) mod selection;
+mod wasi;
