@@ -66,3 +66,47 @@ fn example_boosts_the_project_near_its_deadline_through_the_component() {
     }
     assert!(boosted > 0, "the fixture has project jobs");
 }
+
+/// Issue 38: a site policy built on a bundled one (`examples/multifactor-boost` depends on the
+/// multifactor crate without its export) builds as a component, exporting itself only, and its
+/// component answers as multifactor plus the boost.
+#[test]
+fn a_policy_built_on_the_bundle_is_a_component_of_its_own() {
+    use sluice_policy::{FromSettings, PriorityPolicy};
+    let settings = |boost: &str| {
+        Settings::default()
+            .with("boost.association", SettingValue::Text(boost.into()))
+            .with("boost.amount", SettingValue::Integer(7_000))
+    };
+    let spec = |settings| PluginSpec {
+        kind: PluginKind::Priority,
+        plugin: sluice_plugin_artifacts::component("sluice-example-multifactor-boost").into(),
+        settings,
+        limits: Limits::default(),
+    };
+    let (cases, faults) = probe::conformance(loader().load(&spec(settings("acct1"))).unwrap());
+    assert!(faults.is_empty(), "{faults:?}");
+    assert!(cases.iter().all(|c| c.outcome.is_ok()), "{cases:?}");
+    // 2023-11-18 was a Saturday.
+    let ctx = fixtures::priority_context(1_700_308_800, 32, 4, 3);
+    let jobs = fixtures::job_table(&ctx, 200, 5);
+    let answer = |boost: &str| match loader().load(&spec(settings(boost))).unwrap() {
+        Loaded::Priority(mut g) => g.backend.compute(&ctx, &jobs).unwrap(),
+        _ => unreachable!(),
+    };
+    let plain =
+        sluice_plugin_priority_multifactor::Multifactor::from_settings(&Settings::default())
+            .compute(&ctx, &jobs);
+    assert_eq!(answer("nobody").priority, plain.priority);
+    let boosted = answer("acct1");
+    let raised = (0..jobs.len())
+        .filter(|&i| boosted.priority[i] == plain.priority[i] + 7_000)
+        .count();
+    let same = (0..jobs.len())
+        .filter(|&i| boosted.priority[i] == plain.priority[i])
+        .count();
+    assert!(
+        raised > 0 && raised + same == jobs.len(),
+        "{raised} raised, {same} unchanged"
+    );
+}

@@ -116,4 +116,5 @@ fn pick_units(req: &PickRequest) -> Vec<u32> {
         .collect()
 }
 
+#[cfg(feature = "export")]
 export_gres!(CountOnly);

@@ -39,4 +39,5 @@ impl GresPolicy for Gpu {
     }
 }
 
+#[cfg(feature = "export")]
 export_gres!(Gpu);

@@ -85,4 +85,5 @@ impl HresPolicy for HresModes {
     }
 }
 
+#[cfg(feature = "export")]
 export_hres!(HresModes);

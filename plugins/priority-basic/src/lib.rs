@@ -33,6 +33,7 @@ impl PriorityPolicy for Basic {
     }
 }
 
+#[cfg(feature = "export")]
 export_priority!(Basic);
 
 #[cfg(test)]

@@ -248,4 +248,5 @@ impl Multifactor {
     }
 }
 
+#[cfg(feature = "export")]
 export_priority!(Multifactor);

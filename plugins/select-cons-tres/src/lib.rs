@@ -174,4 +174,5 @@ impl ConsTres {
     }
 }
 
+#[cfg(feature = "export")]
 export_selection!(ConsTres);

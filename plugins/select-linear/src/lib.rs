@@ -96,4 +96,5 @@ fn whole_node_slots(table: &NodeTable, req: &JobRequest, n: u32) -> u32 {
     table.cpus[i] / req.cpus_per_task.max(1)
 }
 
+#[cfg(feature = "export")]
 export_selection!(Linear);
