@@ -15,11 +15,76 @@ fn spec(settings: Settings) -> PluginSpec {
     }
 }
 
+/// The example's own cases file, as `sluice plugin test --cases` reads it.
+fn declared(example: &str) -> Vec<sluice_policy::conformance::declared::Declared> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(example)
+        .join("cases.toml");
+    sluice_runtime::cases::read(&path).unwrap()
+}
+
 #[test]
-fn example_component_is_conformant() {
-    let (cases, faults) = probe::conformance(loader().load(&spec(Settings::default())).unwrap());
-    assert!(faults.is_empty(), "{faults:?}");
-    assert!(cases.iter().all(|c| c.outcome.is_ok()), "{cases:?}");
+fn example_component_is_conformant_and_does_what_its_cases_declare() {
+    let report = probe::run(
+        &loader(),
+        &spec(Settings::default()),
+        &declared("deadline-priority"),
+    )
+    .unwrap();
+    assert!(report.faults.is_empty(), "{:?}", report.faults);
+    assert!(
+        report.cases.len() > 6,
+        "contract, protocol and declared cases ran"
+    );
+    assert!(
+        report.cases.iter().all(|c| c.outcome.is_ok()),
+        "{:?}",
+        report.cases
+    );
+}
+
+/// Issue 38: a policy that ignores its settings fails `plugin test` when its cases say the
+/// settings matter (the hostile guest in mode `ok` reads only `mode`).
+#[test]
+fn a_policy_that_ignores_its_settings_fails_its_declared_cases() {
+    let report = probe::run(
+        &loader(),
+        &hostile_priority("ok"),
+        &declared("deadline-priority"),
+    )
+    .unwrap();
+    let failed: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.outcome.is_err())
+        .map(|c| c.name.as_str())
+        .collect();
+    let declared_names: Vec<String> = declared("deadline-priority")
+        .into_iter()
+        .filter(|c| c.expect != sluice_policy::conformance::declared::Expect::Same)
+        .map(|c| c.name)
+        .collect();
+    assert!(!declared_names.is_empty());
+    for name in &declared_names {
+        assert!(
+            failed.contains(&name.as_str()),
+            "{name} must fail: {failed:?}"
+        );
+    }
+}
+
+/// A policy that keeps state across calls (the host would lose it at any fresh instance)
+/// answers differently from a fresh instance, and the protocol cases say so.
+#[test]
+fn a_policy_that_keeps_state_across_calls_fails_the_protocol_cases() {
+    let report = probe::run(&loader(), &hostile_priority("drift"), &[]).unwrap();
+    let case = report
+        .cases
+        .iter()
+        .find(|c| c.name == "associations added later count as if sent whole")
+        .unwrap();
+    assert!(case.outcome.is_err(), "{:?}", report.cases);
 }
 
 #[test]
@@ -84,9 +149,18 @@ fn a_policy_built_on_the_bundle_is_a_component_of_its_own() {
         settings,
         limits: Limits::default(),
     };
-    let (cases, faults) = probe::conformance(loader().load(&spec(settings("acct1"))).unwrap());
-    assert!(faults.is_empty(), "{faults:?}");
-    assert!(cases.iter().all(|c| c.outcome.is_ok()), "{cases:?}");
+    let report = probe::run(
+        &loader(),
+        &spec(Settings::default()),
+        &declared("multifactor-boost"),
+    )
+    .unwrap();
+    assert!(report.faults.is_empty(), "{:?}", report.faults);
+    assert!(
+        report.cases.iter().all(|c| c.outcome.is_ok()),
+        "{:?}",
+        report.cases
+    );
     // 2023-11-18 was a Saturday.
     let ctx = fixtures::priority_context(1_700_308_800, 32, 4, 3);
     let jobs = fixtures::job_table(&ctx, 200, 5);

@@ -9,6 +9,7 @@ pub mod wasm;
 
 pub use error::{Fault, LoadError};
 pub use limits::Limits;
+pub mod cases;
 pub mod compile;
 pub mod contained;
 pub mod loader;

@@ -2,8 +2,12 @@
 //! smoke-called off the scheduling path, then published between passes.
 //!
 //! A pass borrows the set mutably from start to end, and [`PolicySet::apply_staged`] also needs
-//! it mutably, so a pass can never see two generations of a kind.
+//! it mutably, so a pass can never see two generations of a kind. Loads finish in any order
+//! (a small component compiles faster than a large one staged before it) but are published in
+//! the order they were staged, so the swap asked for last is the one left active.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use sluice_policy::PluginKind;
@@ -26,9 +30,17 @@ pub struct PolicySet {
     pub gres_by_name: std::collections::BTreeMap<String, GresSlot>,
     /// HRES mode logic.
     pub hres: HresSlot,
-    staged_tx: Sender<Result<Loaded, LoadError>>,
-    staged_rx: Receiver<Result<Loaded, LoadError>>,
+    staged_tx: Sender<Staged>,
+    staged_rx: Receiver<Staged>,
+    /// The number the next staged load gets.
+    next_staged: AtomicU64,
+    /// The number of the next load to publish, and finished loads waiting for earlier ones.
+    next_published: u64,
+    finished: BTreeMap<u64, Result<Loaded, LoadError>>,
 }
+
+/// A finished load and the order it was staged in.
+type Staged = (u64, Result<Loaded, LoadError>);
 
 /// What happened to a staged load when it was applied.
 #[derive(Debug)]
@@ -94,6 +106,9 @@ impl PolicySet {
             gres_by_name: Default::default(),
             staged_tx: tx,
             staged_rx: rx,
+            next_staged: AtomicU64::new(0),
+            next_published: 0,
+            finished: BTreeMap::new(),
         })
     }
 
@@ -119,19 +134,35 @@ impl PolicySet {
         Ok(set)
     }
 
-    /// Starts loading `spec` on a background thread; the result is published by the next
-    /// [`PolicySet::apply_staged`] between passes.
+    /// Starts loading `spec` on a background thread; the result is published by the first
+    /// [`PolicySet::apply_staged`] between passes after it and every load staged before it
+    /// finished.
     pub fn stage(&self, loader: &Loader, spec: PluginSpec) -> std::thread::JoinHandle<()> {
         let (loader, tx) = (loader.clone(), self.staged_tx.clone());
+        let number = self.next_staged.fetch_add(1, Ordering::Relaxed);
         std::thread::spawn(move || {
-            let _ = tx.send(loader.load(&spec));
+            // A panicking load must still report, or every later one would wait for it.
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loader.load(&spec)))
+                    .unwrap_or_else(|_| {
+                        Err(LoadError::Instantiate {
+                            origin: spec.plugin.clone(),
+                            reason: "the load panicked".into(),
+                        })
+                    });
+            let _ = tx.send((number, result));
         })
     }
 
-    /// Publishes every load that finished since the last call. Call it between passes.
+    /// Publishes, in staging order, every load that finished since the last call and has no
+    /// earlier load still running. Call it between passes.
     pub fn apply_staged(&mut self) -> Vec<SwapOutcome> {
+        while let Ok((number, result)) = self.staged_rx.try_recv() {
+            self.finished.insert(number, result);
+        }
         let mut out = Vec::new();
-        while let Ok(result) = self.staged_rx.try_recv() {
+        while let Some(result) = self.finished.remove(&self.next_published) {
+            self.next_published += 1;
             out.push(match result {
                 Ok(loaded) => {
                     let kind = loaded.kind();
@@ -206,4 +237,52 @@ fn default_of(kind: PluginKind) -> Result<Loaded, LoadError> {
         name: "<default>".into(),
         known: "nothing: the bundle has no policy of this kind".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::WasmEngine;
+    use crate::limits::Limits;
+
+    fn builtin(name: &str) -> Loaded {
+        Loader::builtin(PluginKind::Priority, name, &Default::default()).unwrap()
+    }
+
+    #[test]
+    fn loads_are_published_in_the_order_they_were_staged() {
+        let spec = PluginSpec {
+            kind: PluginKind::Priority,
+            plugin: "builtin:basic".into(),
+            settings: Default::default(),
+            limits: Limits::default(),
+        };
+        let mut set = PolicySet::load(&Loader::new(WasmEngine::new(None)), &[spec]).unwrap();
+        let (first, second) = (
+            set.next_staged.fetch_add(1, Ordering::Relaxed),
+            set.next_staged.fetch_add(1, Ordering::Relaxed),
+        );
+        // The second staged load finishes first: it waits for the first.
+        set.staged_tx
+            .send((second, Ok(builtin("multifactor"))))
+            .unwrap();
+        assert!(set.apply_staged().is_empty());
+        set.staged_tx.send((first, Ok(builtin("basic")))).unwrap();
+        let published: Vec<u64> = set
+            .apply_staged()
+            .into_iter()
+            .map(|o| match o {
+                SwapOutcome::Published { generation, .. } => generation,
+                SwapOutcome::Refused(e) => panic!("{e}"),
+            })
+            .collect();
+        assert_eq!(published.len(), 2);
+        assert!(published[0] < published[1], "{published:?}");
+        assert_eq!(set.priority.active_id(), published[1]);
+        let status = set.priority.status();
+        assert!(
+            status[0].origin.contains("multifactor"),
+            "the last staged is active"
+        );
+    }
 }

@@ -37,7 +37,8 @@ pub struct Health {
 
 /// One loaded version of a plugin.
 pub struct Generation<B: ?Sized> {
-    /// Process-unique id, increasing with every load.
+    /// Process-unique id, increasing with every load and numbered again when published, so
+    /// that a slot's published generations count up in the order they became active.
     pub id: u64,
     /// Where it came from, for logs and `sluice plugin list`.
     pub origin: String,
@@ -134,7 +135,8 @@ impl<B: ?Sized> Slot<B> {
     }
 
     /// Publishes a new generation; the current one becomes the previous, kept for rollback.
-    pub fn publish(&mut self, generation: Generation<B>) {
+    pub fn publish(&mut self, mut generation: Generation<B>) {
+        generation.id = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
         let old = std::mem::replace(&mut self.active, generation);
         tracing::info!(kind = %self.kind, new = self.active.id, origin = %self.active.origin, "published plugin generation");
         self.previous = Some(old);

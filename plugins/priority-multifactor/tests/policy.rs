@@ -461,3 +461,10 @@ fn conformance() {
     testing::assert_conformant(&testing::conformance::priority(&mut p));
     testing::assert_conformant(&testing::conformance::priority(&mut policy(&[])));
 }
+
+#[test]
+fn a_long_lived_instance_answers_as_a_fresh_one() {
+    testing::assert_conformant(&testing::conformance::protocol::priority(&mut |s| {
+        Box::new(Multifactor::from_settings(s))
+    }));
+}

@@ -44,10 +44,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run the conformance cases the default plugins pass against a plugin.
+    /// Run the conformance cases against a plugin: the contract's, the host's call orders
+    /// across fresh instances, and the policy's own declared cases.
     Test {
         /// The component (.wasm) or native library.
         file: PathBuf,
+        /// The policy's declared cases (TOML `[[case]]` tables: settings, baseline, expect).
+        #[arg(long, value_name = "FILE")]
+        cases: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -102,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             sdk,
         } => scaffold::new(&kind, &name, &dir, sdk.as_deref()),
         Command::Check { file, json } => check(&file, json),
-        Command::Test { file, json } => test(&file, json),
+        Command::Test { file, cases, json } => test(&file, cases.as_deref(), json),
         Command::Bench(args) => bench::run(args),
         Command::List { conn } => live::list(&conn),
         Command::Swap {
@@ -221,31 +225,43 @@ fn wit_version(file: &Path) -> anyhow::Result<&'static str> {
     Ok(engine.inspect(&origin, &component)?.1)
 }
 
-fn test(file: &Path, json: bool) -> anyhow::Result<()> {
-    let loaded = load_any(file)?;
-    let kind = loaded.kind();
-    let (cases, faults) = probe::conformance(loaded);
+fn test(file: &Path, cases: Option<&Path>, json: bool) -> anyhow::Result<()> {
+    let declared = match cases {
+        Some(path) => sluice_runtime::cases::read(path)?,
+        None => Vec::new(),
+    };
+    let kind = load_any(file)?.kind();
+    let spec = PluginSpec {
+        kind,
+        plugin: file
+            .to_str()
+            .context("plugin path is not UTF-8")?
+            .to_string(),
+        settings: Default::default(),
+        limits: Limits::default(),
+    };
+    let report = probe::run(&loader(), &spec, &declared)?;
+    let cases = &report.cases;
     let failed = cases.iter().filter(|c| c.outcome.is_err()).count();
     if json {
         let cases: Vec<_> = cases
             .iter()
             .map(|c| serde_json::json!({"case": c.name, "ok": c.outcome.is_ok(), "error": c.outcome.as_ref().err()}))
             .collect();
-        let faults: Vec<String> = faults.iter().map(|f| f.to_string()).collect();
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({"kind": kind.name(), "cases": cases, "faults": faults})
+                &serde_json::json!({"kind": kind.name(), "cases": cases, "faults": report.faults})
             )?
         );
     } else {
-        for c in &cases {
+        for c in cases {
             match &c.outcome {
                 Ok(()) => println!("ok      {}", c.name),
                 Err(e) => println!("FAILED  {}: {e}", c.name),
             }
         }
-        for f in &faults {
+        for f in &report.faults {
             println!("fault   {f}");
         }
         println!(

@@ -1,6 +1,11 @@
 //! The conformance cases every plugin of a kind must pass: the default bundle runs them in its
 //! tests, `sluice plugin test` runs them against a component, and the SDK harness against a
-//! site's own policy. They check the contract, not a policy's taste.
+//! site's own policy. The cases here check the contract on one instance; [`protocol`] calls a
+//! kind's functions in the orders the host uses across instances, and [`declared`] checks what
+//! a policy's own cases file says its settings do.
+
+pub mod declared;
+pub mod protocol;
 
 use crate::{
     Demand, GresPolicy, HresPolicy, NodeBitmap, PlaceMode, PriorityPolicy, SelectionPolicy,
@@ -11,13 +16,16 @@ use crate::{
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaseResult {
     /// What the case checks.
-    pub name: &'static str,
+    pub name: String,
     /// `Ok` or what went wrong.
     pub outcome: Result<(), String>,
 }
 
-fn case(name: &'static str, outcome: Result<(), String>) -> CaseResult {
-    CaseResult { name, outcome }
+fn case(name: impl Into<String>, outcome: Result<(), String>) -> CaseResult {
+    CaseResult {
+        name: name.into(),
+        outcome,
+    }
 }
 
 fn ensure(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {
