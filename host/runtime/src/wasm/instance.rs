@@ -121,9 +121,8 @@ pub trait World: Sized + Send + 'static {
 }
 
 /// Implements [`World`] for a generated world type `$world` with pre-instantiated form `$pre`:
-/// its own imports (the `host` interface) and WASI 0.2 ([`super::wasi`]) linked. A component
-/// importing anything else is refused at load, naming the import: linking it to a trap would
-/// also shadow the semver matching that lets a WASI 0.2.x import of any patch version resolve.
+/// its own imports (the `host` interface) and WASI 0.2 ([`super::wasi`]) linked, any other
+/// import linked to a trap.
 macro_rules! impl_world {
     ($world:ty, $pre:ident) => {
         impl crate::wasm::instance::World for $world {
@@ -134,6 +133,7 @@ macro_rules! impl_world {
             ) -> wasmtime::Result<Self::Pre> {
                 <$world>::add_to_linker::<_, wasmtime::component::HasSelf<_>>(linker, |s| s)?;
                 crate::wasm::wasi::add_to_linker(linker)?;
+                crate::wasm::wasi::trap_other_imports(linker, component)?;
                 $pre::new(linker.instantiate_pre(component)?)
             }
             fn instantiate(
@@ -159,8 +159,8 @@ pub struct WasmInstance<W: World> {
 }
 
 impl<W: World> WasmInstance<W> {
-    /// Links and pre-instantiates `component`: `sluice:policy/host` and a WASI that grants
-    /// nothing; any other import refuses the component, so no capability leaks.
+    /// Links and pre-instantiates `component`: `sluice:policy/host`, a WASI that grants
+    /// nothing, and a trap for any other import, so no capability leaks.
     pub fn new(
         engine: &Engine,
         component: &Component,

@@ -18,13 +18,16 @@
 //!   no fuel budget measures.
 //!
 //! WASI 0.2 imports of any patch version resolve to these definitions (wasmtime matches
-//! semver-compatible versions); a component importing any other package is refused at load.
+//! semver-compatible versions). Any other import (JavaScript toolchains' default builds import
+//! `wasi:http`, for instance) is linked to a trap, so the component loads and faults only if it
+//! calls one; stubbing the WASI ones too would shadow the semver match, so they are left out.
 
 use std::time::Duration;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use wasmtime::component::{Linker, ResourceTable};
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, Linker, ResourceTable, ResourceType};
 use wasmtime_wasi::clocks::{HostMonotonicClock, HostWallClock};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
 
@@ -79,6 +82,91 @@ pub(crate) fn add_to_linker<T: wasmtime_wasi::WasiView + 'static>(
     }
     linker.allow_shadowing(false);
     Ok(())
+}
+
+/// The WASI 0.2 packages [`add_to_linker`] defines.
+const LINKED_PACKAGES: &[&str] = &["cli", "clocks", "filesystem", "io", "random", "sockets"];
+
+/// Whether the import `name` is a WASI 0.2 interface of a package this host links.
+fn is_linked_wasi(name: &str) -> bool {
+    let Some((path, version)) = name.split_once('@') else {
+        return false;
+    };
+    let package = path
+        .strip_prefix("wasi:")
+        .and_then(|p| p.split_once('/'))
+        .map(|(package, _)| package);
+    version.starts_with("0.2.") && package.is_some_and(|p| LINKED_PACKAGES.contains(&p))
+}
+
+/// Links every import of `component` that is neither WASI 0.2 nor already defined to a trap
+/// (functions) or an empty host resource (resource types), as wasmtime's
+/// `define_unknown_imports_as_traps` does, but leaving WASI 0.2 to the semver match.
+pub(crate) fn trap_other_imports<T: 'static>(
+    linker: &mut Linker<T>,
+    component: &Component,
+) -> wasmtime::Result<()> {
+    let engine = component.engine().clone();
+    // Another package's import may re-export a WASI resource (`wasi:http/types` uses
+    // `wasi:io/streams`' `input-stream`): its stub must be the type WASI is linked with.
+    let mut wasi_resources = Vec::new();
+    for (name, item) in component.component_type().imports(&engine) {
+        if let ComponentItem::ComponentInstance(instance) = item.ty
+            && is_linked_wasi(name)
+        {
+            let interface = name.split_once('@').map_or(name, |(i, _)| i);
+            for (export, item) in instance.exports(&engine) {
+                if let (ComponentItem::Resource(ty), Some(host)) =
+                    (item.ty, wasi_resource(interface, export))
+                {
+                    wasi_resources.push((ty, host));
+                }
+            }
+        }
+    }
+    for (name, item) in component.component_type().imports(&engine) {
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            continue;
+        };
+        if is_linked_wasi(name) || name.starts_with("sluice:policy/") {
+            continue;
+        }
+        let mut stubs = linker.instance(name)?;
+        for (export, item) in instance.exports(&engine) {
+            match item.ty {
+                ComponentItem::ComponentFunc(_) => {
+                    let what = format!("{name}#{export}");
+                    stubs.func_new(export, move |_, _, _, _| {
+                        Err(wasmtime::Error::msg(format!(
+                            "{what}: this import is not granted to plugins"
+                        )))
+                    })?;
+                }
+                ComponentItem::Resource(ty) => {
+                    let host = wasi_resources
+                        .iter()
+                        .find(|(t, _)| *t == ty)
+                        .map_or(ResourceType::host::<()>(), |(_, h)| *h);
+                    stubs.resource(export, host, |_, _| Ok(()))?;
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The host type WASI's resource `interface#resource` is linked with, for those other
+/// packages re-export.
+fn wasi_resource(interface: &str, resource: &str) -> Option<ResourceType> {
+    use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable, IoError};
+    Some(match (interface, resource) {
+        ("wasi:io/poll", "pollable") => ResourceType::host::<DynPollable>(),
+        ("wasi:io/streams", "input-stream") => ResourceType::host::<DynInputStream>(),
+        ("wasi:io/streams", "output-stream") => ResourceType::host::<DynOutputStream>(),
+        ("wasi:io/error", "error") => ResourceType::host::<IoError>(),
+        _ => return None,
+    })
 }
 
 /// A clock that always reads zero: the Unix epoch, or the monotonic origin.
