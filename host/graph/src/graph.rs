@@ -349,6 +349,18 @@ impl ResourceGraph {
         &a.targets[a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize]
     }
 
+    /// The indices of `v`'s out-edges in `subsystem`'s edge arrays, in creation order; an index
+    /// names an edge for [`ResourceGraph::edge_target`].
+    pub fn out_edge_range(&self, subsystem: SubsystemId, v: VertexId) -> std::ops::Range<usize> {
+        let a = &self.adjacency[subsystem as usize];
+        a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize
+    }
+
+    /// The target of the edge with index `e` in `subsystem`.
+    pub fn edge_target(&self, subsystem: SubsystemId, e: usize) -> VertexId {
+        self.adjacency[subsystem as usize].targets[e]
+    }
+
     /// The relation (e.g. `contains`) of `v`'s out-edges in `subsystem`, parallel to
     /// [`ResourceGraph::out_edges`].
     pub fn out_relations(&self, subsystem: SubsystemId, v: VertexId) -> impl Iterator<Item = &str> {

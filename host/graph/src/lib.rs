@@ -48,13 +48,24 @@ mod grug_error;
 mod grug_generate;
 mod grug_recipe;
 mod interner;
+mod introsort;
 mod jgf;
 mod jgf_error;
 mod jgf_write;
 mod jobspec;
 mod jobspec_count;
+mod match_ops;
+mod match_policy;
+mod match_request;
+mod match_writers;
+mod matcher;
 mod planner;
 mod planner_multi;
+mod prune_filters;
+mod scoring;
+mod session;
+mod traverse;
+mod traverse_update;
 
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;
@@ -66,5 +77,13 @@ pub use jgf_error::JgfError;
 pub use jgf_write::{jgf_value, write_jgf};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
+pub use match_ops::{MatchFailure, MatchOp};
+pub use match_policy::{IdPolicy, MatchPolicy, PolicyError, PolicyTable};
+pub use match_writers::{MatchWriter, PrettySimpleWriter, SimpleWriter};
+pub use matcher::{GRAPH_END, Matcher, MatcherError};
 pub use planner::{Planner, PlannerError, Span, SpanId};
 pub use planner_multi::PlannerMulti;
+pub use prune_filters::{
+    DEFAULT_PRUNE_FILTERS, PruneFilterError, PruneFilters, join_prune_filter_options,
+};
+pub use session::{Flow, MatchFormat, Outputs, Session, format_double};

@@ -1,0 +1,367 @@
+//! The resource graph with its schedule: per-vertex planners, exclusivity checkers, subtree
+//! aggregate filters (planner_multi) and the state one traversal needs.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::graph::{ResourceGraph, SubsystemId, VertexId};
+use crate::match_policy::{MatchPolicy, PolicyError, PolicyTable};
+use crate::match_request::accum_if;
+use crate::planner::{Planner, SpanId};
+use crate::planner_multi::PlannerMulti;
+use crate::prune_filters::{PruneFilterError, PruneFilters};
+
+/// Capacity of a vertex's exclusivity checker; a vertex with fewer free "jobs" than this during
+/// a window is in use by some job then (Fluxion's `X_CHECKER_NJOBS`).
+pub(crate) const X_CHECKER_NJOBS: u64 = 0x4000_0000;
+
+/// End of resource-query's graph window: 100 years from 0 (`SYSTEM_MAX_DURATION`).
+pub const GRAPH_END: i64 = 3_153_600_000;
+
+/// Marks "no edge" in the per-vertex parent-edge table.
+const NO_EDGE: u32 = u32::MAX;
+
+/// Why a matcher could not be set up over a graph.
+#[derive(Debug, thiserror::Error)]
+pub enum MatcherError {
+    /// The dominant subsystem is not in the graph, or has no root.
+    #[error("subsystem {0} has no root in the graph")]
+    NoRoot(String),
+    /// The prune-filter spec was refused.
+    #[error(transparent)]
+    PruneFilter(#[from] PruneFilterError),
+    /// The policy could not score the graph.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+}
+
+/// What a job holds on one vertex, so cancelling removes exactly its spans.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeldSpans {
+    pub vertex: VertexId,
+    pub plan: Option<SpanId>,
+    pub x_checker: SpanId,
+    pub subplan: Option<SpanId>,
+}
+
+/// The spans a job holds, vertex by vertex in emission order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct JobSpans {
+    pub held: Vec<HeldSpans>,
+    /// Whether the job's vertex plans are allocations (counted for the busy-now check).
+    pub allocated: bool,
+}
+
+/// A resource graph made schedulable: resource-query's graph database plus one matcher.
+pub struct Matcher {
+    pub(crate) graph: ResourceGraph,
+    pub(crate) dom: SubsystemId,
+    pub(crate) root: VertexId,
+    pub(crate) policy: Box<dyn MatchPolicy>,
+    pub(crate) table: PolicyTable,
+    pub(crate) higher_first: bool,
+    pub(crate) stop_on_first: bool,
+    pub(crate) filters: PruneFilters,
+    /// Types taken whole by the policy (`*nodex`).
+    pub(crate) policy_exclusive: Vec<u32>,
+    /// Types taken whole by the current match (policy's plus the jobspec's `exclusive: true`).
+    pub(crate) exclusive: Vec<u32>,
+    plans: Vec<Option<Box<Planner>>>,
+    x_checkers: Vec<Option<Box<Planner>>>,
+    pub(crate) subplans: Vec<Option<Box<PlannerMulti>>>,
+    /// Allocation spans (not reservations) per vertex, for the busy-now check.
+    pub(crate) allocations: Vec<u32>,
+    pub(crate) down: HashSet<VertexId>,
+    pub(crate) properties: HashMap<VertexId, BTreeMap<String, String>>,
+    pub(crate) nodes_up: usize,
+    /// Per vertex, its first in-edge in the dominant subsystem.
+    pub(crate) parent_edge: Vec<u32>,
+    /// Per dominant edge, its source.
+    pub(crate) edge_source: Vec<VertexId>,
+    /// Edges chosen by the current traversal: needs and exclusivity.
+    pub(crate) marks: HashMap<u32, (u32, bool)>,
+    /// The virtual edge into the root, set by a successful traversal.
+    pub(crate) root_mark: Option<(u32, bool)>,
+    /// Edge weights for `first` (absent = `u64::MAX`).
+    pub(crate) weights: HashMap<u32, u64>,
+    /// Per vertex visited by `first`, its children by (weight, uniq_id) descending.
+    pub(crate) child_order: HashMap<VertexId, Vec<(u64, VertexId, u32)>>,
+    colors: Vec<u32>,
+    epoch: u32,
+    pub(crate) preorder: u32,
+    pub(crate) postorder: u32,
+    pub(crate) ml_scores: i64,
+    pub(crate) err_message: String,
+    pub(crate) jobs: HashMap<u64, JobSpans>,
+}
+
+impl Matcher {
+    /// Sets `graph` up for matching in subsystem `dominant` with `policy` and the prune-filter
+    /// spec `filters` (e.g. `ALL:core,ALL:node`), priming every subtree aggregate.
+    pub fn new(
+        graph: ResourceGraph,
+        dominant: &str,
+        policy: Box<dyn MatchPolicy>,
+        filters: &str,
+    ) -> Result<Self, MatcherError> {
+        let dom = graph
+            .subsystem_id(dominant)
+            .ok_or_else(|| MatcherError::NoRoot(dominant.into()))?;
+        let root = *graph
+            .roots(dom)
+            .first()
+            .ok_or_else(|| MatcherError::NoRoot(dominant.into()))?;
+        let filters = PruneFilters::parse(filters, graph.types())?;
+        let table = policy.table(&graph)?;
+        let policy_exclusive: Vec<u32> = policy
+            .exclusive_types()
+            .iter()
+            .filter_map(|t| graph.types().get(t))
+            .collect();
+        let n = graph.vertex_count();
+        let mut edge_source = vec![0; graph.edge_count(dom)];
+        let mut parent_edge = vec![NO_EDGE; n];
+        for v in 0..n as VertexId {
+            for e in graph.out_edge_range(dom, v) {
+                edge_source[e] = v;
+                let t = graph.edge_target(dom, e) as usize;
+                if parent_edge[t] == NO_EDGE {
+                    parent_edge[t] = e as u32;
+                }
+            }
+        }
+        let nodes_up = graph.count_of_type("node");
+        let mut m = Matcher {
+            higher_first: policy.prefers_higher(),
+            stop_on_first: policy.stop_on_first_match(),
+            exclusive: policy_exclusive.clone(),
+            policy_exclusive,
+            graph,
+            dom,
+            root,
+            policy,
+            table,
+            filters,
+            plans: (0..n).map(|_| None).collect(),
+            x_checkers: (0..n).map(|_| None).collect(),
+            subplans: (0..n).map(|_| None).collect(),
+            allocations: vec![0; n],
+            down: HashSet::new(),
+            properties: HashMap::new(),
+            nodes_up,
+            parent_edge,
+            edge_source,
+            marks: HashMap::new(),
+            root_mark: None,
+            weights: HashMap::new(),
+            child_order: HashMap::new(),
+            colors: vec![0; n],
+            epoch: 1,
+            preorder: 0,
+            postorder: 0,
+            ml_scores: 0,
+            err_message: String::new(),
+            jobs: HashMap::new(),
+        };
+        m.reset_colors();
+        let mut top = Vec::new();
+        m.prime(root, &mut top);
+        Ok(m)
+    }
+
+    /// The graph being matched.
+    pub fn graph(&self) -> &ResourceGraph {
+        &self.graph
+    }
+
+    /// The policy's name.
+    pub fn policy_name(&self) -> &str {
+        self.policy.name()
+    }
+
+    /// The root of the dominant subsystem.
+    pub fn root(&self) -> VertexId {
+        self.root
+    }
+
+    /// Vertices visited before and after their children by the last traversal.
+    pub fn visit_counts(&self) -> (u32, u32) {
+        (self.preorder, self.postorder)
+    }
+
+    /// Bytes the schedule holds beside the graph (tables per vertex and edge, planners made).
+    pub fn memory_bytes(&self) -> usize {
+        let n = self.graph.vertex_count();
+        let per_vertex = 3 * std::mem::size_of::<Option<Box<Planner>>>() + 4 + 4 + 4;
+        let planners = self.plans.iter().chain(&self.x_checkers).flatten().count()
+            * std::mem::size_of::<Planner>();
+        let multis = self.subplans.iter().flatten().count()
+            * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
+        n * per_vertex + self.edge_source.len() * 4 + planners + multis
+    }
+
+    pub(crate) fn reset_colors(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.colors.iter_mut().for_each(|c| *c = 0);
+            self.epoch = 1;
+        }
+    }
+
+    pub(crate) fn colored(&self, v: VertexId) -> bool {
+        self.colors[v as usize] == self.epoch
+    }
+
+    pub(crate) fn color(&mut self, v: VertexId) {
+        self.colors[v as usize] = self.epoch;
+    }
+
+    /// `prime_pruning_filter`: every vertex with pruning types below it gets a planner_multi
+    /// over its subtree's totals; leaf types no filter covers are tracked at `cluster`.
+    fn prime(&mut self, u: VertexId, to_parent: &mut Vec<(u32, i64)>) {
+        self.color(u);
+        let kind = self.graph.kind_id(u);
+        let size = self.graph.size(u);
+        accum_if(&self.filters, kind, size, to_parent);
+        let leaf = (0..self.graph.subsystems().len())
+            .all(|s| self.graph.out_edge_range(s as SubsystemId, u).is_empty());
+        if leaf {
+            if !self.filters.is_pruning_type(kind) {
+                if let Some(cluster) = self.graph.types().get("cluster") {
+                    self.filters.set(Some(cluster), kind);
+                }
+                accum_if(&self.filters, kind, size, to_parent);
+            }
+            return;
+        }
+        let mut below = Vec::new();
+        for e in self.graph.out_edge_range(self.dom, u) {
+            let t = self.graph.edge_target(self.dom, e);
+            if !self.colored(t) {
+                self.prime(t, &mut below);
+            }
+        }
+        for &(k, c) in &below {
+            accum_if(&self.filters, k, c, to_parent);
+        }
+        let types = self.filters.types_at(kind);
+        if types.is_empty() {
+            return;
+        }
+        let totals: Vec<(String, u64)> = types
+            .iter()
+            .map(|&t| {
+                let total = crate::match_request::aggregate_of(&below, t).max(0) as u64;
+                (
+                    self.filters.type_name(t, self.graph.types()).to_owned(),
+                    total,
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, u64)> = totals.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+        self.subplans[u as usize] = PlannerMulti::new(0, i64::MAX, &refs).ok().map(Box::new);
+    }
+
+    /// Type numbers of a vertex's subtree planner columns.
+    pub(crate) fn subplan_types(&self, u: VertexId) -> Vec<u32> {
+        self.filters.types_at(self.graph.kind_id(u))
+    }
+
+    /// Units of `v` free through `[at, at + duration)`.
+    pub(crate) fn avail_during(&self, v: VertexId, at: i64, duration: i64) -> i64 {
+        match &self.plans[v as usize] {
+            Some(p) => p.avail_resources_during(at, duration).unwrap_or(0),
+            None => self.graph.size(v),
+        }
+    }
+
+    /// Jobs using `v` at some instant of `[at, at + duration)`, counted down from
+    /// [`X_CHECKER_NJOBS`].
+    pub(crate) fn x_avail_during(&self, v: VertexId, at: i64, duration: i64) -> i64 {
+        match &self.x_checkers[v as usize] {
+            Some(p) => p.avail_resources_during(at, duration).unwrap_or(0),
+            None => X_CHECKER_NJOBS as i64,
+        }
+    }
+
+    /// Plans `needs` units of `v` over `[at, at + duration)`.
+    pub(crate) fn plan_span(
+        &mut self,
+        v: VertexId,
+        at: i64,
+        duration: i64,
+        needs: u32,
+    ) -> Option<SpanId> {
+        let size = self.graph.size(v).max(0) as u64;
+        let plan = self.plans[v as usize].get_or_insert_with(|| {
+            Box::new(Planner::new(0, i64::MAX, size).expect("valid window"))
+        });
+        plan.add_span(at, duration, u64::from(needs)).ok()
+    }
+
+    /// Marks `v` in use by one more job over `[at, at + duration)`.
+    pub(crate) fn x_span(&mut self, v: VertexId, at: i64, duration: i64) -> SpanId {
+        let x = self.x_checkers[v as usize].get_or_insert_with(|| {
+            Box::new(Planner::new(0, i64::MAX, X_CHECKER_NJOBS).expect("valid window"))
+        });
+        x.add_span(at, duration, 1).unwrap_or(-1)
+    }
+
+    /// Removes what a job holds on one vertex.
+    pub(crate) fn release(&mut self, held: HeldSpans, allocated: bool) {
+        let v = held.vertex as usize;
+        if let (Some(span), Some(p)) = (held.plan, self.plans[v].as_mut()) {
+            let _ = p.rem_span(span);
+            if allocated {
+                self.allocations[v] = self.allocations[v].saturating_sub(1);
+            }
+        }
+        if let Some(x) = self.x_checkers[v].as_mut() {
+            let _ = x.rem_span(held.x_checker);
+        }
+        if let (Some(span), Some(p)) = (held.subplan, self.subplans[v].as_mut()) {
+            let _ = p.rem_span(span);
+        }
+    }
+
+    /// The vertices whose containment path is `path` (e.g. `/tiny0/rack0/node0`).
+    pub fn vertex_by_path(&self, path: &str) -> Option<VertexId> {
+        let name = path.rsplit('/').next()?;
+        (0..self.graph.vertex_count() as VertexId)
+            .filter(|&v| self.graph.name(v) == name)
+            .find(|&v| self.graph.path(self.dom, v).as_deref() == Some(path))
+    }
+
+    /// Marks a vertex up or down; nodes going down leave the up count.
+    pub fn set_status(&mut self, v: VertexId, up: bool) {
+        let changed = if up {
+            self.down.remove(&v)
+        } else {
+            self.down.insert(v)
+        };
+        if changed && self.graph.kind(v) == "node" {
+            if up {
+                self.nodes_up += 1;
+            } else {
+                self.nodes_up -= 1;
+            }
+        }
+    }
+
+    /// Whether a vertex is up.
+    pub fn is_up(&self, v: VertexId) -> bool {
+        !self.down.contains(&v)
+    }
+
+    /// Sets a property (`set-property`), replacing an earlier value.
+    pub fn set_property(&mut self, v: VertexId, key: &str, value: &str) {
+        self.properties
+            .entry(v)
+            .or_default()
+            .insert(key.to_owned(), value.to_owned());
+    }
+
+    /// A vertex's properties in key order.
+    pub fn properties(&self, v: VertexId) -> Option<&BTreeMap<String, String>> {
+        self.properties.get(&v).filter(|p| !p.is_empty())
+    }
+}

@@ -1,0 +1,163 @@
+//! Candidate bookkeeping of one traversal step: edge groups per resource type (Fluxion's
+//! `scoring_api_t`, `evals_t`, `eval_egroup_t`).
+
+/// One edge inside an edge group: what it offers and what the match takes through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EvalEdge {
+    /// Units available at the target.
+    pub count: u32,
+    /// Units the match takes from the target.
+    pub needs: u32,
+    /// Whether the target is taken exclusively.
+    pub exclusive: bool,
+    /// The edge's index in the dominant subsystem, or [`ROOT_EDGE`].
+    pub edge: u32,
+}
+
+/// Marks the virtual edge into the root.
+pub(crate) const ROOT_EDGE: u32 = u32::MAX;
+
+/// A candidate: one child vertex, or one slot made of several children.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct EdgeGroup {
+    pub score: i64,
+    pub count: u32,
+    pub exclusive: bool,
+    pub root: bool,
+    pub edges: Vec<EvalEdge>,
+}
+
+/// The candidates of one resource type.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Evals {
+    pub groups: Vec<EdgeGroup>,
+    pub qualified: u32,
+    pub total: u32,
+    pub best_k: u32,
+    pub best_i: u32,
+    cursor: Option<usize>,
+}
+
+impl Evals {
+    fn add(&mut self, group: EdgeGroup) {
+        self.total += group.count;
+        if group.score > 0 {
+            self.qualified += group.count;
+        }
+        self.groups.push(group);
+    }
+
+    /// Sorts the candidates by the policy and takes the first `k` units (`choose_best_k`);
+    /// refuses (false, nothing changed) when `k` is 0 or more than qualify.
+    fn choose_best_k(&mut self, k: u32, higher_first: bool) -> bool {
+        if k == 0 || k > self.qualified {
+            return false;
+        }
+        crate::introsort::sort_by(&mut self.groups, |a, b| {
+            if higher_first {
+                a.score > b.score
+            } else {
+                a.score < b.score
+            }
+        });
+        let mut to_select = i64::from(k);
+        let mut i = 0;
+        while to_select > 0 {
+            to_select -= i64::from(self.groups[i].count);
+            i += 1;
+        }
+        self.best_k = k;
+        self.best_i = i as u32;
+        true
+    }
+
+    /// The next candidate of the running iteration (`eval_egroups_iter_next`).
+    pub fn next(&mut self) -> Option<&EdgeGroup> {
+        let i = self.cursor.map_or(0, |c| c + 1);
+        self.cursor = Some(i.min(self.groups.len()));
+        self.groups.get(i)
+    }
+
+    /// Restarts the iteration.
+    pub fn reset(&mut self) {
+        self.cursor = None;
+    }
+}
+
+/// Candidates gathered under one vertex, per resource type in type order, and what the visit
+/// passes up to its parent.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Scoring {
+    types: Vec<(u32, Evals)>,
+    /// Whether this level chose among its candidates (its choice is enforced here).
+    pub constrain_now: bool,
+    /// The score passed up by the last child visit.
+    pub overall: i64,
+    /// The availability passed up by the last child visit.
+    pub avail: u32,
+}
+
+impl Scoring {
+    /// The candidates of `kind`, created empty when absent (as `std::map::operator[]`).
+    pub fn evals(&mut self, kind: u32) -> &mut Evals {
+        let i = match self.types.binary_search_by_key(&kind, |(k, _)| *k) {
+            Ok(i) => i,
+            Err(i) => {
+                self.types.insert(i, (kind, Evals::default()));
+                i
+            }
+        };
+        &mut self.types[i].1
+    }
+
+    /// The candidates of `kind` if any were ever recorded.
+    pub fn get(&self, kind: u32) -> Option<&Evals> {
+        self.types
+            .binary_search_by_key(&kind, |(k, _)| *k)
+            .ok()
+            .map(|i| &self.types[i].1)
+    }
+
+    pub fn add(&mut self, kind: u32, group: EdgeGroup) {
+        self.evals(kind).add(group);
+    }
+
+    pub fn qualified(&mut self, kind: u32) -> u32 {
+        self.evals(kind).qualified
+    }
+
+    pub fn total(&mut self, kind: u32) -> u32 {
+        self.evals(kind).total
+    }
+
+    /// `choose_accum_best_k`: on success the level becomes constrained.
+    pub fn choose_best_k(&mut self, kind: u32, k: u32, higher_first: bool) -> bool {
+        let chosen = self.evals(kind).choose_best_k(k, higher_first);
+        self.constrain_now |= chosen;
+        chosen
+    }
+
+    /// `choose_accum_all`: every qualified unit of every type.
+    pub fn choose_all(&mut self, higher_first: bool) {
+        for i in 0..self.types.len() {
+            let k = self.types[i].1.qualified;
+            let chosen = self.types[i].1.choose_best_k(k, higher_first);
+            self.constrain_now |= chosen;
+        }
+    }
+
+    /// Moves `other`'s candidates under this level (an unconstrained child's `merge`).
+    pub fn merge(&mut self, other: Scoring) {
+        for (kind, evals) in other.types {
+            let mine = self.evals(kind);
+            mine.qualified += evals.qualified;
+            mine.total += evals.total;
+            mine.groups.extend(evals.groups);
+        }
+    }
+
+    /// Every type with its candidates, in type order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Evals)> {
+        self.types.iter().map(|(k, e)| (*k, e))
+    }
+}

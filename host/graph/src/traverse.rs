@@ -1,0 +1,668 @@
+//! The depth-first-and-up traverser's selection walk (Fluxion's `dfu_impl_t::select`):
+//! match requests to vertices, prune, gather candidates and choose the best per level.
+
+use crate::graph::VertexId;
+use crate::match_request::{Request, aggregate_of};
+use crate::matcher::{Matcher, X_CHECKER_NJOBS};
+use crate::scoring::{EdgeGroup, EvalEdge, ROOT_EDGE, Scoring};
+
+/// Why a traversal step failed (the errno Fluxion sets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Errno {
+    /// Not now (EBUSY).
+    Busy,
+    /// Never (ENODEV).
+    NoDev,
+    /// Invalid request (EINVAL).
+    Inval,
+}
+
+/// What kind of match a traversal is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AllocType {
+    Alloc,
+    OrElseReserve,
+    Satisfiability,
+    NoAlloc,
+}
+
+/// The job being matched: when, for how long, under which id.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JobMeta {
+    pub at: i64,
+    pub now: i64,
+    pub duration: i64,
+    pub jobid: u64,
+    pub alloc: AllocType,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MatchKind {
+    Resource,
+    Slot,
+    PristineNone,
+    None,
+}
+
+/// Granule-aware progress toward enough shares of one type (`share_tally_t`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    per_share: u64,
+    prev_total: u32,
+    accum: u64,
+    shares: u64,
+}
+
+impl Tally {
+    fn satisfies(&self, multiplier: u64) -> bool {
+        self.per_share == 0 || self.shares >= multiplier
+    }
+
+    fn add(&mut self, count: u64) {
+        self.accum += count;
+        if self.per_share > 0 && self.accum >= self.per_share {
+            self.shares += 1;
+            self.accum = 0;
+        }
+    }
+}
+
+/// `calc_count` with an unsigned-int availability, as Fluxion counts.
+fn calc_count(r: &Request, qc: u32) -> u32 {
+    r.count.select(u64::from(qc)).min(u64::from(u32::MAX)) as u32
+}
+
+fn effective_max(r: &Request) -> u64 {
+    r.count.select(u64::from(u32::MAX))
+}
+
+impl Matcher {
+    /// Starts a new traversal: fresh edge marks and colors.
+    pub(crate) fn tick(&mut self) {
+        self.marks.clear();
+        self.root_mark = None;
+        self.reset_colors();
+    }
+
+    /// One full selection walk from the root for `resources` (`select`).
+    pub(crate) fn select(
+        &mut self,
+        resources: &[Request],
+        meta: &JobMeta,
+        excl: bool,
+    ) -> Result<(), Errno> {
+        self.tick();
+        self.preorder = 0;
+        self.postorder = 0;
+        let root = self.root;
+        let mut dfu = Scoring::default();
+        let mut x_in = excl;
+        self.dom_dfv(meta, root, resources, true, &mut x_in, &mut dfu)?;
+        let avail = dfu.avail;
+        let group = EdgeGroup {
+            score: dfu.overall,
+            count: avail,
+            exclusive: excl,
+            root: true,
+            edges: vec![EvalEdge {
+                count: avail,
+                needs: avail,
+                exclusive: excl,
+                edge: ROOT_EDGE,
+            }],
+        };
+        dfu.add(self.graph.kind_id(root), group);
+        let mut needs = 0;
+        let resolved = self.resolve_graph(resources, &mut dfu, &mut needs);
+        self.root_mark = Some((needs, x_in));
+        resolved.map_err(|_| Errno::NoDev)
+    }
+
+    fn resolve_graph(
+        &mut self,
+        resources: &[Request],
+        dfu: &mut Scoring,
+        needs: &mut u32,
+    ) -> Result<(), ()> {
+        let mut met = true;
+        for r in resources {
+            let qc = dfu.qualified(r.kind);
+            let count = calc_count(r, qc);
+            if count == 0 {
+                met = false;
+                break;
+            }
+            dfu.choose_best_k(r.kind, count, self.higher_first);
+        }
+        self.ml_scores = 0;
+        if !met {
+            return Err(());
+        }
+        *needs = 1;
+        let root_kind = self.graph.kind_id(self.root);
+        for r in resources.iter().filter(|r| r.kind == root_kind) {
+            let count = calc_count(r, dfu.avail);
+            if count == 0 {
+                return Err(());
+            }
+            *needs = count;
+        }
+        if dfu.iter().any(|(_, e)| e.qualified == 0) {
+            return Err(());
+        }
+        self.enforce(dfu, true);
+        Ok(())
+    }
+
+    /// Marks the chosen edges of every constrained type for the update walk; with
+    /// `unconstrained`, also the edges up to the root through levels that chose nothing.
+    fn enforce(&mut self, dfu: &Scoring, unconstrained: bool) {
+        for (_, evals) in dfu.iter() {
+            if evals.best_k == 0 {
+                continue;
+            }
+            for group in &evals.groups[..evals.best_i as usize] {
+                if group.root {
+                    continue;
+                }
+                for e in &group.edges {
+                    self.marks.insert(e.edge, (e.needs, e.exclusive));
+                    if unconstrained {
+                        self.enforce_up(dfu, e.edge);
+                    }
+                }
+            }
+        }
+    }
+
+    fn enforce_up(&mut self, dfu: &Scoring, edge: u32) {
+        let mut parent = self.edge_source[edge as usize];
+        loop {
+            let pe = self.parent_edge[parent as usize];
+            if pe == u32::MAX || self.marks.contains_key(&pe) {
+                break;
+            }
+            parent = self.edge_source[pe as usize];
+            let tgt = self.graph.edge_target(self.dom, pe as usize);
+            let constrained = dfu
+                .get(self.graph.kind_id(tgt))
+                .is_none_or(|e| e.best_k != 0);
+            if !constrained {
+                let size = self.graph.size(tgt).clamp(0, i64::from(u32::MAX)) as u32;
+                self.marks.insert(pe, (size, false));
+            }
+        }
+    }
+
+    fn exclusivity(&self, resources: &[Request], u: VertexId) -> bool {
+        let kind = self.graph.kind_id(u);
+        resources
+            .iter()
+            .any(|r| r.kind == kind && r.exclusive == Some(true))
+    }
+
+    /// `dom_dfv`: visit `u` with the requests of the current jobspec level.
+    fn dom_dfv(
+        &mut self,
+        meta: &JobMeta,
+        u: VertexId,
+        resources: &[Request],
+        pristine: bool,
+        excl: &mut bool,
+        to_parent: &mut Scoring,
+    ) -> Result<(), Errno> {
+        let x_in = *excl || self.exclusivity(resources, u);
+        let mut x_inout = x_in;
+        let mut check_pres = pristine;
+        let (next, nslots, kind) = self.test(u, resources, &mut check_pres);
+        self.preorder += 1;
+        if kind == MatchKind::None {
+            return Err(Errno::Busy);
+        }
+        self.prune(meta, x_in, u, resources)?;
+        if !self.table.factor.is_empty() {
+            self.ml_scores += self.table.factor[u as usize];
+        }
+        self.color(u);
+        let mut dfu = Scoring::default();
+        if kind == MatchKind::Slot {
+            let _ = self.dom_slot(meta, u, next, nslots, check_pres, &mut dfu);
+        } else {
+            let _ = self.explore(meta, u, next, check_pres, &mut x_inout, &mut dfu, 1);
+        }
+        *excl = x_in;
+        let avail = self.avail_during(u, meta.at, meta.duration);
+        if avail == 0 {
+            return Err(Errno::Busy);
+        }
+        self.finish_vtx(u, resources, &mut dfu)?;
+        let overall = dfu.overall;
+        self.resolve(dfu, to_parent);
+        to_parent.avail = avail.clamp(0, i64::from(u32::MAX)) as u32;
+        to_parent.overall = overall;
+        self.postorder += 1;
+        Ok(())
+    }
+
+    /// `test`: which requests of this level `u` answers and which level comes next.
+    fn test<'a>(
+        &mut self,
+        u: VertexId,
+        resources: &'a [Request],
+        pristine: &mut bool,
+    ) -> (&'a [Request], u64, MatchKind) {
+        let kind = self.graph.kind_id(u);
+        let mut slot: Option<&Request> = None;
+        let mut matched_resource: Option<&Request> = None;
+        let mut nslots = 0;
+        let mut matched = false;
+        for r in resources {
+            if r.kind == kind {
+                if matched {
+                    return self.sibling_error(u, resources);
+                }
+                matched_resource = Some(r);
+                for c in r.with.iter().filter(|c| c.slot) {
+                    slot = Some(c);
+                    nslots = effective_max(c);
+                }
+                matched = true;
+            } else if r.slot {
+                if matched {
+                    return self.sibling_error(u, resources);
+                }
+                slot = Some(r);
+                nslots = effective_max(r);
+                matched = true;
+            }
+        }
+        if let Some(s) = slot.filter(|s| self.slot_match(u, s)) {
+            *pristine = false;
+            return (&s.with, nslots, MatchKind::Slot);
+        }
+        if let Some(m) = matched_resource {
+            *pristine = false;
+            return (&m.with, nslots, MatchKind::Resource);
+        }
+        let kind = if *pristine {
+            MatchKind::PristineNone
+        } else {
+            MatchKind::None
+        };
+        (resources, nslots, kind)
+    }
+
+    fn sibling_error<'a>(
+        &mut self,
+        u: VertexId,
+        resources: &'a [Request],
+    ) -> (&'a [Request], u64, MatchKind) {
+        self.err_message += &format!(
+            "test: siblings in jobspec request same resource type : {}.\n",
+            self.graph.kind(u)
+        );
+        (resources, 0, MatchKind::None)
+    }
+
+    /// Whether `u` has a child of every type a slot asks for.
+    fn slot_match(&self, u: VertexId, slot: &Request) -> bool {
+        slot.with.iter().all(|c| {
+            self.graph
+                .out_edges(self.dom, u)
+                .iter()
+                .any(|&t| self.graph.kind_id(t) == c.kind)
+        })
+    }
+
+    fn prune(
+        &mut self,
+        meta: &JobMeta,
+        x_in: bool,
+        u: VertexId,
+        resources: &[Request],
+    ) -> Result<(), Errno> {
+        if meta.alloc != AllocType::Satisfiability && !self.is_up(u) {
+            return Err(Errno::Busy);
+        }
+        if self.avail_during(u, meta.at, meta.duration) == 0 {
+            return Err(Errno::Busy);
+        }
+        let kind = self.graph.kind_id(u);
+        for r in resources.iter().filter(|r| r.kind == kind || r.slot) {
+            if !r.slot {
+                self.by_excl(meta, x_in, u, r)?;
+            }
+            self.by_subplan(meta, u, r)?;
+        }
+        Ok(())
+    }
+
+    fn by_excl(
+        &mut self,
+        meta: &JobMeta,
+        x_in: bool,
+        u: VertexId,
+        r: &Request,
+    ) -> Result<(), Errno> {
+        if x_in && r.exclusive == Some(false) {
+            self.err_message += &format!(
+                "by_excl: exclusivity conflicts at jobspec={} : vertex={}",
+                r.label,
+                self.graph.name(u)
+            );
+            return Err(Errno::Inval);
+        }
+        if x_in || r.exclusive == Some(true) {
+            let busy_now = meta.at == meta.now
+                && matches!(meta.alloc, AllocType::Alloc | AllocType::NoAlloc)
+                && self.allocations[u as usize] > 0;
+            if busy_now || self.x_avail_during(u, meta.at, meta.duration) < X_CHECKER_NJOBS as i64 {
+                return Err(Errno::Busy);
+            }
+        }
+        Ok(())
+    }
+
+    fn by_subplan(&self, meta: &JobMeta, u: VertexId, r: &Request) -> Result<(), Errno> {
+        let Some(plan) = &self.subplans[u as usize] else {
+            return Ok(());
+        };
+        if r.aggregates.is_empty() {
+            return Ok(());
+        }
+        let counts: Vec<u64> = self
+            .subplan_types(u)
+            .iter()
+            .map(|&t| aggregate_of(&r.aggregates, t).max(0) as u64)
+            .collect();
+        match plan.avail_during(meta.at, meta.duration, &counts) {
+            Ok(true) => Ok(()),
+            _ => Err(Errno::Busy),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn explore(
+        &mut self,
+        meta: &JobMeta,
+        u: VertexId,
+        resources: &[Request],
+        pristine: bool,
+        excl: &mut bool,
+        dfu: &mut Scoring,
+        multiplier: u64,
+    ) -> Result<(), Errno> {
+        if self.stop_on_first {
+            self.explore_dynamically(meta, u, resources, pristine, excl, dfu, multiplier)
+        } else {
+            self.explore_statically(meta, u, resources, pristine, excl, dfu)
+        }
+    }
+
+    /// Records a child visit's candidate under its type.
+    fn add_child(&self, dfu: &mut Scoring, tgt: VertexId, edge: usize, x: bool) {
+        let count = dfu.avail;
+        let group = EdgeGroup {
+            score: dfu.overall,
+            count,
+            exclusive: x,
+            root: false,
+            edges: vec![EvalEdge {
+                count,
+                needs: count,
+                exclusive: x,
+                edge: edge as u32,
+            }],
+        };
+        dfu.add(self.graph.kind_id(tgt), group);
+    }
+
+    fn explore_statically(
+        &mut self,
+        meta: &JobMeta,
+        u: VertexId,
+        resources: &[Request],
+        pristine: bool,
+        excl: &mut bool,
+        dfu: &mut Scoring,
+    ) -> Result<(), Errno> {
+        let mut rc = Err(Errno::Busy);
+        for e in self.graph.out_edge_range(self.dom, u) {
+            let tgt = self.graph.edge_target(self.dom, e);
+            if self.colored(tgt) {
+                continue;
+            }
+            let mut x = *excl;
+            if self
+                .dom_dfv(meta, tgt, resources, pristine, &mut x, dfu)
+                .is_ok()
+            {
+                self.add_child(dfu, tgt, e, x);
+                rc = Ok(());
+            }
+        }
+        rc
+    }
+
+    /// `u`'s children by (edge weight, uniq_id) descending, created on first use.
+    fn take_child_order(&mut self, u: VertexId) -> Vec<(u64, VertexId, u32)> {
+        if let Some(order) = self.child_order.remove(&u) {
+            return order;
+        }
+        let mut order: Vec<(u64, VertexId, u32)> = self
+            .graph
+            .out_edge_range(self.dom, u)
+            .map(|e| {
+                let w = self.weights.get(&(e as u32)).copied().unwrap_or(u64::MAX);
+                (w, self.graph.edge_target(self.dom, e), e as u32)
+            })
+            .collect();
+        order.sort_by_key(|&(w, child, _)| std::cmp::Reverse((w, child)));
+        order
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn explore_dynamically(
+        &mut self,
+        meta: &JobMeta,
+        u: VertexId,
+        resources: &[Request],
+        pristine: bool,
+        excl: &mut bool,
+        dfu: &mut Scoring,
+        multiplier: u64,
+    ) -> Result<(), Errno> {
+        let mut rc = Err(Errno::Busy);
+        let mut satisfied: Vec<u32> = Vec::new();
+        let mut tallies: Vec<(u32, Tally)> = Vec::new();
+        for r in resources {
+            let per_share = effective_max(r);
+            match tallies.iter_mut().find(|(k, _)| *k == r.kind) {
+                Some((_, t)) => t.per_share = per_share,
+                None => tallies.push((
+                    r.kind,
+                    Tally {
+                        per_share,
+                        ..Tally::default()
+                    },
+                )),
+            }
+        }
+        tallies.sort_by_key(|(k, _)| *k);
+        let order = self.take_child_order(u);
+        for &(_, tgt, e) in &order {
+            if self.colored(tgt) || satisfied.contains(&self.graph.kind_id(tgt)) {
+                continue;
+            }
+            let mut x = *excl;
+            if self
+                .dom_dfv(meta, tgt, resources, pristine, &mut x, dfu)
+                .is_err()
+            {
+                continue;
+            }
+            self.add_child(dfu, tgt, e as usize, x);
+            for (kind, tally) in tallies.iter_mut() {
+                let total = dfu.total(*kind);
+                if total > tally.prev_total {
+                    let delta = total - tally.prev_total;
+                    tally.prev_total = total;
+                    tally.add(u64::from(delta));
+                }
+            }
+            let sat = |k: u32| {
+                tallies
+                    .iter()
+                    .find(|(t, _)| *t == k)
+                    .is_some_and(|(_, t)| t.satisfies(multiplier))
+            };
+            for r in resources {
+                if sat(r.kind) && !satisfied.contains(&r.kind) {
+                    satisfied.push(r.kind);
+                }
+            }
+            rc = Ok(());
+            if resources.iter().all(|r| sat(r.kind)) {
+                break;
+            }
+        }
+        self.child_order.insert(u, order);
+        rc
+    }
+
+    /// `dom_slot`: gathers the slot's shape under `u` and bundles whole candidates into slots.
+    fn dom_slot(
+        &mut self,
+        meta: &JobMeta,
+        u: VertexId,
+        shape: &[Request],
+        nslots: u64,
+        pristine: bool,
+        dfu: &mut Scoring,
+    ) -> Result<(), Errno> {
+        let mut x_inout = true;
+        let mut slot_dfu = Scoring::default();
+        self.explore(
+            meta,
+            u,
+            shape,
+            pristine,
+            &mut x_inout,
+            &mut slot_dfu,
+            nslots,
+        )?;
+        slot_dfu.choose_all(self.higher_first);
+        let qualified_slots = self.count_slots(shape, &mut slot_dfu);
+        let mut slots = Vec::new();
+        for _ in 0..qualified_slots {
+            let mut group = EdgeGroup {
+                score: 1,
+                count: 1,
+                exclusive: true,
+                root: false,
+                edges: Vec::new(),
+            };
+            for elem in shape {
+                let qc = slot_dfu.qualified(elem.kind);
+                let count = calc_count(elem, qc);
+                let evals = slot_dfu.evals(elem.kind);
+                let mut j = 0;
+                while j < count {
+                    let Some(g) = evals.next() else {
+                        self.err_message += "dom_slot: not enough slots.\n";
+                        return Err(Errno::Busy);
+                    };
+                    let first = g.edges[0];
+                    group.score += g.score;
+                    group.edges.push(EvalEdge {
+                        count: first.count,
+                        needs: first.count,
+                        exclusive: true,
+                        edge: first.edge,
+                    });
+                    j += first.count;
+                }
+            }
+            slots.push(group);
+        }
+        let slot_kind = shape
+            .first()
+            .map(|_| self.graph.types().get("slot").unwrap_or(u32::MAX))
+            .unwrap_or(u32::MAX);
+        for g in slots {
+            dfu.add(slot_kind, g);
+        }
+        if qualified_slots > 0 {
+            Ok(())
+        } else {
+            Err(Errno::Busy)
+        }
+    }
+
+    /// `cnt_slot`: how many disjoint bundles of whole candidates fill one slot, per type.
+    fn count_slots(&self, shape: &[Request], slot_dfu: &mut Scoring) -> u64 {
+        let mut fit_all = u64::from(u32::MAX);
+        for elem in shape {
+            let qc = slot_dfu.qualified(elem.kind);
+            let count = calc_count(elem, qc);
+            let evals = slot_dfu.evals(elem.kind);
+            let mut tally = Tally {
+                per_share: u64::from(count),
+                ..Tally::default()
+            };
+            if count != 0 {
+                for g in &evals.groups {
+                    tally.add(u64::from(g.edges[0].count));
+                }
+            }
+            let fit = if count == 0 { 0 } else { tally.shares };
+            fit_all = fit_all.min(fit);
+            evals.reset();
+        }
+        fit_all
+    }
+
+    /// `dom_finish_vtx` of the ID policies: choose the best children for a matched request
+    /// and score the vertex.
+    fn finish_vtx(
+        &mut self,
+        u: VertexId,
+        resources: &[Request],
+        dfu: &mut Scoring,
+    ) -> Result<(), Errno> {
+        let kind = self.graph.kind_id(u);
+        let mut met = true;
+        for r in resources.iter().filter(|r| r.kind == kind) {
+            for c in &r.with {
+                let qc = dfu.qualified(c.kind);
+                let count = calc_count(c, qc);
+                if count == 0 {
+                    met = false;
+                    break;
+                }
+                dfu.choose_best_k(c.kind, count, self.higher_first);
+            }
+        }
+        if !self.table.factor.is_empty() {
+            self.ml_scores -= self.table.factor[u as usize];
+        }
+        dfu.overall = if met {
+            1 + self.ml_scores + self.table.own[u as usize]
+        } else {
+            0
+        };
+        if met { Ok(()) } else { Err(Errno::Busy) }
+    }
+
+    /// `resolve`: a level that chose enforces its choice; one that did not hands its
+    /// candidates up.
+    fn resolve(&mut self, dfu: Scoring, to_parent: &mut Scoring) {
+        if dfu.overall > 0 {
+            if dfu.constrain_now {
+                self.enforce(&dfu, false);
+            } else {
+                to_parent.merge(dfu);
+            }
+        }
+    }
+}
