@@ -1,21 +1,40 @@
-//! Match writers: how a matched resource set is printed (`-F/--match-format`).
+//! Match writers: how a matched resource set is printed (`-F/--match-format`): `simple` and
+//! `pretty_simple` here, the JSON ones in `match_writers_json`.
 
-use crate::graph::{ResourceGraph, VertexId};
+use std::collections::BTreeMap;
+
+use crate::graph::{ResourceGraph, SubsystemId, VertexId};
+
+/// One vertex of a match as the update walk emits it.
+#[derive(Debug, Clone, Copy)]
+pub struct Emitted<'a> {
+    /// The graph.
+    pub graph: &'a ResourceGraph,
+    /// The matched vertex.
+    pub vertex: VertexId,
+    /// Its depth (the root is level 1).
+    pub level: usize,
+    /// Units the match takes from it.
+    pub needs: u32,
+    /// Whether it is taken exclusively.
+    pub exclusive: bool,
+    /// Its properties (`set-property`), if any.
+    pub properties: Option<&'a BTreeMap<String, String>>,
+}
 
 /// Receives the vertices of a match in emission order (post-order, children in creation order).
 pub trait MatchWriter {
-    /// One matched vertex at depth `level` (the root is level 1), taking `needs` units,
-    /// exclusively or shared.
-    fn emit_vertex(
+    /// One matched vertex.
+    fn emit_vertex(&mut self, vertex: &Emitted<'_>);
+    /// A matched edge `source → target` of `subsystem`, after its target's subtree.
+    fn emit_edge(
         &mut self,
-        graph: &ResourceGraph,
-        level: usize,
-        v: VertexId,
-        needs: u32,
-        exclusive: bool,
-    );
-    /// A matched edge `source → target` (after its target's subtree was emitted).
-    fn emit_edge(&mut self, _graph: &ResourceGraph, _source: VertexId, _target: VertexId) {}
+        _graph: &ResourceGraph,
+        _subsystem: SubsystemId,
+        _source: VertexId,
+        _target: VertexId,
+    ) {
+    }
     /// The span of the match, `[start, end)`.
     fn emit_time(&mut self, _start: i64, _end: i64) {}
     /// The text of everything emitted since the last call, and a fresh start.
@@ -38,15 +57,11 @@ pub struct SimpleWriter {
 }
 
 impl MatchWriter for SimpleWriter {
-    fn emit_vertex(&mut self, g: &ResourceGraph, level: usize, v: VertexId, needs: u32, x: bool) {
-        let mode = if x { "x" } else { "s" };
-        self.out.push_str(&format!(
-            "{}{}[{}:{}]\n",
-            prefix(level),
-            g.name(v),
-            needs,
-            mode
-        ));
+    fn emit_vertex(&mut self, e: &Emitted<'_>) {
+        let mode = if e.exclusive { "x" } else { "s" };
+        let name = e.graph.name(e.vertex);
+        self.out
+            .push_str(&format!("{}{name}[{}:{mode}]\n", prefix(e.level), e.needs));
     }
 
     fn take(&mut self) -> String {
@@ -61,15 +76,11 @@ pub struct PrettySimpleWriter {
 }
 
 impl MatchWriter for PrettySimpleWriter {
-    fn emit_vertex(&mut self, g: &ResourceGraph, level: usize, v: VertexId, needs: u32, x: bool) {
-        let mode = if x { "exclusive" } else { "shared" };
-        self.lines.push(format!(
-            "{}{}[{}:{}]\n",
-            prefix(level),
-            g.name(v),
-            needs,
-            mode
-        ));
+    fn emit_vertex(&mut self, e: &Emitted<'_>) {
+        let mode = if e.exclusive { "exclusive" } else { "shared" };
+        let name = e.graph.name(e.vertex);
+        self.lines
+            .push(format!("{}{name}[{}:{mode}]\n", prefix(e.level), e.needs));
     }
 
     fn take(&mut self) -> String {

@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::jobspec::Jobspec;
 use crate::match_ops::{MatchFailure, MatchOp};
 use crate::match_writers::{MatchWriter, PrettySimpleWriter, SimpleWriter};
+use crate::match_writers_json::{JgfWriter, RliteWriter, Rv1Writer};
 use crate::matcher::Matcher;
 
 /// The `-F/--match-format` writers.
@@ -19,6 +20,14 @@ pub enum MatchFormat {
     Simple,
     /// `pretty_simple`.
     PrettySimple,
+    /// `jgf`.
+    Jgf,
+    /// `rlite`.
+    Rlite,
+    /// `rv1`.
+    Rv1,
+    /// `rv1_nosched`.
+    Rv1Nosched,
 }
 
 impl MatchFormat {
@@ -27,6 +36,10 @@ impl MatchFormat {
         match name {
             "simple" => Some(MatchFormat::Simple),
             "pretty_simple" => Some(MatchFormat::PrettySimple),
+            "jgf" => Some(MatchFormat::Jgf),
+            "rlite" => Some(MatchFormat::Rlite),
+            "rv1" => Some(MatchFormat::Rv1),
+            "rv1_nosched" => Some(MatchFormat::Rv1Nosched),
             _ => None,
         }
     }
@@ -35,6 +48,10 @@ impl MatchFormat {
         match self {
             MatchFormat::Simple => Box::new(SimpleWriter::default()),
             MatchFormat::PrettySimple => Box::new(PrettySimpleWriter::default()),
+            MatchFormat::Jgf => Box::new(JgfWriter::default()),
+            MatchFormat::Rlite => Box::new(RliteWriter::default()),
+            MatchFormat::Rv1 => Box::new(Rv1Writer::with_scheduling()),
+            MatchFormat::Rv1Nosched => Box::new(Rv1Writer::without_scheduling()),
         }
     }
 }

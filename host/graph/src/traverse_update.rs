@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use crate::graph::VertexId;
 use crate::match_request::{accum_if, aggregate_of};
-use crate::match_writers::MatchWriter;
+use crate::match_writers::{Emitted, MatchWriter};
 use crate::matcher::{HeldSpans, JobSpans, Matcher};
 use crate::traverse::{AllocType, JobMeta};
 
@@ -90,7 +90,7 @@ impl Matcher {
                 if self.stop_on_first {
                     self.update_weight(u, e as u32, tgt, meta);
                 }
-                writer.emit_edge(&self.graph, u, tgt);
+                writer.emit_edge(&self.graph, self.dom, u, tgt);
                 n_plans += n;
             }
         }
@@ -126,7 +126,14 @@ impl Matcher {
             }
         }
         if n > 0 {
-            writer.emit_vertex(&self.graph, level, u, needs, excl);
+            writer.emit_vertex(&Emitted {
+                graph: &self.graph,
+                vertex: u,
+                level,
+                needs,
+                exclusive: excl,
+                properties: self.properties.get(&u),
+            });
         }
         n
     }

@@ -648,3 +648,128 @@ fn multi_match_runs_each_jobspec_with_its_own_id() {
         .concat()
     );
 }
+
+/// The JGF of job 1 under `high` (core35 of node1's socket1; uniq ids by creation order:
+/// tiny0 0, rack0 1, node0-1 2-3, sockets 4-7, cores 8-79).
+fn job1_jgf() -> String {
+    let vertex =
+        |uniq: u32, meta: &str| format!("{{\"id\": \"{uniq}\", \"metadata\": {{{meta}}}}}");
+    let path = |p: &str| format!("\"paths\": {{\"containment\": \"{p}\"}}");
+    let nodes = [
+        vertex(
+            79,
+            &format!(
+                "\"type\": \"core\", \"id\": 35, \"rank\": -1, \"exclusive\": true, {}",
+                path("/tiny0/rack0/node1/socket1/core35")
+            ),
+        ),
+        vertex(
+            7,
+            &format!(
+                "\"type\": \"socket\", \"id\": 1, \"rank\": -1, \"exclusive\": true, {}",
+                path("/tiny0/rack0/node1/socket1")
+            ),
+        ),
+        vertex(
+            3,
+            &format!(
+                "\"type\": \"node\", \"id\": 1, \"rank\": 1, {}",
+                path("/tiny0/rack0/node1")
+            ),
+        ),
+        vertex(
+            1,
+            &format!(
+                "\"type\": \"rack\", \"id\": 0, \"rank\": -1, {}",
+                path("/tiny0/rack0")
+            ),
+        ),
+        vertex(
+            0,
+            &format!(
+                "\"type\": \"cluster\", \"basename\": \"tiny\", \"id\": 0, \"rank\": -1, {}",
+                path("/tiny0")
+            ),
+        ),
+    ];
+    let edge = |s: u32, t: u32| format!("{{\"source\": \"{s}\", \"target\": \"{t}\"}}");
+    let edges = [edge(7, 79), edge(3, 7), edge(1, 3), edge(0, 1)];
+    format!(
+        "{{\"graph\": {{\"nodes\": [{}], \"edges\": [{}]}}}}",
+        nodes.join(", "),
+        edges.join(", ")
+    )
+}
+
+#[test]
+fn json_writers_print_jansson_bytes() {
+    let ws = Workspace::new("json", &[("j.yaml", &one_core())]);
+    let run_format = |format: MatchFormat| {
+        run_with(
+            &ws,
+            "high",
+            "ALL:core,ALL:node",
+            format,
+            false,
+            "match allocate j.yaml\n",
+        )
+        .out
+    };
+    let block = scheduled(1, "ALLOCATED", "Now");
+    let r_lite = "[{\"rank\": \"1\", \"children\": {\"core\": \"35\"}}]";
+    assert_eq!(run_format(MatchFormat::Rlite), format!("{r_lite}\n{block}"));
+    let execution = format!(
+        "\"execution\": {{\"R_lite\": {r_lite}, \"nodelist\": [\"node1\"], \"starttime\": 0, \"expiration\": 3600}}"
+    );
+    assert_eq!(
+        run_format(MatchFormat::Rv1Nosched),
+        format!("{{\"version\": 1, {execution}}}\n{block}")
+    );
+    assert_eq!(
+        run_format(MatchFormat::Jgf),
+        format!("{}\n{block}", job1_jgf())
+    );
+    assert_eq!(
+        run_format(MatchFormat::Rv1),
+        format!(
+            "{{\"version\": 1, {execution}, \"scheduling\": {}}}\n{block}",
+            job1_jgf()
+        )
+    );
+}
+
+#[test]
+fn rlite_groups_nodes_with_the_same_children_and_compresses_ids() {
+    // Two nodes, each giving cores 0-4 and 18-22 and gpus 0-1: one entry for ranks 0-1.
+    let ws = Workspace::new("rlite", &[("j.yaml", &two_sockets())]);
+    let commands = "match allocate j.yaml\n";
+    let p = run_with(
+        &ws,
+        "low",
+        "ALL:core,ALL:node",
+        MatchFormat::Rlite,
+        false,
+        commands,
+    );
+    assert!(
+        p.out.starts_with(
+            "[{\"rank\": \"0\", \"children\": {\"core\": \"0-4,18-22\", \"gpu\": \"0-1\"}}]\n"
+        ),
+        "{}",
+        p.out
+    );
+    let spec = two_sockets().replace(
+        "    - type: node\n      count: 1\n",
+        "    - type: node\n      count: 2\n",
+    );
+    let ws = Workspace::new("rlite2", &[("j.yaml", &spec)]);
+    let p = run_with(
+        &ws,
+        "low",
+        "ALL:core,ALL:node",
+        MatchFormat::Rv1Nosched,
+        false,
+        commands,
+    );
+    assert!(p.out.starts_with("{\"version\": 1, \"execution\": {\"R_lite\": [{\"rank\": \"0-1\", \"children\": {\"core\": \"0-4,18-22\", \"gpu\": \"0-1\"}}], \"nodelist\": [\"node[0-1]\"], \"starttime\": 0, \"expiration\": 3600}}\n"), "{}", p.out);
+}

@@ -34,7 +34,7 @@ pub struct Args {
     /// custom `policy=high|low node_centric=… node_exclusive=… stop_on_1_matches=…` string.
     #[arg(short = 'P', long = "match-policy", default_value = "first")]
     match_policy: String,
-    /// Output format of matched resources: simple or pretty_simple.
+    /// Output format of matched resources: simple, pretty_simple, jgf, rlite, rv1, rv1_nosched.
     #[arg(short = 'F', long = "match-format", default_value = "simple")]
     match_format: String,
     /// Traverser policy (only `simple` is built).
@@ -156,7 +156,7 @@ impl Write for SharedBuffer {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let format = MatchFormat::from_name(&args.match_format).with_context(|| {
         format!(
-            "[ERROR] unknown format for --match-format: {} (this build writes simple and pretty_simple)",
+            "[ERROR] unknown format for --match-format: {} (simple, pretty_simple, jgf, rlite, rv1 or rv1_nosched)",
             args.match_format
         )
     })?;
