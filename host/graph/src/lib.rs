@@ -67,6 +67,7 @@ mod scoring;
 mod session;
 mod traverse;
 mod traverse_update;
+mod visit_cache;
 
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;

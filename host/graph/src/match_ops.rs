@@ -4,7 +4,7 @@
 use crate::jobspec::Jobspec;
 use crate::match_request::{Request, aggregate_of, prime_requests};
 use crate::match_writers::MatchWriter;
-use crate::matcher::{GRAPH_END, Matcher};
+use crate::matcher::{GRAPH_END, Matcher, Prepared};
 use crate::planner::PlannerError;
 use crate::traverse::{AllocType, Errno, JobMeta};
 
@@ -102,18 +102,40 @@ impl Matcher {
         let x = jobspec.resources.iter().any(|r| {
             self.graph.types().get(&r.kind) == Some(root_kind) && r.exclusive == Some(true)
         });
-        let mut dfv = Vec::new();
-        let mut exclusive = self.policy_exclusive.clone();
-        let requests = prime_requests(
-            &jobspec.resources,
-            &self.graph,
-            &self.filters,
-            &mut exclusive,
-            &mut dfv,
+        let prepared = match self.prepared.take() {
+            Some(p) if p.resources == jobspec.resources => p,
+            _ => {
+                // A new request tree: recorded visits of the old one must never match it.
+                self.request_generation += 1;
+                let mut dfv = Vec::new();
+                let mut exclusive = self.policy_exclusive.clone();
+                let requests = prime_requests(
+                    &jobspec.resources,
+                    &self.graph,
+                    &self.filters,
+                    &mut exclusive,
+                    &mut dfv,
+                );
+                Prepared {
+                    resources: jobspec.resources.clone(),
+                    requests,
+                    dfv,
+                    exclusive,
+                }
+            }
+        };
+        self.exclusive = prepared.exclusive.clone();
+        let result = self.run_primed(
+            jobspec,
+            &prepared.requests,
+            &prepared.dfv,
+            op,
+            jobid,
+            x,
+            writer,
         );
-        self.exclusive = exclusive;
-        let result = self.run_primed(jobspec, &requests, &dfv, op, jobid, x, writer);
         self.exclusive = self.policy_exclusive.clone();
+        self.prepared = Some(prepared);
         result
     }
 

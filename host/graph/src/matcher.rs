@@ -9,6 +9,7 @@ use crate::match_request::accum_if;
 use crate::planner::{Planner, SpanId};
 use crate::planner_multi::PlannerMulti;
 use crate::prune_filters::{PruneFilterError, PruneFilters};
+use crate::visit_cache::CachedVisit;
 
 /// Capacity of a vertex's exclusivity checker; a vertex with fewer free "jobs" than this during
 /// a window is in use by some job then (Fluxion's `X_CHECKER_NJOBS`).
@@ -78,13 +79,15 @@ pub struct Matcher {
     /// Per dominant edge, its source.
     pub(crate) edge_source: Vec<VertexId>,
     /// Edges chosen by the current traversal: needs and exclusivity.
-    pub(crate) marks: HashMap<u32, (u32, bool)>,
+    /// Ordered by edge index, so a vertex's marked out-edges are one range (CSR order).
+    pub(crate) marks: BTreeMap<u32, (u32, bool)>,
     /// The virtual edge into the root, set by a successful traversal.
     pub(crate) root_mark: Option<(u32, bool)>,
     /// Edge weights for `first` (absent = `u64::MAX`).
     pub(crate) weights: HashMap<u32, u64>,
-    /// Per vertex visited by `first`, its children by (weight, uniq_id) descending.
-    pub(crate) child_order: HashMap<VertexId, Vec<(u64, VertexId, u32)>>,
+    /// Per vertex visited by `first`, its out-edges keyed by (weight, child uniq_id); walked
+    /// from the largest key (Fluxion's `by_outedges`).
+    pub(crate) child_order: HashMap<VertexId, BTreeMap<(u64, VertexId), u32>>,
     colors: Vec<u32>,
     epoch: u32,
     pub(crate) preorder: u32,
@@ -92,6 +95,30 @@ pub struct Matcher {
     pub(crate) ml_scores: i64,
     pub(crate) err_message: String,
     pub(crate) jobs: HashMap<u64, JobSpans>,
+    /// Marks in the order set, so a recorded visit knows which are its own.
+    pub(crate) mark_log: Vec<(u32, u32, bool)>,
+    /// Whether every vertex has at most one dominant in-edge (visit replay needs a tree).
+    pub(crate) is_tree: bool,
+    /// Per vertex, its last recorded visit.
+    pub(crate) visits: Vec<Option<Box<CachedVisit>>>,
+    /// Per vertex, the change batch that last changed its subtree.
+    pub(crate) changed: Vec<u64>,
+    /// The current change batch.
+    pub(crate) clock: u64,
+    /// Bumped whenever the request tree is rebuilt, so recorded visits of an old tree (whose
+    /// memory a new one may reuse) never match.
+    pub(crate) request_generation: u64,
+    /// The last jobspec's resources and the request tree built from them.
+    pub(crate) prepared: Option<Prepared>,
+}
+
+/// A jobspec's request tree kept for the next match of the same resources.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    pub resources: Vec<crate::jobspec::Resource>,
+    pub requests: Vec<crate::match_request::Request>,
+    pub dfv: Vec<(u32, i64)>,
+    pub exclusive: Vec<u32>,
 }
 
 impl Matcher {
@@ -130,6 +157,12 @@ impl Matcher {
             }
         }
         let nodes_up = graph.count_of_type("node");
+        let mut in_degree = vec![0u8; n];
+        for e in 0..graph.edge_count(dom) {
+            let t = graph.edge_target(dom, e) as usize;
+            in_degree[t] = in_degree[t].saturating_add(1);
+        }
+        let is_tree = in_degree.iter().all(|&d| d <= 1);
         let mut m = Matcher {
             higher_first: policy.prefers_higher(),
             stop_on_first: policy.stop_on_first_match(),
@@ -150,7 +183,7 @@ impl Matcher {
             nodes_up,
             parent_edge,
             edge_source,
-            marks: HashMap::new(),
+            marks: BTreeMap::new(),
             root_mark: None,
             weights: HashMap::new(),
             child_order: HashMap::new(),
@@ -161,6 +194,13 @@ impl Matcher {
             ml_scores: 0,
             err_message: String::new(),
             jobs: HashMap::new(),
+            mark_log: Vec::new(),
+            is_tree,
+            visits: (0..n).map(|_| None).collect(),
+            changed: vec![0; n],
+            clock: 1,
+            request_generation: 0,
+            prepared: None,
         };
         m.reset_colors();
         let mut top = Vec::new();
@@ -191,12 +231,15 @@ impl Matcher {
     /// Bytes the schedule holds beside the graph (tables per vertex and edge, planners made).
     pub fn memory_bytes(&self) -> usize {
         let n = self.graph.vertex_count();
-        let per_vertex = 3 * std::mem::size_of::<Option<Box<Planner>>>() + 4 + 4 + 4;
+        // plans, x_checkers, subplans, visits; allocations, parent_edge, colors; changed.
+        let per_vertex = 4 * std::mem::size_of::<Option<Box<Planner>>>() + 3 * 4 + 8;
         let planners = self.plans.iter().chain(&self.x_checkers).flatten().count()
             * std::mem::size_of::<Planner>();
         let multis = self.subplans.iter().flatten().count()
             * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
-        n * per_vertex + self.edge_source.len() * 4 + planners + multis
+        let visits = self.visits.iter().flatten().count()
+            * std::mem::size_of::<crate::visit_cache::CachedVisit>();
+        n * per_vertex + self.edge_source.len() * 4 + planners + multis + visits
     }
 
     pub(crate) fn reset_colors(&mut self) {
@@ -300,6 +343,7 @@ impl Matcher {
 
     /// Marks `v` in use by one more job over `[at, at + duration)`.
     pub(crate) fn x_span(&mut self, v: VertexId, at: i64, duration: i64) -> SpanId {
+        self.touch(v);
         let x = self.x_checkers[v as usize].get_or_insert_with(|| {
             Box::new(Planner::new(0, i64::MAX, X_CHECKER_NJOBS).expect("valid window"))
         });
@@ -308,6 +352,7 @@ impl Matcher {
 
     /// Removes what a job holds on one vertex.
     pub(crate) fn release(&mut self, held: HeldSpans, allocated: bool) {
+        self.touch(held.vertex);
         let v = held.vertex as usize;
         if let (Some(span), Some(p)) = (held.plan, self.plans[v].as_mut()) {
             let _ = p.rem_span(span);
@@ -333,6 +378,8 @@ impl Matcher {
 
     /// Marks a vertex up or down; nodes going down leave the up count.
     pub fn set_status(&mut self, v: VertexId, up: bool) {
+        self.begin_changes();
+        self.touch(v);
         let changed = if up {
             self.down.remove(&v)
         } else {
@@ -354,6 +401,8 @@ impl Matcher {
 
     /// Sets a property (`set-property`), replacing an earlier value.
     pub fn set_property(&mut self, v: VertexId, key: &str, value: &str) {
+        self.begin_changes();
+        self.touch(v);
         self.properties
             .entry(v)
             .or_default()

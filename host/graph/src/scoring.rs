@@ -1,6 +1,8 @@
 //! Candidate bookkeeping of one traversal step: edge groups per resource type (Fluxion's
 //! `scoring_api_t`, `evals_t`, `eval_egroup_t`).
 
+use smallvec::SmallVec;
+
 /// One edge inside an edge group: what it offers and what the match takes through it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct EvalEdge {
@@ -24,7 +26,8 @@ pub(crate) struct EdgeGroup {
     pub count: u32,
     pub exclusive: bool,
     pub root: bool,
-    pub edges: Vec<EvalEdge>,
+    /// One edge for a child, several for a slot; kept inline for the common case.
+    pub edges: SmallVec<[EvalEdge; 1]>,
 }
 
 /// The candidates of one resource type.

@@ -184,6 +184,9 @@ pub struct Session {
     /// `match` in v0.47.0, so they keep their initial values; this is kept for parity.
     matched_time: (f64, f64, f64),
     base_dir: Option<std::path::PathBuf>,
+    /// The last jobspec text read and what it parsed to: command files repeat one jobspec
+    /// many times, and reading it again is cheaper than parsing it again.
+    last_jobspec: Option<(String, Jobspec)>,
 }
 
 impl Session {
@@ -197,6 +200,7 @@ impl Session {
             jobs: BTreeMap::new(),
             matched_time: (f64::MAX, 0.0, 0.0),
             base_dir: None,
+            last_jobspec: None,
         }
     }
 
@@ -286,7 +290,11 @@ impl Session {
         let jobid = self.next_jobid;
         let start = Instant::now();
         let mut writer = self.format.writer();
-        let result = match Jobspec::parse(&text, Path::new(file), self.matcher.graph().types()) {
+        let parsed = match self.last_jobspec.take() {
+            Some((t, jobspec)) if t == text => Ok(jobspec),
+            _ => Jobspec::parse(&text, Path::new(file), self.matcher.graph().types()),
+        };
+        let result = match &parsed {
             Err(e) => {
                 writeln!(
                     io.stderr,
@@ -295,7 +303,7 @@ impl Session {
                 Err(MatchFailure::Invalid)
             }
             Ok(jobspec) => {
-                let result = self.matcher.run(&jobspec, op, jobid, writer.as_mut());
+                let result = self.matcher.run(jobspec, op, jobid, writer.as_mut());
                 let message = self.matcher.take_error_message();
                 if result.is_err() && !message.is_empty() {
                     writeln!(io.stderr, "match_allocate: ERROR: {message}")?;
@@ -312,6 +320,9 @@ impl Session {
                 result
             }
         };
+        if let Ok(jobspec) = parsed {
+            self.last_jobspec = Some((text, jobspec));
+        }
         let elapse = start.elapsed().as_secs_f64();
         io.out.write_all(writer.take().as_bytes())?;
         if op == MatchOp::Satisfiability {

@@ -1,6 +1,8 @@
 //! The depth-first-and-up traverser's selection walk (Fluxion's `dfu_impl_t::select`):
 //! match requests to vertices, prune, gather candidates and choose the best per level.
 
+use std::collections::BTreeMap;
+
 use crate::graph::VertexId;
 use crate::match_request::{Request, aggregate_of};
 use crate::matcher::{Matcher, X_CHECKER_NJOBS};
@@ -80,6 +82,7 @@ impl Matcher {
     /// Starts a new traversal: fresh edge marks and colors.
     pub(crate) fn tick(&mut self) {
         self.marks.clear();
+        self.mark_log.clear();
         self.root_mark = None;
         self.reset_colors();
     }
@@ -104,7 +107,7 @@ impl Matcher {
             count: avail,
             exclusive: excl,
             root: true,
-            edges: vec![EvalEdge {
+            edges: smallvec::smallvec![EvalEdge {
                 count: avail,
                 needs: avail,
                 exclusive: excl,
@@ -166,7 +169,7 @@ impl Matcher {
                     continue;
                 }
                 for e in &group.edges {
-                    self.marks.insert(e.edge, (e.needs, e.exclusive));
+                    self.mark(e.edge, e.needs, e.exclusive);
                     if unconstrained {
                         self.enforce_up(dfu, e.edge);
                     }
@@ -189,9 +192,15 @@ impl Matcher {
                 .is_none_or(|e| e.best_k != 0);
             if !constrained {
                 let size = self.graph.size(tgt).clamp(0, i64::from(u32::MAX)) as u32;
-                self.marks.insert(pe, (size, false));
+                self.mark(pe, size, false);
             }
         }
+    }
+
+    /// Marks an edge for the update walk, and logs it for visit recording.
+    pub(crate) fn mark(&mut self, edge: u32, needs: u32, exclusive: bool) {
+        self.marks.insert(edge, (needs, exclusive));
+        self.mark_log.push((edge, needs, exclusive));
     }
 
     fn exclusivity(&self, resources: &[Request], u: VertexId) -> bool {
@@ -201,8 +210,9 @@ impl Matcher {
             .any(|r| r.kind == kind && r.exclusive == Some(true))
     }
 
-    /// `dom_dfv`: visit `u` with the requests of the current jobspec level.
-    fn dom_dfv(
+    /// `dom_dfv`: visit `u` with the requests of the current jobspec level, replaying the
+    /// recorded visit when `u`'s subtree is unchanged since (see `visit_cache`).
+    pub(crate) fn dom_dfv(
         &mut self,
         meta: &JobMeta,
         u: VertexId,
@@ -211,6 +221,32 @@ impl Matcher {
         excl: &mut bool,
         to_parent: &mut Scoring,
     ) -> Result<(), Errno> {
+        if !self.cacheable(u) {
+            let visited = self.visit(meta, u, resources, pristine, excl)?;
+            visited.apply(to_parent);
+            return Ok(());
+        }
+        let key = self.visit_key(meta, resources, pristine, *excl);
+        if let Some(result) = self.replay(u, &key, excl, resources, to_parent) {
+            return result;
+        }
+        let start = self.recording_start();
+        let result = self.visit(meta, u, resources, pristine, excl);
+        self.record(u, key, start, &result);
+        let visited = result?;
+        visited.apply(to_parent);
+        Ok(())
+    }
+
+    /// One visit of `u`; what it hands its parent is returned rather than applied.
+    fn visit(
+        &mut self,
+        meta: &JobMeta,
+        u: VertexId,
+        resources: &[Request],
+        pristine: bool,
+        excl: &mut bool,
+    ) -> Result<Visited, Errno> {
         let x_in = *excl || self.exclusivity(resources, u);
         let mut x_inout = x_in;
         let mut check_pres = pristine;
@@ -237,11 +273,18 @@ impl Matcher {
         }
         self.finish_vtx(u, resources, &mut dfu)?;
         let overall = dfu.overall;
-        self.resolve(dfu, to_parent);
-        to_parent.avail = avail.clamp(0, i64::from(u32::MAX)) as u32;
-        to_parent.overall = overall;
+        let merged = self.resolve(dfu);
         self.postorder += 1;
-        Ok(())
+        Ok(Visited {
+            merged,
+            avail: avail.clamp(0, i64::from(u32::MAX)) as u32,
+            overall,
+        })
+    }
+
+    /// Whether a request of this level asks for `u`'s type exclusively.
+    pub(crate) fn exclusive_request(&self, resources: &[Request], u: VertexId) -> bool {
+        self.exclusivity(resources, u)
     }
 
     /// `test`: which requests of this level `u` answers and which level comes next.
@@ -407,7 +450,7 @@ impl Matcher {
             count,
             exclusive: x,
             root: false,
-            edges: vec![EvalEdge {
+            edges: smallvec::smallvec![EvalEdge {
                 count,
                 needs: count,
                 exclusive: x,
@@ -444,21 +487,18 @@ impl Matcher {
         rc
     }
 
-    /// `u`'s children by (edge weight, uniq_id) descending, created on first use.
-    fn take_child_order(&mut self, u: VertexId) -> Vec<(u64, VertexId, u32)> {
+    /// `u`'s out-edges by (edge weight, child uniq_id), created on first use.
+    fn take_child_order(&mut self, u: VertexId) -> BTreeMap<(u64, VertexId), u32> {
         if let Some(order) = self.child_order.remove(&u) {
             return order;
         }
-        let mut order: Vec<(u64, VertexId, u32)> = self
-            .graph
+        self.graph
             .out_edge_range(self.dom, u)
             .map(|e| {
                 let w = self.weights.get(&(e as u32)).copied().unwrap_or(u64::MAX);
-                (w, self.graph.edge_target(self.dom, e), e as u32)
+                ((w, self.graph.edge_target(self.dom, e)), e as u32)
             })
-            .collect();
-        order.sort_by_key(|&(w, child, _)| std::cmp::Reverse((w, child)));
-        order
+            .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -490,7 +530,7 @@ impl Matcher {
         }
         tallies.sort_by_key(|(k, _)| *k);
         let order = self.take_child_order(u);
-        for &(_, tgt, e) in &order {
+        for (&(_, tgt), &e) in order.iter().rev() {
             if self.colored(tgt) || satisfied.contains(&self.graph.kind_id(tgt)) {
                 continue;
             }
@@ -560,7 +600,7 @@ impl Matcher {
                 count: 1,
                 exclusive: true,
                 root: false,
-                edges: Vec::new(),
+                edges: smallvec::SmallVec::new(),
             };
             for elem in shape {
                 let qc = slot_dfu.qualified(elem.kind);
@@ -655,14 +695,46 @@ impl Matcher {
     }
 
     /// `resolve`: a level that chose enforces its choice; one that did not hands its
-    /// candidates up.
-    fn resolve(&mut self, dfu: Scoring, to_parent: &mut Scoring) {
-        if dfu.overall > 0 {
-            if dfu.constrain_now {
-                self.enforce(&dfu, false);
-            } else {
-                to_parent.merge(dfu);
-            }
+    /// candidates up (returned, to be merged into the parent's).
+    fn resolve(&mut self, dfu: Scoring) -> Option<Scoring> {
+        if dfu.overall <= 0 {
+            return None;
         }
+        if dfu.constrain_now {
+            self.enforce(&dfu, false);
+            None
+        } else {
+            Some(dfu)
+        }
+    }
+}
+
+/// What a successful visit hands its parent.
+#[derive(Debug, Clone)]
+pub(crate) struct Visited {
+    /// Candidates of a level that chose nothing, for the parent to choose among.
+    pub merged: Option<Scoring>,
+    /// Units of the vertex free during the job.
+    pub avail: u32,
+    /// The vertex's score.
+    pub overall: i64,
+}
+
+impl Visited {
+    /// Hands a recorded visit's result to the parent again.
+    pub(crate) fn apply_ref(&self, to_parent: &mut Scoring) {
+        if let Some(m) = &self.merged {
+            to_parent.merge(m.clone());
+        }
+        to_parent.avail = self.avail;
+        to_parent.overall = self.overall;
+    }
+
+    pub(crate) fn apply(self, to_parent: &mut Scoring) {
+        if let Some(m) = self.merged {
+            to_parent.merge(m);
+        }
+        to_parent.avail = self.avail;
+        to_parent.overall = self.overall;
     }
 }

@@ -25,6 +25,7 @@ impl Matcher {
             return false;
         };
         self.reset_colors();
+        self.begin_changes();
         let root = self.root;
         let shadow = self.exclusive.contains(&self.graph.kind_id(root));
         let mut job = JobSpans {
@@ -64,13 +65,21 @@ impl Matcher {
         self.color(u);
         let mut below = Vec::new();
         let mut n_plans = 0;
-        for e in self.graph.out_edge_range(self.dom, u) {
+        // Outside a shadowed subtree only marked edges are walked: one range of the marks.
+        let range = self.graph.out_edge_range(self.dom, u);
+        let edges: Vec<(usize, Option<(u32, bool)>)> = if shadow {
+            range
+                .map(|e| (e, self.marks.get(&(e as u32)).copied()))
+                .collect()
+        } else {
+            self.marks
+                .range(range.start as u32..range.end as u32)
+                .map(|(&e, &m)| (e as usize, Some(m)))
+                .collect()
+        };
+        for (e, mark) in edges {
             let tgt = self.graph.edge_target(self.dom, e);
             if self.colored(tgt) {
-                continue;
-            }
-            let mark = self.marks.get(&(e as u32)).copied();
-            if mark.is_none() && !shadow {
                 continue;
             }
             let (needs, x) = match mark {
@@ -152,6 +161,7 @@ impl Matcher {
             .iter()
             .map(|&t| aggregate_of(below, t).max(0) as u64)
             .collect();
+        self.touch(u);
         let plan = self.subplans[u as usize].as_mut()?;
         plan.add_span(meta.at, meta.duration, &counts).ok()
     }
@@ -171,14 +181,11 @@ impl Matcher {
             return;
         }
         let weight = avail.max(0) as u64;
-        self.weights.insert(edge, weight);
+        self.touch(u);
+        let old = self.weights.insert(edge, weight).unwrap_or(u64::MAX);
         if let Some(order) = self.child_order.get_mut(&u) {
-            if let Some(i) = order.iter().position(|&(_, _, e)| e == edge) {
-                order.remove(i);
-            }
-            let key = (weight, tgt);
-            let at = order.partition_point(|&(w, c, _)| (w, c) > key);
-            order.insert(at, (weight, tgt, edge));
+            order.remove(&(old, tgt));
+            order.insert((weight, tgt), edge);
         }
     }
 
@@ -188,6 +195,7 @@ impl Matcher {
         let Some(job) = self.jobs.remove(&jobid) else {
             return false;
         };
+        self.begin_changes();
         let tagged: HashSet<VertexId> = job.held.iter().map(|h| h.vertex).collect();
         self.preorder = 0;
         self.postorder = 0;
