@@ -79,8 +79,12 @@ pub struct Matcher {
     /// Per dominant edge, its source.
     pub(crate) edge_source: Vec<VertexId>,
     /// Edges chosen by the current traversal: needs and exclusivity.
-    /// Ordered by edge index, so a vertex's marked out-edges are one range (CSR order).
-    pub(crate) marks: BTreeMap<u32, (u32, bool)>,
+    /// Per dominant edge, the traversal that last chose it, and with what needs (the top bit
+    /// says exclusive): marks of older traversals are stale without being cleared.
+    pub(crate) mark_seq: Vec<u32>,
+    pub(crate) mark_value: Vec<u32>,
+    /// The current traversal's number.
+    pub(crate) seq: u32,
     /// The virtual edge into the root, set by a successful traversal.
     pub(crate) root_mark: Option<(u32, bool)>,
     /// Edge weights for `first` (absent = `u64::MAX`).
@@ -157,6 +161,7 @@ impl Matcher {
             }
         }
         let nodes_up = graph.count_of_type("node");
+        let edge_count = graph.edge_count(dom);
         let mut in_degree = vec![0u8; n];
         for e in 0..graph.edge_count(dom) {
             let t = graph.edge_target(dom, e) as usize;
@@ -183,7 +188,9 @@ impl Matcher {
             nodes_up,
             parent_edge,
             edge_source,
-            marks: BTreeMap::new(),
+            mark_seq: vec![0; edge_count],
+            mark_value: vec![0; edge_count],
+            seq: 0,
             root_mark: None,
             weights: HashMap::new(),
             child_order: HashMap::new(),
@@ -233,13 +240,15 @@ impl Matcher {
         let n = self.graph.vertex_count();
         // plans, x_checkers, subplans, visits; allocations, parent_edge, colors; changed.
         let per_vertex = 4 * std::mem::size_of::<Option<Box<Planner>>>() + 3 * 4 + 8;
+        // Per edge: its source and its mark.
+        let per_edge = 4 + 8;
         let planners = self.plans.iter().chain(&self.x_checkers).flatten().count()
             * std::mem::size_of::<Planner>();
         let multis = self.subplans.iter().flatten().count()
             * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
         let visits = self.visits.iter().flatten().count()
             * std::mem::size_of::<crate::visit_cache::CachedVisit>();
-        n * per_vertex + self.edge_source.len() * 4 + planners + multis + visits
+        n * per_vertex + self.edge_source.len() * per_edge + planners + multis + visits
     }
 
     pub(crate) fn reset_colors(&mut self) {
@@ -307,6 +316,14 @@ impl Matcher {
     /// Type numbers of a vertex's subtree planner columns.
     pub(crate) fn subplan_types(&self, u: VertexId) -> Vec<u32> {
         self.filters.types_at(self.graph.kind_id(u))
+    }
+
+    /// The current traversal's mark on edge `e`: needs and exclusivity.
+    pub(crate) fn mark_of(&self, e: usize) -> Option<(u32, bool)> {
+        (self.mark_seq[e] == self.seq).then(|| {
+            let v = self.mark_value[e];
+            (v & !(1 << 31), v & (1 << 31) != 0)
+        })
     }
 
     /// Units of `v` free through `[at, at + duration)`.

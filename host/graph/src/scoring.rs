@@ -56,13 +56,15 @@ impl Evals {
         if k == 0 || k > self.qualified {
             return false;
         }
-        crate::introsort::sort_by(&mut self.groups, |a, b| {
-            if higher_first {
-                a.score > b.score
-            } else {
-                a.score < b.score
-            }
-        });
+        if !self.select_distinct_top(k, higher_first) {
+            crate::introsort::sort_by(&mut self.groups, |a, b| {
+                if higher_first {
+                    a.score > b.score
+                } else {
+                    a.score < b.score
+                }
+            });
+        }
         let mut to_select = i64::from(k);
         let mut i = 0;
         while to_select > 0 {
@@ -71,6 +73,63 @@ impl Evals {
         }
         self.best_k = k;
         self.best_i = i as u32;
+        true
+    }
+
+    /// Puts the best `k` candidates first, in order, in O(n) when that order cannot depend on
+    /// how the sort treats ties: the best `k` scores differ from each other and from every
+    /// score left behind. Then libstdc++'s sort would place exactly these first in this order,
+    /// and nothing reads past them (a full choice, which does, takes every candidate and so
+    /// is sorted in full). False, with nothing moved, when ties decide.
+    fn select_distinct_top(&mut self, k: u32, higher_first: bool) -> bool {
+        let n = self.groups.len();
+        let m = (k as usize).min(n);
+        if n <= 16 || m == n {
+            return false;
+        }
+        let better = |a: i64, b: i64| if higher_first { a > b } else { a < b };
+        let mut order: Vec<(i64, usize)> = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.score, i))
+            .collect();
+        order.select_nth_unstable_by(m - 1, |a, b| {
+            if better(a.0, b.0) {
+                std::cmp::Ordering::Less
+            } else if better(b.0, a.0) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        });
+        let boundary = order[m - 1].0;
+        if order[m..].iter().any(|&(s, _)| s == boundary) {
+            return false;
+        }
+        let top = &mut order[..m];
+        top.sort_unstable_by(|a, b| {
+            if better(a.0, b.0) {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            }
+        });
+        if top.windows(2).any(|w| w[0].0 == w[1].0) {
+            return false;
+        }
+        let mut chosen = vec![false; n];
+        let mut front = Vec::with_capacity(n);
+        for &(_, i) in top.iter() {
+            chosen[i] = true;
+            front.push(std::mem::take(&mut self.groups[i]));
+        }
+        for (i, g) in self.groups.iter_mut().enumerate() {
+            if !chosen[i] {
+                front.push(std::mem::take(g));
+            }
+        }
+        self.groups = front;
         true
     }
 

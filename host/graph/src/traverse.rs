@@ -81,7 +81,11 @@ fn effective_max(r: &Request) -> u64 {
 impl Matcher {
     /// Starts a new traversal: fresh edge marks and colors.
     pub(crate) fn tick(&mut self) {
-        self.marks.clear();
+        self.seq = self.seq.wrapping_add(1);
+        if self.seq == 0 {
+            self.mark_seq.iter_mut().for_each(|s| *s = 0);
+            self.seq = 1;
+        }
         self.mark_log.clear();
         self.root_mark = None;
         self.reset_colors();
@@ -182,7 +186,7 @@ impl Matcher {
         let mut parent = self.edge_source[edge as usize];
         loop {
             let pe = self.parent_edge[parent as usize];
-            if pe == u32::MAX || self.marks.contains_key(&pe) {
+            if pe == u32::MAX || self.mark_of(pe as usize).is_some() {
                 break;
             }
             parent = self.edge_source[pe as usize];
@@ -199,7 +203,11 @@ impl Matcher {
 
     /// Marks an edge for the update walk, and logs it for visit recording.
     pub(crate) fn mark(&mut self, edge: u32, needs: u32, exclusive: bool) {
-        self.marks.insert(edge, (needs, exclusive));
+        if let Some(e) = self.mark_seq.get_mut(edge as usize) {
+            *e = self.seq;
+            self.mark_value[edge as usize] =
+                needs.min(u32::MAX >> 1) | (u32::from(exclusive) << 31);
+        }
         self.mark_log.push((edge, needs, exclusive));
     }
 

@@ -65,18 +65,11 @@ impl Matcher {
         self.color(u);
         let mut below = Vec::new();
         let mut n_plans = 0;
-        // Outside a shadowed subtree only marked edges are walked: one range of the marks.
         let range = self.graph.out_edge_range(self.dom, u);
-        let edges: Vec<(usize, Option<(u32, bool)>)> = if shadow {
-            range
-                .map(|e| (e, self.marks.get(&(e as u32)).copied()))
-                .collect()
-        } else {
-            self.marks
-                .range(range.start as u32..range.end as u32)
-                .map(|(&e, &m)| (e as usize, Some(m)))
-                .collect()
-        };
+        let edges: Vec<(usize, Option<(u32, bool)>)> = range
+            .map(|e| (e, self.mark_of(e)))
+            .filter(|(_, m)| shadow || m.is_some())
+            .collect();
         for (e, mark) in edges {
             let tgt = self.graph.edge_target(self.dom, e);
             if self.colored(tgt) {
