@@ -103,6 +103,8 @@ pub struct Matcher {
     pub(crate) mark_log: Vec<(u32, u32, bool)>,
     /// Whether every vertex has at most one dominant in-edge (visit replay needs a tree).
     pub(crate) is_tree: bool,
+    /// Whether visit replay is on.
+    pub(crate) replay_visits: bool,
     /// Per vertex, its last recorded visit.
     pub(crate) visits: Vec<Option<Box<CachedVisit>>>,
     /// Per vertex, the change batch that last changed its subtree.
@@ -203,6 +205,7 @@ impl Matcher {
             jobs: HashMap::new(),
             mark_log: Vec::new(),
             is_tree,
+            replay_visits: true,
             visits: (0..n).map(|_| None).collect(),
             changed: vec![0; n],
             clock: 1,

@@ -221,6 +221,11 @@ impl Session {
         &self.matcher
     }
 
+    /// The matcher, to change its settings.
+    pub fn matcher_mut(&mut self) -> &mut Matcher {
+        &mut self.matcher
+    }
+
     /// Runs one command line. Unknown first words and blank lines are ignored.
     pub fn execute(&mut self, line: &str, io: &mut Outputs<'_>) -> io::Result<Flow> {
         let args: Vec<&str> = line.split_whitespace().collect();

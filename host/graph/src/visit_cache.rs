@@ -52,7 +52,14 @@ pub(crate) struct RecordingStart {
 impl Matcher {
     /// Whether visits of `u` are recorded: interior vertices of a tree.
     pub(crate) fn cacheable(&self, u: VertexId) -> bool {
-        self.is_tree && !self.graph.out_edge_range(self.dom, u).is_empty()
+        self.replay_visits && self.is_tree && !self.graph.out_edge_range(self.dom, u).is_empty()
+    }
+
+    /// Turns visit replay on (the default) or off; results are the same either way, which is
+    /// what the switch is for: checking that.
+    pub fn set_visit_replay(&mut self, on: bool) {
+        self.replay_visits = on;
+        self.visits.iter_mut().for_each(|v| *v = None);
     }
 
     pub(crate) fn visit_key(
