@@ -16,6 +16,9 @@ pub(crate) struct EvalEdge {
     pub edge: u32,
 }
 
+/// Up to this many best candidates are chosen in one pass without allocating.
+const SMALL_TOP: usize = 8;
+
 /// Marks the virtual edge into the root.
 pub(crate) const ROOT_EDGE: u32 = u32::MAX;
 
@@ -88,6 +91,9 @@ impl Evals {
             return false;
         }
         let better = |a: i64, b: i64| if higher_first { a > b } else { a < b };
+        if m <= SMALL_TOP {
+            return self.select_small_top(m, better);
+        }
         let mut order: Vec<(i64, usize)> = self
             .groups
             .iter()
@@ -130,6 +136,58 @@ impl Evals {
             }
         }
         self.groups = front;
+        true
+    }
+
+    /// [`Evals::select_distinct_top`] for a few: one pass keeping the best `m` (score, index)
+    /// pairs, no allocation.
+    fn select_small_top(&mut self, m: usize, better: impl Fn(i64, i64) -> bool) -> bool {
+        let mut top = [(0i64, 0usize); SMALL_TOP];
+        let mut len = 0;
+        for (i, g) in self.groups.iter().enumerate() {
+            let s = g.score;
+            if len == m && !better(s, top[m - 1].0) {
+                continue;
+            }
+            if len == m {
+                len -= 1;
+            }
+            let mut j = len;
+            while j > 0 && better(s, top[j - 1].0) {
+                top[j] = top[j - 1];
+                j -= 1;
+            }
+            if j > 0 && top[j - 1].0 == s {
+                return false;
+            }
+            top[j] = (s, i);
+            len += 1;
+        }
+        if top[..len].windows(2).any(|w| w[0].0 == w[1].0) {
+            return false;
+        }
+        // A dropped score equal to the final worst kept one is a tie at the boundary.
+        let worst = top[len - 1].0;
+        let kept: Vec<usize> = top[..len].iter().map(|&(_, i)| i).collect();
+        if self
+            .groups
+            .iter()
+            .enumerate()
+            .any(|(i, g)| g.score == worst && !kept.contains(&i))
+        {
+            return false;
+        }
+        let mut positions = kept;
+        for j in 0..len {
+            let from = positions[j];
+            self.groups.swap(j, from);
+            // The element that was at `j` moved to `from`; follow it if it is kept later.
+            for p in positions.iter_mut().skip(j + 1) {
+                if *p == j {
+                    *p = from;
+                }
+            }
+        }
         true
     }
 
@@ -221,5 +279,53 @@ impl Scoring {
     /// Every type with its candidates, in type order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &Evals)> {
         self.types.iter().map(|(k, e)| (*k, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EdgeGroup, EvalEdge, Evals};
+    use proptest::prelude::*;
+
+    fn evals(scores: &[(i64, u32)]) -> Evals {
+        let mut e = Evals::default();
+        for (i, &(score, count)) in scores.iter().enumerate() {
+            e.add(EdgeGroup {
+                score,
+                count,
+                exclusive: false,
+                root: false,
+                edges: smallvec::smallvec![EvalEdge {
+                    count,
+                    needs: count,
+                    exclusive: false,
+                    edge: i as u32,
+                }],
+            });
+        }
+        e
+    }
+
+    proptest! {
+        #[test]
+        fn the_fast_choice_takes_what_the_full_sort_takes(
+            scores in prop::collection::vec((1..200i64, 1..4u32), 1..80),
+            k in 1..30u32,
+            higher in any::<bool>(),
+        ) {
+            let mut fast = evals(&scores);
+            let mut full = evals(&scores);
+            let chosen = fast.choose_best_k(k, higher);
+            prop_assert_eq!(chosen, k <= full.qualified);
+            if !chosen {
+                return Ok(());
+            }
+            crate::introsort::sort_by(&mut full.groups, |a, b| {
+                if higher { a.score > b.score } else { a.score < b.score }
+            });
+            let i = fast.best_i as usize;
+            let edges = |e: &Evals| e.groups[..i].iter().map(|g| g.edges[0].edge).collect::<Vec<_>>();
+            prop_assert_eq!(edges(&fast), edges(&full));
+        }
     }
 }
