@@ -215,6 +215,8 @@ pub(crate) struct Scoring {
     pub overall: i64,
     /// The availability passed up by the last child visit.
     pub avail: u32,
+    /// Room to make for the candidates of a type seen first (the children to come).
+    pub capacity_hint: usize,
 }
 
 impl Scoring {
@@ -223,7 +225,11 @@ impl Scoring {
         let i = match self.types.binary_search_by_key(&kind, |(k, _)| *k) {
             Ok(i) => i,
             Err(i) => {
-                self.types.insert(i, (kind, Evals::default()));
+                let evals = Evals {
+                    groups: Vec::with_capacity(self.capacity_hint),
+                    ..Evals::default()
+                };
+                self.types.insert(i, (kind, evals));
                 i
             }
         };

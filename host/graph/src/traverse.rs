@@ -478,7 +478,10 @@ impl Matcher {
         dfu: &mut Scoring,
     ) -> Result<(), Errno> {
         let mut rc = Err(Errno::Busy);
-        for e in self.graph.out_edge_range(self.dom, u) {
+        let range = self.graph.out_edge_range(self.dom, u);
+        // Every child may become a candidate; a bounded head start saves regrowing.
+        dfu.capacity_hint = range.len().min(1024);
+        for e in range {
             let tgt = self.graph.edge_target(self.dom, e);
             if self.colored(tgt) {
                 continue;
