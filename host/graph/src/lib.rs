@@ -1,4 +1,4 @@
-//! Flux-style resource graph for sluice: the foundations of `sluice resource-query` (issue 37).
+//! Flux-style resource graph and graph matching for sluice: `sluice resource-query` (issue 37).
 //!
 //! What is here:
 //! - [`Recipe`] and [`read_grug`]/[`generate`]: the GRUG reader. GraphML recipes (keys, nodes,
@@ -35,10 +35,31 @@
 //! - [`PlannerMulti`]: `planner_multi`, one planner per resource type over a shared window;
 //!   candidate times from the first type, accepted when every other type fits.
 //!
-//! Not here yet: the per-vertex and per-subtree planner wiring, the depth-first traverser with
-//! pruning filters and `request_feasible`, the match policies (native and as components), the
-//! match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
-//! `sluice resource-query` command itself.
+//! - [`Matcher`]: the graph made schedulable as resource-query sets it up: a planner per vertex
+//!   (its own units) and an exclusivity checker, both made on first use, and a
+//!   [`PlannerMulti`] per vertex over its subtree's totals of the `-p/--prune-filters` types
+//!   ([`PruneFilters`], default `ALL:core,ALL:node`, leaf types no filter covers anchored at
+//!   `cluster`). Its depth-first-and-up traverser follows Fluxion's `dfu_impl` step for step:
+//!   `test` (resource, slot and pristine matches), `prune` (status, availability, exclusivity,
+//!   subtree aggregates), static or dynamic (`first`) exploration, slots bundled from whole
+//!   candidates, best-k choice in libstdc++ `std::sort` order, `resolve`/`enforce`, then the
+//!   update walk that plans, tags and emits. [`MatchOp`]: `allocate`,
+//!   `allocate_orelse_reserve` (candidate times from the root's aggregates),
+//!   `allocate_with_satisfiability`, `satisfiability`, `without_allocating[_future]`, with
+//!   `request_feasible`; `cancel`. A visit whose subtree is unchanged since it was recorded
+//!   is replayed rather than walked again (identical results and visit counts).
+//! - [`MatchPolicy`]: how candidates are ranked, as a trait whose data is one table per graph
+//!   ([`IdPolicy`]: `high`, `low`, `hinode`, `lonode`, `hinodex`, `lonodex`, `first`,
+//!   `firstnodex` and custom `policy=…` strings).
+//! - [`MatchWriter`]s: `simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`, `rv1_nosched`, in
+//!   resource-query's bytes.
+//! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
+//!   `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
+//!   with its output streams, job ids and messages; `sluice resource-query` drives it.
+//!
+//! Not here: the `locality` and `variation` policies, the `flexible` traverser, auxiliary
+//! subsystems (`-S C+PA` and the like), RFC 31 constraints, `find`, `update`, `attach`,
+//! `remove`, `partial-cancel`, and the `jgf_shorthand`/`rv1_shorthand` writers.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).
