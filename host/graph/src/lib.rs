@@ -53,17 +53,21 @@
 //!   `firstnodex` and custom `policy=…` strings).
 //! - [`MatchWriter`]s: `simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`, `rv1_nosched`, in
 //!   resource-query's bytes.
+//! - [`Matcher::find`]: `find` expressions (`status`, `sched-now`, `sched-future`, `jobid-*`,
+//!   `names`, `property`, `agfilter`; `and`/`or`/parentheses, left to right).
 //! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
-//!   `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
+//!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
 //!   with its output streams, job ids and messages; `sluice resource-query` drives it.
 //!
 //! Not here: the `locality` and `variation` policies, the `flexible` traverser, auxiliary
-//! subsystems (`-S C+PA` and the like), RFC 31 constraints, `find`, `update`, `attach`,
-//! `remove`, `partial-cancel`, and the `jgf_shorthand`/`rv1_shorthand` writers.
+//! subsystems (`-S C+PA` and the like), RFC 31 constraints, `update`, `attach`,
+//! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
+//! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).
 
+mod find;
 mod graph;
 mod grug_error;
 mod grug_generate;
@@ -90,6 +94,7 @@ mod traverse;
 mod traverse_update;
 mod visit_cache;
 
+pub use find::FindError;
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;
 pub use grug_generate::{GrugLimits, generate, read_grug};

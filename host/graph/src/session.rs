@@ -1,5 +1,5 @@
 //! resource-query's command interpreter: one line in, the bytes resource-query prints out
-//! (`match`, `multi-match`, `cancel`, `info`, `list`, `stat`, `cat`, `set-/get-property`,
+//! (`match`, `multi-match`, `cancel`, `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`,
 //! `set-/get-status`, `help`, `quit`).
 
 use std::collections::BTreeMap;
@@ -242,6 +242,7 @@ impl Session {
             "match" => self.cmd_match(&args, io)?,
             "multi-match" => self.cmd_multi_match(&args, io)?,
             "cancel" => self.cmd_cancel(&args, io)?,
+            "find" => self.cmd_find(&args, io)?,
             "info" => self.cmd_info(&args, io)?,
             "list" => self.cmd_list(io)?,
             "stat" => self.cmd_stat(&args, io)?,
@@ -412,6 +413,22 @@ impl Session {
             writeln!(io.stdout, "INFO: POSTORDER VISIT COUNT={post}")?;
         }
         Ok(())
+    }
+
+    fn cmd_find(&mut self, args: &[&str], io: &mut Outputs<'_>) -> io::Result<()> {
+        if args.len() < 2 {
+            return writeln!(io.stderr, "ERROR: malformed command: ");
+        }
+        let criteria = args[1..].join(" ");
+        let mut writer = self.format.writer();
+        // resource-query prints nothing at all for an expression it cannot parse.
+        if self.matcher.find(&criteria, writer.as_mut()).is_err() {
+            return Ok(());
+        }
+        io.out.write_all(writer.take().as_bytes())?;
+        writeln!(io.out, "INFO: =============================")?;
+        writeln!(io.out, "INFO: EXPRESSION=\"{criteria}\"")?;
+        writeln!(io.out, "INFO: =============================")
     }
 
     fn cmd_cancel(&mut self, args: &[&str], io: &mut Outputs<'_>) -> io::Result<()> {

@@ -773,3 +773,43 @@ fn rlite_groups_nodes_with_the_same_children_and_compresses_ids() {
     );
     assert!(p.out.starts_with("{\"version\": 1, \"execution\": {\"R_lite\": [{\"rank\": \"0-1\", \"children\": {\"core\": \"0-4,18-22\", \"gpu\": \"0-1\"}}], \"nodelist\": [\"node[0-1]\"], \"starttime\": 0, \"expiration\": 3600}}\n"), "{}", p.out);
 }
+
+fn expression(criteria: &str) -> String {
+    format!("{RULE}INFO: EXPRESSION=\"{criteria}\"\n{RULE}")
+}
+
+#[test]
+fn find_prints_matching_vertices_their_ancestors_and_what_they_inherit() {
+    let ws = Workspace::new("find", &[("j.yaml", &one_core())]);
+    let p = run(
+        &ws,
+        "high",
+        "match allocate j.yaml\nfind sched-now=allocated\nfind names=node1\nfind status=down or (names=rack0 and status=up)\nfind bogus=1\nfind\n",
+    );
+    // socket1 is planned for the job, so everything under it counts as allocated; every
+    // vertex is printed whole and exclusive, ancestors included.
+    let mut allocated = String::new();
+    for c in 18..36 {
+        allocated += &line(5, &format!("core{c}"), 1, true);
+    }
+    allocated += &line(5, "gpu1", 1, true);
+    for m in 4..8 {
+        allocated += &line(5, &format!("memory{m}"), 2, true);
+    }
+    allocated += &line(4, "socket1", 1, true);
+    let ancestors =
+        line(3, "node1", 1, true) + &line(2, "rack0", 1, true) + &line(1, "tiny0", 1, true);
+    let expected = [
+        one_core_lines(1, 1, 35),
+        scheduled(1, "ALLOCATED", "Now"),
+        allocated + &ancestors,
+        expression("sched-now=allocated"),
+        ancestors,
+        expression("names=node1"),
+        line(2, "rack0", 1, true) + &line(1, "tiny0", 1, true),
+        expression("status=down or (names=rack0 and status=up)"),
+    ]
+    .concat();
+    assert_eq!(p.out, expected);
+    assert_eq!(p.stderr, "ERROR: malformed command: \n");
+}
