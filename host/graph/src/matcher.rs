@@ -162,7 +162,11 @@ impl Matcher {
                 }
             }
         }
-        let nodes_up = graph.count_of_type("node");
+        let nodes_up = graph
+            .vertices_of_type("node")
+            .iter()
+            .map(|&v| graph.size(v).max(0) as usize)
+            .sum();
         let edge_count = graph.edge_count(dom);
         let mut in_degree = vec![0u8; n];
         for e in 0..graph.edge_count(dom) {
@@ -396,7 +400,8 @@ impl Matcher {
             .find(|&v| self.graph.path(self.dom, v).as_deref() == Some(path))
     }
 
-    /// Marks a vertex up or down; nodes going down leave the up count.
+    /// Marks a vertex up or down (`set-status`). As in Fluxion only the vertex's own status
+    /// changes, but the up-node count moves by the size of every node in its subtree.
     pub fn set_status(&mut self, v: VertexId, up: bool) {
         self.begin_changes();
         self.touch(v);
@@ -405,13 +410,22 @@ impl Matcher {
         } else {
             self.down.insert(v)
         };
-        if changed && self.graph.kind(v) == "node" {
-            if up {
-                self.nodes_up += 1;
-            } else {
-                self.nodes_up -= 1;
-            }
+        if !changed {
+            return;
         }
+        let mut nodes = 0usize;
+        let mut stack = vec![v];
+        while let Some(x) = stack.pop() {
+            if self.graph.kind(x) == "node" {
+                nodes += self.graph.size(x).max(0) as usize;
+            }
+            stack.extend(self.graph.out_edges(self.dom, x).iter().copied());
+        }
+        self.nodes_up = if up {
+            self.nodes_up + nodes
+        } else {
+            self.nodes_up.saturating_sub(nodes)
+        };
     }
 
     /// Whether a vertex is up.

@@ -813,3 +813,26 @@ fn find_prints_matching_vertices_their_ancestors_and_what_they_inherit() {
     assert_eq!(p.out, expected);
     assert_eq!(p.stderr, "ERROR: malformed command: \n");
 }
+
+#[test]
+fn a_down_rack_takes_its_nodes_out_of_the_up_count() {
+    // set-status marks only the rack, but its two nodes leave the up count, so a one-node
+    // request fails request_feasible before any walk: never now (allocate), unsatisfiable when
+    // asked (allocate_with_satisfiability). A satisfiability walk ignores status.
+    let ws = Workspace::new("rack", &[("j.yaml", &one_core())]);
+    let p = run(
+        &ws,
+        "high",
+        "set-status /tiny0/rack0 down\nget-status /tiny0/rack0/node0\nmatch allocate j.yaml\nmatch allocate_with_satisfiability j.yaml\nmatch satisfiability j.yaml\nset-status /tiny0/rack0 up\nmatch allocate j.yaml\n",
+    );
+    let expected = [
+        "/tiny0/rack0/node0 is up\n".to_owned(),
+        no_match(1, false),
+        no_match(2, true),
+        format!("{RULE}INFO: Satisfiable request\n{RULE}"),
+        one_core_lines(1, 1, 35),
+        scheduled(3, "ALLOCATED", "Now"),
+    ]
+    .concat();
+    assert_eq!(p.out, expected);
+}
