@@ -1,6 +1,11 @@
 //! Match policies: how the traverser ranks a vertex's candidate children (`-P/--match-policy`).
 
+use std::collections::{BTreeMap, HashMap};
+
 use crate::graph::{ResourceGraph, VertexId};
+
+/// Vertex properties set with `set-property`, by vertex.
+pub type VertexProperties = HashMap<VertexId, BTreeMap<String, String>>;
 
 /// What a policy hands the traverser, computed once per graph rather than once per visit.
 ///
@@ -41,17 +46,30 @@ pub enum PolicyError {
 /// A match policy: orders the candidates the traverser found under a vertex.
 ///
 /// The traverser never calls the policy per vertex visit: [`MatchPolicy::table`] is asked once
-/// per graph (and again only when the graph or a vertex property changes), and ranking inside a
-/// match uses that table plus the fixed answers below. This is the shape a policy needs to sit
-/// behind a WebAssembly boundary later: the vertex attributes cross once as a table, the answers
-/// come back as columns of scores, and a match costs no component call at all.
+/// per graph (and again only when a vertex property changes, for policies that read them), and
+/// ranking inside a match uses that table plus the fixed answers below. This is the shape a
+/// policy needs to sit behind a WebAssembly boundary later: the vertex attributes cross once as
+/// a table, the answers come back as columns of scores, and a match costs no component call.
 pub trait MatchPolicy: Send {
     /// The name the policy was chosen by (`-P` value).
     fn name(&self) -> &str;
-    /// Per-vertex scores for `graph` (see [`PolicyTable`]).
-    fn table(&self, graph: &ResourceGraph) -> Result<PolicyTable, PolicyError>;
+    /// Per-vertex scores for `graph` with its vertices' `properties` (see [`PolicyTable`]).
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError>;
+    /// Whether the table depends on vertex properties (then a `set-property` renews it).
+    fn reads_properties(&self) -> bool {
+        false
+    }
     /// Whether higher scores are taken first (`high`) or lower ones (`low`).
     fn prefers_higher(&self) -> bool;
+    /// Whether a slot's candidates are ordered higher first (the policy's own order for the ID
+    /// policies; `variation` keeps Fluxion's default, higher first).
+    fn slot_prefers_higher(&self) -> bool {
+        self.prefers_higher()
+    }
     /// Whether the traverser stops exploring a vertex's children as soon as enough are found,
     /// in the order of the children's remaining capacity (Fluxion's `stop_on_1_matches`).
     fn stop_on_first_match(&self) -> bool;
@@ -158,7 +176,11 @@ impl MatchPolicy for IdPolicy {
         &self.name
     }
 
-    fn table(&self, graph: &ResourceGraph) -> Result<PolicyTable, PolicyError> {
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        _properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError> {
         let n = graph.vertex_count();
         let node = graph.types().get("node");
         let mut table = PolicyTable {
@@ -190,4 +212,75 @@ impl MatchPolicy for IdPolicy {
             Vec::new()
         }
     }
+}
+
+/// Fluxion's `variation` policy (`var_aware_t`): a vertex scores `1 + perf_class`, its
+/// `perf_class` property read as C's `stoi` does (9999 when absent, unreadable, negative or
+/// above 9999), and lower classes are taken first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VariationPolicy;
+
+/// `std::stoi` then the policy's bounds: leading blanks, a sign, digits; anything else 9999.
+fn perf_class(value: Option<&String>) -> i64 {
+    let Some(text) = value else { return 9999 };
+    let t = text.trim_start();
+    let (sign, digits) = match t.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    match digits[..end].parse::<i32>() {
+        Ok(n) if (0..=9999).contains(&(sign * i64::from(n))) => sign * i64::from(n),
+        _ => 9999,
+    }
+}
+
+impl MatchPolicy for VariationPolicy {
+    fn name(&self) -> &str {
+        "variation"
+    }
+
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError> {
+        let own = (0..graph.vertex_count() as VertexId)
+            .map(|v| perf_class(properties.get(&v).and_then(|p| p.get("perf_class"))))
+            .collect();
+        Ok(PolicyTable {
+            own,
+            factor: Vec::new(),
+        })
+    }
+
+    fn reads_properties(&self) -> bool {
+        true
+    }
+
+    fn prefers_higher(&self) -> bool {
+        false
+    }
+
+    fn slot_prefers_higher(&self) -> bool {
+        true
+    }
+
+    fn stop_on_first_match(&self) -> bool {
+        false
+    }
+
+    fn exclusive_types(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The policy `-P name` selects: `variation`, a named ID policy or a custom option string.
+pub fn policy_by_name(name: &str) -> Result<Box<dyn MatchPolicy>, PolicyError> {
+    if name == "variation" {
+        return Ok(Box::new(VariationPolicy));
+    }
+    Ok(Box::new(IdPolicy::from_name(name)?))
 }

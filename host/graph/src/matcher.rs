@@ -60,6 +60,7 @@ pub struct Matcher {
     pub(crate) policy: Box<dyn MatchPolicy>,
     pub(crate) table: PolicyTable,
     pub(crate) higher_first: bool,
+    pub(crate) slot_higher_first: bool,
     pub(crate) stop_on_first: bool,
     pub(crate) filters: PruneFilters,
     /// Types taken whole by the policy (`*nodex`).
@@ -144,7 +145,7 @@ impl Matcher {
             .first()
             .ok_or_else(|| MatcherError::NoRoot(dominant.into()))?;
         let filters = PruneFilters::parse(filters, graph.types())?;
-        let table = policy.table(&graph)?;
+        let table = policy.table(&graph, &HashMap::new())?;
         let policy_exclusive: Vec<u32> = policy
             .exclusive_types()
             .iter()
@@ -176,6 +177,7 @@ impl Matcher {
         let is_tree = in_degree.iter().all(|&d| d <= 1);
         let mut m = Matcher {
             higher_first: policy.prefers_higher(),
+            slot_higher_first: policy.slot_prefers_higher(),
             stop_on_first: policy.stop_on_first_match(),
             exclusive: policy_exclusive.clone(),
             policy_exclusive,
@@ -441,6 +443,11 @@ impl Matcher {
             .entry(v)
             .or_default()
             .insert(key.to_owned(), value.to_owned());
+        if self.policy.reads_properties() {
+            if let Ok(table) = self.policy.table(&self.graph, &self.properties) {
+                self.table = table;
+            }
+        }
     }
 
     /// A vertex's properties in key order.

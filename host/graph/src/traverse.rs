@@ -602,7 +602,7 @@ impl Matcher {
             &mut slot_dfu,
             nslots,
         )?;
-        slot_dfu.choose_all(self.higher_first);
+        slot_dfu.choose_all(self.slot_higher_first);
         let qualified_slots = self.count_slots(shape, &mut slot_dfu);
         let mut slots = Vec::new();
         for _ in 0..qualified_slots {

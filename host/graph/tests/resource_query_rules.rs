@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_graph::{Flow, IdPolicy, MatchFormat, Matcher, Outputs, Session, read_grug};
+mod common;
+
+use sluice_graph::{Flow, MatchFormat, Matcher, Outputs, Session, policy_by_name, read_grug};
 
 const RULE: &str = "INFO: =============================\n";
 
@@ -53,8 +55,20 @@ fn run_with(
     elapse: bool,
     commands: &str,
 ) -> Printed {
-    let graph = read_grug(&tiny()).unwrap();
-    let policy = Box::new(IdPolicy::from_name(policy).unwrap());
+    run_on(&tiny(), ws, policy, filters, format, elapse, commands)
+}
+
+fn run_on(
+    grug: &Path,
+    ws: &Workspace,
+    policy: &str,
+    filters: &str,
+    format: MatchFormat,
+    elapse: bool,
+    commands: &str,
+) -> Printed {
+    let graph = read_grug(grug).unwrap();
+    let policy = policy_by_name(policy).unwrap();
     let matcher = Matcher::new(graph, "containment", policy, filters).unwrap();
     let mut session = Session::new(matcher, format, elapse);
     session.set_base_dir(&ws.dir);
@@ -832,6 +846,61 @@ fn a_down_rack_takes_its_nodes_out_of_the_up_count() {
         format!("{RULE}INFO: Satisfiable request\n{RULE}"),
         one_core_lines(1, 1, 35),
         scheduled(3, "ALLOCATED", "Now"),
+    ]
+    .concat();
+    assert_eq!(p.out, expected);
+}
+
+#[test]
+fn variation_takes_the_lowest_perf_class_first_ties_in_walk_order() {
+    // cluster0 → node0-3 → core0-3. Classes: node0 3, node1 1, node2 2, node3 1, cores none
+    // (9999). Lower classes first; ties (node1/node3, the cores) keep the walk's order.
+    let body = [
+        common::node("cluster", "cluster", true, ""),
+        common::node("node", "node", false, ""),
+        common::node("core", "core", false, ""),
+        common::edge("cluster", "node", &[("multi_scale", "4")]),
+        common::edge("node", "core", &[("multi_scale", "4")]),
+    ]
+    .concat();
+    let spec = jobspec(
+        "    - type: node\n      count: 1\n      with:\n        - type: slot\n          count: 1\n          label: default\n          with:\n            - type: core\n              count: 1\n",
+        3600,
+    );
+    let ws = Workspace::new(
+        "variation",
+        &[("j.yaml", &spec), ("g.graphml", &common::document(&body))],
+    );
+    let mut commands = String::new();
+    for (node, class) in [(0, "3"), (1, "1"), (2, "2"), (3, "1x")] {
+        commands += &format!("set-property /cluster0/node{node} perf_class={class}\n");
+    }
+    commands += &"match allocate j.yaml\n".repeat(9);
+    let p = run_on(
+        &ws.dir.join("g.graphml"),
+        &ws,
+        "variation",
+        "ALL:core,ALL:node",
+        MatchFormat::Simple,
+        false,
+        &commands,
+    );
+    let job = |id: u64, node: u32, core: u32| {
+        format!(
+            "      ---------core{core}[1:x]\n      ------node{node}[1:s]\n      ---cluster0[1:s]\n"
+        ) + &scheduled(id, "ALLOCATED", "Now")
+    };
+    // "1x" reads as 1, as stoi does.
+    let expected = [
+        job(1, 1, 0),
+        job(2, 1, 1),
+        job(3, 1, 2),
+        job(4, 1, 3),
+        job(5, 3, 0),
+        job(6, 3, 1),
+        job(7, 3, 2),
+        job(8, 3, 3),
+        job(9, 2, 0),
     ]
     .concat();
     assert_eq!(p.out, expected);

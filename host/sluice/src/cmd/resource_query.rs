@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use sluice_graph::{
-    Flow, IdPolicy, JgfLimits, MatchFormat, Matcher, Outputs, ResourceGraph, Session,
-    format_double, join_prune_filter_options, read_grug, read_jgf,
+    Flow, JgfLimits, MatchFormat, Matcher, Outputs, ResourceGraph, Session, format_double,
+    join_prune_filter_options, policy_by_name, read_grug, read_jgf,
 };
 
 /// Arguments of `sluice resource-query` (resource-query's options).
@@ -30,8 +30,8 @@ pub struct Args {
     /// Predefined matcher: CA, IBA, IBBA, PFS1BA, PA or VA (one dominant subsystem).
     #[arg(short = 'S', long = "match-subsystems", default_value = "CA")]
     match_subsystems: String,
-    /// Match policy: first, high, low, hinode, lonode, hinodex, lonodex, firstnodex, or a
-    /// custom `policy=high|low node_centric=… node_exclusive=… stop_on_1_matches=…` string.
+    /// Match policy: first, high, low, hinode, lonode, hinodex, lonodex, firstnodex, variation,
+    /// or a custom `policy=high|low node_centric=… node_exclusive=… stop_on_1_matches=…` string.
     #[arg(short = 'P', long = "match-policy", default_value = "first")]
     match_policy: String,
     /// Output format of matched resources: simple, pretty_simple, jgf, rlite, rv1, rv1_nosched.
@@ -173,12 +173,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let dominant = dominant_subsystem(&args.match_subsystems)?;
-    let policy = IdPolicy::from_name(&args.match_policy)
+    let policy = policy_by_name(&args.match_policy)
         .with_context(|| format!("match policy {}", args.match_policy))?;
     let filters = join_prune_filter_options(args.prune_filters.iter().map(String::as_str));
     let start = Instant::now();
     let graph = load_graph(&args)?;
-    let matcher = Matcher::new(graph, dominant, Box::new(policy), &filters)?;
+    let matcher = Matcher::new(graph, dominant, policy, &filters)?;
     let load_time = start.elapsed().as_secs_f64();
     let stdout = std::io::stdout();
     let mut stdout = BufWriter::new(stdout.lock());
