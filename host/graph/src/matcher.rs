@@ -443,10 +443,10 @@ impl Matcher {
             .entry(v)
             .or_default()
             .insert(key.to_owned(), value.to_owned());
-        if self.policy.reads_properties() {
-            if let Ok(table) = self.policy.table(&self.graph, &self.properties) {
-                self.table = table;
-            }
+        if self.policy.reads_properties()
+            && let Ok(table) = self.policy.table(&self.graph, &self.properties)
+        {
+            self.table = table;
         }
     }
 
