@@ -113,7 +113,7 @@ pub use match_policy::{
 };
 pub use match_writers::{Emitted, MatchWriter, PrettySimpleWriter, SimpleWriter};
 pub use match_writers_json::{JgfWriter, RliteWriter, Rv1Writer};
-pub use matcher::{GRAPH_END, Matcher, MatcherError};
+pub use matcher::{GRAPH_END, MAX_DEPTH, Matcher, MatcherError};
 pub use planner::{Planner, PlannerError, Span, SpanId};
 pub use planner_multi::PlannerMulti;
 pub use prune_filters::{

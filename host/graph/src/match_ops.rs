@@ -98,6 +98,16 @@ impl Matcher {
         if jobspec.resources.is_empty() {
             return Err(MatchFailure::Invalid);
         }
+        let constrained = jobspec
+            .attributes
+            .as_ref()
+            .and_then(|a| a.system.as_ref())
+            .is_some_and(|s| s.constraints.is_some());
+        if constrained {
+            // Matching without them would hand out resources the job excluded.
+            self.err_message += "RFC 31 constraints are not supported by this matcher\n";
+            return Err(MatchFailure::Invalid);
+        }
         let root_kind = self.graph.kind_id(self.root);
         let x = jobspec.resources.iter().any(|r| {
             self.graph.types().get(&r.kind) == Some(root_kind) && r.exclusive == Some(true)

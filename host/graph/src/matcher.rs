@@ -33,6 +33,33 @@ pub enum MatcherError {
     /// The policy could not score the graph.
     #[error(transparent)]
     Policy(#[from] PolicyError),
+    /// The containment is deeper than the traverser walks (it recurses once per level).
+    #[error("the {subsystem} subsystem is {depth} levels deep; at most {MAX_DEPTH} are supported")]
+    TooDeep {
+        /// The dominant subsystem.
+        subsystem: String,
+        /// Its depth.
+        depth: usize,
+    },
+}
+
+/// The deepest graph the traverser walks: it recurses once per level, and a deeper graph (only
+/// a JGF document can describe one) would exhaust the stack.
+pub const MAX_DEPTH: usize = 256;
+
+/// The number of levels below and including `root` in `subsystem`, counted without recursion.
+fn depth(graph: &ResourceGraph, subsystem: SubsystemId, root: VertexId) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(root, 1usize)];
+    let mut seen = vec![false; graph.vertex_count()];
+    while let Some((v, d)) = stack.pop() {
+        if std::mem::replace(&mut seen[v as usize], true) {
+            continue;
+        }
+        deepest = deepest.max(d);
+        stack.extend(graph.out_edges(subsystem, v).iter().map(|&t| (t, d + 1)));
+    }
+    deepest
 }
 
 /// What a job holds on one vertex, so cancelling removes exactly its spans.
@@ -144,6 +171,13 @@ impl Matcher {
             .roots(dom)
             .first()
             .ok_or_else(|| MatcherError::NoRoot(dominant.into()))?;
+        let levels = depth(&graph, dom, root);
+        if levels > MAX_DEPTH {
+            return Err(MatcherError::TooDeep {
+                subsystem: dominant.into(),
+                depth: levels,
+            });
+        }
         let filters = PruneFilters::parse(filters, graph.types())?;
         let table = policy.table(&graph, &HashMap::new())?;
         let policy_exclusive: Vec<u32> = policy
