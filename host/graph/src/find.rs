@@ -131,11 +131,12 @@ impl Matcher {
     pub fn find(&mut self, criteria: &str, writer: &mut dyn MatchWriter) -> Result<(), FindError> {
         let expr = parse(criteria)?;
         let facts = JobFacts {
-            reserved: self
-                .jobs
-                .values()
-                .filter(|j| !j.allocated)
-                .flat_map(|j| j.held.iter().filter(|h| h.plan.is_some()).map(|h| h.vertex))
+            reserved: (0..self.graph.vertex_count() as VertexId)
+                .filter(|&v| {
+                    self.spans[v as usize]
+                        .spans()
+                        .any(|s| !s.allocated && s.planned > 0)
+                })
                 .collect(),
         };
         self.reset_colors();
@@ -157,7 +158,7 @@ impl Matcher {
         self.color(u);
         let here = Inherited {
             down: inherited.down || !self.is_up(u),
-            allocated: inherited.allocated || self.allocations[u as usize] > 0,
+            allocated: inherited.allocated || self.spans[u as usize].allocated(),
             reserved: inherited.reserved || facts.reserved.contains(&u),
         };
         let mut children = 0;
@@ -205,16 +206,11 @@ impl Matcher {
             Term::Leaf(k, v) => (k.as_str(), v.as_str()),
         };
         let v = value.to_lowercase();
-        let held = |jobid: &str,
-                    pick: &dyn Fn(
-            &crate::matcher::JobSpans,
-            &crate::matcher::HeldSpans,
-        ) -> bool| {
-            jobid
-                .parse::<u64>()
-                .ok()
-                .and_then(|j| self.jobs.get(&j))
-                .is_some_and(|job| job.held.iter().any(|h| h.vertex == u && pick(job, h)))
+        let jobid = value.parse::<u64>().ok();
+        let span = |pick: &dyn Fn(&crate::vertex_spans::JobSpan) -> bool| {
+            self.spans[u as usize]
+                .spans()
+                .any(|s| Some(s.jobid) == jobid && pick(s))
         };
         match (key, v.as_str()) {
             ("status", "down") => s.down,
@@ -223,10 +219,14 @@ impl Matcher {
             ("sched-now", "free") => !s.allocated,
             ("sched-future", "reserved") => s.reserved,
             ("sched-future", "free") => !s.reserved,
-            ("jobid-alloc", _) => held(value, &|j, h| j.allocated && h.plan.is_some()),
-            ("jobid-reserved", _) => held(value, &|j, h| !j.allocated && h.plan.is_some()),
-            ("jobid-span", _) => held(value, &|_, h| h.subplan.is_some()),
-            ("jobid-tag", _) => held(value, &|_, _| true),
+            ("jobid-alloc", _) => span(&|s| s.allocated && s.planned > 0),
+            ("jobid-reserved", _) => span(&|s| !s.allocated && s.planned > 0),
+            ("jobid-span", _) => jobid.and_then(|j| self.jobs.get(&j)).is_some_and(|job| {
+                job.held
+                    .iter()
+                    .any(|h| h.vertex == u && h.subplan.is_some())
+            }),
+            ("jobid-tag", _) => span(&|_| true),
             ("agfilter", t) => t == "true" || t == "t",
             ("names", _) => {
                 sluice_hostlist::expand(&v).is_ok_and(|names| names.contains(&self.graph.name(u)))

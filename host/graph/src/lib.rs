@@ -35,8 +35,9 @@
 //! - [`PlannerMulti`]: `planner_multi`, one planner per resource type over a shared window;
 //!   candidate times from the first type, accepted when every other type fits.
 //!
-//! - [`Matcher`]: the graph made schedulable as resource-query sets it up: a planner per vertex
-//!   (its own units) and an exclusivity checker, both made on first use, and a
+//! - [`Matcher`]: the graph made schedulable as resource-query sets it up: per vertex what jobs
+//!   hold on it (answering both Fluxion's per-vertex planner and its exclusivity checker, in
+//!   8 bytes when nothing is held), and a
 //!   [`PlannerMulti`] per vertex over its subtree's totals of the `-p/--prune-filters` types
 //!   ([`PruneFilters`], default `ALL:core,ALL:node`, leaf types no filter covers anchored at
 //!   `cluster`). Its depth-first-and-up traverser follows Fluxion's `dfu_impl` step for step:
@@ -93,6 +94,7 @@ mod scoring;
 mod session;
 mod traverse;
 mod traverse_update;
+mod vertex_spans;
 mod visit_cache;
 
 pub use find::FindError;

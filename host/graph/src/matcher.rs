@@ -9,11 +9,8 @@ use crate::match_request::accum_if;
 use crate::planner::{Planner, SpanId};
 use crate::planner_multi::PlannerMulti;
 use crate::prune_filters::{PruneFilterError, PruneFilters};
+use crate::vertex_spans::{JobSpan, VertexSpans};
 use crate::visit_cache::CachedVisit;
-
-/// Capacity of a vertex's exclusivity checker; a vertex with fewer free "jobs" than this during
-/// a window is in use by some job then (Fluxion's `X_CHECKER_NJOBS`).
-pub(crate) const X_CHECKER_NJOBS: u64 = 0x4000_0000;
 
 /// End of resource-query's graph window: 100 years from 0 (`SYSTEM_MAX_DURATION`).
 pub const GRAPH_END: i64 = 3_153_600_000;
@@ -62,12 +59,10 @@ fn depth(graph: &ResourceGraph, subsystem: SubsystemId, root: VertexId) -> usize
     deepest
 }
 
-/// What a job holds on one vertex, so cancelling removes exactly its spans.
+/// A vertex a job holds, and its span in the vertex's subtree planner, if any.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HeldSpans {
     pub vertex: VertexId,
-    pub plan: Option<SpanId>,
-    pub x_checker: SpanId,
     pub subplan: Option<SpanId>,
 }
 
@@ -75,8 +70,6 @@ pub(crate) struct HeldSpans {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct JobSpans {
     pub held: Vec<HeldSpans>,
-    /// Whether the job's vertex plans are allocations (counted for the busy-now check).
-    pub allocated: bool,
 }
 
 /// A resource graph made schedulable: resource-query's graph database plus one matcher.
@@ -94,11 +87,9 @@ pub struct Matcher {
     pub(crate) policy_exclusive: Vec<u32>,
     /// Types taken whole by the current match (policy's plus the jobspec's `exclusive: true`).
     pub(crate) exclusive: Vec<u32>,
-    plans: Vec<Option<Box<Planner>>>,
-    x_checkers: Vec<Option<Box<Planner>>>,
+    /// Per vertex, what jobs hold on it (its own planner and exclusivity checker in one).
+    pub(crate) spans: Vec<VertexSpans>,
     pub(crate) subplans: Vec<Option<Box<PlannerMulti>>>,
-    /// Allocation spans (not reservations) per vertex, for the busy-now check.
-    pub(crate) allocations: Vec<u32>,
     pub(crate) down: HashSet<VertexId>,
     pub(crate) properties: HashMap<VertexId, BTreeMap<String, String>>,
     pub(crate) nodes_up: usize,
@@ -221,10 +212,8 @@ impl Matcher {
             policy,
             table,
             filters,
-            plans: (0..n).map(|_| None).collect(),
-            x_checkers: (0..n).map(|_| None).collect(),
+            spans: vec![VertexSpans::default(); n],
             subplans: (0..n).map(|_| None).collect(),
-            allocations: vec![0; n],
             down: HashSet::new(),
             properties: HashMap::new(),
             nodes_up,
@@ -281,17 +270,19 @@ impl Matcher {
     /// Bytes the schedule holds beside the graph (tables per vertex and edge, planners made).
     pub fn memory_bytes(&self) -> usize {
         let n = self.graph.vertex_count();
-        // plans, x_checkers, subplans, visits; allocations, parent_edge, colors; changed.
-        let per_vertex = 4 * std::mem::size_of::<Option<Box<Planner>>>() + 3 * 4 + 8;
+        // spans, subplans, visits; parent_edge, colors; changed.
+        let per_vertex = std::mem::size_of::<VertexSpans>()
+            + 2 * std::mem::size_of::<Option<Box<Planner>>>()
+            + 2 * 4
+            + 8;
         // Per edge: its source and its mark.
         let per_edge = 4 + 8;
-        let planners = self.plans.iter().chain(&self.x_checkers).flatten().count()
-            * std::mem::size_of::<Planner>();
+        let held: usize = self.spans.iter().map(VertexSpans::heap_bytes).sum();
         let multis = self.subplans.iter().flatten().count()
             * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
         let visits = self.visits.iter().flatten().count()
             * std::mem::size_of::<crate::visit_cache::CachedVisit>();
-        n * per_vertex + self.edge_source.len() * per_edge + planners + multis + visits
+        n * per_vertex + self.edge_source.len() * per_edge + held + multis + visits
     }
 
     pub(crate) fn reset_colors(&mut self) {
@@ -371,58 +362,41 @@ impl Matcher {
 
     /// Units of `v` free through `[at, at + duration)`.
     pub(crate) fn avail_during(&self, v: VertexId, at: i64, duration: i64) -> i64 {
-        match &self.plans[v as usize] {
-            Some(p) => p.avail_resources_during(at, duration).unwrap_or(0),
-            None => self.graph.size(v),
-        }
+        let end = at.saturating_add(duration);
+        self.graph.size(v) - self.spans[v as usize].planned_peak(at, end)
     }
 
-    /// Jobs using `v` at some instant of `[at, at + duration)`, counted down from
-    /// [`X_CHECKER_NJOBS`].
-    pub(crate) fn x_avail_during(&self, v: VertexId, at: i64, duration: i64) -> i64 {
-        match &self.x_checkers[v as usize] {
-            Some(p) => p.avail_resources_during(at, duration).unwrap_or(0),
-            None => X_CHECKER_NJOBS as i64,
-        }
+    /// Whether some job holds `v` at an instant of `[at, at + duration)`.
+    pub(crate) fn in_use_during(&self, v: VertexId, at: i64, duration: i64) -> bool {
+        self.spans[v as usize].in_use(at, at.saturating_add(duration))
     }
 
-    /// Plans `needs` units of `v` over `[at, at + duration)`.
-    pub(crate) fn plan_span(
+    /// Records that job `jobid` holds `v` over `[at, at + duration)`, planning `planned` of its
+    /// units.
+    pub(crate) fn hold(
         &mut self,
         v: VertexId,
+        jobid: u64,
         at: i64,
         duration: i64,
-        needs: u32,
-    ) -> Option<SpanId> {
-        let size = self.graph.size(v).max(0) as u64;
-        let plan = self.plans[v as usize].get_or_insert_with(|| {
-            Box::new(Planner::new(0, i64::MAX, size).expect("valid window"))
-        });
-        plan.add_span(at, duration, u64::from(needs)).ok()
-    }
-
-    /// Marks `v` in use by one more job over `[at, at + duration)`.
-    pub(crate) fn x_span(&mut self, v: VertexId, at: i64, duration: i64) -> SpanId {
+        planned: u32,
+        allocated: bool,
+    ) {
         self.touch(v);
-        let x = self.x_checkers[v as usize].get_or_insert_with(|| {
-            Box::new(Planner::new(0, i64::MAX, X_CHECKER_NJOBS).expect("valid window"))
+        self.spans[v as usize].push(JobSpan {
+            start: at,
+            end: at.saturating_add(duration),
+            jobid,
+            planned,
+            allocated,
         });
-        x.add_span(at, duration, 1).unwrap_or(-1)
     }
 
-    /// Removes what a job holds on one vertex.
-    pub(crate) fn release(&mut self, held: HeldSpans, allocated: bool) {
+    /// Removes what job `jobid` holds on one vertex.
+    pub(crate) fn release(&mut self, held: HeldSpans, jobid: u64) {
         self.touch(held.vertex);
         let v = held.vertex as usize;
-        if let (Some(span), Some(p)) = (held.plan, self.plans[v].as_mut()) {
-            let _ = p.rem_span(span);
-            if allocated {
-                self.allocations[v] = self.allocations[v].saturating_sub(1);
-            }
-        }
-        if let Some(x) = self.x_checkers[v].as_mut() {
-            let _ = x.rem_span(held.x_checker);
-        }
+        self.spans[v].remove_job(jobid);
         if let (Some(span), Some(p)) = (held.subplan, self.subplans[v].as_mut()) {
             let _ = p.rem_span(span);
         }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::graph::VertexId;
 use crate::match_request::{Request, aggregate_of};
-use crate::matcher::{Matcher, X_CHECKER_NJOBS};
+use crate::matcher::Matcher;
 use crate::scoring::{EdgeGroup, EvalEdge, ROOT_EDGE, Scoring};
 
 /// Why a traversal step failed (the errno Fluxion sets).
@@ -406,8 +406,8 @@ impl Matcher {
         if x_in || r.exclusive == Some(true) {
             let busy_now = meta.at == meta.now
                 && matches!(meta.alloc, AllocType::Alloc | AllocType::NoAlloc)
-                && self.allocations[u as usize] > 0;
-            if busy_now || self.x_avail_during(u, meta.at, meta.duration) < X_CHECKER_NJOBS as i64 {
+                && self.spans[u as usize].allocated();
+            if busy_now || self.in_use_during(u, meta.at, meta.duration) {
                 return Err(Errno::Busy);
             }
         }

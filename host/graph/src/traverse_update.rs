@@ -28,10 +28,7 @@ impl Matcher {
         self.begin_changes();
         let root = self.root;
         let shadow = self.exclusive.contains(&self.graph.kind_id(root));
-        let mut job = JobSpans {
-            held: Vec::new(),
-            allocated: meta.alloc == AllocType::Alloc,
-        };
+        let mut job = JobSpans { held: Vec::new() };
         let mut aggregates = Vec::new();
         let visit = Visit {
             needs,
@@ -101,23 +98,15 @@ impl Matcher {
         if meta.alloc == AllocType::NoAlloc {
             n += usize::from(excl);
         } else {
-            let mut plan = None;
             if excl {
                 n += 1;
-                plan = self.plan_span(u, meta.at, meta.duration, needs);
-                if plan.is_some() && meta.alloc == AllocType::Alloc {
-                    self.allocations[u as usize] += 1;
-                }
             }
             if n > 0 {
-                let x_checker = self.x_span(u, meta.at, meta.duration);
+                let planned = if excl { needs } else { 0 };
+                let allocated = meta.alloc == AllocType::Alloc;
+                self.hold(u, meta.jobid, meta.at, meta.duration, planned, allocated);
                 let subplan = self.add_aggregate_span(u, meta, &below);
-                job.held.push(HeldSpans {
-                    vertex: u,
-                    plan,
-                    x_checker,
-                    subplan,
-                });
+                job.held.push(HeldSpans { vertex: u, subplan });
                 let kind = self.graph.kind_id(u);
                 let size = self.graph.size(u);
                 let freed = if excl { size } else { size - i64::from(needs) };
@@ -204,7 +193,7 @@ impl Matcher {
             }
         }
         for held in job.held {
-            self.release(held, job.allocated);
+            self.release(held, jobid);
         }
         true
     }
