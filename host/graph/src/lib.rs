@@ -62,7 +62,7 @@
 //!   with its output streams, job ids and messages; `sluice resource-query` drives it.
 //!
 //! Not here: the `locality` policy, the `flexible` traverser, auxiliary
-//! subsystems (`-S C+PA` and the like), RFC 31 constraints, `update`, `attach`,
+//! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
 //! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
 //! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
 //!
