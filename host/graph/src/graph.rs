@@ -72,8 +72,11 @@ pub struct GraphBuilder {
     path_children: Vec<Vec<bool>>,
     /// The last (kind, basename, unit) texts interned and their numbers: generation adds
     /// vertices in runs from one recipe vertex, so most lookups repeat the previous one.
-    last_texts: Option<(Box<str>, Box<str>, Box<str>, [u32; 3])>,
+    last_texts: Option<LastTexts>,
 }
+
+/// A vertex's kind, basename and unit texts and the numbers they were interned as.
+type LastTexts = (Box<str>, Box<str>, Box<str>, [u32; 3]);
 
 impl Default for GraphBuilder {
     fn default() -> Self {
