@@ -79,7 +79,10 @@ fn dominant_subsystem(matcher: &str) -> anyhow::Result<&'static str> {
     })
 }
 
-fn load_graph(args: &Args) -> anyhow::Result<ResourceGraph> {
+/// The graph and, for JGF, the vertices' properties.
+type Loaded = (ResourceGraph, BTreeMap<u32, BTreeMap<String, String>>);
+
+fn load_graph(args: &Args) -> anyhow::Result<Loaded> {
     let path = &args.load_file;
     if !path.exists() {
         bail!(
@@ -94,13 +97,13 @@ fn load_graph(args: &Args) -> anyhow::Result<ResourceGraph> {
         );
     }
     match args.load_format.as_str() {
-        "grug" => Ok(read_grug(path)?),
+        "grug" => Ok((read_grug(path)?, BTreeMap::new())),
         "jgf" => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
             let jgf = read_jgf(&text, JgfLimits::default())
                 .with_context(|| format!("{}", path.display()))?;
-            Ok(jgf.graph)
+            Ok((jgf.graph, jgf.extras.properties))
         }
         other => bail!("[ERROR] unknown format for --load-format: {other} (grug or jgf)"),
     }
@@ -177,8 +180,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .with_context(|| format!("match policy {}", args.match_policy))?;
     let filters = join_prune_filter_options(args.prune_filters.iter().map(String::as_str));
     let start = Instant::now();
-    let graph = load_graph(&args)?;
-    let matcher = Matcher::new(graph, dominant, policy, &filters)?;
+    let (graph, properties) = load_graph(&args)?;
+    let mut matcher = Matcher::new(graph, dominant, policy, &filters)?;
+    for (v, props) in &properties {
+        for (key, value) in props {
+            matcher.set_property(*v, key, value);
+        }
+    }
     let load_time = start.elapsed().as_secs_f64();
     let stdout = std::io::stdout();
     let mut stdout = BufWriter::new(stdout.lock());
