@@ -52,7 +52,7 @@
 //! - [`MatchPolicy`]: how candidates are ranked, as a trait whose data is one table per graph
 //!   ([`IdPolicy`]: `high`, `low`, `hinode`, `lonode`, `hinodex`, `lonodex`, `first`,
 //!   `firstnodex` and custom `policy=…` strings; [`VariationPolicy`]: `variation`, by the
-//!   `perf_class` property).
+//!   `perf_class` property; [`LocalityPolicy`]: `locality`, runs of contiguous ids first).
 //! - [`MatchWriter`]s: `simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`, `rv1_nosched`, in
 //!   resource-query's bytes.
 //! - [`Matcher::find`]: `find` expressions (`status`, `sched-now`, `sched-future`, `jobid-*`,
@@ -61,7 +61,7 @@
 //!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
 //!   with its output streams, job ids and messages; `sluice resource-query` drives it.
 //!
-//! Not here: the `locality` policy, the `flexible` traverser, auxiliary
+//! Not here: the `flexible` traverser, auxiliary
 //! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
 //! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
 //! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
@@ -110,8 +110,8 @@ pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
 pub use match_ops::{MatchFailure, MatchOp};
 pub use match_policy::{
-    IdPolicy, MatchPolicy, PolicyError, PolicyTable, VariationPolicy, VertexProperties,
-    policy_by_name,
+    IdPolicy, LocalityPolicy, MatchPolicy, PolicyError, PolicyTable, VariationPolicy,
+    VertexProperties, policy_by_name,
 };
 pub use match_writers::{Emitted, MatchWriter, PrettySimpleWriter, SimpleWriter};
 pub use match_writers_json::{JgfWriter, RliteWriter, Rv1Writer};

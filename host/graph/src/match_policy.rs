@@ -70,6 +70,12 @@ pub trait MatchPolicy: Send {
     fn slot_prefers_higher(&self) -> bool {
         self.prefers_higher()
     }
+    /// Whether the final choice at the root ranks candidates by the run of consecutive scores
+    /// they fall in rather than by score (`locality`: the highest run first, candidates of one
+    /// run equal).
+    fn ranks_root_by_runs(&self) -> bool {
+        false
+    }
     /// Whether the traverser stops exploring a vertex's children as soon as enough are found,
     /// in the order of the children's remaining capacity (Fluxion's `stop_on_1_matches`).
     fn stop_on_first_match(&self) -> bool;
@@ -277,10 +283,55 @@ impl MatchPolicy for VariationPolicy {
     }
 }
 
-/// The policy `-P name` selects: `variation`, a named ID policy or a custom option string.
+/// Fluxion's `locality` policy (`greater_interval_first_t`): vertices score `id + 2` and are
+/// taken highest first, but the root's final choice prefers the highest run of consecutive
+/// scores (contiguous ids), treating the members of a run as equal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalityPolicy;
+
+impl MatchPolicy for LocalityPolicy {
+    fn name(&self) -> &str {
+        "locality"
+    }
+
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        _properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError> {
+        Ok(PolicyTable {
+            own: (0..graph.vertex_count() as VertexId)
+                .map(|v| graph.id(v) + 1)
+                .collect(),
+            factor: Vec::new(),
+        })
+    }
+
+    fn prefers_higher(&self) -> bool {
+        true
+    }
+
+    fn ranks_root_by_runs(&self) -> bool {
+        true
+    }
+
+    fn stop_on_first_match(&self) -> bool {
+        false
+    }
+
+    fn exclusive_types(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The policy `-P name` selects: `variation`, `locality`, a named ID policy or a custom option
+/// string.
 pub fn policy_by_name(name: &str) -> Result<Box<dyn MatchPolicy>, PolicyError> {
     if name == "variation" {
         return Ok(Box::new(VariationPolicy));
+    }
+    if name == "locality" {
+        return Ok(Box::new(LocalityPolicy));
     }
     Ok(Box::new(IdPolicy::from_name(name)?))
 }

@@ -81,6 +81,7 @@ pub struct Matcher {
     pub(crate) table: PolicyTable,
     pub(crate) higher_first: bool,
     pub(crate) slot_higher_first: bool,
+    pub(crate) root_by_runs: bool,
     pub(crate) stop_on_first: bool,
     pub(crate) filters: PruneFilters,
     /// Types taken whole by the policy (`*nodex`).
@@ -203,6 +204,7 @@ impl Matcher {
         let mut m = Matcher {
             higher_first: policy.prefers_higher(),
             slot_higher_first: policy.slot_prefers_higher(),
+            root_by_runs: policy.ranks_root_by_runs(),
             stop_on_first: policy.stop_on_first_match(),
             exclusive: policy_exclusive.clone(),
             policy_exclusive,

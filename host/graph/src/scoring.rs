@@ -272,6 +272,26 @@ impl Scoring {
         }
     }
 
+    /// Replaces every score of `kind` by the first score of its run in `runs` (a set of scores
+    /// in which consecutive values form one run), as `locality` compares candidates.
+    pub fn rank_by_runs(&mut self, kind: u32, runs: &std::collections::BTreeSet<i64>) {
+        for g in &mut self.evals(kind).groups {
+            let mut lower = g.score;
+            for &s in runs.range(..g.score).rev() {
+                if s + 1 != lower {
+                    break;
+                }
+                lower = s;
+            }
+            g.score = lower;
+        }
+    }
+
+    /// Every score recorded for `kind`.
+    pub fn scores(&mut self, kind: u32) -> impl Iterator<Item = i64> + '_ {
+        self.evals(kind).groups.iter().map(|g| g.score)
+    }
+
     /// Moves `other`'s candidates under this level (an unconstrained child's `merge`).
     pub fn merge(&mut self, other: Scoring) {
         for (kind, evals) in other.types {

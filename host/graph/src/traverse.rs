@@ -132,12 +132,19 @@ impl Matcher {
         needs: &mut u32,
     ) -> Result<(), ()> {
         let mut met = true;
+        // `locality`: one interval set of scores over every top-level type, as Fluxion's
+        // comparator accumulates it.
+        let mut runs = std::collections::BTreeSet::new();
         for r in resources {
             let qc = dfu.qualified(r.kind);
             let count = calc_count(r, qc);
             if count == 0 {
                 met = false;
                 break;
+            }
+            if self.root_by_runs {
+                runs.extend(dfu.scores(r.kind));
+                dfu.rank_by_runs(r.kind, &runs);
             }
             dfu.choose_best_k(r.kind, count, self.higher_first);
         }

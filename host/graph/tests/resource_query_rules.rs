@@ -905,3 +905,68 @@ fn variation_takes_the_lowest_perf_class_first_ties_in_walk_order() {
     .concat();
     assert_eq!(p.out, expected);
 }
+
+#[test]
+fn locality_keeps_a_job_on_contiguous_ids_where_high_spreads_over_equal_scores() {
+    // cluster0 → node0, node1 → core0-3 each (ids local to the node). Two one-core slots are
+    // chosen at the root among every free core; each node hands its slots up highest first.
+    // high: the two best scores are node0's and node1's core3 (equal; a stable order keeps the
+    // walk's). locality: all scores form one run of consecutive values, so every candidate
+    // ranks equal and the walk's order decides: node0's core3 then core2.
+    let body = [
+        common::node("cluster", "cluster", true, ""),
+        common::node("node", "node", false, ""),
+        common::node("core", "core", false, ""),
+        common::edge("cluster", "node", &[("multi_scale", "2")]),
+        common::edge("node", "core", &[("multi_scale", "4")]),
+    ]
+    .concat();
+    let spec = jobspec(
+        "    - type: slot\n      count: 2\n      label: default\n      with:\n        - type: core\n          count: 1\n",
+        3600,
+    );
+    let ws = Workspace::new(
+        "locality",
+        &[("two.yaml", &spec), ("g.graphml", &common::document(&body))],
+    );
+    let run_policy = |policy: &str| {
+        run_on(
+            &ws.dir.join("g.graphml"),
+            &ws,
+            policy,
+            "ALL:core,ALL:node",
+            MatchFormat::Simple,
+            false,
+            "match allocate two.yaml\nmatch allocate two.yaml\n",
+        )
+        .out
+    };
+    let node = |n: u32, cores: &[u32]| {
+        cores
+            .iter()
+            .map(|c| line(3, &format!("core{c}"), 1, true))
+            .collect::<String>()
+            + &line(2, &format!("node{n}"), 1, false)
+    };
+    let root = line(1, "cluster0", 1, false);
+    assert_eq!(
+        run_policy("locality"),
+        [
+            node(0, &[2, 3]) + &root,
+            scheduled(1, "ALLOCATED", "Now"),
+            node(0, &[0, 1]) + &root,
+            scheduled(2, "ALLOCATED", "Now"),
+        ]
+        .concat()
+    );
+    assert_eq!(
+        run_policy("high"),
+        [
+            node(0, &[3]) + &node(1, &[3]) + &root,
+            scheduled(1, "ALLOCATED", "Now"),
+            node(0, &[2]) + &node(1, &[2]) + &root,
+            scheduled(2, "ALLOCATED", "Now"),
+        ]
+        .concat()
+    );
+}

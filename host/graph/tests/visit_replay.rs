@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use sluice_graph::{Flow, IdPolicy, MatchFormat, Matcher, Outputs, Session, read_grug};
+use sluice_graph::{Flow, MatchFormat, Matcher, Outputs, Session, policy_by_name, read_grug};
 
 const POLICIES: [&str; 8] = [
     "high",
@@ -35,7 +35,7 @@ fn run(
     commands: &[String],
 ) -> (String, String) {
     let graph = read_grug(grug).unwrap();
-    let policy = Box::new(IdPolicy::from_name(policy).unwrap());
+    let policy = policy_by_name(policy).unwrap();
     let matcher = Matcher::new(graph, "containment", policy, "ALL:core,ALL:node").unwrap();
     let mut session = Session::new(matcher, MatchFormat::Simple, true);
     session.matcher_mut().set_visit_replay(replay);
@@ -70,6 +70,9 @@ fn command() -> impl Strategy<Value = String> {
         1 => (1..12u32).prop_map(|j| format!("cancel {j}")),
         1 => (0..2u32, any::<bool>()).prop_map(|(n, up)| {
             format!("set-status /tiny0/rack0/node{n} {}", if up { "up" } else { "down" })
+        }),
+        1 => (0..2u32, 0..4u32).prop_map(|(n, class)| {
+            format!("set-property /tiny0/rack0/node{n} perf_class={class}")
         }),
     ]
 }

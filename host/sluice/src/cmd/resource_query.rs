@@ -30,8 +30,8 @@ pub struct Args {
     /// Predefined matcher: CA, IBA, IBBA, PFS1BA, PA or VA (one dominant subsystem).
     #[arg(short = 'S', long = "match-subsystems", default_value = "CA")]
     match_subsystems: String,
-    /// Match policy: first, high, low, hinode, lonode, hinodex, lonodex, firstnodex, variation,
-    /// or a custom `policy=high|low node_centric=… node_exclusive=… stop_on_1_matches=…` string.
+    /// Match policy: first, high, low, hinode, lonode, hinodex, lonodex, firstnodex, locality,
+    /// variation, or a custom `policy=high|low node_centric=… node_exclusive=… stop_on_1_matches=…` string.
     #[arg(short = 'P', long = "match-policy", default_value = "first")]
     match_policy: String,
     /// Output format of matched resources: simple, pretty_simple, jgf, rlite, rv1, rv1_nosched.
