@@ -92,7 +92,9 @@ mod planner_multi;
 mod prune_filters;
 mod scoring;
 mod session;
+mod session_text;
 mod traverse;
+mod traverse_explore;
 mod traverse_update;
 mod vertex_spans;
 mod visit_cache;
@@ -121,4 +123,5 @@ pub use planner_multi::PlannerMulti;
 pub use prune_filters::{
     DEFAULT_PRUNE_FILTERS, PruneFilterError, PruneFilters, join_prune_filter_options,
 };
-pub use session::{Flow, MatchFormat, Outputs, Session, format_double};
+pub use session::{Flow, MatchFormat, Outputs, Session};
+pub use session_text::format_double;
