@@ -970,3 +970,26 @@ fn locality_keeps_a_job_on_contiguous_ids_where_high_spreads_over_equal_scores()
         .concat()
     );
 }
+
+#[test]
+fn without_allocating_prints_the_match_and_plans_nothing() {
+    // MATCHED, under the current job id, which it does not consume; the next allocation gets
+    // the same resources.
+    let ws = Workspace::new("noalloc", &[("j.yaml", &one_core())]);
+    let p = run(
+        &ws,
+        "high",
+        "match without_allocating j.yaml\nmatch allocate j.yaml\nmatch without_allocating_future j.yaml\ninfo 1\n",
+    );
+    let expected = [
+        one_core_lines(1, 1, 35),
+        scheduled(1, "MATCHED", "Now"),
+        one_core_lines(1, 1, 35),
+        scheduled(1, "ALLOCATED", "Now"),
+        one_core_lines(1, 0, 17),
+        scheduled(2, "MATCHED", "Now"),
+    ]
+    .concat();
+    assert_eq!(p.out, expected);
+    assert!(p.stdout.starts_with("INFO: 1, ALLOCATED, 0, j.yaml, "), "{}", p.stdout);
+}
