@@ -991,5 +991,9 @@ fn without_allocating_prints_the_match_and_plans_nothing() {
     ]
     .concat();
     assert_eq!(p.out, expected);
-    assert!(p.stdout.starts_with("INFO: 1, ALLOCATED, 0, j.yaml, "), "{}", p.stdout);
+    assert!(
+        p.stdout.starts_with("INFO: 1, ALLOCATED, 0, j.yaml, "),
+        "{}",
+        p.stdout
+    );
 }
