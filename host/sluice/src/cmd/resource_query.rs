@@ -203,7 +203,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let stdin = std::io::stdin();
     let interactive = stdin.is_terminal();
     let mut stderr = std::io::stderr();
-    let mut lines = stdin.lock().lines();
+    let mut input = stdin.lock();
+    let mut raw = Vec::new();
     loop {
         if !args.disable_prompt {
             write!(stdout, "resource-query> ")?;
@@ -212,8 +213,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             stdout.flush()?;
         }
         // resource-query loops forever at end of input; ending there is the one deviation.
-        let Some(line) = lines.next() else { break };
-        let line = line.context("reading commands from stdin")?;
+        raw.clear();
+        if input
+            .read_until(b'\n', &mut raw)
+            .context("reading commands from stdin")?
+            == 0
+        {
+            break;
+        }
+        // Bytes that are not UTF-8 become U+FFFD: such a word is then an unknown command or a
+        // file that cannot be opened, as in resource-query, rather than the end of the session.
+        let line = String::from_utf8_lossy(&raw);
+        let line = line.trim_end_matches(['\n', '\r']);
         let flow = match out_file.as_mut() {
             Some(out) => {
                 let mut io = Outputs {
@@ -221,7 +232,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     stdout: &mut stdout,
                     stderr: &mut stderr,
                 };
-                session.execute(&line, &mut io)?
+                session.execute(line, &mut io)?
             }
             None => {
                 // Without -t both streams are stdout, interleaved in the order written.
@@ -232,7 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     stdout: &mut info,
                     stderr: &mut stderr,
                 };
-                let flow = session.execute(&line, &mut io)?;
+                let flow = session.execute(line, &mut io)?;
                 stdout.write_all(&shared.0.borrow())?;
                 flow
             }
