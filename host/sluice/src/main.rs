@@ -57,6 +57,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Reload the daemon's configuration (scontrol reconfigure).
     Reconfigure(cmd::reconfigure::Args),
+    /// Match jobspecs against a Flux resource graph, as flux-sched's resource-query does.
+    ResourceQuery(cmd::resource_query::Args),
     /// The per-job supervisor the daemon starts (slurmstepd); not for people to run.
     #[command(hide = true)]
     Supervise(cmd::supervise::Args),
@@ -97,6 +99,7 @@ fn main() -> std::process::ExitCode {
         Command::Share(args) => cmd::share::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Reconfigure(args) => cmd::reconfigure::run(args),
+        Command::ResourceQuery(args) => cmd::resource_query::run(args),
         Command::Supervise(args) => cmd::supervise::run(args),
     };
     match result {

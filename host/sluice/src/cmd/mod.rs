@@ -12,6 +12,7 @@ pub mod prio;
 pub mod queue;
 pub mod reconfigure;
 pub mod reservation;
+pub mod resource_query;
 pub mod run;
 pub mod serve;
 pub mod share;
