@@ -78,6 +78,12 @@ impl Engine {
         Some((state.last_scan + k.max(1) * period).max(earliest))
     }
 
+    /// Whether a power timer or request is pending: a pass will act on some node or job later
+    /// (a replay runs until none is).
+    pub fn power_pending(&self) -> bool {
+        self.power_wakeup().is_some()
+    }
+
     /// The earliest time a pass would act on a node or job, if any would.
     fn earliest_power_due(&self) -> Option<i64> {
         let state = &self.power;
