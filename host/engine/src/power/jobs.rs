@@ -142,7 +142,8 @@ impl Engine {
         let job = self.jobs.get_mut(&id).expect("requeued above");
         job.restarts += 1;
         job.spec.begin_time = Some(now + REQUEUE_DELAY);
-        job.eligible_time = None;
+        // scontrol's EligibleTime after a requeue is the new begin time.
+        job.eligible_time = Some(now + REQUEUE_DELAY);
         job.reason = Reason::BeginTime;
     }
 

@@ -100,7 +100,7 @@ impl PowerState {
             suspend_bucket: TokenBucket::new(p.suspend_rate, interval),
             // As if a pass had run the second before start-up and the nodes changed at start-up:
             // the first tick runs a pass, as slurmctld's power thread does when it starts.
-            last_scan: now - 1,
+            last_scan: now - 1 - p.power_save_min_interval as i64,
             last_change: now,
             powered_up,
             automatic,
