@@ -113,6 +113,23 @@ impl PowerState {
         &self.nodes[n]
     }
 
+    /// How long a power program may run before it is killed (Slurm's `max_timeout`, §1.17):
+    /// the longest of the global and every partition's SuspendTimeout and ResumeTimeout;
+    /// `None` when one of them is INFINITE.
+    pub fn program_timeout(cluster: &Cluster) -> Option<u64> {
+        let p = &cluster.power;
+        let mut longest = Some(p.suspend_timeout.max(p.resume_timeout.seconds()?));
+        for part in &cluster.partitions {
+            if let Some(t) = part.power.resume_timeout {
+                longest = longest.zip(t.seconds()).map(|(a, b)| a.max(b));
+            }
+            if let Some(t) = part.power.suspend_timeout {
+                longest = longest.map(|a| a.max(t));
+            }
+        }
+        longest
+    }
+
     /// Whether automatic power saving is on (both programs set, some node with a finite
     /// SuspendTime, valid rates and intervals); manual requests and PowerDownOnIdle work either way.
     pub fn automatic(&self) -> bool {

@@ -86,5 +86,7 @@ mod tests {
         assert_eq!((t[2].suspend_timeout, t[2].resume_timeout), (30, Some(60)));
         // The node's own value beats its partitions.
         assert_eq!((t[3].suspend_time, t[3].suspend_timeout), (Some(5), 50));
+        // Programs may run as long as the longest timeout anywhere: partition c's ResumeTimeout.
+        assert_eq!(crate::power::PowerState::program_timeout(&c), Some(90));
     }
 }
