@@ -26,6 +26,8 @@ pub struct Exclusions {
     pub parts: NodeBitmap,
     /// `SuspendExcStates` as upper-case names.
     pub states: Vec<String>,
+    /// Whether there is no exclusion at all, worked out once (a pass asks for every node).
+    none: bool,
 }
 
 impl Exclusions {
@@ -70,15 +72,16 @@ impl Exclusions {
             .iter()
             .map(|s| s.to_ascii_uppercase())
             .collect();
+        out.none = out.nodes.is_empty()
+            && out.groups.is_empty()
+            && out.parts.is_empty()
+            && out.states.is_empty();
         out
     }
 
     /// Whether there is any exclusion at all (the pass then skips computing them).
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-            && self.groups.is_empty()
-            && self.parts.is_empty()
-            && self.states.is_empty()
+        self.none
     }
 
     /// The nodes each count group keeps up this pass (`_pick_exc_nodes`): busy nodes count

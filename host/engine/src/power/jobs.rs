@@ -81,16 +81,15 @@ impl Engine {
         let Some(alloc) = self.jobs.get(&id).and_then(|j| j.alloc.as_ref()) else {
             return;
         };
-        for &n in &alloc.placement.nodes {
+        let nodes = alloc.placement.nodes.clone();
+        for n in nodes {
             let n = n as usize;
             if self.nodes.is_idle(n) {
                 let np = &mut self.power.nodes[n];
                 if !np.flags.has(F::POWERED_DOWN) {
                     np.last_busy = Some(now);
                 }
-                let flags = np.flags;
-                let blocked = flags.has(F::POWERING_DOWN) || flags.has(F::POWER_DOWN);
-                self.nodes.set_power_blocked(NodeId(n as u32), blocked);
+                self.sync_power(n);
             }
         }
         self.power.touch(now);
@@ -105,6 +104,7 @@ impl Engine {
         let blocked =
             flags.has(F::POWERING_DOWN) || (flags.has(F::POWER_DOWN) && self.nodes.is_idle(n));
         self.nodes.set_power_blocked(id, blocked);
+        self.refresh_due(n);
     }
 
     /// Kills or requeues the jobs on a failed node (`_foreach_kill_running_job_by_node`): a

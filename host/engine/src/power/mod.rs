@@ -9,6 +9,7 @@
 //! [`crate::Event::Power`]: program calls with their hostlist, reasons and resume file, and
 //! jobs ready to launch. docs/power-save.md says which of Slurm's quirks are kept and why.
 
+pub mod bench;
 mod bucket;
 mod display;
 pub(crate) mod event;

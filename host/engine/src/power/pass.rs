@@ -14,6 +14,37 @@ use crate::job::JobState;
 use crate::node_state::Health;
 use crate::request::Constraint;
 
+/// Whether and when a node is due to be suspended.
+enum Suspend {
+    /// Nothing asks for it, or it cannot be suspended now.
+    Never,
+    /// Due at this time (i64::MIN: at once), for this reason.
+    Due(i64, &'static str),
+    /// Would be due at this time, but an exclusion keeps it up.
+    Excluded(i64, Exclusion),
+}
+
+/// Which exclusion keeps a node up.
+enum Exclusion {
+    /// `SuspendExcStates`, by its index.
+    State(usize),
+    /// `SuspendExcParts`.
+    Parts,
+    /// `SuspendExcNodes`, listed or kept by a count.
+    Nodes,
+}
+
+impl Exclusion {
+    /// The node's PowerReason while it is kept up.
+    fn describe(&self, states: &[String]) -> String {
+        match self {
+            Exclusion::State(i) => format!("excluded by SuspendExcStates={}", states[*i]),
+            Exclusion::Parts => "excluded by SuspendExcParts".into(),
+            Exclusion::Nodes => "excluded by SuspendExcNodes".into(),
+        }
+    }
+}
+
 /// What one pass decided, node by node, before the program calls are made.
 #[derive(Default)]
 struct PassOutcome {
@@ -95,33 +126,49 @@ impl Engine {
         {
             return Some(i64::MIN);
         }
+        let due = state.due.iter().copied().filter(|&t| t != i64::MAX);
+        if state.exclusions.is_empty() {
+            return due.min();
+        }
+        // A node an exclusion keeps up is not pending: look closer at the nodes with a time.
         let kept = self.power_kept();
-        let mut due: Option<i64> = None;
+        (0..state.nodes.len())
+            .filter(|&n| state.due[n] != i64::MAX)
+            .filter_map(|n| self.node_due(n, &kept))
+            .min()
+    }
+
+    /// The next time a pass has something to do for node `n` (rates aside): at once for a
+    /// power-up or power-down request, SuspendTimeout or ResumeTimeout after the program was
+    /// asked for, SuspendTime after it became idle (unless `kept` or another exclusion keeps
+    /// it up); `None` if never as things stand.
+    fn node_due(&self, n: usize, kept: &NodeBitmap) -> Option<i64> {
+        let np = &self.power.nodes[n];
+        let f = np.flags;
+        let mut due = self.suspend_due(n, kept);
         let mut note = |t: i64| due = Some(due.map_or(t, |d: i64| d.min(t)));
-        for (n, np) in state.nodes.iter().enumerate() {
-            let f = np.flags;
-            if f.has(F::POWER_UP) && f.has(F::POWERED_DOWN) && !f.has(F::POWERING_DOWN) {
-                note(i64::MIN);
-            }
-            if let Some(t) = self.suspend_due(n, &kept) {
-                note(t);
-            }
-            if f.has(F::POWERING_DOWN) {
-                let since = np.suspend_requested.unwrap_or(i64::MIN);
-                note(since.saturating_add(np.timers.suspend_timeout as i64 + 1));
-            }
-            if f.has(F::POWERING_UP)
-                && f.has(F::NOT_RESPONDING)
-                && let Some(rt) = np.timers.resume_timeout
-            {
-                note(
-                    np.boot_requested
-                        .unwrap_or(i64::MIN)
-                        .saturating_add(rt as i64 + 1),
-                );
-            }
+        if f.has(F::POWER_UP) && f.has(F::POWERED_DOWN) && !f.has(F::POWERING_DOWN) {
+            note(i64::MIN);
+        }
+        if f.has(F::POWERING_DOWN) {
+            let since = np.suspend_requested.unwrap_or(i64::MIN);
+            note(since.saturating_add(np.timers.suspend_timeout as i64 + 1));
+        }
+        if f.has(F::POWERING_UP)
+            && f.has(F::NOT_RESPONDING)
+            && let Some(rt) = np.timers.resume_timeout
+        {
+            let asked = np.boot_requested.unwrap_or(i64::MIN);
+            note(asked.saturating_add(rt as i64 + 1));
         }
         due
+    }
+
+    /// Records when the pass next has to look at node `n` ([`Engine::node_due`], exclusions
+    /// aside), so that a pass with nothing due skips every node by one comparison.
+    pub(crate) fn refresh_due(&mut self, n: usize) {
+        let due = self.node_due(n, &NodeBitmap::default()).unwrap_or(i64::MAX);
+        self.power.due[n] = due;
     }
 
     /// Whether node `n` may be suspended at all (`_node_state_suspendable`): IDLE or DOWN, no
@@ -142,63 +189,61 @@ impl Engine {
         base_ok && !completing && !f.any(F::POWERING_UP.with(F::POWERING_DOWN))
     }
 
-    /// When node `n` is due to be suspended and why, ignoring the rate: at once with a
-    /// power-down request; SuspendTime after it became idle under automatic power saving,
-    /// unless an exclusion keeps it up. `None` when it never is as things stand.
+    /// When node `n` is due to be suspended, ignoring the rate; `None` when it never is as
+    /// things stand (an exclusion keeps it up, or nothing asks for it).
     fn suspend_due(&self, n: usize, kept: &NodeBitmap) -> Option<i64> {
-        self.suspend_decision(n, kept).ok().map(|(t, _)| t)
+        match self.suspend_decision(n, kept) {
+            Suspend::Due(t, _) => Some(t),
+            _ => None,
+        }
     }
 
-    /// [`Engine::suspend_due`] with the reason, or why not (an exclusion), if it would be due.
-    fn suspend_decision(
-        &self,
-        n: usize,
-        kept: &NodeBitmap,
-    ) -> Result<(i64, String), Option<String>> {
-        if !self.power_suspendable(n) {
-            return Err(None);
-        }
+    /// Whether and when node `n` is due to be suspended, and why: at once with a power-down
+    /// request; SuspendTime after it became idle under automatic power saving, unless an
+    /// exclusion keeps it up. No allocation: a pass asks this of every node.
+    fn suspend_decision(&self, n: usize, kept: &NodeBitmap) -> Suspend {
         let np = &self.power.nodes[n];
-        if np.flags.has(F::POWER_DOWN) {
-            let why = np.down_request.unwrap_or("POWER_DOWN requested");
-            return Ok((i64::MIN, why.to_string()));
+        let wanted = np.flags.has(F::POWER_DOWN);
+        let timed =
+            self.power.automatic && np.last_busy.is_some() && np.timers.suspend_time.is_some();
+        if !(wanted || timed) || !self.power_suspendable(n) {
+            return Suspend::Never;
         }
-        if !self.power.automatic {
-            return Err(None);
+        if wanted {
+            return Suspend::Due(i64::MIN, np.down_request.unwrap_or("POWER_DOWN requested"));
         }
         let (Some(busy), Some(st)) = (np.last_busy, np.timers.suspend_time) else {
-            return Err(None);
+            return Suspend::Never;
         };
-        if let Some(why) = self.excluded_by(n, kept) {
-            return Err(Some(why));
+        let due = busy.saturating_add(st as i64 + 1);
+        match self.excluded_by(n, kept) {
+            Some(exclusion) => Suspend::Excluded(due, exclusion),
+            None => Suspend::Due(due, "SuspendTime reached"),
         }
-        Ok((
-            busy.saturating_add(st as i64 + 1),
-            "SuspendTime reached".into(),
-        ))
     }
 
     /// The exclusion that keeps node `n` up, if any.
-    fn excluded_by(&self, n: usize, kept: &NodeBitmap) -> Option<String> {
+    fn excluded_by(&self, n: usize, kept: &NodeBitmap) -> Option<Exclusion> {
         let ex = &self.power.exclusions;
         if ex.is_empty() {
             return None;
         }
         let i = n as u32;
         if let Some(state) = self.excluded_state(n) {
-            return Some(format!("excluded by SuspendExcStates={state}"));
+            return Some(Exclusion::State(state));
         }
         if ex.parts.contains(i) {
-            return Some("excluded by SuspendExcParts".into());
+            return Some(Exclusion::Parts);
         }
         if ex.nodes.contains(i) || kept.contains(i) {
-            return Some("excluded by SuspendExcNodes".into());
+            return Some(Exclusion::Nodes);
         }
         None
     }
 
-    /// The first `SuspendExcStates` entry node `n` is in (`_node_state_should_suspend`).
-    fn excluded_state(&self, n: usize) -> Option<&str> {
+    /// The index of the first `SuspendExcStates` entry node `n` is in
+    /// (`_node_state_should_suspend`).
+    fn excluded_state(&self, n: usize) -> Option<usize> {
         let node = self.nodes.node(NodeId(n as u32));
         let np = &self.power.nodes[n];
         self.power
@@ -206,7 +251,7 @@ impl Engine {
             .states
             .iter()
             .map(String::as_str)
-            .find(|s| match *s {
+            .position(|s| match s {
                 "DOWN" => node.health == Health::Down,
                 "DRAIN" => node.health == Health::Drain,
                 "FAIL" => node.health == Health::Fail,
@@ -249,7 +294,10 @@ impl Engine {
             self.resume_for_jobs(&mut marked, &mut out);
         }
         for n in 0..self.nodes.len() {
-            self.power_node(n, now, &marked, &kept, &mut out);
+            // Exclusions only hold nodes back, so a node not due without them is not due.
+            if self.power.due[n] <= now || marked.contains(n as u32) {
+                self.power_node(n, now, &marked, &kept, &mut out);
+            }
         }
         self.power_calls(now, out);
     }
@@ -357,15 +405,20 @@ impl Engine {
             }
         }
         match self.suspend_decision(n, kept) {
-            Ok((due, why)) if due <= now => {
+            Suspend::Due(due, why) if due <= now => {
                 if self.power.suspend_bucket.take() {
                     self.suspend_node(n, now);
-                    out.sleep.push((n as u32, why));
+                    out.sleep.push((n as u32, why.to_string()));
                 } else {
                     self.power.nodes[n].why = Some("rate-limited (SuspendRate)".into());
                 }
             }
-            Err(Some(why)) => self.power.nodes[n].why = Some(why),
+            Suspend::Excluded(due, exclusion) if due <= now => {
+                let why = exclusion.describe(&self.power.exclusions.states);
+                if self.power.nodes[n].why.as_deref() != Some(why.as_str()) {
+                    self.power.nodes[n].why = Some(why);
+                }
+            }
             _ => {}
         }
         let np = &self.power.nodes[n];
@@ -457,6 +510,7 @@ impl Engine {
         let np = &mut self.power.nodes[n];
         np.last_busy = None;
         np.boot_requested = None;
+        self.refresh_due(n);
         self.power.touch(now);
     }
 

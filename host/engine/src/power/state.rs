@@ -50,6 +50,9 @@ pub struct PowerState {
     pub(crate) automatic: bool,
     /// SuspendExcNodes, SuspendExcParts and SuspendExcStates, resolved.
     pub(crate) exclusions: Exclusions,
+    /// Per node, the next time a pass has something to do for it, exclusions and rates aside
+    /// (`i64::MAX`: never as things stand); kept by every change to the node.
+    pub(crate) due: Vec<i64>,
 }
 
 impl PowerState {
@@ -93,7 +96,20 @@ impl PowerState {
             && p.suspend_rate <= 60_000
             && ((p.resume_rate == 0 && p.suspend_rate == 0)
                 || (p.power_save_interval <= 60 && p.power_save_min_interval <= 60));
+        // At start-up every node is idle: due SuspendTime after now under automatic power saving.
+        let due = cluster
+            .nodes
+            .iter()
+            .zip(&nodes)
+            .map(|(node, np)| match (np.last_busy, np.timers.suspend_time) {
+                (Some(busy), Some(st)) if automatic && node.state != ConfigState::Future => {
+                    busy.saturating_add(st as i64 + 1)
+                }
+                _ => i64::MAX,
+            })
+            .collect();
         Self {
+            due,
             nodes,
             resume_jobs: Vec::new(),
             resume_bucket: TokenBucket::new(p.resume_rate, interval),
