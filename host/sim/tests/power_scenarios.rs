@@ -770,3 +770,72 @@ fn a_boot_time_brings_resumed_nodes_up_that_many_seconds_later() {
     let resumed = log.calls("resume")[0].0;
     assert_eq!(log.job_first(1, "RUNNING"), Some(resumed + 42));
 }
+
+#[test]
+fn power_accounting_adds_up_node_hours_boots_boot_delay_and_energy() {
+    let text = r#"
+[power]
+SuspendTime = 10
+SuspendTimeout = 10
+ResumeTimeout = 60
+SuspendProgram = "/rec/suspend"
+ResumeProgram = "/rec/resume"
+idle_on_node_suspend = true
+
+[power.Watts]
+Busy = 100.0
+Idle = 50.0
+Booting = 80.0
+PoweringDown = 30.0
+Off = 2.0
+
+[[nodes]]
+NodeName = "node1"
+CPUs = 1
+State = "CLOUD"
+
+[[partitions]]
+PartitionName = "cloud1"
+Nodes = "node1"
+Default = true
+"#;
+    let cluster = sluice_cluster::Cluster::from_toml(Source::new("c.toml", text), None).unwrap();
+    let policies = Policies {
+        priority: Box::new(Basic::from_settings(&Settings::default())),
+        selection: Box::new(ConsTres::from_settings(&Settings::default())),
+        hres: None,
+        gres: Vec::new(),
+    };
+    let scenario = Scenario::read(jobs(&[(1, 5, 5)]).as_bytes(), "w.jsonl").unwrap();
+    let (outcome, out) =
+        run_scenario(cluster, policies, scenario, Boot::After(25), Vec::new()).unwrap();
+    let log = Log {
+        records: String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+        outcome: outcome.clone(),
+    };
+    let resumed = log.calls("resume")[0].0;
+    let running = log.job_first(1, "RUNNING").unwrap();
+    let done = log.job_first(1, "COMPLETED").unwrap();
+    let suspended = log.calls("suspend")[0].0;
+    let end = outcome.end;
+    let p = &outcome.power;
+    let h = |s: i64| s as f64 / 3600.0;
+    assert_eq!(p.booting_node_h, h(running - resumed));
+    assert_eq!(p.busy_node_h, h(done - running));
+    assert_eq!(p.idle_node_h, h(suspended - done));
+    assert_eq!(p.powering_down_node_h, h(end - suspended));
+    assert_eq!(p.off_node_h, h(resumed));
+    assert_eq!((p.boots, p.suspends, p.jobs_started), (1, 1, 1));
+    assert_eq!(p.boot_delay_s, running - resumed);
+    assert_eq!(p.avg_wait_s, (running - 5) as f64);
+    let wh = h(running - resumed) * 80.0
+        + h(done - running) * 100.0
+        + h(suspended - done) * 50.0
+        + h(end - suspended) * 30.0
+        + h(resumed) * 2.0;
+    assert!((p.energy_kwh.unwrap() - wh / 1000.0).abs() < 1e-12);
+}

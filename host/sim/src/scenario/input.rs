@@ -15,6 +15,7 @@ use crate::error::ReadError;
 use crate::input;
 use crate::job::{Time, WorkloadJob};
 use crate::jsonl::JsonLinesReader;
+use crate::workload::Workload;
 
 /// What a timed action does.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -63,9 +64,16 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Reads a plain or gzipped JSON-lines scenario.
+    /// Reads a plain or gzipped JSON-lines scenario; any other trace [`Workload::open`] reads
+    /// (SWF) gives its jobs and no actions.
     pub fn open(path: &Path) -> Result<Self, ReadError> {
-        Self::read(input::open(path)?, &path.display().to_string())
+        match Workload::open(path)? {
+            Workload::JsonLines(_) => Self::read(input::open(path)?, &path.display().to_string()),
+            swf => Ok(Scenario {
+                jobs: swf.collect::<Result<_, _>>()?,
+                actions: Vec::new(),
+            }),
+        }
     }
 
     /// Reads a scenario from `input`; `file` names it in messages.

@@ -7,9 +7,11 @@
 //! The replay runs until no job is left and no power timer is pending, or until nothing has
 //! happened for [`IDLE_LIMIT`] seconds with jobs still left (a `stopped` record lists them).
 
+mod accounting;
 mod input;
 mod log;
 
+pub use accounting::PowerMetrics;
 pub use input::{Action, ActionKind, Scenario};
 pub use log::ScenarioLog;
 
@@ -27,6 +29,7 @@ use sluice_engine::{
 use crate::job::{Time, WorkloadJob};
 use crate::scheduler::engine::{job_spec, largest_node_cpus};
 use crate::scheduler::{JobKey, Submission};
+use accounting::PowerAccounting;
 use log::JobSeen;
 
 /// The engine clock at the replay's start: a real epoch, so that no time is Slurm's "0 = never".
@@ -64,7 +67,7 @@ impl FromStr for Boot {
 }
 
 /// What a scenario replay ended with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ScenarioOutcome {
     /// Seconds from the start to the last instant processed.
     pub end: Time,
@@ -78,6 +81,8 @@ pub struct ScenarioOutcome {
     pub calls: (u64, u64, u64),
     /// Log lines written.
     pub log_lines: u64,
+    /// Node-hours per power state, boots, the wait boots added, energy.
+    pub power: PowerMetrics,
 }
 
 /// Something that happens at a known instant.
@@ -111,6 +116,12 @@ struct Flight {
     run_time: Time,
     /// The start its end was scheduled for.
     scheduled_for: Option<i64>,
+    /// Engine time of its submission.
+    submitted: i64,
+    /// Since when it has been CONFIGURING, if it is.
+    configuring_since: Option<i64>,
+    /// Whether it has run yet.
+    started: bool,
 }
 
 /// Replays `scenario` on `cluster` with `policies`, writing the log to `out`.
@@ -126,7 +137,9 @@ pub fn run_scenario<W: Write>(
     let mut config = EngineConfig::for_cluster(&cluster);
     config.create_missing_associations = true;
     let engine = Engine::with_config(cluster, policies, Arc::new(clock.clone()), config);
+    let accounting = PowerAccounting::new(&engine, START);
     let mut run = Run {
+        accounting,
         engine,
         clock,
         boot,
@@ -143,6 +156,7 @@ pub fn run_scenario<W: Write>(
             refused: 0,
             calls: (0, 0, 0),
             log_lines: 0,
+            power: PowerMetrics::default(),
         },
     };
     for job in scenario.jobs {
@@ -153,14 +167,20 @@ pub fn run_scenario<W: Write>(
     }
     run.run()?;
     let Run {
-        log, mut outcome, ..
+        log,
+        mut outcome,
+        accounting,
+        engine,
+        ..
     } = run;
     outcome.log_lines = log.lines;
+    outcome.power = accounting.finish(START + outcome.end, engine.cluster().power.watts.as_ref());
     Ok((outcome, log.finish()?))
 }
 
 /// The replay's state.
 struct Run<W: Write> {
+    accounting: PowerAccounting,
     engine: Engine,
     clock: ManualClock,
     boot: Boot,
@@ -285,6 +305,9 @@ impl<W: Write> Run<W> {
                         trace_id: job.id,
                         run_time: job.run_time,
                         scheduled_for: None,
+                        submitted: now,
+                        configuring_since: None,
+                        started: false,
                     },
                 );
             }
@@ -370,6 +393,8 @@ impl<W: Write> Run<W> {
                 continue;
             };
             self.log.program(&call)?;
+            self.accounting
+                .program(call.program == Program::Resume, &call.nodes);
             match call.program {
                 Program::Suspend => self.outcome.calls.0 += 1,
                 Program::Resume => {
@@ -390,6 +415,7 @@ impl<W: Write> Run<W> {
     /// ended jobs.
     fn observe(&mut self, now: i64) -> std::io::Result<()> {
         self.log.nodes(&self.engine)?;
+        self.accounting.observe(&self.engine, now);
         let mut ids: Vec<JobId> = self.flights.keys().copied().collect();
         ids.sort_unstable();
         let mut ended = Vec::new();
@@ -410,6 +436,19 @@ impl<W: Write> Run<W> {
                 job.state.is_final(),
             );
             let trace_id = flight.trace_id;
+            let configuring = job.state == sluice_engine::JobState::Configuring;
+            match (configuring, flight.configuring_since) {
+                (true, None) => flight.configuring_since = Some(now),
+                (false, Some(since)) => {
+                    self.accounting.configured(now - since);
+                    flight.configuring_since = None;
+                }
+                _ => {}
+            }
+            if running && !flight.started {
+                flight.started = true;
+                self.accounting.started(now - flight.submitted);
+            }
             let mut end_at = None;
             if running && flight.scheduled_for != start {
                 flight.scheduled_for = start;

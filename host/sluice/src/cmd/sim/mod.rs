@@ -81,8 +81,9 @@ pub struct Args {
     pub compare: Option<Vec<PathBuf>>,
     /// Scenario replay: run the engine on --config with the trace's jobs and timed actions
     /// (register, update, cancel) and write every node and job state change and power program
-    /// call to this JSON-lines file.
-    #[arg(long, value_name = "FILE", requires = "config", conflicts_with_all = ["compare", "compare_scheduler", "csv", "report"])]
+    /// call to this JSON-lines file; prints power figures (node-hours per state, boots, boot
+    /// delay, energy). With --compare A B: both, logs FILE.a.jsonl and FILE.b.jsonl.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["compare_scheduler", "csv", "report"])]
     pub log: Option<PathBuf>,
     /// With --log: seconds after ResumeProgram at which a resumed node registers, or `manual`
     /// (only `register` actions bring nodes up).
@@ -144,7 +145,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .context("--trace FILE is required (or use `sluice sim bench --trace FILE`)")?;
     if let Some(log) = &args.log {
-        return scenario::run(&args, trace, log);
+        return match &args.compare {
+            Some(files) => scenario::compare(&args, trace, log, [&files[0], &files[1]]),
+            None => scenario::run(&args, trace, log),
+        };
     }
     let runtime: RuntimeMode = args.runtime.parse()?;
     let (primary, other) = match &args.compare {
