@@ -109,3 +109,20 @@ fn without_power_saving_nothing_is_pending_and_no_pass_acts() {
     assert!(e.tick().is_empty());
     assert!(!e.power_pending());
 }
+
+#[test]
+fn resume_is_refused_on_a_node_that_is_up() {
+    let (mut e, _clock) = engine(cluster(1, 1));
+    assert_eq!(
+        e.update_node(NodeId(0), NodeUpdate::Resume, None),
+        Err(NodeUpdateError::InvalidTransition {
+            from: "IDLE".into(),
+            to: NodeUpdate::Resume
+        })
+    );
+    e.update_node(NodeId(0), NodeUpdate::Drain, Some("disk"))
+        .unwrap();
+    assert_eq!(e.node_state_string(NodeId(0)), "IDLE+DRAIN");
+    e.update_node(NodeId(0), NodeUpdate::Resume, None).unwrap();
+    assert_eq!(e.node_state_string(NodeId(0)), "IDLE");
+}

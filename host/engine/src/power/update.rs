@@ -109,6 +109,14 @@ pub enum NodeUpdateError {
     /// Powering up would exceed `max_powered_nodes` (`ESLURM_MAX_POWERED_NODES`).
     #[error("powering up would exceed max_powered_nodes={0}")]
     MaxPoweredNodes(u32),
+    /// RESUME on a node that is not drained, failed, down or powering down.
+    #[error("invalid node state transition from {from} to {to}")]
+    InvalidTransition {
+        /// The node's state, as scontrol prints it.
+        from: String,
+        /// The update asked for.
+        to: NodeUpdate,
+    },
 }
 
 impl Engine {
@@ -141,6 +149,16 @@ impl Engine {
             return Err(NodeUpdateError::InvalidPowerAction("SuspendProgram"));
         }
         let n = node.index();
+        if update == NodeUpdate::Resume {
+            let health = self.nodes.node(node).health;
+            let powering_down = self.power.nodes[n].flags.has(F::POWERING_DOWN);
+            if health == Health::Up && !powering_down {
+                return Err(NodeUpdateError::InvalidTransition {
+                    from: self.node_state_string(node),
+                    to: update,
+                });
+            }
+        }
         match update {
             NodeUpdate::Down => {
                 self.nodes
