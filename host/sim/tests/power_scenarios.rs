@@ -53,8 +53,7 @@ impl Log {
     fn node(&self, node: &str, t: i64) -> &Value {
         self.records
             .iter()
-            .filter(|r| r["node"] == node && r["t"].as_i64().unwrap() <= t)
-            .last()
+            .rfind(|r| r["node"] == node && r["t"].as_i64().unwrap() <= t)
             .unwrap_or_else(|| panic!("no record of {node} by {t}"))
     }
 
@@ -76,12 +75,11 @@ impl Log {
     fn last_busy(&self, node: &str, t: i64) -> Option<i64> {
         self.records
             .iter()
-            .filter(|r| {
+            .rfind(|r| {
                 r["node"] == node
                     && r["t"].as_i64().unwrap() <= t
                     && r.as_object().unwrap().contains_key("last_busy")
             })
-            .last()
             .and_then(|r| r["last_busy"].as_i64())
     }
 
@@ -97,8 +95,7 @@ impl Log {
     fn job(&self, id: u64, t: i64) -> &Value {
         self.records
             .iter()
-            .filter(|r| r["job"] == id && r["t"].as_i64().unwrap() <= t)
-            .last()
+            .rfind(|r| r["job"] == id && r["t"].as_i64().unwrap() <= t)
             .unwrap_or_else(|| panic!("no record of job {id} by {t}"))
     }
 
