@@ -836,3 +836,73 @@ Default = true
         + h(resumed) * 2.0;
     assert!((p.energy_kwh.unwrap() - wh / 1000.0).abs() < 1e-12);
 }
+
+#[test]
+fn the_guides_hybrid_cluster_bursts_to_cloud_nodes_and_keeps_local_ones_up() {
+    // The Cloud Scheduling Guide's example configuration, as the cluster crate's import test
+    // reads it: tux[0-127] local and excluded, ec[0-127] CLOUD.
+    let conf = include_str!("../../cluster/tests/fixtures/cloud_slurm.conf");
+    let log = replay(
+        conf,
+        r#"{"id": 1, "submit": 10, "run_time": 100, "partition": "batch", "nodes": 130, "tasks": 130}"#,
+        Boot::After(60),
+    );
+    let resumes = log.calls("resume");
+    assert_eq!(resumes, [(10, "ec[0-1]".to_string())]);
+    assert_eq!(log.job_first(1, "RUNNING"), Some(70));
+    assert_eq!(log.job_first(1, "COMPLETED"), Some(170));
+    let suspends = log.calls("suspend");
+    assert_eq!(suspends.len(), 1, "{suspends:?}");
+    assert_eq!(suspends[0].1, "ec[0-1]");
+    assert!(first_pass_after(770, suspends[0].0), "{suspends:?}");
+    assert_eq!(log.state("tux5", log.outcome.end), ("IDLE", "idle"));
+    assert_eq!(
+        log.state("ec0", log.outcome.end),
+        ("IDLE+CLOUD+POWERED_DOWN", "idle~")
+    );
+    assert_eq!(log.state("ec2", 100), ("IDLE+CLOUD+POWERED_DOWN", "idle~"));
+}
+
+#[test]
+fn a_trace_replay_on_cloud_nodes_boots_them_at_once_completes_every_job_and_powers_them_down() {
+    use sluice_sim::scheduler::{EngineOptions, EngineScheduler};
+    use sluice_sim::{MemoryWorkload, ReplayConfig, ReplayScheduler, RuntimeMode, replay};
+
+    let text = format!("{COMMON}{CLOUD3}");
+    let cluster = import_slurm_conf(Source::new("slurm.conf", &text), None, None, None)
+        .unwrap()
+        .cluster;
+    let policies = Policies {
+        priority: Box::new(Basic::from_settings(&Settings::default())),
+        selection: Box::new(ConsTres::from_settings(&Settings::default())),
+        hres: None,
+        gres: Vec::new(),
+    };
+    let options = EngineOptions::for_cluster("slurm", &cluster);
+    let mut scheduler = EngineScheduler::new(cluster, policies, options);
+    let jobs = Scenario::read(
+        jobs(&[(1, 0, 50), (2, 10, 50), (3, 500, 20)]).as_bytes(),
+        "w.jsonl",
+    )
+    .unwrap()
+    .jobs;
+    let mut source = MemoryWorkload::new(&jobs, 0, None);
+    let config = ReplayConfig {
+        procs: 3,
+        runtime: RuntimeMode::KillAtLimit,
+        keep_records: true,
+    };
+    let output = replay(&mut source, &mut scheduler, &config, ()).unwrap();
+    assert_eq!(output.metrics.jobs, 3);
+    let starts: Vec<i64> = output.records.iter().map(|r| r.start).collect();
+    assert_eq!(starts.len(), 3);
+    assert!(starts.contains(&0) && starts.contains(&10) && starts.contains(&500));
+    // SuspendTime 100 after the last job ended at 520, then SuspendTimeout: all powered down.
+    let engine = scheduler.engine().unwrap();
+    for n in 0..3 {
+        let id = sluice_cluster::NodeId(n);
+        assert_eq!(engine.node_sinfo_state(id), "idle~", "node {n}");
+    }
+    assert!(!engine.power_pending());
+    assert_eq!(scheduler.queued(), 0);
+}

@@ -92,18 +92,29 @@ impl Engine {
     /// first grid pass at or after the earliest timer (SuspendTime, SuspendTimeout,
     /// ResumeTimeout) or pending request.
     pub(crate) fn power_wakeup(&self) -> Option<i64> {
+        let min = self.cluster.power.power_save_min_interval as i64;
+        let state = &self.power;
+        if state.last_change > state.last_scan {
+            return Some((state.last_scan + min + 1).max(self.clock.now()));
+        }
+        self.power_work_at()
+    }
+
+    /// When the next power pass that acts on something runs, if any: like
+    /// [`Engine::next_wakeup`]'s power part, but not for a pass a change asks for that would
+    /// find nothing to do. A replay that skips ticks asks it so as not to skip such a pass.
+    pub fn power_work_at(&self) -> Option<i64> {
         let p = &self.cluster.power;
         let (interval, min) = (
             p.power_save_interval as i64,
             p.power_save_min_interval as i64,
         );
         let state = &self.power;
-        let now = self.clock.now();
+        let due = self.earliest_power_due()?;
         let earliest = state.last_scan + min + 1;
         if state.last_change > state.last_scan {
-            return Some(earliest.max(now));
+            return Some(earliest.max(self.clock.now()));
         }
-        let due = self.earliest_power_due()?;
         let period = interval + 1;
         let k = (due.saturating_sub(state.last_scan).max(1) + period - 1) / period;
         Some((state.last_scan + k.max(1) * period).max(earliest))
