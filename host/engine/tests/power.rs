@@ -126,3 +126,23 @@ fn resume_is_refused_on_a_node_that_is_up() {
     e.update_node(NodeId(0), NodeUpdate::Resume, None).unwrap();
     assert_eq!(e.node_state_string(NodeId(0)), "IDLE");
 }
+
+#[test]
+fn noresp_and_future_updates() {
+    let (mut e, _clock) = engine(cluster(1, 1));
+    e.update_node(NodeId(0), "noresp".parse().unwrap(), None)
+        .unwrap();
+    assert_eq!(e.node_sinfo_state(NodeId(0)), "idle*");
+    e.register_node(NodeId(0));
+    assert_eq!(e.node_sinfo_state(NodeId(0)), "idle");
+    e.update_node(NodeId(0), NodeUpdate::Future, None).unwrap();
+    assert_eq!(e.node_state_string(NodeId(0)), "FUTURE");
+    e.update_node(NodeId(0), NodeUpdate::Resume, None).unwrap();
+    assert_eq!(e.node_state_string(NodeId(0)), "IDLE");
+    e.submit(JobSpec::new("alice")).unwrap();
+    e.tick();
+    assert!(matches!(
+        e.update_node(NodeId(0), NodeUpdate::Future, None),
+        Err(NodeUpdateError::InvalidTransition { .. })
+    ));
+}

@@ -37,11 +37,15 @@ pub enum NodeUpdate {
     PowerDownAsap,
     /// `POWER_DOWN_FORCE`: kill or requeue its jobs and power down now.
     PowerDownForce,
+    /// `NoResp`: NOT_RESPONDING until the node registers again.
+    NoResp,
+    /// `FUTURE`: an idle node leaves scheduling until it is resumed.
+    Future,
 }
 
 impl NodeUpdate {
     /// Every name accepted, for messages.
-    pub const NAMES: &'static str = "DOWN, DRAIN, FAIL, RESUME, IDLE, UNDRAIN, POWER_UP, POWER_UP_FORCE, POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE";
+    pub const NAMES: &'static str = "DOWN, DRAIN, FAIL, FUTURE, NORESP, RESUME, IDLE, UNDRAIN, POWER_UP, POWER_UP_FORCE, POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE";
 
     /// Whether scontrol asks for a `Reason=` with it.
     pub fn needs_reason(self) -> bool {
@@ -72,6 +76,8 @@ impl FromStr for NodeUpdate {
             "POWER_DOWN" => Self::PowerDown,
             "POWER_DOWN_ASAP" => Self::PowerDownAsap,
             "POWER_DOWN_FORCE" => Self::PowerDownForce,
+            "NORESP" => Self::NoResp,
+            "FUTURE" => Self::Future,
             _ => return Err(NodeUpdateError::UnknownState(text.to_string())),
         })
     }
@@ -90,6 +96,8 @@ impl fmt::Display for NodeUpdate {
             Self::PowerDown => "POWER_DOWN",
             Self::PowerDownAsap => "POWER_DOWN_ASAP",
             Self::PowerDownForce => "POWER_DOWN_FORCE",
+            Self::NoResp => "NORESP",
+            Self::Future => "FUTURE",
         })
     }
 }
@@ -109,7 +117,8 @@ pub enum NodeUpdateError {
     /// Powering up would exceed `max_powered_nodes` (`ESLURM_MAX_POWERED_NODES`).
     #[error("powering up would exceed max_powered_nodes={0}")]
     MaxPoweredNodes(u32),
-    /// RESUME on a node that is not drained, failed, down or powering down.
+    /// RESUME on a node that is not drained, failed, down or powering down, or FUTURE on a
+    /// node with jobs.
     #[error("invalid node state transition from {from} to {to}")]
     InvalidTransition {
         /// The node's state, as scontrol prints it.
@@ -149,15 +158,19 @@ impl Engine {
             return Err(NodeUpdateError::InvalidPowerAction("SuspendProgram"));
         }
         let n = node.index();
-        if update == NodeUpdate::Resume {
-            let health = self.nodes.node(node).health;
-            let powering_down = self.power.nodes[n].flags.has(F::POWERING_DOWN);
-            if health == Health::Up && !powering_down {
-                return Err(NodeUpdateError::InvalidTransition {
-                    from: self.node_state_string(node),
-                    to: update,
-                });
+        let health = self.nodes.node(node).health;
+        let refused = match update {
+            NodeUpdate::Resume => {
+                health == Health::Up && !self.power.nodes[n].flags.has(F::POWERING_DOWN)
             }
+            NodeUpdate::Future => !self.nodes.is_idle(n),
+            _ => false,
+        };
+        if refused {
+            return Err(NodeUpdateError::InvalidTransition {
+                from: self.node_state_string(node),
+                to: update,
+            });
         }
         match update {
             NodeUpdate::Down => {
@@ -185,6 +198,12 @@ impl Engine {
                 }
             }
             NodeUpdate::Resume => self.resume_node_state(n, now),
+            NodeUpdate::NoResp => self.power.nodes[n].flags.set(F::NOT_RESPONDING),
+            NodeUpdate::Future => {
+                self.nodes
+                    .set_health(node, Health::Future, reason.map(str::to_owned));
+                self.power.powered_up.remove(node.0);
+            }
             NodeUpdate::Undrain => {
                 if self.nodes.node(node).health == Health::Drain {
                     self.nodes.set_health(node, Health::Up, None);
@@ -215,8 +234,14 @@ impl Engine {
     fn resume_node_state(&mut self, n: usize, now: i64) {
         let node = NodeId(n as u32);
         let health = self.nodes.node(node).health;
-        if matches!(health, Health::Drain | Health::Fail | Health::Down) {
+        if matches!(
+            health,
+            Health::Drain | Health::Fail | Health::Down | Health::Future
+        ) {
             self.nodes.set_health(node, Health::Up, None);
+            if !self.power.nodes[n].flags.in_power_down() {
+                self.power.powered_up.insert(node.0);
+            }
         }
         let flags = self.power.nodes[n].flags;
         if flags.has(F::POWERING_DOWN) {
