@@ -219,10 +219,10 @@ const S4_EVENTS: &str = r#"{"at": 5, "action": "update", "nodes": "node1", "stat
 {"at": 40, "action": "update", "nodes": "node1", "state": "POWER_DOWN"}
 {"id": 1, "submit": 41, "run_time": 5}"#;
 
-/// S4 as written needs the node still up at 40. Under S1's SuspendTime=10 the registration at
-/// 20 sets LastBusyTime (§1.8), so the node is suspended at P>30, before the POWER_DOWN, which
-/// is then ignored (§1.13 step 2): this test shows that reading, and the next one runs S4 with
-/// SuspendTime=60 so that its POWER_DOWN is what powers the node down.
+/// S4's written times need the node still up at 40. Under S1's SuspendTime=10 the registration
+/// at 20 sets LastBusyTime (§1.8), so the node is suspended at P>30, before the POWER_DOWN,
+/// which is then ignored (§1.13 step 2): this test shows that reading; the two after it run S4
+/// with the POWER_DOWN inside SuspendTime, and at 40 with SuspendTime=60.
 #[test]
 fn s4_under_suspend_time_10_the_registered_node_is_suspended_first() {
     let log = replay(S1, S4_EVENTS, Boot::Manual);
@@ -235,13 +235,8 @@ fn s4_under_suspend_time_10_the_registered_node_is_suspended_first() {
     assert_eq!(log.calls("suspend").len(), 1);
 }
 
-#[test]
-fn s4_manual_power_up_and_power_down() {
-    let log = replay(
-        &S1.replace("SuspendTime=10", "SuspendTime=60"),
-        S4_EVENTS,
-        Boot::Manual,
-    );
+/// S4's checks for a POWER_DOWN at `down_at` and a job submitted the second after.
+fn check_s4(log: &Log, down_at: i64) {
     let up = log.calls("resume");
     assert!(!up.is_empty() && (5..=16).contains(&up[0].0), "{up:?}");
     assert_eq!(
@@ -255,12 +250,13 @@ fn s4_manual_power_up_and_power_down() {
     assert_eq!(log.state("node1", 20), ("IDLE+CLOUD", "idle"));
     assert_eq!(log.last_busy("node1", 20), Some(20));
     assert!(
-        log.states_at("node1", 40)
+        log.states_at("node1", down_at)
             .contains(&("IDLE+CLOUD+POWER_DOWN", "idle!"))
     );
     let down = log.calls("suspend");
-    assert!((40..=51).contains(&down[0].0), "{down:?}");
-    // The job submitted at 41 does not start on node1 while it powers down.
+    assert!((down_at..=down_at + 11).contains(&down[0].0), "{down:?}");
+    assert_eq!(log.call("suspend", 0)["reasons"][0], "POWER_DOWN requested");
+    // The job submitted the second after does not start on node1 while it powers down.
     assert_eq!(log.job(1, down[0].0 + 10)["state"], "PENDING");
     let off = log
         .records
@@ -278,6 +274,28 @@ fn s4_manual_power_up_and_power_down() {
     assert!(allocated >= off);
     assert_eq!(log.calls("resume").len(), 2);
     assert!(log.errors().is_empty(), "{:?}", log.errors());
+}
+
+/// S4 on S1's configuration exactly, with the POWER_DOWN (and the job) 5 s after the
+/// registration, inside SuspendTime, as test_141_1 issues it right after the node is up.
+#[test]
+fn s4_manual_power_up_and_power_down() {
+    let events = S4_EVENTS
+        .replace(r#""at": 40"#, r#""at": 25"#)
+        .replace(r#""submit": 41"#, r#""submit": 26"#);
+    check_s4(&replay(S1, &events, Boot::Manual), 25);
+}
+
+/// S4 at its written times (POWER_DOWN at 40), with a SuspendTime that leaves the node up
+/// until then.
+#[test]
+fn s4_at_its_written_times_with_a_longer_suspend_time() {
+    let log = replay(
+        &S1.replace("SuspendTime=10", "SuspendTime=60"),
+        S4_EVENTS,
+        Boot::Manual,
+    );
+    check_s4(&log, 40);
 }
 
 /// Three cloud nodes in one partition, SuspendTime 100, the S1 timeouts.
