@@ -530,6 +530,7 @@ fn resume_timeout_downs_the_node_requeues_the_job_121_s_later_and_calls_resume_f
     assert_eq!(job["restarts"], 1);
     // Eligible again 121 s later; the node stays down~, so it waits for resources.
     assert_eq!(job["eligible_time"].as_i64(), Some(t + 121));
+    assert_eq!(log.outcome.power.requeues, 1);
     assert_eq!(log.outcome.jobs_left, [1]);
 }
 
@@ -853,6 +854,9 @@ Default = true
         + h(end - suspended) * 30.0
         + h(resumed) * 2.0;
     assert!((p.energy_kwh.unwrap() - wh / 1000.0).abs() < 1e-12);
+    // One node: the most it drew is its busiest state's watts.
+    assert_eq!(p.peak_kw, Some(0.1));
+    assert_eq!(p.requeues, 0);
 }
 
 #[test]

@@ -58,8 +58,12 @@ pub struct PowerMetrics {
     pub jobs_started: u64,
     /// Mean seconds from submission to the first RUNNING of the jobs that started.
     pub avg_wait_s: f64,
+    /// Jobs requeued after a node failure (boot failures included), counted per requeue.
+    pub requeues: u64,
     /// Energy in kWh, when the cluster gives `[power.Watts]`.
     pub energy_kwh: Option<f64>,
+    /// The most the cluster drew at once, in kW, when it gives `[power.Watts]`.
+    pub peak_kw: Option<f64>,
 }
 
 /// Accumulates [`PowerMetrics`] as the replay observes the engine.
@@ -73,21 +77,49 @@ pub(crate) struct PowerAccounting {
     boot_delay_s: i64,
     jobs_started: u64,
     wait_s: i64,
+    requeues: u64,
+    /// Watts per category (busy, idle, booting, powering down, off), if configured.
+    watts: Option<[f64; 5]>,
+    /// Nodes per category now.
+    counts: [u64; 5],
+    peak_w: f64,
 }
 
 impl PowerAccounting {
     /// Starts accounting every node at `now`.
     pub fn new(engine: &Engine, now: i64) -> Self {
-        Self {
-            nodes: (0..engine.nodes().len())
-                .map(|n| (Category::of(engine, n), now))
-                .collect(),
+        let nodes: Vec<(Category, i64)> = (0..engine.nodes().len())
+            .map(|n| (Category::of(engine, n), now))
+            .collect();
+        let mut counts = [0; 5];
+        nodes.iter().for_each(|(c, _)| counts[Self::slot(*c)] += 1);
+        let watts = engine
+            .cluster()
+            .power
+            .watts
+            .map(|w| [w.busy, w.idle, w.booting, w.powering_down, w.off]);
+        let mut accounting = Self {
+            nodes,
             seconds: [0; 5],
             boots: 0,
             suspends: 0,
             boot_delay_s: 0,
             jobs_started: 0,
             wait_s: 0,
+            requeues: 0,
+            watts,
+            counts,
+            peak_w: 0.0,
+        };
+        accounting.note_draw();
+        accounting
+    }
+
+    /// Raises the peak to what the nodes draw now.
+    fn note_draw(&mut self) {
+        if let Some(w) = self.watts {
+            let draw: f64 = (0..5).map(|i| self.counts[i] as f64 * w[i]).sum();
+            self.peak_w = self.peak_w.max(draw);
         }
     }
 
@@ -101,9 +133,17 @@ impl PowerAccounting {
             let current = Category::of(engine, n);
             if current != *category {
                 self.seconds[Self::slot(*category)] += now - *since;
+                self.counts[Self::slot(*category)] -= 1;
+                self.counts[Self::slot(current)] += 1;
                 (*category, *since) = (current, now);
             }
         }
+        self.note_draw();
+    }
+
+    /// A job was requeued after a node failure.
+    pub fn requeued(&mut self) {
+        self.requeues += 1;
     }
 
     /// Counts a program call's nodes.
@@ -143,6 +183,8 @@ impl PowerAccounting {
             suspends: self.suspends,
             boot_delay_s: self.boot_delay_s,
             jobs_started: self.jobs_started,
+            requeues: self.requeues,
+            peak_kw: self.watts.map(|_| self.peak_w / 1000.0),
             avg_wait_s: if self.jobs_started == 0 {
                 0.0
             } else {

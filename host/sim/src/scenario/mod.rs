@@ -122,6 +122,8 @@ struct Flight {
     configuring_since: Option<i64>,
     /// Whether it has run yet.
     started: bool,
+    /// Requeues seen so far.
+    restarts: u32,
 }
 
 /// Replays `scenario` on `cluster` with `policies`, writing the log to `out`.
@@ -308,6 +310,7 @@ impl<W: Write> Run<W> {
                         submitted: now,
                         configuring_since: None,
                         started: false,
+                        restarts: 0,
                     },
                 );
             }
@@ -436,6 +439,10 @@ impl<W: Write> Run<W> {
                 job.state.is_final(),
             );
             let trace_id = flight.trace_id;
+            if job.restarts > flight.restarts {
+                self.accounting.requeued();
+                flight.restarts = job.restarts;
+            }
             let configuring = job.state == sluice_engine::JobState::Configuring;
             match (configuring, flight.configuring_since) {
                 (true, None) => flight.configuring_since = Some(now),

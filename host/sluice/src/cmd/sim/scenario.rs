@@ -94,9 +94,13 @@ fn rows(a: &PowerMetrics, b: &PowerMetrics) -> Vec<(&'static str, f64, f64)> {
             b.boot_delay_s as f64,
         ),
         ("average wait (s)", a.avg_wait_s, b.avg_wait_s),
+        ("requeues", a.requeues as f64, b.requeues as f64),
     ];
     if let (Some(x), Some(y)) = (a.energy_kwh, b.energy_kwh) {
         rows.push(("energy (kWh)", x, y));
+    }
+    if let (Some(x), Some(y)) = (a.peak_kw, b.peak_kw) {
+        rows.push(("peak draw (kW)", x, y));
     }
     rows
 }
@@ -104,12 +108,13 @@ fn rows(a: &PowerMetrics, b: &PowerMetrics) -> Vec<(&'static str, f64, f64)> {
 /// The text summary of one replay.
 fn summary(o: &ScenarioOutcome, log: &Path) -> String {
     let p = &o.power;
-    let energy = p
-        .energy_kwh
-        .map_or_else(String::new, |e| format!(", {e:.3} kWh"));
+    let energy = match (p.energy_kwh, p.peak_kw) {
+        (Some(e), Some(peak)) => format!(", {e:.3} kWh, peak {peak:.3} kW"),
+        _ => String::new(),
+    };
     format!(
         "replayed {}s: {} jobs ended, {} left, {} refused; programs: {} suspend, {} resume, {} resume-fail; {} log lines in {}\n\
-         node-hours: {:.3} busy, {:.3} idle, {:.3} booting, {:.3} powering down, {:.3} off; {} boots, {} s of boot delay, average wait {:.1} s{energy}\n",
+         node-hours: {:.3} busy, {:.3} idle, {:.3} booting, {:.3} powering down, {:.3} off; {} boots, {} s of boot delay, {} requeues, average wait {:.1} s{energy}\n",
         o.end,
         o.jobs_ended,
         o.jobs_left.len(),
@@ -126,6 +131,7 @@ fn summary(o: &ScenarioOutcome, log: &Path) -> String {
         p.off_node_h,
         p.boots,
         p.boot_delay_s,
+        p.requeues,
         p.avg_wait_s,
     )
 }
