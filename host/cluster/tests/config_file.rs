@@ -69,7 +69,7 @@ fn an_almost_empty_file_gets_slurm_defaults() {
             power.resume_rate,
             power.suspend_rate
         ),
-        (30, 60, 300, 60)
+        (30, TimeLimit::Seconds(60), 300, 60)
     );
     for kind in PluginKind::ALL {
         let plugin = cluster.plugins.get(kind);

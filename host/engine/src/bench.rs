@@ -82,6 +82,7 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             max_nodes: None,
             suspend_time: None,
             qos: None,
+            power: Default::default(),
         }],
         qos: vec![Qos {
             name: "normal".into(),

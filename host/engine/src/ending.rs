@@ -85,6 +85,7 @@ impl Engine {
             self.lic.give_back(&alloc.licenses);
             self.lic.refund_hres(&alloc.hres);
         }
+        self.power_released(id, self.clock.now());
         self.running.remove(&id);
     }
 

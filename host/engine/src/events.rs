@@ -3,7 +3,6 @@
 //! Each event changes the state it names and asks for a pass.
 
 use sluice_cluster::NodeId;
-use sluice_policy::Power;
 
 use crate::engine::Engine;
 use crate::error::JobError;
@@ -129,34 +128,10 @@ impl Engine {
         self.pacing.requested = true;
     }
 
-    /// A node finished booting (ResumeProgram done): CONFIGURING jobs whose nodes are all up
-    /// start RUNNING, and their time limit counts from now.
+    /// A node finished booting: its registration ([`Engine::register_node`]), kept for callers
+    /// that knew it by this name.
     pub fn node_powered_up(&mut self, node: NodeId) {
-        let now = self.clock.now();
-        self.nodes.set_power(node, Power::Up);
-        for id in self.nodes.node(node).jobs.clone() {
-            let ready = {
-                let job = &self.jobs[&id];
-                job.state == JobState::Configuring
-                    && job.alloc.as_ref().is_some_and(|a| {
-                        a.placement
-                            .nodes
-                            .iter()
-                            .all(|n| self.nodes.node(NodeId(*n)).power == Power::Up)
-                    })
-            };
-            if ready {
-                let job = self.jobs.get_mut(&id).expect("job on a node exists");
-                job.state = JobState::Running;
-                job.start_time = Some(now);
-                job.end_time = job.time_limit.map(|l| now + l as i64);
-            }
-        }
-    }
-
-    /// A node was powered down by power saving (SuspendProgram done); it boots again when needed.
-    pub fn node_powered_down(&mut self, node: NodeId) {
-        self.nodes.set_power(node, Power::PoweredDown);
+        self.register_node(node);
     }
 
     /// Creates an advance reservation (scontrol create reservation).

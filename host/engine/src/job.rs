@@ -63,6 +63,11 @@ pub struct JobSpec {
     pub reservation: Option<String>,
     /// Admin-set site factor (`scontrol update SiteFactor=`).
     pub site_factor: i64,
+    /// A batch script (`sbatch`, true) rather than an interactive allocation (`salloc`/`srun`),
+    /// which a node failure always kills.
+    pub batch: bool,
+    /// `--requeue` (`Some(true)`) or `--no-requeue` (`Some(false)`); `None` follows `JobRequeue`.
+    pub requeue: Option<bool>,
 }
 
 impl JobSpec {
@@ -93,6 +98,8 @@ impl JobSpec {
             hold: false,
             reservation: None,
             site_factor: 0,
+            batch: true,
+            requeue: None,
         }
     }
 }
@@ -199,6 +206,8 @@ pub enum Reason {
     NonZeroExitCode,
     /// Ended because a node failed.
     NodeDown,
+    /// Starting would power up more nodes than `max_powered_nodes` allows.
+    MaxPoweredUpNodes,
 }
 
 impl Reason {
@@ -220,6 +229,7 @@ impl Reason {
             Self::TimeLimit => "TimeLimit",
             Self::NonZeroExitCode => "NonZeroExitCode",
             Self::NodeDown => "NodeDown",
+            Self::MaxPoweredUpNodes => "MaxPoweredUpNodes",
         }
     }
 }
@@ -331,6 +341,8 @@ pub struct Job {
     pub cpu_ids: CpuIds,
     /// The state a COMPLETING job will end in once its epilog completes.
     pub final_state: Option<JobState>,
+    /// Times the job was requeued after a node failure (`Restarts`).
+    pub restarts: u32,
 }
 
 /// CPU ids per allocation position, in one buffer: a job on many nodes holds one list, not one

@@ -19,7 +19,7 @@
 //!     match event {
 //!         Event::Started { job, nodes, .. } => { /* launch */ }
 //!         Event::Ended { job, state, .. } => { /* kill if still there */ }
-//!         Event::PowerUp { nodes } => { /* ResumeProgram */ }
+//!         Event::Power(power) => { /* run a power program, or launch a job its boot held */ }
 //!     }
 //! }
 //! clock.advance(30);                                        // time passes (virtual or real)
@@ -28,7 +28,7 @@
 //! ```
 //!
 //! * Every state change goes through an event method (`submit`, `cancel`, `hold`, `release`,
-//!   `job_finished`, `node_down`, `node_drain`, `node_resume`, `node_powered_up`,
+//!   `job_finished`, `node_down`, `node_drain`, `node_resume`, `update_node`, `register_node`,
 //!   `create_reservation`); decisions come out of [`Engine::tick`] (or [`Engine::schedule`] /
 //!   [`Engine::backfill`] to force a pass) as [`Event`]s. The engine never reads the system time;
 //!   [`Engine::next_wakeup`] tells a discrete-event simulator when to tick next.
@@ -65,6 +65,8 @@
 //! * Events and reports: `submit.rs`, `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
 //!   `resize.rs`, `resume.rs` (a running job taken back after a host restart), `report.rs`,
 //!   `show.rs`; `fit.rs` answers whether a job fits.
+//! * Power saving: `power/` (its `mod.rs` says which file owns what), with one hook each in
+//!   `start.rs` (allocation), `ending.rs` (release) and `tick.rs` (the power pass).
 
 pub mod backfill;
 pub mod bench;
@@ -87,6 +89,7 @@ pub mod node_state;
 mod pacing;
 mod pass_buffers;
 mod pending;
+pub mod power;
 pub mod priority;
 pub mod queue;
 pub mod report;
@@ -109,6 +112,7 @@ pub use error::{JobError, SubmitError};
 pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
+pub use power::{NodeUpdate, NodeUpdateError, PowerCall, PowerEvent, Program};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};

@@ -58,6 +58,7 @@ impl Engine {
             gres,
             cpu_ids: CpuIds::default(),
             final_state: None,
+            restarts: 0,
             spec,
         };
         let fitting: Vec<PartitionId> = job

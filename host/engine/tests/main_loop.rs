@@ -430,14 +430,26 @@ fn powered_down_nodes_are_booted_and_the_job_configures() {
     let mut c = cluster(2, 2);
     c.nodes[0].state = sluice_cluster::NodeState::Cloud;
     c.nodes[1].state = sluice_cluster::NodeState::Cloud;
+    c.power.resume_program = Some("/rec/resume".into());
+    c.power.suspend_program = Some("/rec/suspend".into());
+    c.power.suspend_time = sluice_cluster::TimeLimit::Seconds(600);
     let (mut e, clock) = engine(c);
     let id = e.submit(job("alice", 1, 1, 1)).unwrap();
     let events = e.tick();
-    assert!(events.contains(&Event::PowerUp {
-        nodes: vec![NodeId(0)]
-    }));
+    let resumed: Vec<_> = events
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::Power(sluice_engine::PowerEvent::Call(call)) => Some(call.nodes.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resumed, vec![vec![NodeId(0)]]);
     assert_eq!(e.job(id).unwrap().state, JobState::Configuring);
     assert_eq!(e.nodes().state_name(NodeId(0)), "MIXED#");
+    assert_eq!(
+        e.node_state_string(NodeId(0)),
+        "MIXED+CLOUD+NOT_RESPONDING+POWERING_UP"
+    );
     clock.advance(120);
     e.tick();
     assert_eq!(

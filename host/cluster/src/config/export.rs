@@ -47,6 +47,9 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                 max_nodes: p.max_nodes,
                 suspend_time: p.suspend_time,
                 qos: p.qos.map(qos_name),
+                resume_timeout: p.power.resume_timeout,
+                suspend_timeout: p.power.suspend_timeout,
+                power_down_on_idle: p.power.power_down_on_idle,
             })
             .collect(),
         qos: cluster

@@ -184,7 +184,8 @@ pub struct PartitionSpec {
     /// MaxNodes per job (UNLIMITED).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_nodes: Option<u32>,
-    /// Per-partition SuspendTime in seconds or INFINITE (inherit the global value).
+    /// Per-partition SuspendTime in seconds or INFINITE (never suspend; the highest value of a
+    /// node's partitions wins); unset leaves it to the node's other partitions, then the global.
     #[serde(
         default,
         with = "crate::time::option::seconds",
@@ -194,6 +195,19 @@ pub struct PartitionSpec {
     /// Partition QOS (none).
     #[serde(rename = "QOS", default, skip_serializing_if = "Option::is_none")]
     pub qos: Option<Spanned<String>>,
+    /// Per-partition ResumeTimeout in seconds or INFINITE (unset: the global value).
+    #[serde(
+        default,
+        with = "crate::time::option::seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resume_timeout: Option<TimeLimit>,
+    /// Per-partition SuspendTimeout in seconds (unset: the global value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_timeout: Option<u64>,
+    /// PowerDownOnIdle: nodes allocated from here power down once idle (false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub power_down_on_idle: bool,
 }
 
 /// `[[qos]]`.

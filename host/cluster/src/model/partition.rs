@@ -34,8 +34,22 @@ pub struct Partition {
     pub default: bool,
     /// Most nodes one job may use (`MaxNodes`, default UNLIMITED).
     pub max_nodes: Option<u32>,
-    /// Per-partition idle time before power down (`SuspendTime`); `None` uses the global value.
+    /// Per-partition idle time before power down (`SuspendTime`); `None` leaves it to the
+    /// node's other partitions, then the global value (INFINITE never suspends and wins).
     pub suspend_time: Option<TimeLimit>,
     /// QOS applied to every job in the partition (`QOS`), if any.
     pub qos: Option<super::QosId>,
+    /// Power timers and PowerDownOnIdle of the partition's nodes.
+    pub power: PartitionPower,
+}
+
+/// A partition's power keys: timers its nodes take the highest of, and `PowerDownOnIdle`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PartitionPower {
+    /// `ResumeTimeout` in seconds (None: not set here; INFINITE: never time out).
+    pub resume_timeout: Option<TimeLimit>,
+    /// `SuspendTimeout` in seconds (None: not set here).
+    pub suspend_timeout: Option<u64>,
+    /// `PowerDownOnIdle`: nodes allocated from here power down as soon as they are idle.
+    pub power_down_on_idle: bool,
 }

@@ -112,6 +112,13 @@ pub fn node_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError
     Ok(())
 }
 
+/// Whether `key` is written on the line itself rather than inherited from its DEFAULT line.
+fn own_line(line: &Line, key: &str) -> bool {
+    line.pairs[1..]
+        .iter()
+        .any(|p| p.key.eq_ignore_ascii_case(key))
+}
+
 /// One `PartitionName=` line; `PartitionName=DEFAULT` sets defaults for the lines after it.
 pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError> {
     let name = &line.pairs[0];
@@ -130,6 +137,9 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
         max_nodes: None,
         suspend_time: None,
         qos: None,
+        resume_timeout: None,
+        suspend_timeout: None,
+        power_down_on_idle: false,
     };
     let mut pairs = importer.partition_defaults.clone();
     merge_defaults(&mut pairs, &line.pairs[1..]);
@@ -160,7 +170,16 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
             "maxnodes" => {
                 spec.max_nodes = if pair.value.eq_ignore_ascii_case("UNLIMITED") { None } else { Some(number(pair)?) }
             }
+            // Slurm reads these two from the partition's own line only (power-save.md §1.2, Q12).
+            "suspendtime" | "powerdownonidle" if !own_line(line, &pair.key) => importer.skip(
+                &pair.at,
+                &pair.key,
+                "Slurm ignores this key on PartitionName=DEFAULT; set it on each partition",
+            ),
             "suspendtime" => spec.suspend_time = Some(limit(pair, 1)?),
+            "powerdownonidle" => spec.power_down_on_idle = yes_no(pair)?,
+            "resumetimeout" => spec.resume_timeout = Some(limit(pair, 1)?),
+            "suspendtimeout" => spec.suspend_timeout = Some(number(pair)?),
             "qos" => importer.skip(&pair.at, &pair.key, "QOS live in the accounting database; add a [[qos]] table and QOS key by hand"),
             _ => importer.skip(&pair.at, &pair.key, "a partition key the scheduler does not model (access control, state, oversubscription …)"),
         }

@@ -98,7 +98,8 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         "fairsharedampeningfactor" => priority.fair_share_dampening_factor = number(pair)?,
         "suspendtime" => power.suspend_time = limit(pair, 1)?,
         "suspendtimeout" => power.suspend_timeout = number(pair)?,
-        "resumetimeout" => power.resume_timeout = number(pair)?,
+        "resumetimeout" => power.resume_timeout = limit(pair, 1)?,
+        "jobrequeue" => power.job_requeue = number::<u8>(pair)? != 0,
         "resumerate" => power.resume_rate = number(pair)?,
         "suspendrate" => power.suspend_rate = number(pair)?,
         "suspendprogram" => power.suspend_program = Some(pair.value.clone()),
@@ -165,6 +166,9 @@ fn scheduler_parameters(importer: &mut Importer, pair: &Pair) -> Result<(), Conf
             ("batch_sched_delay", false) => s.batch_sched_delay = number(&sub)?,
             ("max_rpc_cnt", false) => s.max_rpc_cnt = number(&sub)?,
             ("defer", true) => s.defer = true,
+            ("requeue_on_resume_failure", true) => {
+                importer.file.power.requeue_on_resume_failure = true
+            }
             ("defer_batch", true) => s.defer_batch = true,
             ("bf_interval", false) => s.bf_interval = signed(&sub)?,
             ("bf_max_time", false) => s.bf_max_time = Some(number(&sub)?),
@@ -209,6 +213,18 @@ fn slurmctld_parameters(importer: &mut Importer, pair: &Pair) -> Result<(), Conf
                 importer.file.power.power_save_interval = value
                     .parse()
                     .map_err(|_| invalid(pair, "power_save_interval=<seconds>"))?
+            }
+            Some(("power_save_min_interval", value)) => {
+                importer.file.power.power_save_min_interval = value
+                    .parse()
+                    .map_err(|_| invalid(pair, "power_save_min_interval=<seconds>"))?
+            }
+            Some(("max_powered_nodes", value)) => {
+                importer.file.power.max_powered_nodes = Some(
+                    value
+                        .parse()
+                        .map_err(|_| invalid(pair, "max_powered_nodes=<nodes>"))?,
+                )
             }
             _ => importer.skip(
                 &pair.at,

@@ -245,12 +245,16 @@ impl Driver {
                         kills.push(p);
                     }
                 }
-                Event::PowerUp { nodes } => {
-                    // Virtual nodes boot at once; a power program would be run here.
-                    for n in nodes {
-                        self.engine.node_powered_up(n);
+                Event::Power(sluice_engine::PowerEvent::Call(call)) => {
+                    // Virtual nodes boot at once: a resumed node registers straight away. Running
+                    // the power programs is the daemon's next step.
+                    if call.program == sluice_engine::Program::Resume {
+                        for n in call.nodes {
+                            self.engine.register_node(n);
+                        }
                     }
                 }
+                Event::Power(sluice_engine::PowerEvent::JobReady { .. }) => {}
             }
         }
         if launches.is_empty() && kills.is_empty() {

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::config::schema::PartitionSpec;
-use crate::model::{Node, NodeId, Partition, Qos, QosId};
+use crate::model::{Node, NodeId, Partition, PartitionPower, Qos, QosId};
 use crate::{ConfigError, Source};
 
 use super::value_at;
@@ -69,6 +69,11 @@ pub fn build_partitions(
                 max_nodes: spec.max_nodes,
                 suspend_time: spec.suspend_time,
                 qos: qos_id,
+                power: PartitionPower {
+                    resume_timeout: spec.resume_timeout,
+                    suspend_timeout: spec.suspend_timeout,
+                    power_down_on_idle: spec.power_down_on_idle,
+                },
             })
         })
         .collect()
