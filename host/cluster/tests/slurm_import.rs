@@ -127,6 +127,13 @@ fn a_site_file_with_gres_conf_imports_and_lists_what_it_left_behind() {
         (10, TimeLimit::Seconds(2 * 86_400))
     );
     assert_eq!(c.partitions[1].priority_tier, 5);
+    let gpu = &c.partitions[1];
+    assert_eq!(
+        gpu.qos.map(|q| c.qos[q.index()].name.as_str()),
+        Some("gpuqos")
+    );
+    assert_eq!(gpu.access.allow_groups, Some(vec!["gpu".to_owned()]));
+    assert_eq!(gpu.access.state, sluice_cluster::PartitionState::Up);
     let skipped: Vec<&str> = import.skipped.iter().map(|s| s.key.as_str()).collect();
     for key in [
         "SlurmctldHost",
@@ -134,9 +141,7 @@ fn a_site_file_with_gres_conf_imports_and_lists_what_it_left_behind() {
         "SlurmctldParameters=cloud_dns",
         "GresTypes",
         "NodeAddr",
-        "State",
-        "QOS",
-        "AllowGroups",
+        "QOS=gpuqos",
     ] {
         assert!(skipped.contains(&key), "{key} missing from {skipped:?}");
     }

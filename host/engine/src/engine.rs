@@ -110,6 +110,8 @@ pub struct Engine {
     pub(crate) pass_buffers: PassBuffers,
     /// The cluster's QOS as the contract shows them (priority.rs's `contract_qos`).
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
+    /// What association and QOS limits count (limits/).
+    pub(crate) limits: crate::limits::Limits,
 }
 
 impl Engine {
@@ -153,6 +155,7 @@ impl Engine {
         let usage = Usage::of_cluster(&cluster, now);
         let qos_view = crate::priority::contract_qos(&cluster);
         let user_assocs = first_user_assocs(&cluster);
+        let limits = crate::limits::Limits::new(&cluster);
         Ok(Self {
             next_id: config.first_job_id.max(1),
             user_assocs,
@@ -179,6 +182,7 @@ impl Engine {
             selection_begun: false,
             pass_buffers: PassBuffers::default(),
             qos_view,
+            limits,
         })
     }
 

@@ -23,6 +23,7 @@ impl Engine {
                 job.end_time = Some(now);
                 job.start_time = None;
                 self.pending.remove(id);
+                self.limits.leave(id);
                 self.outbox.push(Event::Ended {
                     job: id,
                     state: JobState::Cancelled,

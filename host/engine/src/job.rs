@@ -8,6 +8,7 @@ use sluice_policy::{Charge, Placement};
 
 use crate::gres::job::{JobGres, StepGres};
 use crate::licenses::LicenseDemand;
+use crate::limits::reason::LimitReason;
 use crate::request::{Constraint, Dependency, GresRequest, LicenseRequest};
 
 pub use crate::job_id::JobId;
@@ -61,6 +62,9 @@ pub struct JobSpec {
     pub hold: bool,
     /// `--reservation`.
     pub reservation: Option<String>,
+    /// The submitting user's Unix groups, which partitions' `AllowGroups` are checked against
+    /// (filled by the host that knows the user; empty matches no `AllowGroups` list).
+    pub groups: Vec<String>,
     /// Admin-set site factor (`scontrol update SiteFactor=`).
     pub site_factor: i64,
 }
@@ -92,6 +96,7 @@ impl JobSpec {
             dependencies: Vec::new(),
             hold: false,
             reservation: None,
+            groups: Vec::new(),
             site_factor: 0,
         }
     }
@@ -166,8 +171,8 @@ impl JobState {
     }
 }
 
-/// Why a job is pending (or how it ended), with the names `squeue` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// Why a job is pending (or how it ended), with the names `squeue` prints (and serialized as).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// No reason (running, or not yet looked at).
     None,
@@ -199,6 +204,29 @@ pub enum Reason {
     NonZeroExitCode,
     /// Ended because a node failed.
     NodeDown,
+    /// Its partition is DOWN.
+    PartitionDown,
+    /// Its partition is INACTIVE.
+    PartitionInactive,
+    /// An association or QOS limit holds it.
+    Limit(LimitReason),
+}
+
+impl Reason {
+    /// Whether the reason is a limit or a partition's state, which no free resources end and
+    /// for which backfill plans nothing.
+    pub fn holds_without_reservation(self) -> bool {
+        matches!(
+            self,
+            Self::Limit(_) | Self::PartitionDown | Self::PartitionInactive
+        )
+    }
+}
+
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl Reason {
@@ -220,6 +248,9 @@ impl Reason {
             Self::TimeLimit => "TimeLimit",
             Self::NonZeroExitCode => "NonZeroExitCode",
             Self::NodeDown => "NodeDown",
+            Self::PartitionDown => "PartitionDown",
+            Self::PartitionInactive => "PartitionInactive",
+            Self::Limit(limit) => limit.as_str(),
         }
     }
 }

@@ -41,6 +41,21 @@ pub struct ConfigFile {
     /// `Licenses`: name = count (none).
     #[serde(rename = "Licenses", default)]
     pub licenses: BTreeMap<String, u32>,
+    /// `AccountingStorageEnforce`: `associations`, `limits`, `qos`, `safe` (all but `safe`).
+    #[serde(
+        rename = "AccountingStorageEnforce",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub enforce: Option<Spanned<Vec<String>>>,
+    /// `CreateMissingAssociations` (sluice's own): add users the tree lacks under the account
+    /// they name, or root (false).
+    #[serde(
+        rename = "CreateMissingAssociations",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub create_missing_associations: bool,
     /// `[scheduler]`: SchedulerParameters and SelectTypeParameters.
     #[serde(default)]
     pub scheduler: SchedulerParams,
@@ -194,6 +209,41 @@ pub struct PartitionSpec {
     /// Partition QOS (none).
     #[serde(rename = "QOS", default, skip_serializing_if = "Option::is_none")]
     pub qos: Option<Spanned<String>>,
+    /// AllowAccounts (ALL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_accounts: Option<Vec<String>>,
+    /// DenyAccounts (none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_accounts: Vec<String>,
+    /// AllowGroups (ALL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_groups: Option<Vec<String>>,
+    /// AllowQos (ALL); names must be defined QOS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_qos: Option<Vec<Spanned<String>>>,
+    /// DenyQos (none); names must be defined QOS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_qos: Vec<Spanned<String>>,
+    /// State: UP, DOWN, DRAIN or INACTIVE (UP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Spanned<String>>,
+    /// OverSubscribe: NO or EXCLUSIVE (NO).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_subscribe: Option<Spanned<String>>,
+    /// DefMemPerCPU in MB (none).
+    #[serde(
+        rename = "DefMemPerCPU",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub def_mem_per_cpu: Option<u64>,
+    /// MaxMemPerCPU in MB (unlimited).
+    #[serde(
+        rename = "MaxMemPerCPU",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_mem_per_cpu: Option<u64>,
 }
 
 /// `[[qos]]`.
@@ -208,7 +258,7 @@ pub struct QosSpec {
     /// UsageFactor (1.0).
     #[serde(default = "one_f64")]
     pub usage_factor: f64,
-    /// Flags; only `NoDecay` is understood (none).
+    /// Flags: `NoDecay`, `DenyOnLimit`, `OverPartQOS` (none).
     #[serde(default)]
     pub flags: Vec<Spanned<String>>,
     /// MaxWall: minutes or a Slurm time (unlimited).
@@ -240,6 +290,33 @@ pub struct QosSpec {
     /// GrpJobs (unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_submit_jobs: Option<u32>,
+    /// MaxTRESPerJob, sacctmgr's `cpu=4,mem=8G,node=1,gres/gpu=2` (unlimited).
+    #[serde(
+        rename = "MaxTRESPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_job: Option<Spanned<String>>,
+    /// MaxTRESPerUser (unlimited).
+    #[serde(
+        rename = "MaxTRESPerUser",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_user: Option<Spanned<String>>,
+    /// MaxTRESMinsPerJob (unlimited).
+    #[serde(
+        rename = "MaxTRESMinsPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_mins_per_job: Option<Spanned<String>>,
+    /// GrpTRES (unlimited).
+    #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
+    pub grp_tres: Option<Spanned<String>>,
 }
 
 /// `[[accounts]]`.
@@ -267,6 +344,44 @@ pub struct AccountSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub default_qos: Option<Spanned<String>>,
+    /// MaxJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs: Option<u32>,
+    /// MaxSubmitJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_submit_jobs: Option<u32>,
+    /// MaxWall (inherited, else unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_wall: Option<TimeLimit>,
+    /// MaxTRES per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRES",
+        alias = "MaxTRESPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres: Option<Spanned<String>>,
+    /// MaxTRESMins per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRESMins",
+        alias = "MaxTRESMinsPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_mins: Option<Spanned<String>>,
+    /// GrpTRES over the subtree (unlimited).
+    #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
+    pub grp_tres: Option<Spanned<String>>,
+    /// GrpJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_submit_jobs: Option<u32>,
 }
 
 /// `[[users]]`: a user association under an account.
@@ -293,4 +408,108 @@ pub struct UserSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub default_qos: Option<Spanned<String>>,
+    /// MaxJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs: Option<u32>,
+    /// MaxSubmitJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_submit_jobs: Option<u32>,
+    /// MaxWall (inherited, else unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_wall: Option<TimeLimit>,
+    /// MaxTRES per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRES",
+        alias = "MaxTRESPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres: Option<Spanned<String>>,
+    /// MaxTRESMins per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRESMins",
+        alias = "MaxTRESMinsPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_mins: Option<Spanned<String>>,
+    /// GrpTRES over the subtree (unlimited).
+    #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
+    pub grp_tres: Option<Spanned<String>>,
+    /// GrpJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_submit_jobs: Option<u32>,
+}
+
+/// The limit keys `[[accounts]]` and `[[users]]` share, borrowed from either.
+pub struct AssocLimitSpec<'a> {
+    /// MaxJobs.
+    pub max_jobs: Option<u32>,
+    /// MaxSubmitJobs.
+    pub max_submit_jobs: Option<u32>,
+    /// MaxWall.
+    pub max_wall: Option<TimeLimit>,
+    /// MaxTRES.
+    pub max_tres: Option<&'a Spanned<String>>,
+    /// MaxTRESMins.
+    pub max_tres_mins: Option<&'a Spanned<String>>,
+    /// GrpTRES.
+    pub grp_tres: Option<&'a Spanned<String>>,
+    /// GrpJobs.
+    pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs.
+    pub grp_submit_jobs: Option<u32>,
+}
+
+macro_rules! limit_spec {
+    ($spec:ty) => {
+        impl $spec {
+            /// The association limit keys of this table.
+            pub fn limit_spec(&self) -> AssocLimitSpec<'_> {
+                AssocLimitSpec {
+                    max_jobs: self.max_jobs,
+                    max_submit_jobs: self.max_submit_jobs,
+                    max_wall: self.max_wall,
+                    max_tres: self.max_tres.as_ref(),
+                    max_tres_mins: self.max_tres_mins.as_ref(),
+                    grp_tres: self.grp_tres.as_ref(),
+                    grp_jobs: self.grp_jobs,
+                    grp_submit_jobs: self.grp_submit_jobs,
+                }
+            }
+        }
+    };
+}
+limit_spec!(AccountSpec);
+limit_spec!(UserSpec);
+
+impl QosSpec {
+    /// A `[[qos]]` table with only its name, every other key at its default.
+    pub fn named(name: &str) -> Self {
+        Self {
+            name: Spanned::new(0..0, name.to_owned()),
+            priority: 0,
+            usage_factor: 1.0,
+            flags: Vec::new(),
+            max_wall: None,
+            max_jobs_per_user: None,
+            max_submit_jobs_per_user: None,
+            max_cpus_per_user: None,
+            max_nodes_per_job: None,
+            grp_cpus: None,
+            grp_jobs: None,
+            grp_submit_jobs: None,
+            max_tres_per_job: None,
+            max_tres_per_user: None,
+            max_tres_mins_per_job: None,
+            grp_tres: None,
+        }
+    }
 }

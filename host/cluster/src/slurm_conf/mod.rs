@@ -51,6 +51,22 @@ pub(crate) struct Importer {
 }
 
 impl Importer {
+    /// The QOS a partition key names, as a `[[qos]]` table: QOS live in the accounting
+    /// database, so one named here that no table defines yet is added with no limits (and
+    /// listed), for `import-accounts` or the admin to fill in.
+    pub fn qos_named(&mut self, pair: &crate::keyvalue::Pair) -> toml::Spanned<String> {
+        let name = pair.value.trim().to_owned();
+        if !self.file.qos.iter().any(|q| q.name.get_ref() == &name) {
+            self.file.qos.push(crate::config::QosSpec::named(&name));
+            self.skip(
+                &pair.at,
+                &format!("{}={}", pair.key, pair.value),
+                format!("QOS `{name}` is defined with no limits; its limits live in the accounting database (sluice config import-accounts)"),
+            );
+        }
+        toml::Spanned::new(0..0, name)
+    }
+
     pub fn skip(&mut self, at: &Location, key: &str, reason: impl Into<String>) {
         self.skipped.push(Skipped {
             at: at.clone(),
@@ -70,7 +86,9 @@ pub fn import_slurm_conf(
     resources: Option<Source<'_>>,
     resources_file: Option<&str>,
 ) -> Result<Import, ConfigError> {
-    let empty = parse_config_file(Source::new(slurm_conf.name, ""))?;
+    let mut empty = parse_config_file(Source::new(slurm_conf.name, ""))?;
+    // slurm.conf's default: nothing enforced, unknown accounts accepted.
+    empty.enforce = Some(toml::Spanned::new(0..0, Vec::new()));
     let mut importer = Importer {
         file: empty,
         skipped: Vec::new(),

@@ -74,8 +74,8 @@ pub(super) fn build_engine(
         inner: policies.selection,
         recorder: recorder.clone(),
     });
-    let mut config = EngineConfig::for_cluster(&cluster);
-    // Slurm without AccountingStorageEnforce accepts users it has no association for.
-    config.create_missing_associations = true;
+    // The cluster's AccountingStorageEnforce and CreateMissingAssociations decide whether a
+    // user or account without an association is accepted.
+    let config = EngineConfig::for_cluster(&cluster);
     Engine::with_config(cluster, policies, clock, config)
 }
