@@ -2,6 +2,7 @@
 //! file, listing every line or key not carried over and why.
 
 mod nodes;
+mod origin;
 mod params;
 mod values;
 
@@ -33,12 +34,32 @@ pub struct Import {
 }
 
 impl Import {
-    /// The cluster file as TOML text.
+    /// The cluster file as TOML text, opening with a comment for each line or key not carried
+    /// over and why.
     pub fn to_toml(&self) -> String {
-        toml::to_string(&self.file)
-            .unwrap_or_else(|err| format!("# cannot print the configuration: {err}\n"))
+        let mut out = String::new();
+        if !self.skipped.is_empty() {
+            out.push_str("# Not carried over from the Slurm configuration:\n");
+            for s in &self.skipped {
+                let line = format!("{}: {}: {}", s.at, s.key, s.reason);
+                out.push_str(&format!("#   {}\n", line.replace('\n', " ")));
+            }
+            out.push('\n');
+        }
+        match toml::to_string(&self.file) {
+            Ok(text) => out.push_str(&text),
+            Err(err) => out.push_str(&format!("# cannot print the configuration: {err}\n")),
+        }
+        out
     }
 }
+
+/// Reads the file an `Include` line names: given the name as written, returns the name to
+/// report and the text, or why it cannot be read.
+pub type IncludeReader<'a> = &'a mut dyn FnMut(&str) -> Result<(String, String), String>;
+
+/// Most nested `Include` levels followed (a file including itself stops here).
+const MAX_INCLUDE_DEPTH: usize = 16;
 
 /// State built up while reading slurm.conf lines.
 pub(crate) struct Importer {
@@ -48,6 +69,8 @@ pub(crate) struct Importer {
     pub partition_defaults: Vec<crate::keyvalue::Pair>,
     /// Node names the `NodeName=` lines so far name, against the import's total cap.
     pub node_names: u64,
+    /// Where each generated table came from.
+    pub origins: origin::Origins,
 }
 
 impl Importer {
@@ -80,11 +103,44 @@ impl Importer {
 ///
 /// `resources_file` is what the written file's `HresFile` key should say (the path a later load will
 /// read); the resources text itself is validated now against the imported nodes and licenses.
+///
+/// `Include` lines are listed as not carried over; [`import_slurm_conf_with_includes`] follows them.
 pub fn import_slurm_conf(
     slurm_conf: Source<'_>,
     gres_conf: Option<Source<'_>>,
     resources: Option<Source<'_>>,
     resources_file: Option<&str>,
+) -> Result<Import, ConfigError> {
+    import::<NoIncludes>(slurm_conf, gres_conf, resources, resources_file, None)
+}
+
+/// The reader type of an import that follows no `Include`.
+type NoIncludes = fn(&str) -> Result<(String, String), String>;
+
+/// [`import_slurm_conf`], reading each `Include`d file through `include` and importing its
+/// lines where the `Include` line stands (nested up to 16 levels).
+pub fn import_slurm_conf_with_includes(
+    slurm_conf: Source<'_>,
+    gres_conf: Option<Source<'_>>,
+    resources: Option<Source<'_>>,
+    resources_file: Option<&str>,
+    include: IncludeReader<'_>,
+) -> Result<Import, ConfigError> {
+    import(
+        slurm_conf,
+        gres_conf,
+        resources,
+        resources_file,
+        Some(include),
+    )
+}
+
+fn import<F: FnMut(&str) -> Result<(String, String), String> + ?Sized>(
+    slurm_conf: Source<'_>,
+    gres_conf: Option<Source<'_>>,
+    resources: Option<Source<'_>>,
+    resources_file: Option<&str>,
+    mut include: Option<&mut F>,
 ) -> Result<Import, ConfigError> {
     let mut empty = parse_config_file(Source::new(slurm_conf.name, ""))?;
     // slurm.conf's default: nothing enforced, unknown accounts accepted.
@@ -95,13 +151,15 @@ pub fn import_slurm_conf(
         node_defaults: Vec::new(),
         partition_defaults: Vec::new(),
         node_names: 0,
+        origins: origin::Origins::default(),
     };
     for line in parse_lines(slurm_conf)? {
-        import_line(&mut importer, &line)?;
+        import_line(&mut importer, &line, &mut include, 0)?;
     }
     if let Some(gres_conf) = gres_conf {
         for line in parse_gres_conf(gres_conf)? {
             importer.file.gres.push(gres_table(&line));
+            importer.origins.gres.push(line.at.clone());
         }
     }
     importer.file.hres_file = resources_file.map(|f| toml::Spanned::new(0..0, f.to_owned()));
@@ -110,7 +168,17 @@ pub fn import_slurm_conf(
         message: format!("cannot write the imported configuration: {err}"),
     })?;
     let label = format!("{} (imported)", slurm_conf.name);
-    let cluster = Cluster::from_toml(Source::new(&label, &text), resources)?;
+    let cluster = Cluster::from_toml(Source::new(&label, &text), resources).map_err(|e| {
+        // Point at the slurm.conf line the generated value came from, not the generated file.
+        let origin = e
+            .location()
+            .filter(|at| at.file == label)
+            .and_then(|at| importer.origins.locate(&text, at));
+        match origin {
+            Some(at) => e.relocated(at),
+            None => e,
+        }
+    })?;
     Ok(Import {
         file: importer.file,
         cluster,
@@ -118,7 +186,12 @@ pub fn import_slurm_conf(
     })
 }
 
-fn import_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError> {
+fn import_line<F: FnMut(&str) -> Result<(String, String), String> + ?Sized>(
+    importer: &mut Importer,
+    line: &Line,
+    include: &mut Option<&mut F>,
+    depth: usize,
+) -> Result<(), ConfigError> {
     let first = &line.pairs[0];
     match first.key.to_ascii_lowercase().as_str() {
         "nodename" => nodes::node_line(importer, line),
@@ -131,13 +204,56 @@ fn import_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError> 
             );
             Ok(())
         }
+        "include" => match include {
+            Some(read) => include_file(importer, first, &mut **read, depth),
+            None => {
+                importer.skip(
+                    &first.at,
+                    &first.key,
+                    "included files are not followed here; import them separately",
+                );
+                Ok(())
+            }
+        },
         _ => {
             for pair in &line.pairs {
+                importer.origins.globals.push(pair.clone());
                 params::global_pair(importer, pair)?;
             }
             Ok(())
         }
     }
+}
+
+/// Imports the lines of the file an `Include` line names, where that line stands.
+fn include_file<F: FnMut(&str) -> Result<(String, String), String> + ?Sized>(
+    importer: &mut Importer,
+    pair: &crate::keyvalue::Pair,
+    read: &mut F,
+    depth: usize,
+) -> Result<(), ConfigError> {
+    if depth >= MAX_INCLUDE_DEPTH {
+        return Err(ConfigError::invalid(
+            pair.value_at.clone(),
+            format!(
+                "Include {} nested {MAX_INCLUDE_DEPTH} levels deep",
+                pair.value
+            ),
+            "includes that end (does a file include itself?)",
+        ));
+    }
+    let (name, text) = read(&pair.value).map_err(|why| {
+        ConfigError::invalid(
+            pair.value_at.clone(),
+            format!("Include {} that cannot be read ({why})", pair.value),
+            "a readable file",
+        )
+    })?;
+    let mut inner = Some(read);
+    for line in parse_lines(Source::new(&name, &text))? {
+        import_line(importer, &line, &mut inner, depth + 1)?;
+    }
+    Ok(())
 }
 
 fn gres_table(line: &crate::gres::GresConfLine) -> GresTable {

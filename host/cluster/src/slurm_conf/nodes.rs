@@ -110,6 +110,10 @@ pub fn node_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError
         spec.sockets = per_board.saturating_mul(boards);
     }
     importer.file.nodes.push(spec);
+    importer
+        .origins
+        .nodes
+        .push(line.pairs.iter().chain(&pairs).cloned().collect());
     Ok(())
 }
 
@@ -203,6 +207,10 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
         }
     }
     importer.file.partitions.push(spec);
+    importer
+        .origins
+        .partitions
+        .push(line.pairs.iter().chain(&pairs).cloned().collect());
     Ok(())
 }
 

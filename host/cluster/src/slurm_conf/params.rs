@@ -111,11 +111,6 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         "suspendexcstates" => power.suspend_exc_states = split_list(&pair.value),
         "slurmctldparameters" => slurmctld_parameters(importer, pair)?,
         "licenses" => licenses(importer, pair)?,
-        "include" => importer.skip(
-            &pair.at,
-            &pair.key,
-            "included files are not followed; import them separately",
-        ),
         _ => importer.skip(
             &pair.at,
             &pair.key,
