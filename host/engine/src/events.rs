@@ -103,16 +103,19 @@ impl Engine {
         Ok(())
     }
 
-    /// A node stopped responding or was set DOWN: its jobs end with NODE_FAIL.
+    /// A node stopped responding or was set DOWN: its jobs are requeued when their requeue
+    /// setting allows it (Slurm requeues a requeueable batch job on node failure), else they
+    /// end with NODE_FAIL.
     pub fn node_down(&mut self, node: NodeId, reason: &str) {
         self.nodes
             .set_health(node, Health::Down, Some(reason.into()));
         let victims = self.nodes.node(node).jobs.clone();
         for id in victims {
-            if matches!(
-                self.jobs[&id].state,
-                JobState::Running | JobState::Configuring
-            ) {
+            let job = &self.jobs[&id];
+            if matches!(job.state, JobState::Running | JobState::Configuring) {
+                if job.spec.requeue && self.requeue(id).is_ok() {
+                    continue;
+                }
                 self.end_job(id, JobState::NodeFail, None, Reason::NodeDown);
             }
         }

@@ -62,6 +62,9 @@ pub struct JobSpec {
     pub hold: bool,
     /// `--reservation`.
     pub reservation: Option<String>,
+    /// `--requeue`: a job whose node goes DOWN is requeued rather than ended NODE_FAIL (the
+    /// host sets it from `--requeue`/`--no-requeue` and its JobRequeue; off here).
+    pub requeue: bool,
     /// The submitting user's Unix groups, which partitions' `AllowGroups` are checked against
     /// (filled by the host that knows the user; empty matches no `AllowGroups` list).
     pub groups: Vec<String>,
@@ -97,6 +100,7 @@ impl JobSpec {
             hold: false,
             reservation: None,
             groups: Vec::new(),
+            requeue: false,
             site_factor: 0,
         }
     }

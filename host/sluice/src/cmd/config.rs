@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use sluice_cluster::slurm_conf::{Import, import_slurm_conf};
+use sluice_cluster::slurm_conf::{Import, import_slurm_conf_with_includes};
 use sluice_cluster::{Cluster, HresCount, Source};
 
 /// Arguments of `sluice config`.
@@ -24,7 +24,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Load a cluster file and report what it defines, or exactly where it is wrong.
+    /// Load a cluster file and its plugins as `sluice serve` would (every GRES plugin checks the
+    /// node configuration), and report what it defines, or exactly where it is wrong.
     Check {
         /// A sluice cluster file.
         file: PathBuf,
@@ -125,7 +126,11 @@ fn hres_summary(cluster: &Cluster) -> Vec<String> {
 }
 
 fn check(file: &Path, json: bool) -> anyhow::Result<String> {
-    let cluster = Cluster::load(file)?;
+    // The loader `serve` uses, so that a component is checked as the daemon will run it.
+    let cache = sluice_daemon::state_dir::prepare_code_dir(&super::plugin::cache_dir()).ok();
+    let loader = sluice_runtime::Loader::new(sluice_runtime::compile::WasmEngine::new(cache));
+    let cluster =
+        sluice_daemon::check::check_cluster(Some(file), &loader).map_err(anyhow::Error::msg)?;
     let users = cluster.associations.iter().filter(|a| a.is_user()).count();
     let accounts = cluster.associations.len() - users;
     let layers: usize = cluster.hres.iter().map(|r| r.layers.len()).sum();
@@ -184,11 +189,20 @@ fn import(files: &[PathBuf], output: Option<&Path>, json: bool) -> anyhow::Resul
     let hres_file = resources_path
         .map(|p| std::path::absolute(p).map(|a| a.display().to_string()))
         .transpose()?;
-    let import: Import = import_slurm_conf(
+    // `Include` names a file relative to the directory of the slurm.conf that includes it.
+    let base = slurm_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let mut include = |name: &str| {
+        let path = base.join(name);
+        std::fs::read_to_string(&path)
+            .map(|text| (path.display().to_string(), text))
+            .map_err(|e| e.to_string())
+    };
+    let import: Import = import_slurm_conf_with_includes(
         Source::new(&slurm_name, &slurm_text),
         gres.as_ref().map(|(n, t)| Source::new(n, t)),
         resources.as_ref().map(|(n, t)| Source::new(n, t)),
         hres_file.as_deref(),
+        &mut include,
     )?;
     let toml = format!(
         "# Imported from {slurm_name} by `sluice config import`.\n{}",
