@@ -5,9 +5,9 @@ use crate::{Location, Source};
 
 use super::parse_config_file;
 
-/// Where `source` configures node `node`'s GRES: the `Gres` value of its `[[nodes]]` table,
-/// else the `Name` of the first `[[gres]]` table naming it (or naming no nodes). `None` when the
-/// file does not parse or configures no GRES for the node.
+/// Where `source` configures node `node`'s GRES devices: the `Name` of the first `[[gres]]`
+/// table naming it (device detail lives there), else the `Gres` value of its `[[nodes]]` table.
+/// `None` when the file does not parse or configures no GRES for the node.
 pub fn node_gres_location(source: Source<'_>, node: &str) -> Option<Location> {
     let file = parse_config_file(source).ok()?;
     let names = |expr: &str| {
@@ -21,15 +21,16 @@ pub fn node_gres_location(source: Source<'_>, node: &str) -> Option<Location> {
         ));
         source.at(start + skip)
     };
-    let from_nodes = file.nodes.iter().find_map(|spec| {
-        let gres = spec.gres.as_ref()?;
-        names(spec.node_name.get_ref()).then(|| at(gres.span().start))
-    });
-    from_nodes.or_else(|| {
-        file.gres
-            .iter()
-            .find(|t| t.node_name.as_deref().is_none_or(names))
-            .map(|t| at(t.name.span().start))
+    let from_tables = file
+        .gres
+        .iter()
+        .find(|t| t.node_name.as_deref().is_none_or(names))
+        .map(|t| at(t.name.span().start));
+    from_tables.or_else(|| {
+        file.nodes.iter().find_map(|spec| {
+            let gres = spec.gres.as_ref()?;
+            names(spec.node_name.get_ref()).then(|| at(gres.span().start))
+        })
     })
 }
 
@@ -43,5 +44,8 @@ mod tests {
         let at = node_gres_location(Source::new("c.toml", text), "g3").unwrap();
         assert_eq!((at.line, at.column), (6, 9));
         assert!(node_gres_location(Source::new("c.toml", text), "a1").is_none());
+        let with_table = format!("{text}\n[[gres]]\nNodeName = \"g[1-2]\"\nName = \"gpu\"\n");
+        let at = node_gres_location(Source::new("c.toml", &with_table), "g2").unwrap();
+        assert_eq!((at.line, at.column), (10, 9));
     }
 }
