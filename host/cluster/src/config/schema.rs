@@ -513,3 +513,11 @@ impl QosSpec {
         }
     }
 }
+
+impl ConfigFile {
+    /// The file as TOML text (what `Cluster::from_toml` reads back).
+    pub fn to_toml_string(&self) -> String {
+        toml::to_string(self)
+            .unwrap_or_else(|err| format!("# cannot print the configuration: {err}\n"))
+    }
+}

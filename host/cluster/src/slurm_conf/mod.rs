@@ -1,10 +1,13 @@
 //! Importing the common subset of slurm.conf (plus gres.conf and resources.yaml) as a sluice cluster
 //! file, listing every line or key not carried over and why.
 
+mod accounts;
 mod nodes;
 mod origin;
 mod params;
 mod values;
+
+pub use accounts::import_accounts;
 
 use crate::config::{ConfigFile, GresTable, parse_config_file};
 use crate::gres::parse_gres_conf;

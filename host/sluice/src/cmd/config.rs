@@ -45,6 +45,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replace a cluster file's accounts and users with the tree of a `sacctmgr dump` file
+    /// (shares, limits, default QOS; QOS it names are added).
+    ImportAccounts {
+        /// The sluice cluster file to start from.
+        cluster: PathBuf,
+        /// The output of `sacctmgr dump <cluster> File=…`.
+        dump: PathBuf,
+        /// Write the cluster file here instead of standard output.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// Runs `sluice config`.
@@ -57,6 +68,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             output,
             json,
         } => import(&files, output.as_deref(), json)?,
+        Command::ImportAccounts {
+            cluster,
+            dump,
+            output,
+        } => import_accounts(&cluster, &dump, output.as_deref())?,
     };
     // Written in one go so a closed pipe (`| head`) is an error to report, not a panic.
     std::io::stdout().write_all(out.as_bytes())?;
@@ -160,6 +176,44 @@ fn check(file: &Path, json: bool) -> anyhow::Result<String> {
             cluster.licenses.len(),
             cluster.hres.len(),
         ) + "\n")
+    }
+}
+
+fn import_accounts(cluster: &Path, dump: &Path, output: Option<&Path>) -> anyhow::Result<String> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))
+    };
+    let (cluster_name, dump_name) = (cluster.display().to_string(), dump.display().to_string());
+    let cluster_text = read(cluster)?;
+    let mut file = sluice_cluster::parse_config_file(Source::new(&cluster_name, &cluster_text))?;
+    let dump_text = read(dump)?;
+    let skipped = sluice_cluster::slurm_conf::import_accounts(
+        Source::new(&dump_name, &dump_text),
+        &mut file,
+    )?;
+    let mut text = format!(
+        "# Accounts and users imported from {dump_name} by `sluice config import-accounts`.\n"
+    );
+    for s in &skipped {
+        text.push_str(&format!(
+            "#   not carried over: {}: {}: {}\n",
+            s.at, s.key, s.reason
+        ));
+    }
+    text.push_str(&file.to_toml_string());
+    // Proof that the result loads (its resources.yaml, if any, is checked when it is loaded).
+    Cluster::from_toml(Source::new(&cluster_name, &text), None)?;
+    let mut stderr = std::io::stderr().lock();
+    for s in &skipped {
+        let _ = writeln!(stderr, "{}: {} not carried over: {}", s.at, s.key, s.reason);
+    }
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(String::new())
+        }
+        None => Ok(text),
     }
 }
 
