@@ -33,7 +33,7 @@ impl Engine {
             PartitionState::Inactive => return Some(Reason::PartitionInactive),
             PartitionState::Up | PartitionState::Drain => {}
         }
-        if !self.limits.enforce.limits {
+        if !self.limits.enforce.limits || !self.limits.any {
             return None;
         }
         let s = self.subject(job, part);
@@ -46,7 +46,7 @@ impl Engine {
     /// association `MaxSubmitJobs`, `GrpSubmitJobs`), or over a per-job limit when a QOS that
     /// applies has `DenyOnLimit`; without it such a job is accepted and pends with the reason.
     pub(crate) fn check_submit_limits(&self, job: &Job) -> Result<(), SubmitError> {
-        if !self.limits.enforce.limits {
+        if !self.limits.enforce.limits || !self.limits.any {
             return Ok(());
         }
         let s = self.subject(job, job.partitions[0]);
@@ -72,7 +72,7 @@ impl Engine {
         (assoc, qos, part): (AssocId, QosId, PartitionId),
         limit: Option<u64>,
     ) -> Option<u64> {
-        if !self.limits.enforce.limits {
+        if !self.limits.enforce.limits || !self.limits.any {
             return limit;
         }
         let qos = self.qos_order(qos, part);

@@ -55,6 +55,9 @@ struct Charged {
 pub(crate) struct Limits {
     /// `AccountingStorageEnforce` of the cluster.
     pub enforce: AccountingEnforce,
+    /// Whether any QOS or association sets a limit: without one no check can hold a job, and
+    /// passes skip them.
+    pub any: bool,
     layout: TresLayout,
     qos: Vec<Count>,
     qos_user: HashMap<(QosId, String), Count>,
@@ -65,8 +68,14 @@ pub(crate) struct Limits {
 impl Limits {
     /// No job counted yet, on `cluster`'s QOS and associations.
     pub fn new(cluster: &Cluster) -> Self {
+        let any = cluster.qos.iter().any(|q| q.limits != Default::default())
+            || cluster
+                .associations
+                .iter()
+                .any(|a| a.limits != Default::default());
         Self {
             enforce: cluster.enforce,
+            any,
             layout: TresLayout::of(cluster),
             qos: vec![Count::default(); cluster.qos.len()],
             qos_user: HashMap::new(),
