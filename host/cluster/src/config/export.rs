@@ -6,7 +6,8 @@ use toml::Spanned;
 use crate::model::{AccountingEnforce, AssocKind, Cluster, Gres, Node, TresLimits};
 
 use super::schema::{
-    AccountSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec, QosSpec, UserSpec,
+    AccountSpec, AssocLimitSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec,
+    QosSpec, UserSpec,
 };
 
 /// The cluster file describing `cluster`, every default written out. HRES stay in resources.yaml.
@@ -99,53 +100,48 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
             .iter()
             .skip(1)
             .filter(|a| !a.is_user())
-            .map(|a| AccountSpec {
-                account: Spanned::new(0..0, a.name().to_owned()),
-                parent: a
+            .map(|a| {
+                let mut spec = AccountSpec::named(a.name());
+                spec.parent = a
                     .parent
-                    .map(|p| Spanned::new(0..0, cluster.associations[p.index()].name().to_owned())),
-                fairshare: a.shares,
-                raw_usage: a.raw_usage,
-                priority: a.priority,
-                default_qos: a.default_qos.map(qos_name),
-                max_jobs: a.limits.max_jobs,
-                max_submit_jobs: a.limits.max_submit_jobs,
-                max_wall: a.limits.max_wall,
-                max_tres: tres_text(&a.limits.max_tres_per_job),
-                max_tres_mins: tres_text(&a.limits.max_tres_mins_per_job),
-                grp_tres: tres_text(&a.limits.grp_tres),
-                grp_jobs: a.limits.grp_jobs,
-                grp_submit_jobs: a.limits.grp_submit_jobs,
+                    .map(|p| Spanned::new(0..0, cluster.associations[p.index()].name().to_owned()));
+                (spec.fairshare, spec.raw_usage) = (a.shares, a.raw_usage);
+                (spec.priority, spec.default_qos) = (a.priority, a.default_qos.map(qos_name));
+                spec.set_limits(limit_spec(&a.limits));
+                spec
             })
             .collect(),
         users: cluster
             .associations
             .iter()
             .filter_map(|a| match &a.kind {
-                AssocKind::User(user) => Some(UserSpec {
-                    user: Spanned::new(0..0, user.clone()),
-                    account: Spanned::new(
-                        0..0,
-                        a.parent.map_or_else(String::new, |p| {
-                            cluster.associations[p.index()].name().to_owned()
-                        }),
-                    ),
-                    fairshare: a.shares,
-                    raw_usage: a.raw_usage,
-                    priority: a.priority,
-                    default_qos: a.default_qos.map(qos_name),
-                    max_jobs: a.limits.max_jobs,
-                    max_submit_jobs: a.limits.max_submit_jobs,
-                    max_wall: a.limits.max_wall,
-                    max_tres: tres_text(&a.limits.max_tres_per_job),
-                    max_tres_mins: tres_text(&a.limits.max_tres_mins_per_job),
-                    grp_tres: tres_text(&a.limits.grp_tres),
-                    grp_jobs: a.limits.grp_jobs,
-                    grp_submit_jobs: a.limits.grp_submit_jobs,
-                }),
+                AssocKind::User(user) => {
+                    let account = a.parent.map_or_else(String::new, |p| {
+                        cluster.associations[p.index()].name().to_owned()
+                    });
+                    let mut spec = UserSpec::named(user, &account);
+                    (spec.fairshare, spec.raw_usage) = (a.shares, a.raw_usage);
+                    (spec.priority, spec.default_qos) = (a.priority, a.default_qos.map(qos_name));
+                    spec.set_limits(limit_spec(&a.limits));
+                    Some(spec)
+                }
                 AssocKind::Account(_) => None,
             })
             .collect(),
+    }
+}
+
+/// An association's limits as the file writes them.
+fn limit_spec(l: &crate::AssocLimits) -> AssocLimitSpec {
+    AssocLimitSpec {
+        max_jobs: l.max_jobs,
+        max_submit_jobs: l.max_submit_jobs,
+        max_wall: l.max_wall,
+        max_tres: tres_text(&l.max_tres_per_job),
+        max_tres_mins: tres_text(&l.max_tres_mins_per_job),
+        grp_tres: tres_text(&l.grp_tres),
+        grp_jobs: l.grp_jobs,
+        grp_submit_jobs: l.grp_submit_jobs,
     }
 }
 

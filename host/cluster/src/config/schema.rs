@@ -448,8 +448,9 @@ pub struct UserSpec {
     pub grp_submit_jobs: Option<u32>,
 }
 
-/// The limit keys `[[accounts]]` and `[[users]]` share, borrowed from either.
-pub struct AssocLimitSpec<'a> {
+/// The limit keys `[[accounts]]` and `[[users]]` share.
+#[derive(Debug, Clone, Default)]
+pub struct AssocLimitSpec {
     /// MaxJobs.
     pub max_jobs: Option<u32>,
     /// MaxSubmitJobs.
@@ -457,38 +458,74 @@ pub struct AssocLimitSpec<'a> {
     /// MaxWall.
     pub max_wall: Option<TimeLimit>,
     /// MaxTRES.
-    pub max_tres: Option<&'a Spanned<String>>,
+    pub max_tres: Option<Spanned<String>>,
     /// MaxTRESMins.
-    pub max_tres_mins: Option<&'a Spanned<String>>,
+    pub max_tres_mins: Option<Spanned<String>>,
     /// GrpTRES.
-    pub grp_tres: Option<&'a Spanned<String>>,
+    pub grp_tres: Option<Spanned<String>>,
     /// GrpJobs.
     pub grp_jobs: Option<u32>,
     /// GrpSubmitJobs.
     pub grp_submit_jobs: Option<u32>,
 }
 
+/// The limit keys of `[[accounts]]` and `[[users]]` read and written as one [`AssocLimitSpec`]
+/// (the tables keep them as keys of their own, since `deny_unknown_fields` rules out
+/// `flatten`).
 macro_rules! limit_spec {
     ($spec:ty) => {
         impl $spec {
             /// The association limit keys of this table.
-            pub fn limit_spec(&self) -> AssocLimitSpec<'_> {
+            pub fn limit_spec(&self) -> AssocLimitSpec {
                 AssocLimitSpec {
                     max_jobs: self.max_jobs,
                     max_submit_jobs: self.max_submit_jobs,
                     max_wall: self.max_wall,
-                    max_tres: self.max_tres.as_ref(),
-                    max_tres_mins: self.max_tres_mins.as_ref(),
-                    grp_tres: self.grp_tres.as_ref(),
+                    max_tres: self.max_tres.clone(),
+                    max_tres_mins: self.max_tres_mins.clone(),
+                    grp_tres: self.grp_tres.clone(),
                     grp_jobs: self.grp_jobs,
                     grp_submit_jobs: self.grp_submit_jobs,
                 }
+            }
+
+            /// Sets every association limit key of this table.
+            pub fn set_limits(&mut self, l: AssocLimitSpec) {
+                self.max_jobs = l.max_jobs;
+                self.max_submit_jobs = l.max_submit_jobs;
+                self.max_wall = l.max_wall;
+                self.max_tres = l.max_tres;
+                self.max_tres_mins = l.max_tres_mins;
+                self.grp_tres = l.grp_tres;
+                self.grp_jobs = l.grp_jobs;
+                self.grp_submit_jobs = l.grp_submit_jobs;
             }
         }
     };
 }
 limit_spec!(AccountSpec);
 limit_spec!(UserSpec);
+
+impl AccountSpec {
+    /// An `[[accounts]]` table under root with every other key at its default.
+    pub fn named(account: &str) -> Self {
+        let mut spec: Self = toml::from_str(&format!("Account = {account:?}"))
+            .expect("a table of one string key reads");
+        spec.account = Spanned::new(0..0, account.to_owned());
+        spec
+    }
+}
+
+impl UserSpec {
+    /// A `[[users]]` table of `user` under `account` with every other key at its default.
+    pub fn named(user: &str, account: &str) -> Self {
+        let mut spec: Self = toml::from_str(&format!("User = {user:?}\nAccount = {account:?}"))
+            .expect("a table of two string keys reads");
+        spec.user = Spanned::new(0..0, user.to_owned());
+        spec.account = Spanned::new(0..0, account.to_owned());
+        spec
+    }
+}
 
 impl QosSpec {
     /// A `[[qos]]` table with only its name, every other key at its default.

@@ -3,8 +3,8 @@
 
 use toml::Spanned;
 
-use crate::config::{AccountSpec, ConfigFile, QosSpec, UserSpec};
-use crate::model::{Shares, TimeLimit, TresLimits};
+use crate::config::{AccountSpec, AssocLimitSpec, ConfigFile, QosSpec, UserSpec};
+use crate::model::{Shares, TresLimits};
 use crate::time::parse_limit;
 use crate::{ConfigError, Location, Source};
 
@@ -25,14 +25,7 @@ struct Fields {
     priority: u32,
     default_qos: Option<String>,
     default_account: Option<String>,
-    max_jobs: Option<u32>,
-    max_submit_jobs: Option<u32>,
-    max_wall: Option<TimeLimit>,
-    max_tres: Option<String>,
-    max_tres_mins: Option<String>,
-    grp_tres: Option<String>,
-    grp_jobs: Option<u32>,
-    grp_submit_jobs: Option<u32>,
+    limits: AssocLimitSpec,
 }
 
 /// Replaces `file`'s accounts and users with the tree `dump` holds (sacctmgr's flat file: a
@@ -62,45 +55,21 @@ pub fn import_accounts(
             "parent" => parent = line.name.clone(),
             "account" => {
                 let f = fields(&line, &mut skipped)?;
-                accounts.push(AccountSpec {
-                    account: Spanned::new(0..0, line.name.clone()),
-                    parent: (parent != "root").then(|| Spanned::new(0..0, parent.clone())),
-                    fairshare: f.fairshare,
-                    raw_usage: 0.0,
-                    priority: f.priority,
-                    default_qos: f.default_qos.clone().map(|q| Spanned::new(0..0, q)),
-                    max_jobs: f.max_jobs,
-                    max_submit_jobs: f.max_submit_jobs,
-                    max_wall: f.max_wall,
-                    max_tres: f.max_tres.map(|t| Spanned::new(0..0, t)),
-                    max_tres_mins: f.max_tres_mins.map(|t| Spanned::new(0..0, t)),
-                    grp_tres: f.grp_tres.map(|t| Spanned::new(0..0, t)),
-                    grp_jobs: f.grp_jobs,
-                    grp_submit_jobs: f.grp_submit_jobs,
-                });
+                let mut spec = AccountSpec::named(&line.name);
+                spec.parent = (parent != "root").then(|| Spanned::new(0..0, parent.clone()));
+                (spec.fairshare, spec.priority) = (f.fairshare, f.priority);
+                spec.default_qos = f.default_qos.map(|q| Spanned::new(0..0, q));
+                spec.set_limits(f.limits);
+                accounts.push(spec);
             }
             "user" => {
                 let f = fields(&line, &mut skipped)?;
                 let is_default = f.default_account.as_deref() == Some(parent.as_str());
-                users.push((
-                    UserSpec {
-                        user: Spanned::new(0..0, line.name.clone()),
-                        account: Spanned::new(0..0, parent.clone()),
-                        fairshare: f.fairshare,
-                        raw_usage: 0.0,
-                        priority: f.priority,
-                        default_qos: f.default_qos.clone().map(|q| Spanned::new(0..0, q)),
-                        max_jobs: f.max_jobs,
-                        max_submit_jobs: f.max_submit_jobs,
-                        max_wall: f.max_wall,
-                        max_tres: f.max_tres.map(|t| Spanned::new(0..0, t)),
-                        max_tres_mins: f.max_tres_mins.map(|t| Spanned::new(0..0, t)),
-                        grp_tres: f.grp_tres.map(|t| Spanned::new(0..0, t)),
-                        grp_jobs: f.grp_jobs,
-                        grp_submit_jobs: f.grp_submit_jobs,
-                    },
-                    is_default,
-                ));
+                let mut spec = UserSpec::named(&line.name, &parent);
+                (spec.fairshare, spec.priority) = (f.fairshare, f.priority);
+                spec.default_qos = f.default_qos.map(|q| Spanned::new(0..0, q));
+                spec.set_limits(f.limits);
+                users.push((spec, is_default));
             }
             _ => {
                 return Err(ConfigError::invalid(
@@ -149,7 +118,7 @@ fn fields(line: &DumpLine, skipped: &mut Vec<Skipped>) -> Result<Fields, ConfigE
         };
         let tres = || {
             TresLimits::parse(value)
-                .map(|_| value.clone())
+                .map(|_| Some(Spanned::new(0..0, value.clone())))
                 .map_err(|e| {
                     ConfigError::invalid(
                         at.clone(),
@@ -169,10 +138,10 @@ fn fields(line: &DumpLine, skipped: &mut Vec<Skipped>) -> Result<Fields, ConfigE
             "priority" => f.priority = number()?,
             "defaultqos" => f.default_qos = Some(value.clone()),
             "defaultaccount" => f.default_account = Some(value.clone()),
-            "maxjobs" => f.max_jobs = Some(number()?),
-            "maxsubmitjobs" => f.max_submit_jobs = Some(number()?),
+            "maxjobs" => f.limits.max_jobs = Some(number()?),
+            "maxsubmitjobs" => f.limits.max_submit_jobs = Some(number()?),
             "maxwall" | "maxwalldurationperjob" => {
-                f.max_wall = Some(parse_limit(value, 60).ok_or_else(|| {
+                f.limits.max_wall = Some(parse_limit(value, 60).ok_or_else(|| {
                     ConfigError::invalid(
                         at.clone(),
                         format!("{key}={value}"),
@@ -180,11 +149,11 @@ fn fields(line: &DumpLine, skipped: &mut Vec<Skipped>) -> Result<Fields, ConfigE
                     )
                 })?)
             }
-            "maxtres" | "maxtresperjob" => f.max_tres = Some(tres()?),
-            "maxtresmins" | "maxtresminsperjob" => f.max_tres_mins = Some(tres()?),
-            "grptres" => f.grp_tres = Some(tres()?),
-            "grpjobs" => f.grp_jobs = Some(number()?),
-            "grpsubmitjobs" => f.grp_submit_jobs = Some(number()?),
+            "maxtres" | "maxtresperjob" => f.limits.max_tres = tres()?,
+            "maxtresmins" | "maxtresminsperjob" => f.limits.max_tres_mins = tres()?,
+            "grptres" => f.limits.grp_tres = tres()?,
+            "grpjobs" => f.limits.grp_jobs = Some(number()?),
+            "grpsubmitjobs" => f.limits.grp_submit_jobs = Some(number()?),
             // Bookkeeping that does not bear on scheduling.
             "description" | "organization" | "adminlevel" | "coordinator" => {}
             _ => skip(

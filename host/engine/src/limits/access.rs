@@ -80,12 +80,7 @@ fn admits(part: &Partition, spec: &JobSpec, account: &str, qos: &str) -> Result<
     if matches!(a.state, PartitionState::Drain | PartitionState::Inactive) {
         return Err(SubmitError::PartitionNotAvailable(part.name.clone()));
     }
-    let account_ok = a
-        .allow_accounts
-        .as_ref()
-        .is_none_or(|allow| allow.iter().any(|x| x == account))
-        && !a.deny_accounts.iter().any(|x| x == account);
-    if !account_ok {
+    if !admitted(&a.allow_accounts, &a.deny_accounts, account) {
         return Err(SubmitError::AccountNotAllowed {
             account: account.to_owned(),
             partition: part.name.clone(),
@@ -96,16 +91,19 @@ fn admits(part: &Partition, spec: &JobSpec, account: &str, qos: &str) -> Result<
     {
         return Err(SubmitError::GroupNotAllowed(part.name.clone()));
     }
-    let qos_ok = a
-        .allow_qos
-        .as_ref()
-        .is_none_or(|allow| allow.iter().any(|x| x == qos))
-        && !a.deny_qos.iter().any(|x| x == qos);
-    if !qos_ok {
+    if !admitted(&a.allow_qos, &a.deny_qos, qos) {
         return Err(SubmitError::QosNotAllowed {
             qos: qos.to_owned(),
             partition: part.name.clone(),
         });
     }
     Ok(())
+}
+
+/// Whether `name` passes an allow list (`None` is ALL) and a deny list.
+fn admitted(allow: &Option<Vec<String>>, deny: &[String], name: &str) -> bool {
+    allow
+        .as_ref()
+        .is_none_or(|list| list.iter().any(|x| x == name))
+        && !deny.iter().any(|x| x == name)
 }

@@ -155,14 +155,14 @@ fn lookup_qos(
 }
 
 /// The limits an `[[accounts]]` or `[[users]]` table sets on its own association.
-fn assoc_limits(spec: AssocLimitSpec<'_>, source: Source<'_>) -> Result<AssocLimits, ConfigError> {
+fn assoc_limits(spec: AssocLimitSpec, source: Source<'_>) -> Result<AssocLimits, ConfigError> {
     Ok(AssocLimits {
         max_jobs: spec.max_jobs,
         max_submit_jobs: spec.max_submit_jobs,
         max_wall: spec.max_wall,
-        max_tres_per_job: tres_at(source, spec.max_tres, "MaxTRES")?,
-        max_tres_mins_per_job: tres_at(source, spec.max_tres_mins, "MaxTRESMins")?,
-        grp_tres: tres_at(source, spec.grp_tres, "GrpTRES")?,
+        max_tres_per_job: tres_at(source, spec.max_tres.as_ref(), "MaxTRES")?,
+        max_tres_mins_per_job: tres_at(source, spec.max_tres_mins.as_ref(), "MaxTRESMins")?,
+        grp_tres: tres_at(source, spec.grp_tres.as_ref(), "GrpTRES")?,
         grp_jobs: spec.grp_jobs,
         grp_submit_jobs: spec.grp_submit_jobs,
     })

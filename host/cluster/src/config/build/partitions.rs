@@ -150,26 +150,17 @@ fn access(
         }
         _ => None,
     };
-    let state = match &spec.state {
-        Some(s) => PartitionState::parse(s.get_ref()).ok_or_else(|| {
-            ConfigError::invalid(
-                value_at(source, s),
-                format!("State = \"{}\"", s.get_ref()),
-                "UP, DOWN, DRAIN or INACTIVE",
-            )
-        })?,
-        None => PartitionState::Up,
-    };
-    let oversubscribe = match &spec.over_subscribe {
-        Some(s) => OverSubscribe::parse(s.get_ref()).ok_or_else(|| {
-            ConfigError::invalid(
-                value_at(source, s),
-                format!("OverSubscribe = \"{}\"", s.get_ref()),
-                "NO or EXCLUSIVE (YES and FORCE, CPUs shared by jobs, are not supported)",
-            )
-        })?,
-        None => OverSubscribe::No,
-    };
+    let state = keyword(source, spec.state.as_ref(), "State", PartitionState::parse)
+        .unwrap_or(Ok(PartitionState::Up))
+        .map_err(|e| e("UP, DOWN, DRAIN or INACTIVE"))?;
+    let oversubscribe = keyword(
+        source,
+        spec.over_subscribe.as_ref(),
+        "OverSubscribe",
+        OverSubscribe::parse,
+    )
+    .unwrap_or(Ok(OverSubscribe::No))
+    .map_err(|e| e("NO or EXCLUSIVE (YES and FORCE, CPUs shared by jobs, are not supported)"))?;
     Ok(PartitionAccess {
         allow_accounts: all(&spec.allow_accounts),
         deny_accounts: spec.deny_accounts.clone(),
@@ -181,4 +172,20 @@ fn access(
         def_mem_per_cpu: spec.def_mem_per_cpu,
         max_mem_per_cpu: spec.max_mem_per_cpu,
     })
+}
+
+/// A keyword value read with `parse`: `None` when the key is absent, else the value or a
+/// function making the error from what was expected.
+fn keyword<T>(
+    source: Source<'_>,
+    value: Option<&Spanned<String>>,
+    key: &str,
+    parse: fn(&str) -> Option<T>,
+) -> Option<Result<T, impl FnOnce(&str) -> ConfigError>> {
+    let value = value?;
+    Some(parse(value.get_ref()).ok_or_else(|| {
+        let at = value_at(source, value);
+        let found = format!("{key} = \"{}\"", value.get_ref());
+        move |expected: &str| ConfigError::invalid(at, found, expected)
+    }))
 }
