@@ -235,7 +235,8 @@ fn access_rules_priority_flags_and_includes_carry_over() {
         Include nodes.conf\n\
         PartitionName=chem Nodes=n[1-4] AllowAccounts=chem,bio QOS=chemq AllowQos=chemq,normal State=UP\n\
         PartitionName=open Nodes=ALL DenyAccounts=guest DenyQos=slow OverSubscribe=EXCLUSIVE DefMemPerCPU=2000 MaxMemPerCPU=4000 Default=YES\n\
-        PartitionName=shared Nodes=ALL OverSubscribe=FORCE:4 State=DRAIN PreemptMode=REQUEUE\n";
+        PartitionName=shared Nodes=ALL OverSubscribe=FORCE:4 State=DRAIN PreemptMode=REQUEUE\n\
+        PreemptType=preempt/qos\n";
     let mut read = |name: &str| match name {
         "nodes.conf" => Ok((
             "nodes.conf".to_owned(),
@@ -289,7 +290,12 @@ fn access_rules_priority_flags_and_includes_carry_over() {
         sluice_cluster::OverSubscribe::No
     );
     let skipped: Vec<&str> = import.skipped.iter().map(|s| s.key.as_str()).collect();
-    for key in ["PriorityFlags=BOGUS", "OverSubscribe", "PreemptMode"] {
+    for key in [
+        "PriorityFlags=BOGUS",
+        "OverSubscribe",
+        "PreemptMode",
+        "PreemptType",
+    ] {
         assert!(skipped.contains(&key), "{key} missing from {skipped:?}");
     }
     let toml = import.to_toml();

@@ -110,6 +110,11 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         "suspendexcparts" => power.suspend_exc_parts = split_list(&pair.value),
         "suspendexcstates" => power.suspend_exc_states = split_list(&pair.value),
         "slurmctldparameters" => slurmctld_parameters(importer, pair)?,
+        "preempttype" | "preemptmode" | "preemptexempttime" | "preemptparameters" => importer.skip(
+            &pair.at,
+            &pair.key,
+            "preemption is not implemented; jobs are never preempted",
+        ),
         "licenses" => licenses(importer, pair)?,
         _ => importer.skip(
             &pair.at,
