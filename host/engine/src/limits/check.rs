@@ -11,6 +11,7 @@ use super::tres::TresLayout;
 use crate::engine::Engine;
 use crate::error::SubmitError;
 use crate::job::{Job, Reason};
+use crate::queue::QueueRecord;
 
 /// One job in one partition, as the limits see it.
 struct Subject<'a> {
@@ -40,6 +41,16 @@ impl Engine {
         self.per_job_limit(&s)
             .or_else(|| self.running_limit(&s))
             .map(Reason::Limit)
+    }
+
+    /// Whether the record's job is held by its limits or partition state this pass, setting
+    /// its reason if so (the main loop goes on to the next job, as Slurm's does).
+    pub(crate) fn held_by_limits(&mut self, rec: &QueueRecord) -> bool {
+        let Some(reason) = self.limit_reason(&self.jobs[&rec.job], rec.partition) else {
+            return false;
+        };
+        self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
+        true
     }
 
     /// Refuses a submission over a submit count (`MaxSubmitJobsPerUser`, `GrpSubmitJobs`,
@@ -385,37 +396,5 @@ impl Engine {
                 .get(a.index())
                 .and_then(|r| get(&r.limits))
         })
-    }
-}
-
-impl Engine {
-    /// Counts a job that just started in `part`: the TRES of its allocation (CPUs, memory and
-    /// nodes it got; GRES as asked per node) against its QOS, its partition's and its
-    /// associations.
-    pub(crate) fn count_start(&mut self, id: crate::job::JobId, part: PartitionId) {
-        let job = &self.jobs[&id];
-        let Some(alloc) = &job.alloc else { return };
-        let nodes = alloc.placement.nodes.len() as u64;
-        let tres = self.limits.layout.amounts(
-            (alloc.cpus(), alloc.placement.memory_mb.iter().sum(), nodes),
-            job.gres
-                .records
-                .iter()
-                .map(|r| (r.name.as_str(), u64::from(r.per_node) * nodes)),
-        );
-        let qos = self.qos_order(job.qos, part);
-        self.limits.start(id, qos, tres);
-    }
-}
-
-impl Engine {
-    /// Whether the record's job is held by its limits or partition state this pass, setting
-    /// its reason if so (the main loop goes on to the next job, as Slurm's does).
-    pub(crate) fn held_by_limits(&mut self, rec: &crate::queue::QueueRecord) -> bool {
-        let Some(reason) = self.limit_reason(&self.jobs[&rec.job], rec.partition) else {
-            return false;
-        };
-        self.jobs.get_mut(&rec.job).expect("queued job").reason = reason;
-        true
     }
 }

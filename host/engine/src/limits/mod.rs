@@ -11,6 +11,7 @@
 mod access;
 mod check;
 pub mod reason;
+mod start;
 mod tres;
 
 use std::collections::HashMap;
