@@ -7,6 +7,7 @@
 pub mod admission;
 pub mod api;
 pub mod caller;
+pub mod check;
 pub mod client;
 pub mod clock;
 pub mod config;

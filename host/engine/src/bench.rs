@@ -83,6 +83,7 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             suspend_time: None,
             qos: None,
             power: Default::default(),
+            access: Default::default(),
         }],
         qos: vec![Qos {
             name: "normal".into(),
@@ -90,6 +91,8 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             usage_factor: 1.0,
             no_decay: false,
             limits: QosLimits::default(),
+            deny_on_limit: false,
+            over_part_qos: false,
         }],
         associations,
         licenses: vec![],
@@ -98,6 +101,7 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
         priority: PriorityParams::default(),
         power: PowerSaveParams::default(),
         plugins: Default::default(),
+        enforce: Default::default(),
     }
 }
 
@@ -146,6 +150,7 @@ fn synthetic_associations(users: usize) -> Vec<Association> {
         raw_usage: 0.0,
         priority: 0,
         default_qos: None,
+        limits: Default::default(),
     }];
     for u in 0..users {
         let account = AssocId(associations.len() as u32);
@@ -158,6 +163,7 @@ fn synthetic_associations(users: usize) -> Vec<Association> {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         });
         associations.push(Association {
             kind: AssocKind::User(format!("user{u}")),
@@ -167,6 +173,7 @@ fn synthetic_associations(users: usize) -> Vec<Association> {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         });
     }
     associations

@@ -37,6 +37,7 @@ impl Engine {
             let amount = self.usage.job_delta(now - from, cpus, factor);
             self.usage.add_at_next_decay(assoc, amount);
         }
+        self.limits.leave(id);
         let job = self.jobs.get_mut(&id).expect("ending a known job");
         job.end_time = Some(now);
         job.exit_code = exit_code;

@@ -113,6 +113,8 @@ pub struct Engine {
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
     /// Power flags, timers, resume list and rate buckets (power/state.rs).
     pub(crate) power: PowerState,
+    /// What association and QOS limits count (limits/).
+    pub(crate) limits: crate::limits::Limits,
 }
 
 impl Engine {
@@ -157,6 +159,7 @@ impl Engine {
         let qos_view = crate::priority::contract_qos(&cluster);
         let user_assocs = first_user_assocs(&cluster);
         let power = PowerState::new(&cluster, now);
+        let limits = crate::limits::Limits::new(&cluster);
         Ok(Self {
             next_id: config.first_job_id.max(1),
             user_assocs,
@@ -184,6 +187,7 @@ impl Engine {
             pass_buffers: PassBuffers::default(),
             qos_view,
             power,
+            limits,
         })
     }
 

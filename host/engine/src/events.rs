@@ -22,6 +22,7 @@ impl Engine {
                 job.end_time = Some(now);
                 job.start_time = None;
                 self.pending.remove(id);
+                self.limits.leave(id);
                 self.outbox.push(Event::Ended {
                     job: id,
                     state: JobState::Cancelled,
@@ -101,19 +102,13 @@ impl Engine {
         Ok(())
     }
 
-    /// A node stopped responding or was set DOWN: its jobs end with NODE_FAIL.
+    /// A node stopped responding or was set DOWN: its jobs are requeued when their requeue
+    /// setting allows it (Slurm requeues a requeueable batch job on node failure), else they
+    /// end with NODE_FAIL — the power thread's rule ([`Engine::fail_node_jobs`]).
     pub fn node_down(&mut self, node: NodeId, reason: &str) {
         self.nodes
             .set_health(node, Health::Down, Some(reason.into()));
-        let victims = self.nodes.node(node).jobs.clone();
-        for id in victims {
-            if matches!(
-                self.jobs[&id].state,
-                JobState::Running | JobState::Configuring
-            ) {
-                self.end_job(id, JobState::NodeFail, None, Reason::NodeDown);
-            }
-        }
+        self.fail_node_jobs(node.0 as usize, false);
     }
 
     /// A node is drained: running jobs continue, nothing new starts there.

@@ -8,6 +8,7 @@ use sluice_policy::{Charge, Placement};
 
 use crate::gres::job::{JobGres, StepGres};
 use crate::licenses::LicenseDemand;
+use crate::limits::reason::LimitReason;
 use crate::request::{Constraint, Dependency, GresRequest, LicenseRequest};
 
 pub use crate::job_id::JobId;
@@ -61,12 +62,17 @@ pub struct JobSpec {
     pub hold: bool,
     /// `--reservation`.
     pub reservation: Option<String>,
+    /// The submitting user's Unix groups, which partitions' `AllowGroups` are checked against
+    /// (filled by the host that knows the user; empty matches no `AllowGroups` list).
+    pub groups: Vec<String>,
     /// Admin-set site factor (`scontrol update SiteFactor=`).
     pub site_factor: i64,
     /// A batch script (`sbatch`, true) rather than an interactive allocation (`salloc`/`srun`),
     /// which a node failure always kills.
     pub batch: bool,
     /// `--requeue` (`Some(true)`) or `--no-requeue` (`Some(false)`); `None` follows `JobRequeue`.
+    /// A batch job that may be requeued goes back to the queue when its node fails or is set
+    /// DOWN, rather than ending NODE_FAIL.
     pub requeue: Option<bool>,
 }
 
@@ -97,6 +103,7 @@ impl JobSpec {
             dependencies: Vec::new(),
             hold: false,
             reservation: None,
+            groups: Vec::new(),
             site_factor: 0,
             batch: true,
             requeue: None,
@@ -173,8 +180,8 @@ impl JobState {
     }
 }
 
-/// Why a job is pending (or how it ended), with the names `squeue` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// Why a job is pending (or how it ended), with the names `squeue` prints (and serialized as).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// No reason (running, or not yet looked at).
     None,
@@ -208,6 +215,29 @@ pub enum Reason {
     NodeDown,
     /// Starting would power up more nodes than `max_powered_nodes` allows.
     MaxPoweredUpNodes,
+    /// Its partition is DOWN.
+    PartitionDown,
+    /// Its partition is INACTIVE.
+    PartitionInactive,
+    /// An association or QOS limit holds it.
+    Limit(LimitReason),
+}
+
+impl Reason {
+    /// Whether the reason is a limit or a partition's state, which no free resources end and
+    /// for which backfill plans nothing.
+    pub fn holds_without_reservation(self) -> bool {
+        matches!(
+            self,
+            Self::Limit(_) | Self::PartitionDown | Self::PartitionInactive
+        )
+    }
+}
+
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl Reason {
@@ -230,6 +260,9 @@ impl Reason {
             Self::NonZeroExitCode => "NonZeroExitCode",
             Self::NodeDown => "NodeDown",
             Self::MaxPoweredUpNodes => "MaxPoweredUpNodes",
+            Self::PartitionDown => "PartitionDown",
+            Self::PartitionInactive => "PartitionInactive",
+            Self::Limit(limit) => limit.as_str(),
         }
     }
 }

@@ -44,6 +44,10 @@
 //!   near the CPUs the job got (the lowest free CPU ids of each node); [`Engine::job_env`] and
 //!   [`Engine::step_env`] give the environment; [`Engine::requeue`] and [`Engine::shrink`] rebuild
 //!   the arrays. `EngineConfig::debug_gres` logs every change on target `sluice::gres`.
+//! * Association and QOS limits and partition access ([`limits`]) are enforced as the cluster's
+//!   `AccountingStorageEnforce` says: a submission over a submit limit (or a per-job limit with
+//!   `DenyOnLimit`) is refused, a job over a running limit pends with Slurm's reason
+//!   ([`LimitReason`]), in the main loop and backfill alike.
 //! * The scheduler besides the main loop is chosen with [`SchedulerKind`] (Slurm's backfill by
 //!   default, EASY, conservative, or plain FCFS) via [`EngineConfig`] or [`Engine::set_scheduler`].
 //! * [`bench::run`] times one main-loop and one backfill pass on a synthetic cluster.
@@ -84,6 +88,7 @@ pub mod job;
 mod job_id;
 mod job_map;
 pub mod licenses;
+pub mod limits;
 pub mod main_loop;
 pub mod node_state;
 mod pacing;
@@ -112,6 +117,7 @@ pub use error::{JobError, SubmitError};
 pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
+pub use limits::reason::LimitReason;
 pub use power::{NodeUpdate, NodeUpdateError, PowerCall, PowerEvent, Program};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};

@@ -299,6 +299,7 @@ impl Engine {
         });
         self.pending.remove(id);
         self.running.insert(id);
+        self.count_start(id, rec.partition);
         self.outbox.push(Event::Started {
             job: id,
             partition: rec.partition,

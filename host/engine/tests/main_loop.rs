@@ -410,7 +410,13 @@ fn refused_priority_answer_leaves_jobs_pending() {
 #[test]
 fn node_down_fails_its_jobs_and_drain_keeps_new_ones_off() {
     let (mut e, _clock) = engine(cluster(2, 2));
-    let a = e.submit(job("alice", 1, 1, 10)).unwrap();
+    // --no-requeue: with JobRequeue's default a batch job would be requeued instead.
+    let a = e
+        .submit(JobSpec {
+            requeue: Some(false),
+            ..job("alice", 1, 1, 10)
+        })
+        .unwrap();
     e.tick();
     e.node_down(NodeId(0), "not responding");
     assert_eq!(e.job(a).unwrap().state, JobState::NodeFail);

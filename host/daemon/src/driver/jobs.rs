@@ -59,7 +59,16 @@ impl Driver {
                 ));
             }
         }
-        let spec = request.to_spec(user, deps)?;
+        let mut spec = request.to_spec(user, deps)?;
+        spec.requeue = Some(request.requeue.unwrap_or(self.cfg.job_requeue));
+        if self
+            .cluster
+            .partitions
+            .iter()
+            .any(|p| p.access.allow_groups.is_some())
+        {
+            spec.groups = crate::identity::group_names(user);
+        }
         let eid = self.engine.submit(spec).map_err(|e| e.to_string())?;
         self.ids.link(id, eid);
         Ok(eid)

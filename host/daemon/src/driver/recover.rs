@@ -38,12 +38,13 @@ pub(super) fn start(
     let clock = Arc::new(DaemonClock::new());
     let recorder = Arc::new(Recorder::default());
     let engine = build_engine(
+        opts.cluster_file.as_deref(),
         cluster.clone(),
         &set,
         clock.clone(),
         &store.image().usage,
         &recorder,
-    );
+    )?;
     let exec = make_exec(tx);
     let mut d = Driver {
         plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),

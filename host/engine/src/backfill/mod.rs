@@ -234,6 +234,9 @@ impl Engine {
         rec: &QueueRecord,
     ) -> Result<(), Reason> {
         let now = pass.now;
+        if let Some(reason) = self.limit_reason(&self.jobs[&rec.job], rec.partition) {
+            return Err(reason);
+        }
         let BackfillPassBuffers {
             all_nodes,
             usable,
@@ -311,6 +314,10 @@ impl Engine {
         let job = self.jobs.get_mut(&rec.job).expect("queued job");
         if job.reason != Reason::Priority || reason != Reason::Resources {
             job.reason = reason;
+        }
+        if reason.holds_without_reservation() {
+            // Slurm's backfill skips a job its limits or partition hold: no reservation.
+            return false;
         }
         if reason == Reason::Licenses && !params.bf_licenses {
             // Without bf_licenses, license-blocked jobs get no reservation.
