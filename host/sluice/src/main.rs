@@ -29,7 +29,8 @@ enum Command {
     Plugin(cmd::plugin::Args),
     /// Run the daemon: API on DIR/sluice.sock, journal and snapshots in DIR.
     Serve(cmd::serve::Args),
-    /// Submit a batch script or --wrap command (sbatch).
+    /// Submit a batch script or --wrap command (sbatch; its options, read as sbatch reads them).
+    #[command(disable_help_flag = true)]
     Submit(cmd::submit::Args),
     /// List jobs (squeue).
     Queue(cmd::queue::Args),

@@ -13,6 +13,7 @@ pub mod queue;
 pub mod reconfigure;
 pub mod reservation;
 pub mod run;
+pub mod sbatch;
 pub mod serve;
 pub mod share;
 pub mod show;
