@@ -106,6 +106,8 @@ pub struct SubmitRequest {
     pub comment: Option<String>,
     /// `--wckey`.
     pub wckey: Option<String>,
+    /// The batch script's path as submitted (scontrol's `Command=`); none for `--wrap` or stdin.
+    pub command: Option<String>,
 }
 
 /// `--signal`: a signal sent some time before the job's time limit.
@@ -333,6 +335,48 @@ pub struct JobRequestSummary {
     pub qos: Option<String>,
     /// `--output` pattern.
     pub output: Option<String>,
+    /// `--error` pattern.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `--input` pattern.
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The script's path as submitted.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// `--comment`.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// `--time-min`, seconds.
+    #[serde(default)]
+    pub time_min: Option<u64>,
+    /// `--deadline`, Unix seconds.
+    #[serde(default)]
+    pub deadline: Option<i64>,
+    /// `--nodelist` as written.
+    #[serde(default)]
+    pub nodelist: Option<String>,
+    /// `--exclude` as written.
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// `--ntasks-per-node`.
+    #[serde(default)]
+    pub ntasks_per_node: Option<u32>,
+    /// `--mem-per-cpu`, MB.
+    #[serde(default)]
+    pub mem_per_cpu_mb: Option<u64>,
+    /// `--mail-type`.
+    #[serde(default)]
+    pub mail_type: Option<String>,
+    /// `--mail-user`.
+    #[serde(default)]
+    pub mail_user: Option<String>,
+    /// `--exclusive`.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// `--contiguous`.
+    #[serde(default)]
+    pub contiguous: bool,
 }
 
 /// The answer to a submission.

@@ -85,10 +85,13 @@ impl Admission {
         Ok(())
     }
 
-    /// `ntasks × cpus_per_task` in full (no narrowing), within what the whole cluster has.
+    /// `ntasks × cpus_per_task` in full (no narrowing), within what the whole cluster has;
+    /// both as the job's shape counts them (`--ntasks-per-node`, `--cpus-per-gpu`).
     fn check_cpus(&self, what: &str, after: &SubmitRequest) -> Result<(), ApiError> {
-        let tasks = u64::from(after.ntasks.unwrap_or(1).max(1));
-        let per_task = u64::from(after.cpus_per_task.unwrap_or(1).max(1));
+        let shape =
+            crate::request::Shape::of(after).map_err(|e| ApiError::bad(format!("{what}: {e}")))?;
+        let tasks = u64::from(shape.tasks);
+        let per_task = u64::from(shape.cpus_per_task);
         // Two u32 always multiply within u64.
         let cpus = tasks * per_task;
         if cpus > self.cluster_cpus {

@@ -14,6 +14,7 @@ pub mod driver;
 pub mod error;
 pub mod executor;
 pub mod extract;
+pub mod filename;
 pub mod frames;
 pub mod identity;
 pub mod image;

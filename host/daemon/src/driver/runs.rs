@@ -1,7 +1,7 @@
 //! Runs of jobs: the engine's decisions to start and end them, journaled before they are acted
 //! on, what the executor launches, and the exits it reports back.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use sluice_engine::{JobId, JobState};
@@ -98,7 +98,15 @@ impl Driver {
             env.extend(gres);
         }
         let workdir = PathBuf::from(&req.workdir);
-        let pattern = |p: &str| expand_pattern(p, id, &req.job_name(), &rec.user, &workdir);
+        let name = req.job_name();
+        let fields = crate::filename::PatternFields {
+            job_id: id,
+            array_task: None,
+            name: &name,
+            user: &rec.user,
+            node: nodes.first().map_or("", String::as_str),
+        };
+        let pattern = |p: &str| crate::filename::expand(p, &fields, &workdir);
         Some(Launch {
             job: id,
             run: rec.restarts,
@@ -215,29 +223,4 @@ impl Driver {
 /// else 1 (it never ran).
 pub(super) fn exit_code(r: &ExitReport) -> i32 {
     r.code.or(r.signal.map(|s| 128 + s)).unwrap_or(1)
-}
-
-/// Expands `%j` (job id), `%x` (name), `%u` (user) and `%%` in an output pattern, relative to `dir`.
-pub fn expand_pattern(pattern: &str, id: u64, name: &str, user: &str, dir: &Path) -> PathBuf {
-    let mut out = String::new();
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('j') | Some('A') => out.push_str(&id.to_string()),
-            Some('x') => out.push_str(name),
-            Some('u') => out.push_str(user),
-            Some('%') => out.push('%'),
-            Some(other) => {
-                out.push('%');
-                out.push(other);
-            }
-            None => out.push('%'),
-        }
-    }
-    let p = PathBuf::from(out);
-    if p.is_absolute() { p } else { dir.join(p) }
 }

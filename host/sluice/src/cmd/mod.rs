@@ -17,6 +17,7 @@ pub mod sbatch;
 pub mod serve;
 pub mod share;
 pub mod show;
+pub mod show_layout;
 pub mod sim;
 pub mod submit;
 pub mod supervise;

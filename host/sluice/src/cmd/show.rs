@@ -1,4 +1,5 @@
-//! `sluice show job|node|partition|license|config|reservation` (scontrol show), `Key=Value` style.
+//! `sluice show job|node|partition|license|config|reservation` (scontrol show): jobs, nodes and
+//! partitions in scontrol's layout (`show_layout`), the rest as `Key=Value` pairs.
 
 use anyhow::bail;
 use serde::Serialize;
@@ -9,6 +10,8 @@ use sluice_api::{
 use sluice_daemon::client::{jobs_path, segment};
 
 use super::daemon_client::{Conn, print_json};
+use super::sbatch::clock::Zone;
+use super::show_layout;
 
 /// Arguments of `sluice show`.
 #[derive(clap::Args)]
@@ -86,22 +89,67 @@ fn fields<T: Serialize>(answer: T) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(answer)?)
 }
 
-/// Runs `sluice show`.
+/// Runs `sluice show`: jobs, nodes and partitions in scontrol's layout; the rest as
+/// `Key=Value` pairs of their fields.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut c = args.conn.client();
+    let zone = Zone::Local;
+    let what = args.what.to_ascii_lowercase();
+    if !args.conn.json {
+        let records: Option<Vec<String>> = match (what.as_str(), &args.name) {
+            ("job" | "jobs" | "jobid", Some(id)) => Some(vec![show_layout::job(
+                &c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?,
+                zone,
+            )]),
+            ("job" | "jobs", None) => Some(
+                c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?
+                    .iter()
+                    .map(|j| show_layout::job(j, zone))
+                    .collect(),
+            ),
+            ("node" | "nodes" | "nodename", Some(n)) => Some(vec![show_layout::node(
+                &c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?,
+            )]),
+            ("partition" | "partitions" | "partitionname", name) => {
+                let all: Vec<PartitionRow> = c.get("/v1/partitions")?;
+                if let Some(n) = name
+                    && !all.iter().any(|p| p.name == *n)
+                {
+                    bail!("Partition {n} not found");
+                }
+                Some(
+                    all.iter()
+                        .filter(|p| name.as_ref().is_none_or(|n| p.name == *n))
+                        .map(show_layout::partition)
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        if let Some(records) = records {
+            for r in records {
+                println!("{r}");
+            }
+            return Ok(());
+        }
+    }
     // Each answer is read as its type, then printed field by field whatever the type.
-    let v = match (args.what.as_str(), &args.name) {
-        ("job", Some(id)) => fields(c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?)?,
-        ("job", None) => fields(c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?)?,
-        ("node", Some(n)) => fields(c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?)?,
-        ("node", None) => fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?,
-        ("partition", name) => {
+    let v = match (what.as_str(), &args.name) {
+        ("job" | "jobs" | "jobid", Some(id)) => {
+            fields(c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?)?
+        }
+        ("job" | "jobs", None) => fields(c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?)?,
+        ("node" | "nodes" | "nodename", Some(n)) => {
+            fields(c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?)?
+        }
+        ("node" | "nodes", None) => fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?,
+        ("partition" | "partitions" | "partitionname", name) => {
             let all: Vec<PartitionRow> = c.get("/v1/partitions")?;
             match name {
                 Some(n) => fields(
                     all.into_iter()
                         .find(|p| p.name == *n)
-                        .ok_or_else(|| anyhow::anyhow!("partition {n} not found"))?,
+                        .ok_or_else(|| anyhow::anyhow!("Partition {n} not found"))?,
                 )?,
                 None => fields(all)?,
             }

@@ -83,6 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         print!("{}", usage());
         return Ok(());
     }
+    let cwd = std::env::current_dir()?;
     let (script, name, file) = match (&cli.wrap, scanned.rest.first()) {
         (Some(_), Some(_)) => bail!("Script arguments are not permitted with the --wrap option."),
         (Some(cmd), None) => (
@@ -127,7 +128,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "--test-only is not supported yet: sluice cannot yet ask the backfill plan about a job it does not queue"
         );
     }
-    let cwd = std::env::current_dir()?;
+    let command = (cli.wrap.is_none() && file != "(stdin)" && file != "-")
+        .then(|| cwd.join(&file).to_string_lossy().into_owned());
     let export_file = opts
         .export_file
         .as_deref()
@@ -143,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             cwd,
             env,
             export_file,
+            command,
         },
     )
     .map_err(|e| anyhow!(e))?;

@@ -21,6 +21,8 @@ pub struct Inputs {
     pub env: BTreeMap<String, String>,
     /// The text of `--export-file`, if given.
     pub export_file: Option<String>,
+    /// The script's absolute path, when it came from a file.
+    pub command: Option<String>,
 }
 
 /// The submission, plus the warnings sbatch prints.
@@ -106,6 +108,7 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         mail_user: o.mail_user.clone(),
         comment: o.comment.clone(),
         wckey: o.wckey.clone(),
+        command: inputs.command,
     };
     Ok((req, warnings))
 }
@@ -191,6 +194,7 @@ mod tests {
                 cwd: "/work/dir".into(),
                 env,
                 export_file: Some("A=1\nB=two words\n".into()),
+                command: Some("/work/dir/job.sh".into()),
             },
         )
     }
@@ -203,6 +207,7 @@ mod tests {
         assert_eq!(r.ntasks_per_node, Some(4));
         assert_eq!(r.cpus_per_task, Some(2));
         assert_eq!(r.mem_per_cpu_mb, Some(2048));
+        assert_eq!(r.command.as_deref(), Some("/work/dir/job.sh"));
         assert_eq!(r.mem_mb, None);
         assert_eq!(r.time_limit, Some(86_400));
         assert_eq!(r.name.as_deref(), Some("mpi"));
