@@ -204,7 +204,8 @@ pub fn parse_time(text: &str, now: i64, zone: Zone) -> Option<i64> {
 }
 
 /// A date as users type it to sluice: Slurm's forms ([`parse_time`]), and sluice's older ones,
-/// Unix seconds (nine digits or more, longer than any Slurm date) and `now+N[s|m|h|d]`.
+/// Unix seconds (nine digits or more, longer than any Slurm date, or any number Slurm does not
+/// read as a date) and `now+N[s|m|h|d]`.
 pub fn parse_user_time(text: &str, now: i64, zone: Zone) -> Option<i64> {
     let t = text.trim();
     if t.len() >= 9 && t.bytes().all(|b| b.is_ascii_digit()) {
@@ -212,6 +213,9 @@ pub fn parse_user_time(text: &str, now: i64, zone: Zone) -> Option<i64> {
     }
     if let Some(v) = parse_time(t, now, zone) {
         return Some(v);
+    }
+    if t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse().ok();
     }
     let rest = t.strip_prefix("now+")?;
     let (n, unit) = rest.split_at(rest.len().checked_sub(1)?);
@@ -403,6 +407,7 @@ mod tests {
             Some("2026-12-25T00:00:00")
         );
         assert_eq!(at("now+1y"), None);
+        assert_eq!(at("100"), Some(100));
     }
 
     #[test]
