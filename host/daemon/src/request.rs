@@ -55,6 +55,12 @@ impl SubmitRequestExt for SubmitRequest {
         spec.dependencies = deps;
         spec.hold = false; // holds are applied by the daemon, so the journal has one place for them
         spec.reservation = self.reservation.clone();
+        spec.required_nodes = node_names("nodelist", self.nodelist.as_deref())?;
+        spec.excluded_nodes = node_names("exclude", self.exclude.as_deref())?;
+        // Slurm gives a job every node of its --nodelist, so that many at least.
+        let listed = u32::try_from(spec.required_nodes.len()).unwrap_or(u32::MAX);
+        spec.min_nodes = spec.min_nodes.max(listed);
+        spec.max_nodes = spec.max_nodes.map(|m| m.max(spec.min_nodes));
         Ok(spec)
     }
 
@@ -64,6 +70,18 @@ impl SubmitRequestExt for SubmitRequest {
             Some(d) => parse_dependencies(d).map_err(|e| e.to_string()),
         }
     }
+}
+
+/// A `--nodelist`/`--exclude` hostlist as sorted names, bounded as every hostlist a user sends.
+fn node_names(option: &str, list: Option<&str>) -> Result<Vec<String>, String> {
+    let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let mut names = sluice_hostlist::expand_at_most(list, sluice_hostlist::MAX_HOSTS)
+        .map_err(|e| format!("--{option}={list}: {e}"))?;
+    names.sort();
+    names.dedup();
+    Ok(names)
 }
 
 /// The job's size as the engine counts it, from sbatch's several ways of saying it:

@@ -63,9 +63,31 @@ pub struct JobSpec {
     pub reservation: Option<String>,
     /// Admin-set site factor (`scontrol update SiteFactor=`).
     pub site_factor: i64,
+    /// `-w/--nodelist`, sorted: when not empty, the only nodes the job may use.
+    pub required_nodes: Vec<String>,
+    /// `-x/--exclude`, sorted: nodes the job never uses.
+    pub excluded_nodes: Vec<String>,
 }
 
 impl JobSpec {
+    /// Whether `--nodelist` or `--exclude` narrows the nodes the job may use.
+    pub fn lists_nodes(&self) -> bool {
+        !self.required_nodes.is_empty() || !self.excluded_nodes.is_empty()
+    }
+
+    /// Whether the node lists let the job use node `name` (`--nodelist`, `--exclude`).
+    pub fn allows_node(&self, name: &str) -> bool {
+        (self.required_nodes.is_empty()
+            || self
+                .required_nodes
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .is_ok())
+            && self
+                .excluded_nodes
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .is_err()
+    }
+
     /// A one-task, one-node job of `user` with every other field at sbatch's default.
     pub fn new(user: impl Into<String>) -> Self {
         Self {
@@ -93,6 +115,8 @@ impl JobSpec {
             hold: false,
             reservation: None,
             site_factor: 0,
+            required_nodes: Vec::new(),
+            excluded_nodes: Vec::new(),
         }
     }
 }
