@@ -32,7 +32,8 @@ enum Command {
     /// Submit a batch script or --wrap command (sbatch; its options, read as sbatch reads them).
     #[command(disable_help_flag = true)]
     Submit(cmd::submit::Args),
-    /// List jobs (squeue).
+    /// List jobs (squeue; `-h` is --noheader, as in squeue).
+    #[command(disable_help_flag = true)]
     Queue(cmd::queue::Args),
     /// List partitions and node states (sinfo).
     Info(cmd::info::Args),
