@@ -35,7 +35,8 @@ enum Command {
     /// List jobs (squeue; `-h` is --noheader, as in squeue).
     #[command(disable_help_flag = true)]
     Queue(cmd::queue::Args),
-    /// List partitions and node states (sinfo).
+    /// List partitions and node states (sinfo; `-h` is --noheader, as in sinfo).
+    #[command(disable_help_flag = true)]
     Info(cmd::info::Args),
     /// Cancel or signal jobs (scancel).
     Cancel(cmd::cancel::Args),
