@@ -84,7 +84,11 @@ pub fn short_state(state: &str, symbol: &str) -> String {
 
 /// sinfo's long state (`%T`): `idle`, `mixed`, `allocated`, `drained`, `draining`, `down`.
 fn long_state(short: &str) -> String {
-    let (base, rest) = short.split_at(short.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(short.len()));
+    let (base, rest) = short.split_at(
+        short
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(short.len()),
+    );
     let long = match base {
         "mix" => "mixed",
         "alloc" => "allocated",
@@ -161,7 +165,11 @@ fn field(g: &Group<'_>, c: char) -> String {
                 .collect();
             f.sort_unstable();
             f.dedup();
-            if f.is_empty() { "(null)".into() } else { f.join(",") }
+            if f.is_empty() {
+                "(null)".into()
+            } else {
+                f.join(",")
+            }
         }
         'E' => g.reason.clone(),
         'F' => {
@@ -188,11 +196,7 @@ fn field(g: &Group<'_>, c: char) -> String {
 }
 
 /// The lines sinfo prints for these options.
-fn groups<'a>(
-    args: &Args,
-    nodes: &'a [NodeRow],
-    partitions: &'a [PartitionRow],
-) -> Vec<Group<'a>> {
+fn groups<'a>(args: &Args, nodes: &'a [NodeRow], partitions: &'a [PartitionRow]) -> Vec<Group<'a>> {
     let wanted: Option<Vec<&str>> = args
         .partition
         .as_deref()
@@ -418,6 +422,9 @@ mod tests {
     fn per_node_lines() {
         let (n, p) = cluster();
         let out = report(&args(&["-N", "-p", "debug"]), &n, &p);
-        assert_eq!(out, "NODELIST  NODES PARTITION STATE\nn1            1 debug     idle\n");
+        assert_eq!(
+            out,
+            "NODELIST  NODES PARTITION STATE\nn1            1 debug     idle\n"
+        );
     }
 }

@@ -228,7 +228,11 @@ pub fn long_format(list: &str) -> anyhow::Result<String> {
             .parse()
             .map_err(|_| anyhow::anyhow!("Invalid job format specification: {item}"))?;
         // squeue -O separates fields by padding alone; a width of its own plus one space.
-        out.push_str(&format!("%{}{}{c} ", if right { "." } else { "" }, width.max(1) - 1));
+        out.push_str(&format!(
+            "%{}{}{c} ",
+            if right { "." } else { "" },
+            width.max(1) - 1
+        ));
     }
     Ok(out)
 }
@@ -361,11 +365,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use sluice_api::JobRequestSummary;
 
-    fn job() -> Job {
+    /// A running job with a few requests, for the tests of the commands that list jobs.
+    pub(crate) fn job() -> Job {
         Job {
             job_id: 42,
             name: "train".into(),
@@ -442,10 +447,7 @@ mod tests {
         let f = long_format("JobID:6,Name:.8,State").unwrap();
         assert_eq!(f, "%5i %.7j %19T ");
         let out = render(&[job()], &f, true);
-        assert_eq!(
-            out,
-            "JOBID    NAME STATE\n42      train RUNNING\n"
-        );
+        assert_eq!(out, "JOBID    NAME STATE\n42      train RUNNING\n");
         assert!(long_format("Bogus").is_err());
     }
 
