@@ -119,6 +119,7 @@ impl Driver {
             nodes,
             time_limit: job.time_limit.map(Duration::from_secs),
             kill_wait: Duration::from_secs(self.cfg.kill_wait),
+            warn_signal: req.signal.clone(),
         })
     }
 

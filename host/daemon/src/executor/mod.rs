@@ -37,6 +37,8 @@ pub struct Launch {
     pub time_limit: Option<Duration>,
     /// Between SIGTERM and SIGKILL when the job is ended (Slurm's KillWait).
     pub kill_wait: Duration,
+    /// `--signal`: sent this long before the time limit.
+    pub warn_signal: Option<sluice_api::WarnSignal>,
 }
 
 /// How a job's processes ended.

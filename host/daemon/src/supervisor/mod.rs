@@ -140,6 +140,8 @@ struct Watch {
     kill_wait: Duration,
     kill_at: Option<Instant>,
     timed_out: bool,
+    /// `--signal`, and when it is due.
+    warn: Option<(Instant, sluice_api::WarnSignal)>,
 }
 
 impl Watch {
@@ -155,6 +157,29 @@ impl Watch {
             kill_wait: Duration::from_secs(job.kill_wait),
             kill_at: None,
             timed_out: false,
+            warn: job
+                .time_limit
+                .zip(job.warn_signal.clone())
+                .map(|(limit, w)| {
+                    let after = limit.saturating_sub(u64::from(w.seconds_before));
+                    (now + Duration::from_secs(after), w)
+                }),
+        }
+    }
+
+    /// Sends `--signal`'s signal: with `B:` to the batch shell alone, else, as Slurm signals the
+    /// job's steps but not its batch shell, to every other process of the job's group.
+    fn send_warning(&self, w: &sluice_api::WarnSignal) {
+        if w.batch_only {
+            // SAFETY: plain system call; the leader is unreaped, so the pid is still the job's.
+            unsafe { libc::kill(self.pid, w.signal) };
+            return;
+        }
+        for pid in group_members(self.pid) {
+            if pid != self.pid {
+                // SAFETY: as above; a process that just exited makes this fail harmlessly.
+                unsafe { libc::kill(pid, w.signal) };
+            }
         }
     }
 
@@ -188,6 +213,13 @@ impl Watch {
                 }
             }
             let now = Instant::now();
+            if let Some((at, w)) = self.warn.clone()
+                && now >= at
+                && self.kill_at.is_none()
+            {
+                self.send_warning(&w);
+                self.warn = None;
+            }
             if self.limit_at.is_some_and(|t| now >= t) && self.kill_at.is_none() {
                 self.timed_out = true;
                 self.terminate();
@@ -204,6 +236,7 @@ impl Watch {
         [
             self.limit_at.filter(|_| self.kill_at.is_none()),
             self.kill_at,
+            self.warn.as_ref().map(|(at, _)| *at),
         ]
         .into_iter()
         .flatten()
@@ -280,5 +313,49 @@ impl Watch {
             reason: (!reason.is_empty()).then(|| reason.to_string()),
             end_time: spool::now(),
         })
+    }
+}
+
+/// The processes whose process group is `pgid`, read from /proc (a process gone meanwhile is
+/// skipped).
+fn group_members(pgid: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| process_group(&stat))
+                == Some(pgid)
+        })
+        .collect()
+}
+
+/// The process group field of a /proc/PID/stat line: the fifth field, counted after the
+/// command name's closing parenthesis (the name may hold spaces and parentheses).
+fn process_group(stat: &str) -> Option<libc::pid_t> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_group_is_read_after_the_command_name() {
+        assert_eq!(
+            process_group("1234 (a (weird) name) S 1 4321 4321 0 -1"),
+            Some(4321)
+        );
+        assert_eq!(process_group("garbage"), None);
+    }
+
+    #[test]
+    fn this_process_is_in_its_own_group() {
+        // SAFETY: plain system calls.
+        let (pid, pgid) = unsafe { (libc::getpid(), libc::getpgrp()) };
+        assert!(group_members(pgid).contains(&pid));
     }
 }

@@ -42,6 +42,9 @@ pub struct JobFile {
     pub time_limit: Option<u64>,
     /// Seconds between SIGTERM and SIGKILL when the job is ended (Slurm's KillWait).
     pub kill_wait: u64,
+    /// `--signal`: sent this long before the time limit (absent in older spools).
+    #[serde(default)]
+    pub warn_signal: Option<sluice_api::WarnSignal>,
 }
 
 /// How a job's run ended, as the supervisor saw it.

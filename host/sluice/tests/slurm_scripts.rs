@@ -1,0 +1,232 @@
+//! Job scripts written the way site documentation writes them run unchanged against the real
+//! daemon: `#SBATCH` options take effect (names, patterns, export, shape, limits), scontrol,
+//! squeue and scancel answer as users type them, `--wait` returns the job's exit code.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use sluice_api::{Job, NodeRow};
+use sluice_daemon::client::Client;
+
+mod common;
+
+use common::{BIN, Daemon, end_jobs, state_dir, wait_for};
+
+/// `sluice ARGS…` in `cwd`, with the state directory in the environment (sbatch's options end
+/// at the script, so `--state-dir` cannot come after it).
+fn run_in(dir: &Path, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env("SLUICE_STATE_DIR", dir)
+        .env("FOO", "from-the-submitting-shell")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const SCRIPT: &str = r#"#!/bin/bash
+#SBATCH --job-name=hello
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --mem-per-cpu=10M
+#SBATCH --time=00:05:00
+#SBATCH --output=%x-%5j.out
+#SBATCH --export=NONE
+#SBATCH --signal=B:USR1@30
+#SBATCH --mail-type=END,FAIL
+#SBATCH --mail-user=me@example.org
+#SBATCH --comment="two words"
+echo "tasks=$SLURM_NTASKS foo=${FOO:-unset} name=$SLURM_JOB_NAME"
+#SBATCH --job-name=ignored-after-the-first-command
+"#;
+
+#[test]
+fn a_site_style_script_runs_with_its_options_in_effect() {
+    let scratch = state_dir("scripts");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    std::fs::write(dir.join("hello.sh"), SCRIPT).unwrap();
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "hello.sh"],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let job = wait_for(dir, id, &["COMPLETED", "FAILED"], 60);
+    assert_eq!(job.state, "COMPLETED");
+    // %x-%5j: the name and the id padded to five digits; --export=NONE kept FOO out.
+    let out = dir.join(format!("hello-{id:05}.out"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.trim(), "tasks=2 foo=unset name=hello");
+    // scontrol's layout shows what was asked.
+    let shown = ok(&run_in(dir, dir, &["show", "job", &id.to_string()], None));
+    for want in [
+        format!("JobId={id} JobName=hello"),
+        "TimeLimit=00:05:00".to_string(),
+        "Comment=two words".to_string(),
+        "MailUser=me@example.org MailType=END,FAIL".to_string(),
+        format!("StdOut={}", out.display()),
+        format!("Command={}", dir.join("hello.sh").display()),
+        "ExitCode=0:0".to_string(),
+        "MinMemoryCPU=10M".to_string(),
+    ] {
+        assert!(shown.contains(&want), "missing {want} in\n{shown}");
+    }
+    end_jobs(dir);
+}
+
+#[test]
+fn stdin_scripts_wait_noheader_update_and_cancel_by_name() {
+    let scratch = state_dir("habits");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // A script on standard input, with no `-`: the job is named sbatch, as Slurm names it.
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "-o", "/dev/null"],
+        Some("#!/bin/sh\n#SBATCH -H\ntrue\n"),
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+    assert_eq!((j.name.as_str(), j.state.as_str()), ("sbatch", "PENDING"));
+    // scontrol's own syntax changes the held job.
+    ok(&run_in(
+        dir,
+        dir,
+        &[
+            "update",
+            &format!("JobId={id}"),
+            "TimeLimit=3",
+            "Comment=later",
+        ],
+        None,
+    ));
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+    assert_eq!(j.time_limit, Some(180));
+    // squeue -h is --noheader.
+    let listed = ok(&run_in(dir, dir, &["queue", "-h", "-o", "%i %j %q"], None));
+    assert_eq!(listed.trim(), format!("{id} sbatch normal"));
+    // scancel by name.
+    ok(&run_in(dir, dir, &["cancel", "-n", "sbatch"], None));
+    wait_for(dir, id, &["CANCELLED"], 30);
+    // --wait exits with the job's exit code.
+    let out = run_in(
+        dir,
+        dir,
+        &["submit", "--wait", "-o", "/dev/null", "--wrap", "exit 3"],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn excluding_every_node_is_refused_and_arrays_say_they_are_not_there_yet() {
+    let scratch = state_dir("placement");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    let all = sluice_hostlist::compress(&names);
+    let out = run_in(dir, dir, &["submit", "-x", &all, "--wrap", "true"], None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("node configuration is not available"), "{err}");
+    // --nodelist pins the job to the node named.
+    let last = names.last().unwrap();
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-w",
+            last,
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let j = wait_for(dir, id, &["COMPLETED"], 60);
+    assert_eq!(j.nodelist, *last);
+    let out = run_in(dir, dir, &["submit", "--array=1-4", "--wrap", "true"], None);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("job arrays are not supported yet"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn signal_reaches_the_batch_shell_or_its_steps_before_the_limit() {
+    let scratch = state_dir("signal");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // B: the batch shell itself gets USR1 58 s before its 1-minute limit, and traps it.
+    let shell = "#!/bin/bash\n#SBATCH -t 1 --signal=B:USR1@58 -o shell.out\ntrap 'echo shell-got-usr1; exit 0' USR1\nsleep 50 &\nwait\n";
+    // Without B: the steps get it and the shell does not (it reports its child's death).
+    let steps = "#!/bin/bash\n#SBATCH -t 1 --signal=USR1@58 -o steps.out\ntrap 'echo shell-got-usr1' USR1\nsleep 50 &\nwait $!\necho step-ended-by=$(( $? - 128 ))\n";
+    let mut ids = Vec::new();
+    for (name, text) in [("shell.sh", shell), ("steps.sh", steps)] {
+        std::fs::write(dir.join(name), text).unwrap();
+        let id: u64 = ok(&run_in(dir, dir, &["submit", "--parsable", name], None))
+            .trim()
+            .parse()
+            .unwrap();
+        ids.push(id);
+    }
+    for id in &ids {
+        wait_for(dir, *id, &["COMPLETED"], 40);
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    assert_eq!(read("shell.out").trim(), "shell-got-usr1");
+    assert_eq!(
+        read("steps.out").trim(),
+        format!("step-ended-by={}", libc::SIGUSR1)
+    );
+    end_jobs(dir);
+}
