@@ -108,6 +108,8 @@ pub struct SubmitRequest {
     pub wckey: Option<String>,
     /// The batch script's path as submitted (scontrol's `Command=`); none for `--wrap` or stdin.
     pub command: Option<String>,
+    /// Arguments after the script on sbatch's command line (`$1`…).
+    pub script_args: Vec<String>,
 }
 
 /// `--signal`: a signal sent some time before the job's time limit.

@@ -230,3 +230,30 @@ fn signal_reaches_the_batch_shell_or_its_steps_before_the_limit() {
     );
     end_jobs(dir);
 }
+
+#[test]
+fn script_arguments_input_and_append_mode() {
+    let scratch = state_dir("args");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    std::fs::write(dir.join("in.txt"), "from-input\n").unwrap();
+    std::fs::write(dir.join("log.out"), "kept\n").unwrap();
+    let script = "#!/bin/sh\n#SBATCH -o log.out --open-mode=append -i in.txt\nread line\necho \"$1 $2 $line\"\n";
+    std::fs::write(dir.join("args.sh"), script).unwrap();
+    // Options after the script are the script's, as in sbatch.
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "args.sh", "-x", "second word"],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["COMPLETED"], 60);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("log.out")).unwrap(),
+        "kept\n-x second word from-input\n"
+    );
+    end_jobs(dir);
+}

@@ -107,19 +107,25 @@ impl Driver {
             node: nodes.first().map_or("", String::as_str),
         };
         let pattern = |p: &str| crate::filename::expand(p, &fields, &workdir);
+        let output = pattern(req.output.as_deref().unwrap_or("slurm-%j.out"));
+        let error = req.error.as_deref().map(pattern);
+        let input = req.input.as_deref().map(pattern);
         Some(Launch {
             job: id,
             run: rec.restarts,
             uid: rec.uid,
             script: req.script.clone(),
-            output: pattern(req.output.as_deref().unwrap_or("slurm-%j.out")),
-            error: req.error.as_deref().map(pattern),
+            output,
+            error,
             workdir,
             env,
             nodes,
             time_limit: job.time_limit.map(Duration::from_secs),
             kill_wait: Duration::from_secs(self.cfg.kill_wait),
             warn_signal: req.signal.clone(),
+            append: req.open_mode.as_deref() == Some("append"),
+            input,
+            args: req.script_args.clone(),
         })
     }
 

@@ -39,6 +39,12 @@ pub struct Launch {
     pub kill_wait: Duration,
     /// `--signal`: sent this long before the time limit.
     pub warn_signal: Option<sluice_api::WarnSignal>,
+    /// `--open-mode=append`: output files are appended to, not truncated.
+    pub append: bool,
+    /// `--input`: the script's standard input (else /dev/null), opened as the user.
+    pub input: Option<PathBuf>,
+    /// The script's arguments.
+    pub args: Vec<String>,
 }
 
 /// How a job's processes ended.

@@ -114,12 +114,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             (text, "sbatch".to_string(), "(stdin)".to_string())
         }
     };
-    if scanned.rest.len() > 1 {
-        bail!(
-            "{file}: script arguments ({}) are not supported yet",
-            scanned.rest[1..].join(" ")
-        );
-    }
     check_script(&file, &script)?;
     let directives = (cli.wrap.is_none()).then_some(script.as_str());
     let opts = options::read(&file, directives, &scanned.options, cx).map_err(|e| anyhow!(e))?;
@@ -137,7 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .transpose()
         .map_err(|e| anyhow!(e))?;
     let env: BTreeMap<String, String> = std::env::vars().collect();
-    let (req, warnings) = request::build(
+    let (mut req, warnings) = request::build(
         &opts,
         Inputs {
             script,
@@ -149,6 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
     )
     .map_err(|e| anyhow!(e))?;
+    req.script_args = scanned.rest.iter().skip(1).cloned().collect();
     for w in warnings {
         eprintln!("sluice submit: warning: {w}");
     }

@@ -109,6 +109,7 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         comment: o.comment.clone(),
         wckey: o.wckey.clone(),
         command: inputs.command,
+        script_args: Vec::new(),
     };
     Ok((req, warnings))
 }
