@@ -257,3 +257,82 @@ fn script_arguments_input_and_append_mode() {
     );
     end_jobs(dir);
 }
+
+#[test]
+fn mail_types_run_the_configured_mail_program() {
+    let scratch = state_dir("mail");
+    let dir = scratch.path();
+    // A mail program that writes down how it was called.
+    let log = dir.join("mail.log");
+    let prog = dir.join("fake-mail");
+    std::fs::write(
+        &prog,
+        format!(
+            "#!/bin/sh\necho \"$1|$2|$3|$SLURM_JOB_MAIL_TYPE\" >> {}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("mail_prog = \"{}\"\n", prog.display()),
+    )
+    .unwrap();
+    let _d = Daemon::start(dir);
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-J",
+            "mailer",
+            "--mail-type=BEGIN,FAIL",
+            "--mail-user=me@example.org",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "exit 3",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["FAILED"], 60);
+    let lines = common::poll(30, "two mails", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        (text.lines().count() >= 2).then_some(text)
+    });
+    let lines: Vec<&str> = lines.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "-s|Slurm Job_id={id} Name=mailer Began, Queued time "
+        )),
+        "{lines:?}"
+    );
+    assert!(lines[0].ends_with("|me@example.org|Began"), "{lines:?}");
+    assert!(
+        lines[1].starts_with(&format!(
+            "-s|Slurm Job_id={id} Name=mailer Failed, Run time "
+        )),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].ends_with(", FAILED, ExitCode 3|me@example.org|Failed"),
+        "{lines:?}"
+    );
+    // A recipient that would be an option to the mail program is refused at submission.
+    let out = run_in(
+        dir,
+        dir,
+        &["submit", "--mail-user=-oX", "--wrap", "true"],
+        None,
+    );
+    assert!(!out.status.success());
+    end_jobs(dir);
+}

@@ -7,6 +7,7 @@
 //! from the store at start-up, `reattach` takes back the jobs still running; `dispatch` routes
 //! messages to handlers and checks admins; `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
 //! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
+//! `mail` sends `--mail-type` mail off the driver thread;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. Siblings import each other one way only.
 
@@ -15,6 +16,7 @@ mod engine;
 mod job_ids;
 mod job_views;
 mod jobs;
+mod mail;
 mod plugins;
 mod reattach;
 mod recording;

@@ -8,6 +8,7 @@ use sluice_engine::{JobId, JobState};
 
 use super::Driver;
 use super::engine::assoc_key;
+use super::mail::MailEvent;
 use crate::executor::{ExitReport, Launch};
 use crate::image::{Record, State};
 
@@ -48,6 +49,12 @@ impl Driver {
             self.metrics.start_latency_ms_max = self.metrics.start_latency_ms_max.max(ms);
         }
         let rec = self.store.image().jobs.get(&id)?.clone();
+        self.mail(
+            id,
+            MailEvent::Began {
+                queued: (time - rec.submit_time).max(0) as u64,
+            },
+        );
         let req = &rec.request;
         let mut env = req.env.clone();
         if !env.contains_key("PATH") {
@@ -177,6 +184,13 @@ impl Driver {
         // An end journaled already (a cancelled pending job, a job start-up could not take back)
         // is not journaled twice; the engine's copy just catches up.
         if !ended {
+            let started = self
+                .store
+                .image()
+                .jobs
+                .get(&id)
+                .and_then(|j| j.start_time)
+                .filter(|_| was_running);
             self.commit(Record::Ended {
                 id,
                 time,
@@ -184,6 +198,14 @@ impl Driver {
                 exit_code,
                 reason,
             });
+            self.mail(
+                id,
+                MailEvent::Ended {
+                    run: started.map_or(0, |s| (time - s).max(0) as u64),
+                    state: state.as_str(),
+                    exit_code: exit_code.unwrap_or(0),
+                },
+            );
         }
         self.metrics.ended += 1;
         self.accepted_at.remove(&id);
