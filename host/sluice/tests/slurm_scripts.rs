@@ -336,3 +336,54 @@ fn mail_types_run_the_configured_mail_program() {
     assert!(!out.status.success());
     end_jobs(dir);
 }
+
+#[test]
+fn a_pending_job_that_can_no_longer_meet_its_deadline_is_cancelled() {
+    let scratch = state_dir("deadline");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // Held, it cannot start; with 10 minutes to run it misses a deadline 10 minutes away as
+    // soon as a second passes.
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-H",
+            "-t",
+            "10",
+            "--deadline=now+600",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    // One with room to spare stays.
+    let fine: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-H",
+            "-t",
+            "10",
+            "--time-min=1",
+            "--deadline=now+600",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["CANCELLED"], 30);
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{fine}")).unwrap();
+    assert_eq!(j.state, "PENDING");
+    end_jobs(dir);
+}

@@ -62,6 +62,10 @@ impl Driver {
         let spec = request.to_spec(user, deps)?;
         let eid = self.engine.submit(spec).map_err(|e| e.to_string())?;
         self.ids.link(id, eid);
+        if request.deadline.is_some() {
+            let limit = self.engine.job(eid).and_then(|j| j.time_limit);
+            self.note_deadline(id, request, limit);
+        }
         Ok(eid)
     }
 

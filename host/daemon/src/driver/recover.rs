@@ -60,6 +60,7 @@ pub(super) fn start(
         accepted_at: HashMap::new(),
         exit_reasons: HashMap::new(),
         resumed: HashSet::new(),
+        deadlines: Default::default(),
         admin_uid: unsafe { libc::geteuid() },
         metrics: sluice_api::Counters::default(),
         started_at: Instant::now(),
