@@ -11,6 +11,7 @@ use sluice_daemon::client::segment;
 
 use super::daemon_client::{Conn, print_json};
 use super::sbatch::clock::Zone;
+use super::sbatch::environment;
 use super::sbatch::getopt::{self, TABLE, Takes};
 use super::sbatch::options::{self, Context};
 use super::sbatch::request::{self, Inputs};
@@ -78,7 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         zone: Zone::Local,
     };
     // The command line alone first: --help and --wrap decide where the script comes from.
-    let cli = options::read("", None, &scanned.options, cx).map_err(|e| anyhow!(e))?;
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let variables = environment::options(&env);
+    let cli = options::read("", None, &[], &scanned.options, cx).map_err(|e| anyhow!(e))?;
     if cli.help {
         print!("{}", usage());
         return Ok(());
@@ -116,7 +119,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     check_script(&file, &script)?;
     let directives = (cli.wrap.is_none()).then_some(script.as_str());
-    let opts = options::read(&file, directives, &scanned.options, cx).map_err(|e| anyhow!(e))?;
+    let opts = options::read(&file, directives, &variables, &scanned.options, cx)
+        .map_err(|e| anyhow!(e))?;
     if opts.test_only {
         bail!(
             "--test-only is not supported yet: sluice cannot yet ask the backfill plan about a job it does not queue"
@@ -130,7 +134,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|p| request::read_export_file(p, &cwd))
         .transpose()
         .map_err(|e| anyhow!(e))?;
-    let env: BTreeMap<String, String> = std::env::vars().collect();
     let (mut req, warnings) = request::build(
         &opts,
         Inputs {

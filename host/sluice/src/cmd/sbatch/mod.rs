@@ -1,7 +1,9 @@
 //! sbatch as Slurm users type it: the option table and getopt-style scanning, `#SBATCH`
-//! lines, option values with Slurm's messages, dates, and the submission they make.
+//! lines, `SBATCH_*` variables, option values with Slurm's messages, dates, and the submission
+//! they make.
 
 pub mod clock;
+pub mod environment;
 pub mod getopt;
 pub mod options;
 pub mod request;

@@ -249,11 +249,12 @@ fn none_is_null(v: &str) -> String {
     }
 }
 
-/// The options of a script's `#SBATCH` lines, then of the command line over them. `file`
-/// names the script in messages.
+/// The options of a script's `#SBATCH` lines, then of the `SBATCH_*` variables in `env` over
+/// them, then of the command line over both. `file` names the script in messages.
 pub fn read(
     file: &str,
     script: Option<&str>,
+    env: &[(&str, getopt::Found)],
     command_line: &[getopt::Found],
     cx: Context,
 ) -> Result<Options, String> {
@@ -284,6 +285,9 @@ pub fn read(
             o.apply(f, cx).map_err(|e| format!("{file}: {e}"))?;
         }
     }
+    for (var, f) in env {
+        o.apply(f, cx).map_err(|e| format!("{var}: {e}"))?;
+    }
     o.apply_all(command_line, cx)?;
     Ok(o)
 }
@@ -303,7 +307,7 @@ mod tests {
 
     fn parse(script: &str, cli: &str) -> Result<Options, String> {
         let scanned = getopt::scan(&words(cli)).map_err(|e| e.message)?;
-        read("job.sh", Some(script), &scanned.options, CX)
+        read("job.sh", Some(script), &[], &scanned.options, CX)
     }
 
     #[test]
@@ -317,6 +321,40 @@ mod tests {
         assert_eq!(o.time, Some(Some(3600)));
         assert_eq!(o.nodes, Some((2, None)));
         assert_eq!(o.job_name.as_deref(), Some("fromscript"));
+    }
+
+    #[test]
+    fn environment_variables_sit_between_script_and_command_line() {
+        let env = std::collections::BTreeMap::from([
+            ("SBATCH_PARTITION".to_string(), "env".to_string()),
+            ("SBATCH_ACCOUNT".to_string(), "envacct".to_string()),
+        ]);
+        let vars = super::super::environment::options(&env);
+        let cli = getopt::scan(&words("-A cliacct")).unwrap();
+        let o = read(
+            "job.sh",
+            Some("#!/bin/sh\n#SBATCH -p script -q scriptqos\n"),
+            &vars,
+            &cli.options,
+            CX,
+        )
+        .unwrap();
+        assert_eq!(o.partition.as_deref(), Some("env"));
+        assert_eq!(o.account.as_deref(), Some("cliacct"));
+        assert_eq!(o.qos.as_deref(), Some("scriptqos"));
+        let bad = std::collections::BTreeMap::from([(
+            "SBATCH_TIMELIMIT".to_string(),
+            "soon".to_string(),
+        )]);
+        let e = read(
+            "job.sh",
+            None,
+            &super::super::environment::options(&bad),
+            &[],
+            CX,
+        )
+        .unwrap_err();
+        assert_eq!(e, "SBATCH_TIMELIMIT: Invalid --time specification");
     }
 
     #[test]

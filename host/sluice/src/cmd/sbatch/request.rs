@@ -181,7 +181,7 @@ mod tests {
             now: 1_795_678_215,
             zone: Zone::Utc,
         };
-        let o = read("job.sh", Some(script), &scanned.options, cx)?;
+        let o = read("job.sh", Some(script), &[], &scanned.options, cx)?;
         let env = BTreeMap::from([
             ("HOME".to_string(), "/home/u".to_string()),
             ("SLURM_CONF".to_string(), "/etc/slurm.conf".to_string()),
