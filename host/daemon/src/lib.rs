@@ -18,6 +18,7 @@ pub mod filename;
 pub mod frames;
 pub mod identity;
 pub mod image;
+pub mod job_env;
 pub mod journal;
 pub mod request;
 pub mod routes;

@@ -63,6 +63,7 @@ const SCRIPT: &str = r#"#!/bin/bash
 #SBATCH --mail-user=me@example.org
 #SBATCH --comment="two words"
 echo "tasks=$SLURM_NTASKS foo=${FOO:-unset} name=$SLURM_JOB_NAME"
+echo "ntpn=$SLURM_NTASKS_PER_NODE mpc=$SLURM_MEM_PER_CPU host=$SLURM_SUBMIT_HOST"
 #SBATCH --job-name=ignored-after-the-first-command
 "#;
 
@@ -86,7 +87,11 @@ fn a_site_style_script_runs_with_its_options_in_effect() {
     // %x-%5j: the name and the id padded to five digits; --export=NONE kept FOO out.
     let out = dir.join(format!("hello-{id:05}.out"));
     let text = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(text.trim(), "tasks=2 foo=unset name=hello");
+    let host = sluice_daemon::job_env::host_name();
+    assert_eq!(
+        text.trim(),
+        format!("tasks=2 foo=unset name=hello\nntpn=2 mpc=10 host={host}")
+    );
     // scontrol's layout shows what was asked.
     let shown = ok(&run_in(dir, dir, &["show", "job", &id.to_string()], None));
     for want in [

@@ -80,7 +80,21 @@ impl Driver {
         set("SLURM_JOB_USER", rec.user.clone());
         set("SLURM_JOB_UID", rec.uid.to_string());
         set("SLURM_SUBMIT_DIR", req.workdir.clone());
-        set("SLURM_SUBMIT_HOST", "localhost".into());
+        set(
+            "SLURM_SUBMIT_HOST",
+            req.env
+                .get("SLURM_SUBMIT_HOST")
+                .cloned()
+                .unwrap_or_else(crate::job_env::host_name),
+        );
+        set(
+            "SLURM_JOB_CPUS_PER_NODE",
+            crate::job_env::run_lengths(&alloc.placement.cpus),
+        );
+        set("SLURM_JOB_START_TIME", time.to_string());
+        for (k, v) in crate::job_env::request_vars(req) {
+            set(k, v);
+        }
         set("SLURM_CLUSTER_NAME", self.cluster.name.clone());
         set(
             "SLURMD_NODENAME",

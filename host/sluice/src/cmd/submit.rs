@@ -147,6 +147,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )
     .map_err(|e| anyhow!(e))?;
     req.script_args = scanned.rest.iter().skip(1).cloned().collect();
+    // As sbatch, whatever --export says: where the job came from.
+    req.env.insert(
+        "SLURM_SUBMIT_HOST".into(),
+        sluice_daemon::job_env::host_name(),
+    );
     for w in warnings {
         eprintln!("sluice submit: warning: {w}");
     }
