@@ -119,8 +119,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     check_script(&file, &script)?;
     let directives = (cli.wrap.is_none()).then_some(script.as_str());
-    let opts = options::read(&file, directives, &variables, &scanned.options, cx)
+    let mut opts = options::read(&file, directives, &variables, &scanned.options, cx)
         .map_err(|e| anyhow!(e))?;
+    if let Some(list) = &opts.nodelist {
+        opts.nodelist = Some(request::resolve_nodelist(list, &cwd).map_err(|e| anyhow!(e))?);
+    }
+    if let Some(file) = &opts.nodefile {
+        opts.nodelist = Some(request::read_node_file(file, &cwd).map_err(|e| anyhow!(e))?);
+    }
     if opts.test_only {
         bail!(
             "--test-only is not supported yet: sluice cannot yet ask the backfill plan about a job it does not queue"

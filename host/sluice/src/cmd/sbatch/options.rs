@@ -52,6 +52,8 @@ pub struct Options {
     pub constraint: Option<String>,
     /// `-w`.
     pub nodelist: Option<String>,
+    /// `-F/--nodefile`: a file of node names, read when the request is built.
+    pub nodefile: Option<PathBuf>,
     /// `-x`.
     pub exclude: Option<String>,
     /// `--contiguous`.
@@ -209,6 +211,7 @@ impl Options {
             }
             "no-requeue" => self.requeue = Some(false),
             "nodelist" => self.nodelist = s(),
+            "nodefile" => self.nodefile = Some(PathBuf::from(&v)),
             "nodes" => self.nodes = Some(values::nodes(&v)?),
             "ntasks" => self.ntasks = Some(values::count("number of tasks", &v)?),
             "ntasks-per-node" => self.ntasks_per_node = Some(values::count("ntasks-per-node", &v)?),

@@ -157,6 +157,32 @@ fn environment(
     Ok(env)
 }
 
+/// A `--nodelist` that names a file (it holds a `/`, as Slurm decides) as the hostlist the
+/// file's lines make; any other value as it is.
+pub fn resolve_nodelist(value: &str, cwd: &Path) -> Result<String, String> {
+    if !value.contains('/') {
+        return Ok(value.to_string());
+    }
+    read_node_file(Path::new(value), cwd)
+}
+
+/// The hostlist a node file (`-F`, or a `--nodelist` with a `/`) makes, relative to `cwd`.
+pub fn read_node_file(file: &Path, cwd: &Path) -> Result<String, String> {
+    let path = cwd.join(file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("\"{}\" is not a valid node file: {e}", path.display()))?;
+    Ok(hosts_of_file(&text))
+}
+
+/// The host names of a node file, one or more a line (blank- or comma-separated), as one
+/// comma-separated list.
+pub fn hosts_of_file(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|h| !h.is_empty())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Reads the `--export-file` named, relative to `cwd`.
 pub fn read_export_file(path: &Path, cwd: &Path) -> Result<String, String> {
     let p = if path.is_absolute() {
@@ -295,6 +321,25 @@ mod tests {
         assert_eq!(r.env.get("FOO").map(String::as_str), Some("foo"));
         assert_eq!(r.env.get("BAR").map(String::as_str), Some("1"));
         assert_eq!(r.env.get("HOME"), None);
+    }
+
+    #[test]
+    fn node_files_become_hostlists() {
+        assert_eq!(
+            hosts_of_file("n1\nn2 n3\n\nn[4-5],n6\n"),
+            "n1,n2,n3,n[4-5],n6"
+        );
+        let dir = std::env::temp_dir().join(format!("sluice-nodefile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("hosts"), "a1\na2\n").unwrap();
+        assert_eq!(resolve_nodelist("./hosts", &dir).unwrap(), "a1,a2");
+        assert_eq!(resolve_nodelist("a[1-2]", &dir).unwrap(), "a[1-2]");
+        assert!(
+            resolve_nodelist("./missing", &dir)
+                .unwrap_err()
+                .contains("is not a valid node file")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
