@@ -392,3 +392,55 @@ fn a_pending_job_that_can_no_longer_meet_its_deadline_is_cancelled() {
     assert_eq!(j.state, "PENDING");
     end_jobs(dir);
 }
+
+#[test]
+fn an_admin_extends_a_running_jobs_time_limit() {
+    let scratch = state_dir("extend");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-t",
+            "1",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 300",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["RUNNING"], 30);
+    // The daemon's own user is an admin, who may extend it.
+    ok(&run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={id}"), "TimeLimit=+2"],
+        None,
+    ));
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+    assert_eq!((j.state.as_str(), j.time_limit), ("RUNNING", Some(180)));
+    // The supervisor's job file holds the new limit too.
+    let file = std::fs::read_to_string(dir.join(format!("jobs/{id}/0/job.json"))).unwrap();
+    assert!(file.contains("\"time_limit\":180"), "{file}");
+    // Nothing else changes while it runs.
+    let out = run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={id}"), "Name=x"],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("only TimeLimit can change while it runs"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    end_jobs(dir);
+}

@@ -248,6 +248,9 @@ impl Driver {
         changes: UpdateRequest,
     ) -> Result<JobUpdated, ApiError> {
         let job = self.authorize(who, id, "update")?;
+        if job.state == State::Running {
+            return self.update_running(who, &job, changes);
+        }
         let eid = self.pending_eid(&job, "update")?;
         if changes.is_empty() {
             return Err(ApiError::bad(format!("update job {id}: nothing to change")));
@@ -294,6 +297,51 @@ impl Driver {
                     Hold::User
                 },
             );
+        }
+        self.commit(Record::Update { id, changes });
+        Ok(JobUpdated {
+            job_id: id,
+            updated: true,
+        })
+    }
+
+    /// `TimeLimit=` of a running job: anyone may shorten their job's limit, only an admin may
+    /// extend it (Slurm's rule); the engine and the job's supervisor both hold it to the new one.
+    fn update_running(
+        &mut self,
+        who: &Identity,
+        job: &JobRecord,
+        changes: UpdateRequest,
+    ) -> Result<JobUpdated, ApiError> {
+        let id = job.id;
+        let limit_only = UpdateRequest {
+            time_limit: changes.time_limit,
+            ..UpdateRequest::default()
+        };
+        let Some(new) = changes.time_limit.filter(|_| changes == limit_only) else {
+            return Err(ApiError::conflict(format!(
+                "update job {id}: job is RUNNING; only TimeLimit can change while it runs"
+            )));
+        };
+        let eid = self.ids.engine(id).ok_or_else(|| {
+            ApiError::internal(format!("job {id} is running but not in the engine"))
+        })?;
+        // Compared with the limit in force, which may be the partition's default.
+        let current = self.engine.job(eid).and_then(|j| j.time_limit);
+        if current.is_none_or(|c| new > c) && !self.is_admin(who) {
+            return Err(ApiError::forbidden(format!(
+                "update job {id}: TimeLimit: only an admin may extend a job's time limit"
+            )));
+        }
+        self.engine
+            .set_time_limit(eid, Some(new))
+            .map_err(|e| ApiError::conflict(format!("update job {id}: {e}")))?;
+        if let Err(e) = self
+            .exec
+            .set_time_limit(id, Some(std::time::Duration::from_secs(new)))
+        {
+            // The daemon still ends the job at the new limit; only its fallback is the old one.
+            tracing::warn!("update job {id}: the supervisor's limit stays: {e}");
         }
         self.commit(Record::Update { id, changes });
         Ok(JobUpdated {

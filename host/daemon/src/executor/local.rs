@@ -189,6 +189,22 @@ impl Executor for LocalExecutor {
             .map_err(|e| format!("job {job}: {e}"))
     }
 
+    fn set_time_limit(&mut self, job: u64, limit: Option<Duration>) -> Result<(), String> {
+        use crate::supervisor::spool::{self, JOB, JobFile};
+        let t = self
+            .current(job)
+            .ok_or_else(|| format!("job {job} has no running processes"))?;
+        let dir = run_dir(&self.spool, job, t.run);
+        let mut file: JobFile = spool::read_json(&dir, JOB)
+            .map_err(|e| format!("job {job}: {e}"))?
+            .ok_or_else(|| format!("job {job}: its spool has no job file"))?;
+        file.time_limit = limit.map(|d| d.as_secs());
+        spool::write_json(&dir, JOB, &file, spool::Persist::Atomic)
+            .map_err(|e| format!("job {job}: {e}"))?;
+        // The supervisor reads its limit again on SIGHUP.
+        signal_run(&dir, libc::SIGHUP, false).map_err(|e| format!("job {job}: {e}"))
+    }
+
     fn terminate(&mut self, job: u64) {
         let Some(t) = self.current(job) else { return };
         if let Some(entry) = self.jobs.lock().expect("job map").get_mut(&job) {

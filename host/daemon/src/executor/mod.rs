@@ -110,6 +110,10 @@ pub trait Executor: Send {
     /// Ends the job's processes: SIGTERM now, SIGKILL after its KillWait if any remain.
     fn terminate(&mut self, job: u64);
 
+    /// Changes the time limit the executor holds a running job to (an admin's extension, or a
+    /// reduction), counted from the job's start.
+    fn set_time_limit(&mut self, job: u64, limit: Option<Duration>) -> Result<(), String>;
+
     /// After a restart: finds what became of run `run` of a job the journal says was running.
     fn attach(&mut self, job: u64, run: u32) -> Attached;
 

@@ -98,7 +98,11 @@ pub fn job_changes(
                     .map_err(|_| {
                         anyhow::anyhow!("TimeLimit={v}: Invalid time limit specification")
                     })?
-                    .unwrap_or(u64::MAX);
+                    .with_context(|| {
+                        format!(
+                            "TimeLimit={v}: an unlimited time limit cannot be set here yet; give a duration"
+                        )
+                    })?;
                 u.time_limit = Some(if sign == 0 {
                     secs
                 } else {
