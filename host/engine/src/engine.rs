@@ -85,6 +85,8 @@ pub struct Engine {
     pub(crate) usage: Usage,
     /// Each partition's nodes (node_state.rs).
     pub(crate) parts: Vec<PartView>,
+    /// Each partition's state (partition_state.rs).
+    pub(crate) part_states: Vec<crate::partition_state::PartitionState>,
     /// Every job by id (job_map.rs).
     pub(crate) jobs: JobMap,
     /// The pending jobs (pending.rs).
@@ -166,6 +168,7 @@ impl Engine {
             cpus,
             resv: Reservations::default(),
             usage,
+            part_states: vec![Default::default(); parts.len()],
             parts,
             jobs: JobMap::default(),
             pending: PendingJobs::default(),

@@ -223,6 +223,10 @@ pub enum Reason {
     NonZeroExitCode,
     /// Ended because a node failed.
     NodeDown,
+    /// Its partitions are DOWN.
+    PartitionDown,
+    /// Its partitions are INACTIVE.
+    PartitionInactive,
 }
 
 impl Reason {
@@ -244,6 +248,8 @@ impl Reason {
             Self::TimeLimit => "TimeLimit",
             Self::NonZeroExitCode => "NonZeroExitCode",
             Self::NodeDown => "NodeDown",
+            Self::PartitionDown => "PartitionDown",
+            Self::PartitionInactive => "PartitionInactive",
         }
     }
 }

@@ -44,7 +44,9 @@ impl Engine {
     /// ([`crate::priority::PriorityPass::order`]).
     pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
         let eligible = self.collect_eligible(now);
-        self.priority_pass().order(&eligible, now)
+        let mut records = self.priority_pass().order(&eligible, now)?;
+        self.drop_stopped_partitions(&mut records);
+        Some(records)
     }
 
     /// The start both loops share: the sorted queue, and the selection policy due its node table
