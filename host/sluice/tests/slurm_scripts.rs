@@ -444,3 +444,59 @@ fn an_admin_extends_a_running_jobs_time_limit() {
     );
     end_jobs(dir);
 }
+
+#[test]
+fn partition_states_as_scontrol_sets_them() {
+    let scratch = state_dir("partstate");
+    let dir = scratch.path();
+    let d = Daemon::start(dir);
+    let parts: Vec<sluice_api::PartitionRow> = Client::new(dir).get("/v1/partitions").unwrap();
+    let default = parts.iter().find(|p| p.default).unwrap().name.clone();
+    let set = |state: &str| {
+        ok(&run_in(
+            dir,
+            dir,
+            &[
+                "update",
+                &format!("PartitionName={default}"),
+                &format!("State={state}"),
+            ],
+            None,
+        ))
+    };
+    // DOWN: jobs are taken but wait, with Slurm's reason.
+    set("DOWN");
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "-o", "/dev/null", "--wrap", "true"],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    common::poll(30, "reason PartitionDown", || {
+        let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+        (j.reason == "PartitionDown").then_some(())
+    });
+    let shown = ok(&run_in(dir, dir, &["show", "partition", &default], None));
+    assert!(shown.contains("State=DOWN"), "{shown}");
+    // DRAIN: no new jobs, but the waiting one runs.
+    set("DRAIN");
+    let out = run_in(dir, dir, &["submit", "--wrap", "true"], None);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Required partition not available"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for(dir, id, &["COMPLETED"], 60);
+    // The state is journaled: a restarted daemon keeps it.
+    set("INACTIVE");
+    d.terminate();
+    let _d = Daemon::start(dir);
+    let shown = ok(&run_in(dir, dir, &["show", "partition", &default], None));
+    assert!(shown.contains("State=INACTIVE"), "{shown}");
+    set("UP");
+    end_jobs(dir);
+}

@@ -110,6 +110,12 @@ impl Driver {
             self.metrics.refused += 1;
             return Err(e);
         }
+        if !self.partitions_take_jobs(&request) {
+            self.metrics.refused += 1;
+            return Err(ApiError::bad(
+                "batch job submission failed: Required partition not available (inactive or drain)",
+            ));
+        }
         let id = self.store.image().next_id;
         let eid = match self.enqueue(id, &who.user, &request) {
             Ok(e) => e,
@@ -303,6 +309,25 @@ impl Driver {
             job_id: id,
             updated: true,
         })
+    }
+
+    /// Whether one of the partitions a new job names (else the default one) takes new jobs:
+    /// not DRAIN or INACTIVE. Names the cluster lacks are left to the engine to refuse.
+    fn partitions_take_jobs(&self, request: &SubmitRequest) -> bool {
+        let parts = &self.cluster.partitions;
+        let named: Vec<usize> = match &request.partition {
+            Some(list) => list
+                .split(',')
+                .filter_map(|n| parts.iter().position(|p| p.name == n.trim()))
+                .collect(),
+            None => parts.iter().position(|p| p.default).into_iter().collect(),
+        };
+        named.is_empty()
+            || named.iter().any(|&p| {
+                self.engine
+                    .partition_state(sluice_cluster::PartitionId(p as u32))
+                    .takes_jobs()
+            })
     }
 
     /// `TimeLimit=` of a running job: anyone may shorten their job's limit, only an admin may

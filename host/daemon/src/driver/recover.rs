@@ -92,6 +92,15 @@ impl Driver {
                 tracing::warn!("reservation {}: no longer valid: {e}", r.name);
             }
         }
+        for (name, state) in &image.partitions {
+            let p = self.cluster.partitions.iter().position(|p| &p.name == name);
+            match (p, sluice_engine::PartitionState::parse(state)) {
+                (Some(p), Some(s)) => self
+                    .engine
+                    .set_partition_state(sluice_cluster::PartitionId(p as u32), s),
+                _ => tracing::warn!("partition {name}: state {state} dropped (no such partition)"),
+            }
+        }
         let now = self.engine.now();
         let mut not_started = Vec::new();
         for job in image.jobs.values() {

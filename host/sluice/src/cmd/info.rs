@@ -146,7 +146,14 @@ fn field(g: &Group<'_>, c: char) -> String {
     match c {
         'P' => format!("{}{}", p.name, if p.default { "*" } else { "" }),
         'R' => p.name.clone(),
-        'a' => "up".into(),
+        // sinfo's AVAIL: up, down, drain, inact.
+        'a' => match p.state.as_str() {
+            "DOWN" => "down",
+            "DRAIN" => "drain",
+            "INACTIVE" => "inact",
+            _ => "up",
+        }
+        .into(),
         'l' => p.max_time.map_or("infinite".into(), duration),
         'D' => g.nodes.len().to_string(),
         't' => g.state.clone(),
@@ -375,6 +382,7 @@ mod tests {
             max_nodes: None,
             priority_tier: 1,
             priority_job_factor: 1,
+            state: if name == "debug" { "DOWN" } else { "UP" }.into(),
         }
     }
 
@@ -400,7 +408,7 @@ mod tests {
              batch*       up 1-00:00:00      1  alloc n3\n\
              batch*       up 1-00:00:00      1  drain n4\n\
              batch*       up 1-00:00:00      2   idle n[1-2]\n\
-             debug        up 1-00:00:00      1   idle n1\n"
+             debug      down 1-00:00:00      1   idle n1\n"
         );
     }
 
@@ -414,8 +422,8 @@ mod tests {
             out,
             "REASON               USER      TIMESTAMP           NODELIST\ndisk                 Unknown   Unknown             n4\n"
         );
-        let out = report(&args(&["-o", "%R %D %T", "-h", "-p", "debug"]), &n, &p);
-        assert_eq!(out, "debug 1 idle\n");
+        let out = report(&args(&["-o", "%R %a %D %T", "-h", "-p", "debug"]), &n, &p);
+        assert_eq!(out, "debug down 1 idle\n");
     }
 
     #[test]

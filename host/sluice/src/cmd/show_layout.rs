@@ -179,6 +179,7 @@ pub fn node(n: &NodeReport) -> String {
 pub fn partition(p: &PartitionRow) -> String {
     let lines = [
         format!("PartitionName={}", p.name),
+        format!("State={}", if p.state.is_empty() { "UP" } else { &p.state }),
         format!(
             "Default={} MaxNodes={}",
             if p.default { "YES" } else { "NO" },
@@ -321,9 +322,12 @@ mod tests {
             max_nodes: None,
             priority_tier: 1,
             priority_job_factor: 1,
+            state: "DRAIN".into(),
         };
         let text = partition(&p);
-        assert!(text.starts_with("PartitionName=debug\n   Default=YES MaxNodes=UNLIMITED\n"));
+        assert!(text.starts_with(
+            "PartitionName=debug\n   State=DRAIN\n   Default=YES MaxNodes=UNLIMITED\n"
+        ));
         assert!(text.contains("MaxTime=UNLIMITED DefaultTime=01:00:00"));
         assert!(text.contains("Nodes=n[1-4]"));
     }

@@ -1,5 +1,5 @@
 //! `sluice update` (scontrol update), in scontrol's syntax (`JobId=5 TimeLimit=3`,
-//! `NodeName=n1 State=DRAIN Reason=…`) and sluice's older one (`job 5 Key=Value…`,
+//! `NodeName=n1 State=DRAIN Reason=…`, `PartitionName=p State=DOWN`) and sluice's older one (`job 5 Key=Value…`,
 //! `node NAMES State=…`).
 
 use anyhow::{Context as _, bail};
@@ -176,6 +176,22 @@ pub fn node_action(pairs: &[(String, String)]) -> anyhow::Result<(&'static str, 
     Ok((action, reason))
 }
 
+/// The `State=` a partition update asks for; other keys cannot change here yet.
+pub fn partition_state(pairs: &[(String, String)]) -> anyhow::Result<String> {
+    let mut state = None;
+    for (k, v) in pairs {
+        match k.as_str() {
+            "state" => state = Some(v.to_ascii_uppercase()),
+            other => bail!("update partition: {other} cannot be changed here yet; expected State"),
+        }
+    }
+    let state = state.context("update partition: State=UP|DOWN|DRAIN|INACTIVE is required")?;
+    if !["UP", "DOWN", "DRAIN", "INACTIVE"].contains(&state.as_str()) {
+        bail!("update partition: State={state}: expected UP, DOWN, DRAIN or INACTIVE");
+    }
+    Ok(state)
+}
+
 /// Runs `sluice update`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut c = args.conn.client();
@@ -207,8 +223,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 print_json(&answer);
             }
         }
-        Target::Partition(name, _) => {
-            bail!("update PartitionName={name}: changing a partition's state is not supported yet")
+        Target::Partition(name, pairs) => {
+            let state = partition_state(&pairs)?;
+            let answer: sluice_api::PartitionUpdated = c.post(
+                &format!("/v1/partitions/{}/state", segment(&name)),
+                &sluice_api::PartitionStateRequest { state },
+            )?;
+            if args.conn.json {
+                print_json(&answer);
+            }
         }
     }
     Ok(())
@@ -275,6 +298,21 @@ mod tests {
         assert_eq!(u.time_limit, Some(86_400));
         let pairs = vec![("priority".to_string(), "5".to_string())];
         assert!(job_changes(&pairs, || Ok(None), 0, Zone::Utc).is_err());
+    }
+
+    #[test]
+    fn partition_states() {
+        let p = |s: &str| {
+            let Target::Partition(_, pairs) = target(&w(s)).unwrap() else {
+                panic!()
+            };
+            partition_state(&pairs)
+        };
+        assert_eq!(p("PartitionName=a State=drain").unwrap(), "DRAIN");
+        assert_eq!(p("partition a State=INACTIVE").unwrap(), "INACTIVE");
+        assert!(p("PartitionName=a State=SIDEWAYS").is_err());
+        assert!(p("PartitionName=a MaxTime=5").is_err());
+        assert!(p("PartitionName=a").is_err());
     }
 
     #[test]
