@@ -500,3 +500,35 @@ fn partition_states_as_scontrol_sets_them() {
     set("UP");
     end_jobs(dir);
 }
+
+#[test]
+fn reserved_idle_nodes_show_as_resv() {
+    let scratch = state_dir("resv");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
+    let last = nodes.last().unwrap().name.clone();
+    let user = sluice_daemon::identity::Identity::current().user;
+    ok(&run_in(
+        dir,
+        dir,
+        &[
+            "create",
+            "reservation",
+            "ReservationName=maint",
+            "StartTime=now",
+            "Duration=60",
+            &format!("Nodes={last}"),
+            &format!("Users={user}"),
+        ],
+        None,
+    ));
+    let out = ok(&run_in(
+        dir,
+        dir,
+        &["info", "-N", "-h", "-o", "%N %t"],
+        None,
+    ));
+    assert!(out.lines().any(|l| l == format!("{last} resv")), "{out}");
+    end_jobs(dir);
+}

@@ -100,7 +100,18 @@ impl Driver {
 
     fn node_symbol_state(&self, n: usize) -> (String, &'static str) {
         let rt = &self.engine.nodes().nodes()[n];
-        let state = self.engine.nodes().state_name(NodeId(n as u32));
+        let mut state = self.engine.nodes().state_name(NodeId(n as u32));
+        // An idle node held by a reservation in force is RESERVED, as Slurm shows it.
+        let now = self.engine.now();
+        if state.starts_with("IDLE")
+            && self
+                .engine
+                .reservations()
+                .iter()
+                .any(|(_, r)| r.active_at(now) && r.nodes.contains(n as u32))
+        {
+            state = state.replacen("IDLE", "RESERVED", 1);
+        }
         let sym = match rt.power {
             Power::PoweredDown => "~",
             Power::PoweringUp => "#",

@@ -68,6 +68,8 @@ pub fn short_state(state: &str, symbol: &str) -> String {
         "down"
     } else if s.starts_with("idle") {
         "idle"
+    } else if s.starts_with("reserved") {
+        "resv"
     } else {
         s.split('+').next().unwrap_or("unk")
     };
@@ -94,6 +96,7 @@ fn long_state(short: &str) -> String {
         "alloc" => "allocated",
         "drain" => "drained",
         "drng" => "draining",
+        "resv" => "reserved",
         other => other,
     };
     format!("{long}{rest}")
@@ -393,6 +396,7 @@ mod tests {
                 node("n2", "IDLE", &["batch"], None),
                 node("n3", "ALLOCATED", &["batch"], None),
                 node("n4", "DRAINED", &["batch"], Some("disk")),
+                node("n5", "RESERVED", &["batch"], None),
             ],
             vec![part("batch", true), part("debug", false)],
         )
@@ -408,6 +412,7 @@ mod tests {
              batch*       up 1-00:00:00      1  alloc n3\n\
              batch*       up 1-00:00:00      1  drain n4\n\
              batch*       up 1-00:00:00      2   idle n[1-2]\n\
+             batch*       up 1-00:00:00      1   resv n5\n\
              debug      down 1-00:00:00      1   idle n1\n"
         );
     }
@@ -416,7 +421,7 @@ mod tests {
     fn summary_reasons_partition_filter_and_noheader() {
         let (n, p) = cluster();
         let out = report(&args(&["-s", "-p", "batch", "-h"]), &n, &p);
-        assert_eq!(out, "batch*       up 1-00:00:00          1/2/1/4 n[1-4]\n");
+        assert_eq!(out, "batch*       up 1-00:00:00          1/2/2/5 n[1-5]\n");
         let out = report(&args(&["-R"]), &n, &p);
         assert_eq!(
             out,
