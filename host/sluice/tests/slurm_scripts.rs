@@ -481,6 +481,18 @@ fn partition_states_as_scontrol_sets_them() {
     });
     let shown = ok(&run_in(dir, dir, &["show", "partition", &default], None));
     assert!(shown.contains("State=DOWN"), "{shown}");
+    // --json keeps printing the one object named.
+    let row: sluice_api::PartitionRow = serde_json::from_str(&ok(&run_in(
+        dir,
+        dir,
+        &["show", "partition", &default, "--json"],
+        None,
+    )))
+    .unwrap();
+    assert_eq!(
+        (row.name.as_str(), row.state.as_str()),
+        (default.as_str(), "DOWN")
+    );
     // DRAIN: no new jobs, but the waiting one runs.
     set("DRAIN");
     let out = run_in(dir, dir, &["submit", "--wrap", "true"], None);

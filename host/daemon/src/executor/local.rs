@@ -31,8 +31,8 @@ type Jobs = Arc<Mutex<HashMap<u64, Tracked>>>;
 
 /// What the launch thread does.
 enum Work {
-    /// Start a supervisor.
-    Launch(Launch),
+    /// Start a supervisor (boxed: a launch is large beside a job id).
+    Launch(Box<Launch>),
     /// Remove a job's spool, unless a supervisor of it still runs.
     Forget(u64),
 }
@@ -57,7 +57,7 @@ impl LocalExecutor {
             .spawn(move || {
                 for w in rx {
                     match w {
-                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, l),
+                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, *l),
                         Work::Forget(job) => remove_spool(&s.join(job.to_string())),
                     }
                 }
@@ -175,7 +175,7 @@ impl Executor for LocalExecutor {
             },
         );
         let (job, run) = (l.job, l.run);
-        self.work.send(Work::Launch(l)).map_err(|_| {
+        self.work.send(Work::Launch(Box::new(l))).map_err(|_| {
             forget(&self.jobs, job, run);
             "the launch thread has stopped".to_string()
         })

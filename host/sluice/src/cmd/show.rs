@@ -89,88 +89,99 @@ fn fields<T: Serialize>(answer: T) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(answer)?)
 }
 
-/// Runs `sluice show`: jobs, nodes and partitions in scontrol's layout; the rest as
-/// `Key=Value` pairs of their fields.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut c = args.conn.client();
-    let zone = Zone::Local;
-    let what = args.what.to_ascii_lowercase();
-    if !args.conn.json {
-        let records: Option<Vec<String>> = match (what.as_str(), &args.name) {
-            ("job" | "jobs" | "jobid", Some(id)) => Some(vec![show_layout::job(
-                &c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?,
-                zone,
-            )]),
-            ("job" | "jobs", None) => Some(
-                c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?
-                    .iter()
-                    .map(|j| show_layout::job(j, zone))
-                    .collect(),
-            ),
-            ("node" | "nodes" | "nodename", Some(n)) => Some(vec![show_layout::node(
-                &c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?,
-            )]),
-            ("partition" | "partitions" | "partitionname", name) => {
-                let all: Vec<PartitionRow> = c.get("/v1/partitions")?;
-                if let Some(n) = name
-                    && !all.iter().any(|p| p.name == *n)
-                {
+/// What `show` read: jobs, a node and partitions print in scontrol's layout, the rest field by
+/// field; `one` keeps `--json` printing the object alone when one was named.
+enum Shown {
+    /// Jobs.
+    Jobs { jobs: Vec<Job>, one: bool },
+    /// One node.
+    Node(NodeReport),
+    /// Partitions.
+    Partitions { parts: Vec<PartitionRow>, one: bool },
+    /// Anything else, as its fields.
+    Fields(Value),
+}
+
+/// Reads what `show WHAT [NAME]` names from the daemon.
+fn fetch(
+    c: &mut sluice_daemon::client::Client,
+    what: &str,
+    name: Option<&String>,
+) -> anyhow::Result<Shown> {
+    Ok(match (what, name) {
+        ("job" | "jobs" | "jobid", Some(id)) => Shown::Jobs {
+            jobs: vec![c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?],
+            one: true,
+        },
+        ("job" | "jobs" | "jobid", None) => Shown::Jobs {
+            jobs: c.get(&jobs_path(&JobQuery::default()))?,
+            one: false,
+        },
+        ("node" | "nodes" | "nodename", Some(n)) => {
+            Shown::Node(c.get(&format!("/v1/nodes/{}", segment(n)))?)
+        }
+        ("node" | "nodes" | "nodename", None) => {
+            Shown::Fields(fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?)
+        }
+        ("partition" | "partitions" | "partitionname", name) => {
+            let mut parts: Vec<PartitionRow> = c.get("/v1/partitions")?;
+            if let Some(n) = name {
+                parts.retain(|p| p.name == *n);
+                if parts.is_empty() {
                     bail!("Partition {n} not found");
                 }
-                Some(
-                    all.iter()
-                        .filter(|p| name.as_ref().is_none_or(|n| p.name == *n))
-                        .map(show_layout::partition)
-                        .collect(),
-                )
             }
-            _ => None,
-        };
-        if let Some(records) = records {
-            for r in records {
-                println!("{r}");
-            }
-            return Ok(());
-        }
-    }
-    // Each answer is read as its type, then printed field by field whatever the type.
-    let v = match (what.as_str(), &args.name) {
-        ("job" | "jobs" | "jobid", Some(id)) => {
-            fields(c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?)?
-        }
-        ("job" | "jobs", None) => fields(c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?)?,
-        ("node" | "nodes" | "nodename", Some(n)) => {
-            fields(c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?)?
-        }
-        ("node" | "nodes", None) => fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?,
-        ("partition" | "partitions" | "partitionname", name) => {
-            let all: Vec<PartitionRow> = c.get("/v1/partitions")?;
-            match name {
-                Some(n) => fields(
-                    all.into_iter()
-                        .find(|p| p.name == *n)
-                        .ok_or_else(|| anyhow::anyhow!("Partition {n} not found"))?,
-                )?,
-                None => fields(all)?,
+            Shown::Partitions {
+                parts,
+                one: name.is_some(),
             }
         }
-        ("license" | "licenses", _) => fields(c.get::<Vec<LicenseRow>>("/v1/licenses")?)?,
-        ("config", _) => fields(c.get::<Config>("/v1/config")?)?,
+        ("license" | "licenses", _) => {
+            Shown::Fields(fields(c.get::<Vec<LicenseRow>>("/v1/licenses")?)?)
+        }
+        ("config", _) => Shown::Fields(fields(c.get::<Config>("/v1/config")?)?),
         ("reservation" | "reservations", _) => {
-            fields(c.get::<Vec<Reservation>>("/v1/reservations")?)?
+            Shown::Fields(fields(c.get::<Vec<Reservation>>("/v1/reservations")?)?)
         }
         (other, _) => {
             bail!("show {other}: expected job, node, partition, license, config or reservation")
         }
-    };
+    })
+}
+
+/// Runs `sluice show`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut c = args.conn.client();
+    let what = args.what.to_ascii_lowercase();
+    let shown = fetch(&mut c, &what, args.name.as_ref())?;
     if args.conn.json {
+        let v = match shown {
+            Shown::Jobs {
+                mut jobs,
+                one: true,
+            } => fields(jobs.remove(0))?,
+            Shown::Jobs { jobs, .. } => fields(jobs)?,
+            Shown::Node(n) => fields(n)?,
+            Shown::Partitions {
+                mut parts,
+                one: true,
+            } => fields(parts.remove(0))?,
+            Shown::Partitions { parts, .. } => fields(parts)?,
+            Shown::Fields(v) => v,
+        };
         print_json(&v);
-    } else if let Some(items) = v.as_array() {
-        for item in items {
-            println!("{}", key_values(item));
-        }
-    } else {
-        println!("{}", key_values(&v));
+        return Ok(());
+    }
+    let zone = Zone::Local;
+    let records: Vec<String> = match shown {
+        Shown::Jobs { jobs, .. } => jobs.iter().map(|j| show_layout::job(j, zone)).collect(),
+        Shown::Node(n) => vec![show_layout::node(&n)],
+        Shown::Partitions { parts, .. } => parts.iter().map(show_layout::partition).collect(),
+        Shown::Fields(Value::Array(items)) => items.iter().map(key_values).collect(),
+        Shown::Fields(v) => vec![key_values(&v)],
+    };
+    for r in records {
+        println!("{r}");
     }
     Ok(())
 }
