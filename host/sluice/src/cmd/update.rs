@@ -181,15 +181,15 @@ pub fn partition_state(pairs: &[(String, String)]) -> anyhow::Result<String> {
     let mut state = None;
     for (k, v) in pairs {
         match k.as_str() {
-            "state" => state = Some(v.to_ascii_uppercase()),
+            "state" => state = Some(v.clone()),
             other => bail!("update partition: {other} cannot be changed here yet; expected State"),
         }
     }
     let state = state.context("update partition: State=UP|DOWN|DRAIN|INACTIVE is required")?;
-    if !["UP", "DOWN", "DRAIN", "INACTIVE"].contains(&state.as_str()) {
-        bail!("update partition: State={state}: expected UP, DOWN, DRAIN or INACTIVE");
+    match sluice_engine::PartitionState::parse(&state) {
+        Some(s) => Ok(s.as_str().to_string()),
+        None => bail!("update partition: State={state}: expected UP, DOWN, DRAIN or INACTIVE"),
     }
-    Ok(state)
 }
 
 /// Runs `sluice update`.
