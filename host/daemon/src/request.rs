@@ -55,6 +55,7 @@ impl SubmitRequestExt for SubmitRequest {
         spec.dependencies = deps;
         spec.hold = false; // holds are applied by the daemon, so the journal has one place for them
         spec.reservation = self.reservation.clone();
+        spec.time_min = self.time_min;
         spec.required_nodes = node_names("nodelist", self.nodelist.as_deref())?;
         spec.excluded_nodes = node_names("exclude", self.exclude.as_deref())?;
         // Slurm gives a job every node of its --nodelist, so that many at least.

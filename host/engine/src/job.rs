@@ -67,6 +67,9 @@ pub struct JobSpec {
     pub required_nodes: Vec<String>,
     /// `-x/--exclude`, sorted: nodes the job never uses.
     pub excluded_nodes: Vec<String>,
+    /// `--time-min`, seconds: backfill may start the job with this shorter limit where its
+    /// whole one does not fit before what is planned.
+    pub time_min: Option<u64>,
 }
 
 impl JobSpec {
@@ -117,6 +120,7 @@ impl JobSpec {
             site_factor: 0,
             required_nodes: Vec::new(),
             excluded_nodes: Vec::new(),
+            time_min: None,
         }
     }
 }
