@@ -12,6 +12,24 @@ use crate::node_state::Health;
 use crate::reservation::{Reservation, ReservationError, ReservationSpec};
 
 impl Engine {
+    /// Changes a running job's time limit (scontrol update TimeLimit=, an admin's extension
+    /// or anyone's reduction): it now ends `limit` seconds after its start, and backfill plans
+    /// with that end. `None` is UNLIMITED.
+    pub fn set_time_limit(&mut self, id: JobId, limit: Option<u64>) -> Result<(), JobError> {
+        let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
+        if !matches!(job.state, JobState::Running | JobState::Configuring) {
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
+        }
+        job.time_limit = limit;
+        let start = job.start_time.unwrap_or_else(|| self.clock.now());
+        job.end_time = limit.map(|l| start.saturating_add(i64::try_from(l).unwrap_or(i64::MAX)));
+        self.pacing.requested = true;
+        Ok(())
+    }
+
     /// Cancels a job (scancel): a pending job ends at once, a running one releases its nodes.
     pub fn cancel(&mut self, id: JobId) -> Result<(), JobError> {
         let now = self.clock.now();

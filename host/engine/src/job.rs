@@ -74,9 +74,34 @@ pub struct JobSpec {
     /// A batch job that may be requeued goes back to the queue when its node fails or is set
     /// DOWN, rather than ending NODE_FAIL.
     pub requeue: Option<bool>,
+    /// `-w/--nodelist`, sorted: when not empty, the only nodes the job may use.
+    pub required_nodes: Vec<String>,
+    /// `-x/--exclude`, sorted: nodes the job never uses.
+    pub excluded_nodes: Vec<String>,
+    /// `--time-min`, seconds: backfill may start the job with this shorter limit where its
+    /// whole one does not fit before what is planned.
+    pub time_min: Option<u64>,
 }
 
 impl JobSpec {
+    /// Whether `--nodelist` or `--exclude` narrows the nodes the job may use.
+    pub fn lists_nodes(&self) -> bool {
+        !self.required_nodes.is_empty() || !self.excluded_nodes.is_empty()
+    }
+
+    /// Whether the node lists let the job use node `name` (`--nodelist`, `--exclude`).
+    pub fn allows_node(&self, name: &str) -> bool {
+        (self.required_nodes.is_empty()
+            || self
+                .required_nodes
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .is_ok())
+            && self
+                .excluded_nodes
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .is_err()
+    }
+
     /// A one-task, one-node job of `user` with every other field at sbatch's default.
     pub fn new(user: impl Into<String>) -> Self {
         Self {
@@ -107,6 +132,9 @@ impl JobSpec {
             site_factor: 0,
             batch: true,
             requeue: None,
+            required_nodes: Vec::new(),
+            excluded_nodes: Vec::new(),
+            time_min: None,
         }
     }
 }

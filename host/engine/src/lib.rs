@@ -92,6 +92,7 @@ pub mod limits;
 pub mod main_loop;
 pub mod node_state;
 mod pacing;
+mod partition_gate;
 mod pass_buffers;
 mod pending;
 pub mod power;
@@ -124,6 +125,7 @@ pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRe
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
 pub use resume::ResumeError;
 pub use show::{DeviceRow, LicenseReport, NodeReport};
+pub use sluice_cluster::PartitionState;
 pub use stats::{Faults, PassStats};
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl Engine {
             cand.subtract(&self.resv.excluded_nodes(job.reservation, from, to));
         }
         cand.subtract(exclude);
-        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
+        if job.spec.constraint.is_some() || !job.gres_types.is_empty() || job.spec.lists_nodes() {
             cand.intersect_with(&self.fit().static_mask(job, rec.partition));
         }
         if !job.gres_types.is_empty() {

@@ -29,11 +29,14 @@ enum Command {
     Plugin(cmd::plugin::Args),
     /// Run the daemon: API on DIR/sluice.sock, journal and snapshots in DIR.
     Serve(cmd::serve::Args),
-    /// Submit a batch script or --wrap command (sbatch).
+    /// Submit a batch script or --wrap command (sbatch; its options, read as sbatch reads them).
+    #[command(disable_help_flag = true)]
     Submit(cmd::submit::Args),
-    /// List jobs (squeue).
+    /// List jobs (squeue; `-h` is --noheader, as in squeue).
+    #[command(disable_help_flag = true)]
     Queue(cmd::queue::Args),
-    /// List partitions and node states (sinfo).
+    /// List partitions and node states (sinfo; `-h` is --noheader, as in sinfo).
+    #[command(disable_help_flag = true)]
     Info(cmd::info::Args),
     /// Cancel or signal jobs (scancel).
     Cancel(cmd::cancel::Args),

@@ -114,6 +114,15 @@ impl PartitionState {
             Self::Inactive => "INACTIVE",
         }
     }
+    /// Whether its jobs may start.
+    pub fn starts_jobs(self) -> bool {
+        matches!(self, Self::Up | Self::Drain)
+    }
+
+    /// Whether it takes new jobs.
+    pub fn takes_jobs(self) -> bool {
+        matches!(self, Self::Up | Self::Down)
+    }
 }
 
 /// `OverSubscribe=` of a partition, the values sluice enforces.

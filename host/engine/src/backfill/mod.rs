@@ -259,7 +259,33 @@ impl Engine {
             plan.lic_held = map.licenses_between(now, end);
             plan.hres_held = map.hres_between(now, end);
         }
-        self.try_start(rec, now, usable, plan, Loop::Backfill, start)?;
+        if let Err(reason) = self.try_start(rec, now, usable, plan, Loop::Backfill, start) {
+            // --time-min: where the whole limit does not fit before what is planned, Slurm's
+            // backfill may start the job with a shorter one; sluice tries its time_min.
+            let job = &self.jobs[&rec.job];
+            let full = job.time_limit;
+            let Some(min) = job
+                .spec
+                .time_min
+                .filter(|m| *m > 0 && full.is_none_or(|l| *m < l))
+            else {
+                return Err(reason);
+            };
+            let end = now + plan_limit(Some(min)) as i64;
+            map.reserved_between(all_nodes, &mut plan.exclude, now, end);
+            if pass.params.bf_licenses {
+                plan.lic_held = map.licenses_between(now, end);
+                plan.hres_held = map.hres_between(now, end);
+            }
+            self.jobs.get_mut(&rec.job).expect("queued job").time_limit = Some(min);
+            if self
+                .try_start(rec, now, usable, plan, Loop::Backfill, start)
+                .is_err()
+            {
+                self.jobs.get_mut(&rec.job).expect("queued job").time_limit = full;
+                return Err(reason);
+            }
+        }
         pass.stats.started += 1;
         pass.rel.note_started(&self.jobs[&rec.job], now);
         pass.planning.forget_shape();
