@@ -1,6 +1,6 @@
-//! A partition's state as `scontrol update PartitionName=… State=` changes it at run time. The
-//! state lives in the cluster model (`Partition::access`, which the configuration sets), so
-//! submission (limits/access.rs) and both loops (`limit_reason`) read the one value.
+//! Owns no state: a partition's state as `scontrol update PartitionName=… State=` changes it at
+//! run time. The state lives in the cluster model (`Partition::access`, which the configuration
+//! sets), so submission (limits/access.rs) and both loops (`limit_reason`) read the one value.
 
 use sluice_cluster::{PartitionId, PartitionState};
 
