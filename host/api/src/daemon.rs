@@ -173,6 +173,9 @@ pub struct DaemonConfig {
     /// Seconds an ended job stays in the engine before it is purged (Slurm's MinJobAge, 300);
     /// the daemon's own record of it is kept.
     pub min_job_age: u64,
+    /// The program `--mail-type` mail is sent with, as `PROG -s SUBJECT USER` (Slurm's
+    /// MailProg, `/bin/mail`); empty sends none.
+    pub mail_prog: String,
 }
 
 impl Default for DaemonConfig {
@@ -186,6 +189,7 @@ impl Default for DaemonConfig {
             watch_interval: 3,
             sched_min_interval_ms: 20,
             min_job_age: 300,
+            mail_prog: "/bin/mail".into(),
         }
     }
 }

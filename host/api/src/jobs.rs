@@ -62,6 +62,68 @@ pub struct SubmitRequest {
     pub error: Option<String>,
     /// Environment exported to the job (sbatch's `--export=ALL` sends the client's).
     pub env: BTreeMap<String, String>,
+    /// `--ntasks-per-node`.
+    pub ntasks_per_node: Option<u32>,
+    /// `--ntasks-per-socket` (stored; sluice places by node, not by socket).
+    pub ntasks_per_socket: Option<u32>,
+    /// `--mem-per-cpu`, MB.
+    pub mem_per_cpu_mb: Option<u64>,
+    /// `--mem=0`: all the memory of each node (given as whole nodes).
+    pub mem_whole_node: bool,
+    /// `--gpus-per-node` as written (`2` or `a100:2`).
+    pub gpus_per_node: Option<String>,
+    /// `--gpus-per-task` as written.
+    pub gpus_per_task: Option<String>,
+    /// `--cpus-per-gpu`.
+    pub cpus_per_gpu: Option<u32>,
+    /// `--mem-per-gpu`, MB.
+    pub mem_per_gpu_mb: Option<u64>,
+    /// `-w/--nodelist`: nodes the job must include, as a hostlist.
+    pub nodelist: Option<String>,
+    /// `-x/--exclude`: nodes the job must not use, as a hostlist.
+    pub exclude: Option<String>,
+    /// `--contiguous` (stored; every node of this machine counts as adjacent).
+    pub contiguous: bool,
+    /// `--hint` as written (stored).
+    pub hint: Option<String>,
+    /// `-m/--distribution` as written (stored; batch steps are placed block-wise).
+    pub distribution: Option<String>,
+    /// `--time-min`, seconds.
+    pub time_min: Option<u64>,
+    /// `--deadline`, Unix seconds.
+    pub deadline: Option<i64>,
+    /// `--signal=[R:][B:]SIG[@TIME]`.
+    pub signal: Option<WarnSignal>,
+    /// `-i/--input` pattern.
+    pub input: Option<String>,
+    /// `--open-mode`: `append` or `truncate` (Slurm's default).
+    pub open_mode: Option<String>,
+    /// `--mail-type` as written (`BEGIN,END,FAIL`).
+    pub mail_type: Option<String>,
+    /// `--mail-user`.
+    pub mail_user: Option<String>,
+    /// `--comment`.
+    pub comment: Option<String>,
+    /// `--wckey`.
+    pub wckey: Option<String>,
+    /// The batch script's path as submitted (scontrol's `Command=`); none for `--wrap` or stdin.
+    pub command: Option<String>,
+    /// Arguments after the script on sbatch's command line (`$1`…).
+    pub script_args: Vec<String>,
+}
+
+/// `--signal`: a signal sent some time before the job's time limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WarnSignal {
+    /// Signal number.
+    pub signal: i32,
+    /// Seconds before the end of the time limit (Slurm's default 60).
+    pub seconds_before: u32,
+    /// `B:`: only the batch shell is signalled, not its steps.
+    pub batch_only: bool,
+    /// `R:`: also sent when a reservation the job runs in ends (stored).
+    pub reservation: bool,
 }
 
 impl SubmitRequest {
@@ -89,6 +151,12 @@ pub struct UpdateRequest {
     pub min_nodes: Option<u32>,
     /// `BeginTime=`, Unix seconds.
     pub begin: Option<i64>,
+    /// `Dependency=` as written; empty removes the dependencies.
+    pub dependency: Option<String>,
+    /// `Comment=`.
+    pub comment: Option<String>,
+    /// `Account=`.
+    pub account: Option<String>,
 }
 
 impl UpdateRequest {
@@ -114,6 +182,15 @@ impl UpdateRequest {
         }
         if let Some(v) = self.begin {
             req.begin = Some(v);
+        }
+        if let Some(v) = &self.dependency {
+            req.dependency = (!v.is_empty()).then(|| v.clone());
+        }
+        if let Some(v) = &self.comment {
+            req.comment = Some(v.clone());
+        }
+        if let Some(v) = &self.account {
+            req.account = Some(v.clone());
         }
     }
 
@@ -260,6 +337,48 @@ pub struct JobRequestSummary {
     pub qos: Option<String>,
     /// `--output` pattern.
     pub output: Option<String>,
+    /// `--error` pattern.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `--input` pattern.
+    #[serde(default)]
+    pub input: Option<String>,
+    /// The script's path as submitted.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// `--comment`.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// `--time-min`, seconds.
+    #[serde(default)]
+    pub time_min: Option<u64>,
+    /// `--deadline`, Unix seconds.
+    #[serde(default)]
+    pub deadline: Option<i64>,
+    /// `--nodelist` as written.
+    #[serde(default)]
+    pub nodelist: Option<String>,
+    /// `--exclude` as written.
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// `--ntasks-per-node`.
+    #[serde(default)]
+    pub ntasks_per_node: Option<u32>,
+    /// `--mem-per-cpu`, MB.
+    #[serde(default)]
+    pub mem_per_cpu_mb: Option<u64>,
+    /// `--mail-type`.
+    #[serde(default)]
+    pub mail_type: Option<String>,
+    /// `--mail-user`.
+    #[serde(default)]
+    pub mail_user: Option<String>,
+    /// `--exclusive`.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// `--contiguous`.
+    #[serde(default)]
+    pub contiguous: bool,
 }
 
 /// The answer to a submission.

@@ -143,6 +143,26 @@ pub struct PartitionRow {
     pub priority_tier: u16,
     /// PriorityJobFactor.
     pub priority_job_factor: u16,
+    /// State: `UP`, `DOWN`, `DRAIN` or `INACTIVE` (empty from a daemon that predates states).
+    #[serde(default)]
+    pub state: String,
+}
+
+/// `POST /v1/partitions/{name}/state` (scontrol update PartitionName=… State=…).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PartitionStateRequest {
+    /// `UP`, `DOWN`, `DRAIN` or `INACTIVE`.
+    pub state: String,
+}
+
+/// The answer to a partition state change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionUpdated {
+    /// The partition.
+    pub partition: String,
+    /// Its state now.
+    pub state: String,
 }
 
 /// One license or HRES layer (`GET /v1/licenses`, `scontrol show license`).

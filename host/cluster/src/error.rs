@@ -95,6 +95,27 @@ impl ConfigError {
         }
     }
 
+    /// The same error reported at `at` instead (an importer pointing back at the line a
+    /// generated value came from).
+    pub fn relocated(self, to: Location) -> Self {
+        match self {
+            Self::Syntax { message, .. } => Self::Syntax { at: to, message },
+            Self::Invalid {
+                found, expected, ..
+            } => Self::Invalid {
+                at: to,
+                found,
+                expected,
+            },
+            Self::Hostlist { expr, source, .. } => Self::Hostlist {
+                at: to,
+                expr,
+                source,
+            },
+            io @ Self::Io { .. } => io,
+        }
+    }
+
     /// Where the problem is, when known.
     pub fn location(&self) -> Option<&Location> {
         match self {

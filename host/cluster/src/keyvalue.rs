@@ -91,6 +91,9 @@ fn strip_comment(line: &str) -> &str {
 }
 
 fn split_pairs(file: &str, number: usize, text: &str) -> Result<Vec<Pair>, ConfigError> {
+    if let Some(pair) = include_line(file, number, text) {
+        return Ok(vec![pair]);
+    }
     let chars: Vec<char> = text.chars().collect();
     let mut pairs = Vec::new();
     let mut i = 0;
@@ -141,6 +144,29 @@ fn split_pairs(file: &str, number: usize, text: &str) -> Result<Vec<Pair>, Confi
     Ok(pairs)
 }
 
+/// Slurm's `Include <file>` line (the word, whitespace, a file name), read as the pair
+/// `Include=<file>`.
+fn include_line(file: &str, number: usize, text: &str) -> Option<Pair> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    let word = rest.get(..7)?;
+    let after = &rest[7..];
+    if !word.eq_ignore_ascii_case("include") || !after.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let value = after.trim();
+    let value_col = text[..text.len() - after.trim_start().len()]
+        .chars()
+        .count()
+        + 1;
+    Some(Pair {
+        key: word.to_owned(),
+        value: value.trim_matches('"').to_owned(),
+        at: Location::new(file, number, text[..start].chars().count() + 1),
+        value_at: Location::new(file, number, value_col),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,6 +181,14 @@ mod tests {
         assert_eq!(lines[0].pairs[1].at.column, 17);
         assert_eq!(lines[1].get("a").unwrap().value, "x y");
         assert_eq!(lines[1].get("B").unwrap().value, "2");
+    }
+
+    #[test]
+    fn include_lines_read_as_a_pair() {
+        let lines = parse_lines(Source::new("f", "  include  /etc/slurm/nodes.conf\n")).unwrap();
+        assert_eq!(lines[0].pairs[0].key, "include");
+        assert_eq!(lines[0].pairs[0].value, "/etc/slurm/nodes.conf");
+        assert_eq!(lines[0].pairs[0].value_at, Location::new("f", 1, 12));
     }
 
     #[test]

@@ -69,7 +69,7 @@ fn an_almost_empty_file_gets_slurm_defaults() {
             power.resume_rate,
             power.suspend_rate
         ),
-        (30, 60, 300, 60)
+        (30, TimeLimit::Seconds(60), 300, 60)
     );
     for kind in PluginKind::ALL {
         let plugin = cluster.plugins.get(kind);
@@ -196,4 +196,78 @@ fn load_reads_the_hres_file_next_to_the_cluster_file_and_fails_without_side_effe
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn limits_and_partition_access_keys_load_round_trip_and_are_located_when_wrong() {
+    let text = r#"AccountingStorageEnforce = ["limits"]
+CreateMissingAssociations = true
+
+[[nodes]]
+NodeName = "n[1-4]"
+
+[[partitions]]
+PartitionName = "p"
+Nodes = "ALL"
+AllowAccounts = ["physics"]
+AllowQos = ["high"]
+State = "DOWN"
+OverSubscribe = "EXCLUSIVE"
+DefMemPerCPU = 1000
+
+[[qos]]
+Name = "high"
+Flags = ["DenyOnLimit", "OverPartQOS"]
+MaxTRESPerJob = "cpu=64,gres/gpu=4"
+GrpTRES = "mem=1T"
+MaxCPUsPerUser = 32
+GrpSubmitJobs = 100
+
+[[accounts]]
+Account = "physics"
+MaxJobs = 4
+GrpTRES = "cpu=128"
+MaxWall = "1-00:00:00"
+
+[[users]]
+User = "alice"
+Account = "physics"
+MaxSubmitJobs = 10
+"#;
+    let c = load(text).unwrap();
+    assert!(c.enforce.limits && c.enforce.associations && !c.enforce.qos);
+    assert!(c.enforce.create_missing_users);
+    let p = &c.partitions[0];
+    assert_eq!(p.access.state, sluice_cluster::PartitionState::Down);
+    assert_eq!(p.access.allow_qos, Some(vec!["high".to_owned()]));
+    let high = &c.qos[0];
+    assert!(high.deny_on_limit && high.over_part_qos);
+    assert_eq!(high.limits.max_tres_per_job.cpu, Some(64));
+    assert_eq!(
+        high.limits.max_tres_per_user.cpu,
+        Some(32),
+        "MaxCPUsPerUser"
+    );
+    assert_eq!(high.limits.grp_tres.mem_mb, Some(1024 * 1024));
+    let physics = &c.associations[c.account_id("physics").unwrap().index()];
+    assert_eq!(physics.limits.max_jobs, Some(4));
+    assert_eq!(physics.limits.max_wall, Some(TimeLimit::Seconds(86_400)));
+    let alice = c.user_assoc("alice", "physics").unwrap();
+    assert_eq!(
+        c.associations[alice.index()].limits.max_submit_jobs,
+        Some(10)
+    );
+    assert_eq!(load(&c.to_toml()).unwrap(), c);
+
+    let bad = |from: &str, to: &str| load(&text.replace(from, to)).unwrap_err().to_string();
+    assert!(
+        bad("\"EXCLUSIVE\"", "\"FORCE\"")
+            .starts_with("cluster.toml:13:18: found OverSubscribe = \"FORCE\""),
+        "{}",
+        bad("\"EXCLUSIVE\"", "\"FORCE\"")
+    );
+    assert!(bad("\"DOWN\"", "\"SIDEWAYS\"").starts_with("cluster.toml:12:10:"));
+    assert!(bad("cpu=64", "cpus=64").starts_with("cluster.toml:19:18:"));
+    assert!(bad("[\"high\"]", "[\"low\"]").contains("QOS `low`"));
+    assert!(bad("[\"limits\"]", "[\"strict\"]").starts_with("cluster.toml:1:28:"));
 }

@@ -127,6 +127,13 @@ fn a_site_file_with_gres_conf_imports_and_lists_what_it_left_behind() {
         (10, TimeLimit::Seconds(2 * 86_400))
     );
     assert_eq!(c.partitions[1].priority_tier, 5);
+    let gpu = &c.partitions[1];
+    assert_eq!(
+        gpu.qos.map(|q| c.qos[q.index()].name.as_str()),
+        Some("gpuqos")
+    );
+    assert_eq!(gpu.access.allow_groups, Some(vec!["gpu".to_owned()]));
+    assert_eq!(gpu.access.state, sluice_cluster::PartitionState::Up);
     let skipped: Vec<&str> = import.skipped.iter().map(|s| s.key.as_str()).collect();
     for key in [
         "SlurmctldHost",
@@ -134,9 +141,7 @@ fn a_site_file_with_gres_conf_imports_and_lists_what_it_left_behind() {
         "SlurmctldParameters=cloud_dns",
         "GresTypes",
         "NodeAddr",
-        "State",
-        "QOS",
-        "AllowGroups",
+        "QOS=gpuqos",
     ] {
         assert!(skipped.contains(&key), "{key} missing from {skipped:?}");
     }
@@ -220,4 +225,125 @@ fn node_names_beyond_the_total_cap_are_refused_before_allocating() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("expected at most 65536 in all"), "{err}");
+}
+
+#[test]
+fn access_rules_priority_flags_and_includes_carry_over() {
+    let main = "ClusterName=acc\n\
+        AccountingStorageEnforce=associations,limits,qos\n\
+        PriorityFlags=FAIR_TREE,MAX_TRES,BOGUS\n\
+        Include nodes.conf\n\
+        PartitionName=chem Nodes=n[1-4] AllowAccounts=chem,bio QOS=chemq AllowQos=chemq,normal State=UP\n\
+        PartitionName=open Nodes=ALL DenyAccounts=guest DenyQos=slow OverSubscribe=EXCLUSIVE DefMemPerCPU=2000 MaxMemPerCPU=4000 Default=YES\n\
+        PartitionName=shared Nodes=ALL OverSubscribe=FORCE:4 State=DRAIN PreemptMode=REQUEUE\n\
+        PreemptType=preempt/qos\n";
+    let mut read = |name: &str| match name {
+        "nodes.conf" => Ok((
+            "nodes.conf".to_owned(),
+            "NodeName=n[1-8] CPUs=8 RealMemory=64000\n".to_owned(),
+        )),
+        other => Err(format!("no file {other}")),
+    };
+    let import = sluice_cluster::slurm_conf::import_slurm_conf_with_includes(
+        Source::new("slurm.conf", main),
+        None,
+        None,
+        None,
+        &mut read,
+    )
+    .unwrap();
+    let c = &import.cluster;
+    assert_eq!(c.nodes.len(), 8, "the included NodeName line");
+    assert!(c.enforce.associations && c.enforce.limits && c.enforce.qos);
+    assert_eq!(
+        c.priority.priority_flags,
+        vec![sluice_cluster::PriorityFlag::MaxTres]
+    );
+    let chem = &c.partitions[0];
+    assert_eq!(
+        chem.access.allow_accounts,
+        Some(vec!["chem".to_owned(), "bio".to_owned()])
+    );
+    assert_eq!(
+        chem.qos.map(|q| c.qos[q.index()].name.as_str()),
+        Some("chemq")
+    );
+    assert_eq!(
+        chem.access.allow_qos,
+        Some(vec!["chemq".to_owned(), "normal".to_owned()])
+    );
+    let open = &c.partitions[1];
+    assert_eq!(open.access.deny_accounts, vec!["guest".to_owned()]);
+    assert_eq!(open.access.deny_qos, vec!["slow".to_owned()]);
+    assert_eq!(
+        open.access.oversubscribe,
+        sluice_cluster::OverSubscribe::Exclusive
+    );
+    assert_eq!(
+        (open.access.def_mem_per_cpu, open.access.max_mem_per_cpu),
+        (Some(2000), Some(4000))
+    );
+    let shared = &c.partitions[2];
+    assert_eq!(shared.access.state, sluice_cluster::PartitionState::Drain);
+    assert_eq!(
+        shared.access.oversubscribe,
+        sluice_cluster::OverSubscribe::No
+    );
+    let skipped: Vec<&str> = import.skipped.iter().map(|s| s.key.as_str()).collect();
+    for key in [
+        "PriorityFlags=BOGUS",
+        "OverSubscribe",
+        "PreemptMode",
+        "PreemptType",
+    ] {
+        assert!(skipped.contains(&key), "{key} missing from {skipped:?}");
+    }
+    let toml = import.to_toml();
+    assert!(
+        toml.starts_with("# Not carried over from the Slurm configuration:\n"),
+        "{toml}"
+    );
+    assert!(toml.contains("#   slurm.conf:7:66: PreemptMode: preemption is not implemented"));
+    let reloaded = Cluster::from_toml(Source::new("out.toml", &toml), None).unwrap();
+    assert_eq!(&reloaded, c);
+
+    let err = sluice_cluster::slurm_conf::import_slurm_conf_with_includes(
+        Source::new("slurm.conf", "Include missing.conf\n"),
+        None,
+        None,
+        None,
+        &mut read,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("slurm.conf:1:9: found Include missing.conf that cannot be read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_found_after_conversion_cite_the_slurm_conf_line() {
+    let err = import_slurm_conf(
+        Source::new(
+            "slurm.conf",
+            "NodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=n[1-3]\n",
+        ),
+        None,
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("slurm.conf:2:23:"), "{err}");
+    let err = import_slurm_conf(
+        Source::new(
+            "slurm.conf",
+            "ClusterName=x\nNodeName=n1 CPUs=4 Gres=gpu:h100:x\nPartitionName=p Nodes=n1\n",
+        ),
+        None,
+        None,
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("slurm.conf:2:25:"), "{err}");
 }

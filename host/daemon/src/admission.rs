@@ -36,6 +36,13 @@ impl Admission {
                 "{what}: uid {uid} has no entry in the password database; jobs run only as known users"
             )));
         }
+        if let Some(to) = &after.mail_user
+            && !valid_recipient(to)
+        {
+            return Err(ApiError::bad(format!(
+                "{what}: --mail-user={to}: expected a user name or mail address"
+            )));
+        }
         self.check_nice(what, after, before)?;
         self.check_time_limit(what, after, before)?;
         self.check_cpus(what, after)
@@ -85,10 +92,13 @@ impl Admission {
         Ok(())
     }
 
-    /// `ntasks × cpus_per_task` in full (no narrowing), within what the whole cluster has.
+    /// `ntasks × cpus_per_task` in full (no narrowing), within what the whole cluster has;
+    /// both as the job's shape counts them (`--ntasks-per-node`, `--cpus-per-gpu`).
     fn check_cpus(&self, what: &str, after: &SubmitRequest) -> Result<(), ApiError> {
-        let tasks = u64::from(after.ntasks.unwrap_or(1).max(1));
-        let per_task = u64::from(after.cpus_per_task.unwrap_or(1).max(1));
+        let shape =
+            crate::request::Shape::of(after).map_err(|e| ApiError::bad(format!("{what}: {e}")))?;
+        let tasks = u64::from(shape.tasks);
+        let per_task = u64::from(shape.cpus_per_task);
         // Two u32 always multiply within u64.
         let cpus = tasks * per_task;
         if cpus > self.cluster_cpus {
@@ -101,9 +111,32 @@ impl Admission {
     }
 }
 
+/// Whether a mail recipient may be handed to the mail program as an argument: not an
+/// option, no blanks or control characters, at most 256 bytes.
+pub fn valid_recipient(to: &str) -> bool {
+    !to.is_empty()
+        && !to.starts_with('-')
+        && to.len() <= 256
+        && !to.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recipients_that_could_be_options_are_refused() {
+        assert!(valid_recipient("me@example.org"));
+        assert!(valid_recipient("alice"));
+        assert!(!valid_recipient("-oProxyCommand=x"));
+        assert!(!valid_recipient("a b"));
+        assert!(!valid_recipient(""));
+        let bad = SubmitRequest {
+            mail_user: Some("-x".into()),
+            ..SubmitRequest::default()
+        };
+        assert!(USER.check("submit", &bad, None).is_err());
+    }
 
     const USER: Admission = Admission {
         admin: false,

@@ -143,6 +143,13 @@ pub enum ApiRequest {
     },
     /// `GET /v1/partitions`.
     Partitions,
+    /// `POST /v1/partitions/{name}/state`.
+    PartitionState {
+        /// Partition name.
+        name: String,
+        /// `UP`, `DOWN`, `DRAIN` or `INACTIVE`.
+        state: String,
+    },
     /// `GET /v1/licenses`.
     Licenses,
     /// `GET /v1/reservations`.

@@ -54,3 +54,53 @@ pub(crate) fn passwd_entry(uid: u32) -> Option<(CString, u32)> {
     let name = unsafe { CStr::from_ptr(pwd.pw_name) }.to_owned();
     Some((name, pwd.pw_gid))
 }
+
+/// The names of the Unix groups `user` belongs to (its primary group and every other the group
+/// database lists), for partitions' `AllowGroups`; empty when the password database does not
+/// know the user.
+pub fn group_names(user: &str) -> Vec<String> {
+    let Ok(name) = CString::new(user) else {
+        return Vec::new();
+    };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: the buffers outlive the call and getpwnam_r writes only within them.
+    let rc = unsafe {
+        libc::getpwnam_r(
+            name.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if rc != 0 || out.is_null() {
+        return Vec::new();
+    }
+    // Bounded: a user in more groups than this is checked against the first 4096.
+    let mut gids: Vec<libc::gid_t> = vec![0; 4096];
+    let mut count = gids.len() as libc::c_int;
+    // SAFETY: `gids` holds `count` entries; getgrouplist writes at most that many.
+    unsafe { libc::getgrouplist(name.as_ptr(), pwd.pw_gid, gids.as_mut_ptr(), &mut count) };
+    gids.truncate(count.clamp(0, 4096) as usize);
+    gids.into_iter().filter_map(group_name).collect()
+}
+
+/// The group database's name for `gid`.
+fn group_name(gid: libc::gid_t) -> Option<String> {
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: the buffers outlive the call and getgrgid_r writes only within them.
+    let rc = unsafe { libc::getgrgid_r(gid, &mut grp, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc != 0 || out.is_null() {
+        return None;
+    }
+    // SAFETY: getgrgid_r succeeded, so gr_name points into `buf`, NUL-terminated.
+    Some(
+        unsafe { CStr::from_ptr(grp.gr_name) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}

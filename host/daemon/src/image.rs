@@ -268,6 +268,13 @@ pub enum Record {
         /// When.
         time: i64,
     },
+    /// A partition's state was set (`update PartitionName=… State=…`).
+    Partition {
+        /// Partition name.
+        name: String,
+        /// `UP`, `DOWN`, `DRAIN` or `INACTIVE`.
+        state: String,
+    },
     /// An advance reservation was created.
     ReservationCreate {
         /// What was asked.
@@ -318,6 +325,7 @@ impl Record {
             | Record::StepStarted { id, .. }
             | Record::StepEnded { id, .. } => Some(*id),
             Record::Node { .. }
+            | Record::Partition { .. }
             | Record::ReservationCreate { .. }
             | Record::ReservationDelete { .. } => None,
         }
@@ -337,6 +345,9 @@ pub struct Image {
     pub nodes: BTreeMap<String, NodeAdmin>,
     /// Advance reservations, by name.
     pub reservations: BTreeMap<String, ReservationSpec>,
+    /// Partitions not UP, with their state (absent: UP).
+    #[serde(default)]
+    pub partitions: BTreeMap<String, String>,
     /// Each association's own raw usage (`account` or `account/user`): the engine's at the last
     /// snapshot plus CPU-seconds of runs ended since.
     pub usage: BTreeMap<String, f64>,
@@ -375,6 +386,13 @@ impl Image {
                 reason,
                 time,
             } => self.set_node_admin(node, *action, reason, *time),
+            Record::Partition { name, state } => {
+                if state == "UP" {
+                    self.partitions.remove(name);
+                } else {
+                    self.partitions.insert(name.clone(), state.clone());
+                }
+            }
             Record::ReservationCreate { spec } => {
                 self.reservations.insert(spec.name.clone(), spec.clone());
             }
@@ -513,6 +531,7 @@ impl JobRecord {
             }
             Record::Submit { .. }
             | Record::Node { .. }
+            | Record::Partition { .. }
             | Record::ReservationCreate { .. }
             | Record::ReservationDelete { .. } => {}
         }

@@ -45,6 +45,7 @@ pub fn router(tx: Tx) -> Router {
         .route("/v1/nodes/{name}", get(show_node))
         .route("/v1/nodes/{name}/{action}", post(node_action))
         .route("/v1/partitions", get(fixed(ApiRequest::Partitions)))
+        .route("/v1/partitions/{name}/state", post(partition_state))
         .route("/v1/licenses", get(fixed(ApiRequest::Licenses)))
         .route(
             "/v1/reservations",
@@ -228,6 +229,19 @@ async fn node_action(
         ))
         .into_response(),
     }
+}
+
+async fn partition_state(
+    state: State<Tx>,
+    caller: Caller,
+    Params(name): Params<String>,
+    Body(body): Body<sluice_api::PartitionStateRequest>,
+) -> Response {
+    let req = ApiRequest::PartitionState {
+        name,
+        state: body.state,
+    };
+    ask(state, caller, req).await
 }
 
 async fn create_reservation(

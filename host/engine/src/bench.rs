@@ -82,6 +82,8 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             max_nodes: None,
             suspend_time: None,
             qos: None,
+            power: Default::default(),
+            access: Default::default(),
         }],
         qos: vec![Qos {
             name: "normal".into(),
@@ -89,6 +91,8 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
             usage_factor: 1.0,
             no_decay: false,
             limits: QosLimits::default(),
+            deny_on_limit: false,
+            over_part_qos: false,
         }],
         associations,
         licenses: vec![],
@@ -97,6 +101,7 @@ pub fn synthetic_cluster(nodes: usize, users: usize) -> Cluster {
         priority: PriorityParams::default(),
         power: PowerSaveParams::default(),
         plugins: Default::default(),
+        enforce: Default::default(),
     }
 }
 
@@ -145,6 +150,7 @@ fn synthetic_associations(users: usize) -> Vec<Association> {
         raw_usage: 0.0,
         priority: 0,
         default_qos: None,
+        limits: Default::default(),
     }];
     for u in 0..users {
         let account = AssocId(associations.len() as u32);
@@ -157,6 +163,7 @@ fn synthetic_associations(users: usize) -> Vec<Association> {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         });
         associations.push(Association {
             kind: AssocKind::User(format!("user{u}")),
@@ -166,6 +173,7 @@ fn synthetic_associations(users: usize) -> Vec<Association> {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         });
     }
     associations

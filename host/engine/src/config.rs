@@ -46,6 +46,9 @@ pub struct EngineConfig {
     /// Create a user association under the account (or root) for unknown users, as a
     /// cluster without AccountingStorageEnforce accepts them; useful for trace replay.
     pub create_missing_associations: bool,
+    /// Create a user association for a user the tree lacks under the account it names (or
+    /// root), but refuse an account the tree lacks (the cluster's `CreateMissingAssociations`).
+    pub create_missing_users: bool,
     /// Hold ended jobs in COMPLETING until [`crate::Engine::epilog_complete`] is called for them.
     pub track_completing: bool,
     /// Log every GRES allocation and release at debug level on target `sluice::gres`
@@ -86,7 +89,8 @@ impl EngineConfig {
             scheduler: SchedulerKind::Backfill,
             params: cluster.scheduler.clone(),
             first_job_id: 1,
-            create_missing_associations: false,
+            create_missing_associations: !cluster.enforce.associations,
+            create_missing_users: cluster.enforce.create_missing_users,
             track_completing: false,
             debug_gres: false,
             enforce_time_limits: true,

@@ -37,6 +37,7 @@ impl Engine {
             let amount = self.usage.job_delta(now - from, cpus, factor);
             self.usage.add_at_next_decay(assoc, amount);
         }
+        self.limits.leave(id);
         let job = self.jobs.get_mut(&id).expect("ending a known job");
         job.end_time = Some(now);
         job.exit_code = exit_code;
@@ -85,6 +86,7 @@ impl Engine {
             self.lic.give_back(&alloc.licenses);
             self.lic.refund_hres(&alloc.hres);
         }
+        self.power_released(id, self.clock.now());
         self.running.remove(&id);
     }
 

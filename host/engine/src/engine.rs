@@ -22,6 +22,7 @@ use crate::node_state::{NodeState, PartView};
 use crate::pacing::Pacing;
 use crate::pass_buffers::PassBuffers;
 use crate::pending::PendingJobs;
+use crate::power::state::PowerState;
 use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
 use crate::stats::{Faults, PassStats};
@@ -110,6 +111,10 @@ pub struct Engine {
     pub(crate) pass_buffers: PassBuffers,
     /// The cluster's QOS as the contract shows them (priority.rs's `contract_qos`).
     pub(crate) qos_view: Vec<sluice_policy::Qos>,
+    /// Power flags, timers, resume list and rate buckets (power/state.rs).
+    pub(crate) power: PowerState,
+    /// What association and QOS limits count (limits/).
+    pub(crate) limits: crate::limits::Limits,
 }
 
 impl Engine {
@@ -153,6 +158,8 @@ impl Engine {
         let usage = Usage::of_cluster(&cluster, now);
         let qos_view = crate::priority::contract_qos(&cluster);
         let user_assocs = first_user_assocs(&cluster);
+        let power = PowerState::new(&cluster, now);
+        let limits = crate::limits::Limits::new(&cluster);
         Ok(Self {
             next_id: config.first_job_id.max(1),
             user_assocs,
@@ -179,6 +186,8 @@ impl Engine {
             selection_begun: false,
             pass_buffers: PassBuffers::default(),
             qos_view,
+            power,
+            limits,
         })
     }
 
@@ -322,6 +331,11 @@ impl Engine {
     /// PriorityCalcPeriod, e.g. after a new priority policy was swapped in behind the engine.
     pub fn recalculate_priorities(&mut self) {
         self.priorities.due = true;
+    }
+
+    /// Power flags, timers and the power pass's state.
+    pub fn power(&self) -> &PowerState {
+        &self.power
     }
 
     /// Every node's GRES devices and counts with their holders.

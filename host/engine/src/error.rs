@@ -4,6 +4,7 @@
 
 use crate::job::{JobId, JobState};
 use crate::licenses::LicenseError;
+use crate::limits::reason::LimitReason;
 use crate::request::ParseError;
 
 /// Why a submission was refused (sbatch's error), leaving no job behind.
@@ -67,6 +68,37 @@ pub enum SubmitError {
     /// A reservation that does not exist or does not admit the job.
     #[error("access denied to reservation {0}")]
     Reservation(String),
+    /// A partition's AllowAccounts or DenyAccounts refuses the account.
+    #[error(
+        "invalid account or account/partition combination specified: account {account} may not use partition {partition}"
+    )]
+    AccountNotAllowed {
+        /// Account.
+        account: String,
+        /// Partition.
+        partition: String,
+    },
+    /// A partition's AllowGroups names none of the user's groups.
+    #[error("user's group not permitted to use this partition: {0}")]
+    GroupNotAllowed(String),
+    /// A partition's AllowQos or DenyQos refuses the QOS.
+    #[error("invalid qos specification: qos {qos} may not use partition {partition}")]
+    QosNotAllowed {
+        /// QOS.
+        qos: String,
+        /// Partition.
+        partition: String,
+    },
+    /// The partition is DRAIN or INACTIVE.
+    #[error("required partition not available (inactive or drain): {0}")]
+    PartitionNotAvailable(String),
+    /// An association or QOS limit refuses the job (a submit count, or a per-job limit with
+    /// DenyOnLimit).
+    #[error(
+        "job violates accounting/qos policy (job submit limit, user's size and/or time limits): {}",
+        .0.as_str()
+    )]
+    AccountingPolicy(LimitReason),
     /// A dependency on a job that was never submitted.
     #[error("job dependency problem: unknown job {0}")]
     Dependency(JobId),

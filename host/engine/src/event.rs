@@ -7,6 +7,7 @@ use sluice_cluster::{NodeId, PartitionId};
 
 use crate::job::JobState;
 use crate::job_id::JobId;
+use crate::power::event::PowerEvent;
 
 /// Which loop started a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -54,9 +55,6 @@ pub enum Event {
         /// End time.
         time: i64,
     },
-    /// Powered-down nodes a starting job needs: run ResumeProgram on them.
-    PowerUp {
-        /// Nodes to resume.
-        nodes: Vec<NodeId>,
-    },
+    /// The power pass decided a program call, or a job's nodes all booted.
+    Power(PowerEvent),
 }

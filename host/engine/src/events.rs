@@ -3,7 +3,6 @@
 //! Each event changes the state it names and asks for a pass.
 
 use sluice_cluster::NodeId;
-use sluice_policy::Power;
 
 use crate::engine::Engine;
 use crate::error::JobError;
@@ -13,6 +12,24 @@ use crate::node_state::Health;
 use crate::reservation::{Reservation, ReservationError, ReservationSpec};
 
 impl Engine {
+    /// Changes a running job's time limit (scontrol update TimeLimit=, an admin's extension
+    /// or anyone's reduction): it now ends `limit` seconds after its start, and backfill plans
+    /// with that end. `None` is UNLIMITED.
+    pub fn set_time_limit(&mut self, id: JobId, limit: Option<u64>) -> Result<(), JobError> {
+        let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;
+        if !matches!(job.state, JobState::Running | JobState::Configuring) {
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
+        }
+        job.time_limit = limit;
+        let start = job.start_time.unwrap_or_else(|| self.clock.now());
+        job.end_time = limit.map(|l| start.saturating_add(i64::try_from(l).unwrap_or(i64::MAX)));
+        self.pacing.requested = true;
+        Ok(())
+    }
+
     /// Cancels a job (scancel): a pending job ends at once, a running one releases its nodes.
     pub fn cancel(&mut self, id: JobId) -> Result<(), JobError> {
         let now = self.clock.now();
@@ -23,6 +40,7 @@ impl Engine {
                 job.end_time = Some(now);
                 job.start_time = None;
                 self.pending.remove(id);
+                self.limits.leave(id);
                 self.outbox.push(Event::Ended {
                     job: id,
                     state: JobState::Cancelled,
@@ -102,19 +120,13 @@ impl Engine {
         Ok(())
     }
 
-    /// A node stopped responding or was set DOWN: its jobs end with NODE_FAIL.
+    /// A node stopped responding or was set DOWN: its jobs are requeued when their requeue
+    /// setting allows it (Slurm requeues a requeueable batch job on node failure), else they
+    /// end with NODE_FAIL — the power thread's rule ([`Engine::fail_node_jobs`]).
     pub fn node_down(&mut self, node: NodeId, reason: &str) {
         self.nodes
             .set_health(node, Health::Down, Some(reason.into()));
-        let victims = self.nodes.node(node).jobs.clone();
-        for id in victims {
-            if matches!(
-                self.jobs[&id].state,
-                JobState::Running | JobState::Configuring
-            ) {
-                self.end_job(id, JobState::NodeFail, None, Reason::NodeDown);
-            }
-        }
+        self.fail_node_jobs(node.0 as usize, false);
     }
 
     /// A node is drained: running jobs continue, nothing new starts there.
@@ -129,34 +141,10 @@ impl Engine {
         self.pacing.requested = true;
     }
 
-    /// A node finished booting (ResumeProgram done): CONFIGURING jobs whose nodes are all up
-    /// start RUNNING, and their time limit counts from now.
+    /// A node finished booting: its registration ([`Engine::register_node`]), kept for callers
+    /// that knew it by this name.
     pub fn node_powered_up(&mut self, node: NodeId) {
-        let now = self.clock.now();
-        self.nodes.set_power(node, Power::Up);
-        for id in self.nodes.node(node).jobs.clone() {
-            let ready = {
-                let job = &self.jobs[&id];
-                job.state == JobState::Configuring
-                    && job.alloc.as_ref().is_some_and(|a| {
-                        a.placement
-                            .nodes
-                            .iter()
-                            .all(|n| self.nodes.node(NodeId(*n)).power == Power::Up)
-                    })
-            };
-            if ready {
-                let job = self.jobs.get_mut(&id).expect("job on a node exists");
-                job.state = JobState::Running;
-                job.start_time = Some(now);
-                job.end_time = job.time_limit.map(|l| now + l as i64);
-            }
-        }
-    }
-
-    /// A node was powered down by power saving (SuspendProgram done); it boots again when needed.
-    pub fn node_powered_down(&mut self, node: NodeId) {
-        self.nodes.set_power(node, Power::PoweredDown);
+        self.register_node(node);
     }
 
     /// Creates an advance reservation (scontrol create reservation).

@@ -54,13 +54,15 @@ impl Fit<'_> {
             && job.gres.records.is_empty()
             && job.gres_types.is_empty()
             && job.spec.constraint.is_none()
+            && job.spec.required_nodes.is_empty()
+            && job.spec.excluded_nodes.is_empty()
             && self
                 .nodes
                 .every_node_has(per_node_cpus, job.spec.memory_per_node_mb)
     }
 
     /// Whether node `i`'s configuration (CPUs, memory, GRES, features, GRES types) can hold one
-    /// node's share of the job, whatever its current state.
+    /// node's share of the job, and its node lists allow it, whatever its current state.
     pub fn node_can_hold(&self, job: &Job, i: usize) -> bool {
         let table = self.nodes.table();
         let kinds = table.gres_kinds.len();
@@ -79,6 +81,7 @@ impl Fit<'_> {
                 .as_ref()
                 .is_none_or(|c| c.matches(&node.features))
             && job.gres_types.iter().all(|t| node.gres_types.contains(t))
+            && job.spec.allows_node(&node.name)
     }
 
     /// Nodes of partition `p` whose configuration can hold one node's share of the job.

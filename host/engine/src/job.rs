@@ -8,6 +8,7 @@ use sluice_policy::{Charge, Placement};
 
 use crate::gres::job::{JobGres, StepGres};
 use crate::licenses::LicenseDemand;
+use crate::limits::reason::LimitReason;
 use crate::request::{Constraint, Dependency, GresRequest, LicenseRequest};
 
 pub use crate::job_id::JobId;
@@ -61,11 +62,46 @@ pub struct JobSpec {
     pub hold: bool,
     /// `--reservation`.
     pub reservation: Option<String>,
+    /// The submitting user's Unix groups, which partitions' `AllowGroups` are checked against
+    /// (filled by the host that knows the user; empty matches no `AllowGroups` list).
+    pub groups: Vec<String>,
     /// Admin-set site factor (`scontrol update SiteFactor=`).
     pub site_factor: i64,
+    /// A batch script (`sbatch`, true) rather than an interactive allocation (`salloc`/`srun`),
+    /// which a node failure always kills.
+    pub batch: bool,
+    /// `--requeue` (`Some(true)`) or `--no-requeue` (`Some(false)`); `None` follows `JobRequeue`.
+    /// A batch job that may be requeued goes back to the queue when its node fails or is set
+    /// DOWN, rather than ending NODE_FAIL.
+    pub requeue: Option<bool>,
+    /// `-w/--nodelist`, sorted: when not empty, the only nodes the job may use.
+    pub required_nodes: Vec<String>,
+    /// `-x/--exclude`, sorted: nodes the job never uses.
+    pub excluded_nodes: Vec<String>,
+    /// `--time-min`, seconds: backfill may start the job with this shorter limit where its
+    /// whole one does not fit before what is planned.
+    pub time_min: Option<u64>,
 }
 
 impl JobSpec {
+    /// Whether `--nodelist` or `--exclude` narrows the nodes the job may use.
+    pub fn lists_nodes(&self) -> bool {
+        !self.required_nodes.is_empty() || !self.excluded_nodes.is_empty()
+    }
+
+    /// Whether the node lists let the job use node `name` (`--nodelist`, `--exclude`).
+    pub fn allows_node(&self, name: &str) -> bool {
+        (self.required_nodes.is_empty()
+            || self
+                .required_nodes
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .is_ok())
+            && self
+                .excluded_nodes
+                .binary_search_by(|n| n.as_str().cmp(name))
+                .is_err()
+    }
+
     /// A one-task, one-node job of `user` with every other field at sbatch's default.
     pub fn new(user: impl Into<String>) -> Self {
         Self {
@@ -92,7 +128,13 @@ impl JobSpec {
             dependencies: Vec::new(),
             hold: false,
             reservation: None,
+            groups: Vec::new(),
             site_factor: 0,
+            batch: true,
+            requeue: None,
+            required_nodes: Vec::new(),
+            excluded_nodes: Vec::new(),
+            time_min: None,
         }
     }
 }
@@ -166,8 +208,8 @@ impl JobState {
     }
 }
 
-/// Why a job is pending (or how it ended), with the names `squeue` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// Why a job is pending (or how it ended), with the names `squeue` prints (and serialized as).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// No reason (running, or not yet looked at).
     None,
@@ -199,6 +241,31 @@ pub enum Reason {
     NonZeroExitCode,
     /// Ended because a node failed.
     NodeDown,
+    /// Starting would power up more nodes than `max_powered_nodes` allows.
+    MaxPoweredUpNodes,
+    /// Its partition is DOWN.
+    PartitionDown,
+    /// Its partition is INACTIVE.
+    PartitionInactive,
+    /// An association or QOS limit holds it.
+    Limit(LimitReason),
+}
+
+impl Reason {
+    /// Whether the reason is a limit or a partition's state, which no free resources end and
+    /// for which backfill plans nothing.
+    pub fn holds_without_reservation(self) -> bool {
+        matches!(
+            self,
+            Self::Limit(_) | Self::PartitionDown | Self::PartitionInactive
+        )
+    }
+}
+
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl Reason {
@@ -220,6 +287,10 @@ impl Reason {
             Self::TimeLimit => "TimeLimit",
             Self::NonZeroExitCode => "NonZeroExitCode",
             Self::NodeDown => "NodeDown",
+            Self::MaxPoweredUpNodes => "MaxPoweredUpNodes",
+            Self::PartitionDown => "PartitionDown",
+            Self::PartitionInactive => "PartitionInactive",
+            Self::Limit(limit) => limit.as_str(),
         }
     }
 }
@@ -331,6 +402,8 @@ pub struct Job {
     pub cpu_ids: CpuIds,
     /// The state a COMPLETING job will end in once its epilog completes.
     pub final_state: Option<JobState>,
+    /// Times the job was requeued after a node failure (`Restarts`).
+    pub restarts: u32,
 }
 
 /// CPU ids per allocation position, in one buffer: a job on many nodes holds one list, not one

@@ -19,7 +19,7 @@
 //!     match event {
 //!         Event::Started { job, nodes, .. } => { /* launch */ }
 //!         Event::Ended { job, state, .. } => { /* kill if still there */ }
-//!         Event::PowerUp { nodes } => { /* ResumeProgram */ }
+//!         Event::Power(power) => { /* run a power program, or launch a job its boot held */ }
 //!     }
 //! }
 //! clock.advance(30);                                        // time passes (virtual or real)
@@ -28,7 +28,7 @@
 //! ```
 //!
 //! * Every state change goes through an event method (`submit`, `cancel`, `hold`, `release`,
-//!   `job_finished`, `node_down`, `node_drain`, `node_resume`, `node_powered_up`,
+//!   `job_finished`, `node_down`, `node_drain`, `node_resume`, `update_node`, `register_node`,
 //!   `create_reservation`); decisions come out of [`Engine::tick`] (or [`Engine::schedule`] /
 //!   [`Engine::backfill`] to force a pass) as [`Event`]s. The engine never reads the system time;
 //!   [`Engine::next_wakeup`] tells a discrete-event simulator when to tick next.
@@ -44,6 +44,10 @@
 //!   near the CPUs the job got (the lowest free CPU ids of each node); [`Engine::job_env`] and
 //!   [`Engine::step_env`] give the environment; [`Engine::requeue`] and [`Engine::shrink`] rebuild
 //!   the arrays. `EngineConfig::debug_gres` logs every change on target `sluice::gres`.
+//! * Association and QOS limits and partition access ([`limits`]) are enforced as the cluster's
+//!   `AccountingStorageEnforce` says: a submission over a submit limit (or a per-job limit with
+//!   `DenyOnLimit`) is refused, a job over a running limit pends with Slurm's reason
+//!   ([`LimitReason`]), in the main loop and backfill alike.
 //! * The scheduler besides the main loop is chosen with [`SchedulerKind`] (Slurm's backfill by
 //!   default, EASY, conservative, or plain FCFS) via [`EngineConfig`] or [`Engine::set_scheduler`].
 //! * [`bench::run`] times one main-loop and one backfill pass on a synthetic cluster.
@@ -65,6 +69,8 @@
 //! * Events and reports: `submit.rs`, `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
 //!   `resize.rs`, `resume.rs` (a running job taken back after a host restart), `report.rs`,
 //!   `show.rs`; `fit.rs` answers whether a job fits.
+//! * Power saving: `power/` (its `mod.rs` says which file owns what), with one hook each in
+//!   `start.rs` (allocation), `ending.rs` (release) and `tick.rs` (the power pass).
 
 pub mod backfill;
 pub mod bench;
@@ -82,11 +88,14 @@ pub mod job;
 mod job_id;
 mod job_map;
 pub mod licenses;
+pub mod limits;
 pub mod main_loop;
 pub mod node_state;
 mod pacing;
+mod partition_gate;
 mod pass_buffers;
 mod pending;
+pub mod power;
 pub mod priority;
 pub mod queue;
 pub mod report;
@@ -109,11 +118,14 @@ pub use error::{JobError, SubmitError};
 pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
+pub use limits::reason::LimitReason;
+pub use power::{NodeUpdate, NodeUpdateError, PowerCall, PowerEvent, Program};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};
 pub use resume::ResumeError;
 pub use show::{DeviceRow, LicenseReport, NodeReport};
+pub use sluice_cluster::PartitionState;
 pub use stats::{Faults, PassStats};
 
 #[cfg(test)]

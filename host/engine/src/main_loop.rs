@@ -103,6 +103,9 @@ impl Engine {
                 }
             }
             pass.stats.tested += 1;
+            if self.held_by_limits(rec) {
+                continue;
+            }
             let MainPassBuffers {
                 usable,
                 plan,

@@ -70,8 +70,11 @@ pub struct NodeState {
     /// Node indices by (Weight, index); `None` when that is plain index order (every node has
     /// the same weight, the usual case).
     by_weight: Option<Vec<u32>>,
-    /// Nodes whose health is UP, kept with `health` since every pass asks for it.
+    /// Nodes whose health is UP and that power saving does not hold back, kept with `health`
+    /// since every pass asks for it.
     usable: NodeBitmap,
+    /// Nodes power saving holds back: powering down, or idle with a power-down request.
+    power_blocked: NodeBitmap,
     /// Nodes with at least one free CPU, kept with every commit and release, so that a busy
     /// machine's full nodes are skipped 64 at a time.
     open: NodeBitmap,
@@ -120,6 +123,7 @@ impl NodeState {
             table.memory_mb.iter().copied().min().unwrap_or(0),
         );
         let mut state = Self {
+            power_blocked: NodeBitmap::with_capacity(nodes.len()),
             open: NodeBitmap::with_capacity(nodes.len()),
             smallest,
             nodes,
@@ -193,9 +197,10 @@ impl NodeState {
             .map(|i| i as u32)
     }
 
-    /// Whether a node may take new jobs now (health UP; any power state, since powering up is the engine's call).
+    /// Whether a node may take new jobs now: health UP and not held back by power saving
+    /// (powered-down nodes may: allocating them is what resumes them).
     pub fn usable(&self, n: usize) -> bool {
-        self.nodes[n].health == Health::Up
+        self.usable.contains(n as u32)
     }
 
     /// Nodes that may take new jobs.
@@ -239,10 +244,26 @@ impl NodeState {
         let node = &mut self.nodes[n.index()];
         node.health = health;
         node.reason = reason;
-        if health == Health::Up {
-            self.usable.insert(n.0);
+        self.refresh_usable(n.0);
+    }
+
+    /// Holds a node back from new work for power saving (powering down, or idle with a power-down
+    /// request), or lets it go again (power-save.md §1.1).
+    pub fn set_power_blocked(&mut self, n: NodeId, blocked: bool) {
+        if blocked {
+            self.power_blocked.insert(n.0);
         } else {
-            self.usable.remove(n.0);
+            self.power_blocked.remove(n.0);
+        }
+        self.refresh_usable(n.0);
+    }
+
+    /// Sets node `n`'s bit of [`NodeState::usable_nodes`] from its health and power hold.
+    fn refresh_usable(&mut self, n: u32) {
+        if self.nodes[n as usize].health == Health::Up && !self.power_blocked.contains(n) {
+            self.usable.insert(n);
+        } else {
+            self.usable.remove(n);
         }
     }
 

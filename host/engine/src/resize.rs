@@ -25,6 +25,7 @@ impl Engine {
         }
         self.release_resources(id);
         self.forget_gres(id);
+        self.limits.stop(id);
         let job = self.jobs.get_mut(&id).expect("checked above");
         job.state = JobState::Pending;
         job.reason = Reason::None;

@@ -11,6 +11,7 @@ use sluice_policy::{HresMode, NodeBitmap};
 use crate::engine::Engine;
 use crate::gres::GresOnNode;
 use crate::job::JobId;
+use crate::power::NodePowerReport;
 
 /// One device or unit of a GRES on a node and who holds it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -56,6 +57,9 @@ pub struct NodeReport {
     pub jobs: Vec<JobId>,
     /// `Reason`.
     pub reason: Option<String>,
+    /// Power: scontrol's full `State=` (`IDLE+CLOUD+POWERED_DOWN`), sinfo's symbol state,
+    /// `LastBusyTime`, `SuspendTime` and why power saving last acted on the node.
+    pub power: NodePowerReport,
 }
 
 /// One `scontrol show license` record: a cluster license or one HRES layer.
@@ -125,6 +129,7 @@ impl Engine {
             devices,
             jobs: rt.jobs.clone(),
             reason: rt.reason.clone(),
+            power: self.node_power_report(id),
         })
     }
 
@@ -184,7 +189,7 @@ impl Engine {
 impl fmt::Display for NodeReport {
     /// scontrol's layout, one `Key=Value` group per line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "NodeName={} State={}", self.node_name, self.state)?;
+        writeln!(f, "NodeName={} State={}", self.node_name, self.power.state)?;
         writeln!(
             f,
             "   CPUAlloc={} CPUTot={} RealMemory={} AllocMem={}",
@@ -193,8 +198,20 @@ impl fmt::Display for NodeReport {
         writeln!(f, "   AvailableFeatures={}", self.features.join(","))?;
         writeln!(f, "   Gres={}", self.gres)?;
         writeln!(f, "   GresUsed={}", self.gres_used)?;
+        let busy = self
+            .power
+            .last_busy
+            .map_or_else(|| "Unknown".to_string(), |t| t.to_string());
+        let suspend = self
+            .power
+            .suspend_time
+            .map_or_else(|| "INFINITE".to_string(), |t| t.to_string());
+        writeln!(f, "   LastBusyTime={busy} SuspendTime={suspend}")?;
         if let Some(r) = &self.reason {
             writeln!(f, "   Reason={r}")?;
+        }
+        if let Some(why) = &self.power.why {
+            writeln!(f, "   PowerReason={why}")?;
         }
         Ok(())
     }

@@ -4,8 +4,7 @@
 //! node, license, HRES and job state.
 
 use sluice_policy::{
-    Charge, Demand, HresLayer, JobRequest, NodeBitmap, PlaceMode, Placement, Power,
-    hres::check_charges,
+    Charge, Demand, HresLayer, JobRequest, NodeBitmap, PlaceMode, Placement, hres::check_charges,
 };
 
 use crate::engine::Engine;
@@ -41,7 +40,7 @@ impl Engine {
             cand.subtract(&self.resv.excluded_nodes(job.reservation, from, to));
         }
         cand.subtract(exclude);
-        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
+        if job.spec.constraint.is_some() || !job.gres_types.is_empty() || job.spec.lists_nodes() {
             cand.intersect_with(&self.fit().static_mask(job, rec.partition));
         }
         if !job.gres_types.is_empty() {
@@ -113,6 +112,10 @@ impl Engine {
         let layers = self.start_candidates(rec, &demands, usable, plan, (now, end), cand)?;
         self.fill_job_request(id, cand, req);
         let placement = self.ask_placement(req)?;
+        if let Err(reason) = self.power_admits(&placement) {
+            self.policies.selection.release(id, &placement);
+            return Err(reason);
+        }
         let charges = match self.charge_start(&demands, &layers, &placement) {
             Ok(charges) => charges,
             Err(reason) => {
@@ -272,20 +275,7 @@ impl Engine {
         self.nodes.commit(id, &placement);
         self.lic.take(&licenses);
         self.lic.charge_hres(&charges);
-        let mut to_boot = Vec::new();
-        let mut booting = false;
-        for &n in &placement.nodes {
-            let node = sluice_cluster::NodeId(n);
-            match self.nodes.node(node).power {
-                Power::Up => {}
-                Power::PoweringUp => booting = true,
-                Power::PoweredDown => {
-                    booting = true;
-                    self.nodes.set_power(node, Power::PoweringUp);
-                    to_boot.push(node);
-                }
-            }
-        }
+        let booting = self.power_allocated(id, rec.partition, &placement.nodes, now);
         let nodes = placement
             .nodes
             .iter()
@@ -309,6 +299,7 @@ impl Engine {
         });
         self.pending.remove(id);
         self.running.insert(id);
+        self.count_start(id, rec.partition);
         self.outbox.push(Event::Started {
             job: id,
             partition: rec.partition,
@@ -316,8 +307,5 @@ impl Engine {
             time: now,
             by,
         });
-        if !to_boot.is_empty() {
-            self.outbox.push(Event::PowerUp { nodes: to_boot });
-        }
     }
 }

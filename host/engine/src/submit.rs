@@ -15,12 +15,14 @@ use crate::licenses::{LicenseDemand, LicenseError};
 impl Engine {
     /// Submits a job (sbatch). It is validated and queued; the next [`Engine::tick`] runs the
     /// event-triggered main loop over it unless `defer` is set.
-    pub fn submit(&mut self, spec: JobSpec) -> Result<JobId, SubmitError> {
+    pub fn submit(&mut self, mut spec: JobSpec) -> Result<JobId, SubmitError> {
         let now = self.clock.now();
         let assoc = self.resolve_assoc(&spec)?;
         let account = self.account_of(assoc);
         let qos = self.resolve_qos(&spec, assoc)?;
         let mut parts = self.resolve_partitions(&spec)?;
+        self.keep_admitting_partitions(&spec, &account, qos, &mut parts)?;
+        self.apply_partition_terms(&mut spec, &parts);
 
         let gres = self.resolve_gres(&spec)?;
         let (gres_per_node, gres_types) = gres_per_node_and_types(&gres);
@@ -33,6 +35,10 @@ impl Engine {
         }
         let time_limit = self.time_limit_in(&spec, parts[0]);
         self.keep_partitions_within_limits(&spec, time_limit, &mut parts)?;
+        let time_limit = match spec.time_limit {
+            Some(_) => time_limit,
+            None => self.time_limit_within_wall((assoc, qos, parts[0]), time_limit),
+        };
         let mut job = Job {
             id: self.next_id,
             assoc,
@@ -58,6 +64,7 @@ impl Engine {
             gres,
             cpu_ids: CpuIds::default(),
             final_state: None,
+            restarts: 0,
             spec,
         };
         let fitting: Vec<PartitionId> = job
@@ -70,8 +77,12 @@ impl Engine {
         if job.partitions.is_empty() {
             return Err(SubmitError::NodeConfig);
         }
+        self.check_submit_limits(&job)?;
         job.priority = vec![0; job.partitions.len()];
         let id = job.id;
+        let counted_qos = self.qos_order(qos, job.partitions[0]);
+        self.limits
+            .enter(id, &job.spec.user, counted_qos, self.assoc_path(assoc));
         self.next_id += 1;
         self.pending.insert(id, job.cpus());
         self.jobs.insert(id, job);
@@ -158,7 +169,13 @@ impl Engine {
         if let Some(id) = found {
             return Ok(id);
         }
-        if !self.config.create_missing_associations || self.cluster.associations.is_empty() {
+        let account_known = spec
+            .account
+            .as_deref()
+            .is_none_or(|a| self.cluster.account_id(a).is_some());
+        let create = self.config.create_missing_associations
+            || (self.config.create_missing_users && account_known);
+        if !create || self.cluster.associations.is_empty() {
             return Err(SubmitError::UnknownAssociation {
                 user: spec.user.clone(),
                 account: spec.account.clone(),
@@ -178,6 +195,7 @@ impl Engine {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         });
         self.cluster.associations[parent.index()].children.push(id);
         self.user_assocs.entry(spec.user.clone()).or_insert(id);

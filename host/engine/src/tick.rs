@@ -11,9 +11,18 @@ use crate::job::JobState;
 impl Engine {
     /// Processes everything due at the clock's current time and returns what the engine decided:
     /// time limits, usage decay, an event-triggered main loop if something changed, the periodic
-    /// main loop every `sched_interval`, and backfill every `bf_interval`.
+    /// main loop every `sched_interval`, backfill every `bf_interval`, and the power pass.
     pub fn tick(&mut self) -> Vec<Event> {
         let now = self.clock.now();
+        let mut events = self.scheduling_passes(now);
+        // After the scheduling passes, so that a pass sees the nodes they just allocated.
+        self.power_tick(now);
+        events.append(&mut self.outbox);
+        events
+    }
+
+    /// What [`Engine::tick`] does besides the power pass.
+    fn scheduling_passes(&mut self, now: i64) -> Vec<Event> {
         self.enforce_time_limits(now);
         self.accrue_usage(now);
         let params = &self.config.params;
@@ -144,6 +153,7 @@ impl Engine {
         if !self.running.is_empty() {
             times.push(self.usage.next_due());
         }
+        times.extend(self.power_wakeup());
         times.into_iter().min()
     }
 }

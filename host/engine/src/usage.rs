@@ -205,6 +205,7 @@ mod tests {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         }
     }
 

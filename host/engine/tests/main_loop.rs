@@ -410,7 +410,13 @@ fn refused_priority_answer_leaves_jobs_pending() {
 #[test]
 fn node_down_fails_its_jobs_and_drain_keeps_new_ones_off() {
     let (mut e, _clock) = engine(cluster(2, 2));
-    let a = e.submit(job("alice", 1, 1, 10)).unwrap();
+    // --no-requeue: with JobRequeue's default a batch job would be requeued instead.
+    let a = e
+        .submit(JobSpec {
+            requeue: Some(false),
+            ..job("alice", 1, 1, 10)
+        })
+        .unwrap();
     e.tick();
     e.node_down(NodeId(0), "not responding");
     assert_eq!(e.job(a).unwrap().state, JobState::NodeFail);
@@ -430,14 +436,26 @@ fn powered_down_nodes_are_booted_and_the_job_configures() {
     let mut c = cluster(2, 2);
     c.nodes[0].state = sluice_cluster::NodeState::Cloud;
     c.nodes[1].state = sluice_cluster::NodeState::Cloud;
+    c.power.resume_program = Some("/rec/resume".into());
+    c.power.suspend_program = Some("/rec/suspend".into());
+    c.power.suspend_time = sluice_cluster::TimeLimit::Seconds(600);
     let (mut e, clock) = engine(c);
     let id = e.submit(job("alice", 1, 1, 1)).unwrap();
     let events = e.tick();
-    assert!(events.contains(&Event::PowerUp {
-        nodes: vec![NodeId(0)]
-    }));
+    let resumed: Vec<_> = events
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::Power(sluice_engine::PowerEvent::Call(call)) => Some(call.nodes.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resumed, vec![vec![NodeId(0)]]);
     assert_eq!(e.job(id).unwrap().state, JobState::Configuring);
     assert_eq!(e.nodes().state_name(NodeId(0)), "MIXED#");
+    assert_eq!(
+        e.node_state_string(NodeId(0)),
+        "MIXED+CLOUD+NOT_RESPONDING+POWERING_UP"
+    );
     clock.advance(120);
     e.tick();
     assert_eq!(

@@ -242,7 +242,7 @@ fn check(e: &Engine, events: &[Event], now: i64) {
                     );
                 }
             }
-            Event::PowerUp { .. } => {}
+            Event::Power(_) => {}
         }
     }
     for id in e.running_ids() {

@@ -315,6 +315,7 @@ fn a_job_without_account_is_charged_to_its_users_first_association() {
         raw_usage: 0.0,
         priority: 0,
         default_qos: None,
+        limits: Default::default(),
     });
     c.associations[chem].children.push(second);
     let first = c

@@ -70,7 +70,13 @@ pub struct GraphBuilder {
     edges: Vec<(SubsystemId, VertexId, VertexId, u32)>,
     /// Per subsystem, whether some vertex's path was built on this one.
     path_children: Vec<Vec<bool>>,
+    /// The last (kind, basename, unit) texts interned and their numbers: generation adds
+    /// vertices in runs from one recipe vertex, so most lookups repeat the previous one.
+    last_texts: Option<LastTexts>,
 }
+
+/// A vertex's kind, basename and unit texts and the numbers they were interned as.
+type LastTexts = (Box<str>, Box<str>, Box<str>, [u32; 3]);
 
 impl Default for GraphBuilder {
     fn default() -> Self {
@@ -98,6 +104,7 @@ impl GraphBuilder {
             },
             edges: Vec::new(),
             path_children: Vec::new(),
+            last_texts: None,
         }
     }
 
@@ -126,12 +133,33 @@ impl GraphBuilder {
     pub fn add_vertex(&mut self, spec: VertexSpec<'_>) -> VertexId {
         let g = &mut self.graph;
         let v = VertexId::try_from(g.type_of.len()).expect("fewer than 2^32 - 2 vertices");
-        g.type_of.push(g.types.intern(spec.kind));
-        g.basename_of.push(g.strings.intern(spec.basename));
+        let [kind, basename, unit] = match &self.last_texts {
+            Some((k, b, u, ids))
+                if **k == *spec.kind && **b == *spec.basename && **u == *spec.unit =>
+            {
+                *ids
+            }
+            _ => {
+                let ids = [
+                    g.types.intern(spec.kind),
+                    g.strings.intern(spec.basename),
+                    g.strings.intern(spec.unit),
+                ];
+                self.last_texts = Some((
+                    spec.kind.into(),
+                    spec.basename.into(),
+                    spec.unit.into(),
+                    ids,
+                ));
+                ids
+            }
+        };
+        g.type_of.push(kind);
+        g.basename_of.push(basename);
         g.id_of.push(spec.id);
         g.rank_of.push(spec.rank);
         g.size_of.push(spec.size);
-        g.unit_of.push(g.strings.intern(spec.unit));
+        g.unit_of.push(unit);
         for parents in &mut g.path_parent {
             parents.push(NO_PATH);
         }
@@ -347,6 +375,18 @@ impl ResourceGraph {
     pub fn out_edges(&self, subsystem: SubsystemId, v: VertexId) -> &[VertexId] {
         let a = &self.adjacency[subsystem as usize];
         &a.targets[a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize]
+    }
+
+    /// The indices of `v`'s out-edges in `subsystem`'s edge arrays, in creation order; an index
+    /// names an edge for [`ResourceGraph::edge_target`].
+    pub fn out_edge_range(&self, subsystem: SubsystemId, v: VertexId) -> std::ops::Range<usize> {
+        let a = &self.adjacency[subsystem as usize];
+        a.offsets[v as usize] as usize..a.offsets[v as usize + 1] as usize
+    }
+
+    /// The target of the edge with index `e` in `subsystem`.
+    pub fn edge_target(&self, subsystem: SubsystemId, e: usize) -> VertexId {
+        self.adjacency[subsystem as usize].targets[e]
     }
 
     /// The relation (e.g. `contains`) of `v`'s out-edges in `subsystem`, parallel to

@@ -1,4 +1,4 @@
-//! Flux-style resource graph for sluice: the foundations of `sluice resource-query` (issue 37).
+//! Flux-style resource graph and graph matching for sluice: `sluice resource-query` (issue 37).
 //!
 //! What is here:
 //! - [`Recipe`] and [`read_grug`]/[`generate`]: the GRUG reader. GraphML recipes (keys, nodes,
@@ -35,27 +35,71 @@
 //! - [`PlannerMulti`]: `planner_multi`, one planner per resource type over a shared window;
 //!   candidate times from the first type, accepted when every other type fits.
 //!
-//! Not here yet: the per-vertex and per-subtree planner wiring, the depth-first traverser with
-//! pruning filters and `request_feasible`, the match policies (native and as components), the
-//! match writers (`simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`), in-edges, and the
-//! `sluice resource-query` command itself.
+//! - [`Matcher`]: the graph made schedulable as resource-query sets it up: per vertex what jobs
+//!   hold on it (answering both Fluxion's per-vertex planner and its exclusivity checker, in
+//!   8 bytes when nothing is held), and a
+//!   [`PlannerMulti`] per vertex over its subtree's totals of the `-p/--prune-filters` types
+//!   ([`PruneFilters`], default `ALL:core,ALL:node`, leaf types no filter covers anchored at
+//!   `cluster`). Its depth-first-and-up traverser follows Fluxion's `dfu_impl` step for step:
+//!   `test` (resource, slot and pristine matches), `prune` (status, availability, exclusivity,
+//!   subtree aggregates), static or dynamic (`first`) exploration, slots bundled from whole
+//!   candidates, best-k choice in libstdc++ `std::sort` order, `resolve`/`enforce`, then the
+//!   update walk that plans, tags and emits. [`MatchOp`]: `allocate`,
+//!   `allocate_orelse_reserve` (candidate times from the root's aggregates),
+//!   `allocate_with_satisfiability`, `satisfiability`, `without_allocating[_future]`, with
+//!   `request_feasible`; `cancel`. A visit whose subtree is unchanged since it was recorded
+//!   is replayed rather than walked again (identical results and visit counts).
+//! - [`MatchPolicy`]: how candidates are ranked, as a trait whose data is one table per graph
+//!   ([`IdPolicy`]: `high`, `low`, `hinode`, `lonode`, `hinodex`, `lonodex`, `first`,
+//!   `firstnodex` and custom `policy=…` strings; [`VariationPolicy`]: `variation`, by the
+//!   `perf_class` property; [`LocalityPolicy`]: `locality`, runs of contiguous ids first).
+//! - [`MatchWriter`]s: `simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`, `rv1_nosched`, in
+//!   resource-query's bytes.
+//! - [`Matcher::find`]: `find` expressions (`status`, `sched-now`, `sched-future`, `jobid-*`,
+//!   `names`, `property`, `agfilter`; `and`/`or`/parentheses, left to right).
+//! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
+//!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
+//!   with its output streams, job ids and messages; `sluice resource-query` drives it.
+//!
+//! Not here: the `flexible` traverser, auxiliary
+//! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
+//! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
+//! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).
 
+mod find;
 mod graph;
 mod grug_error;
 mod grug_generate;
 mod grug_recipe;
 mod interner;
+mod introsort;
 mod jgf;
 mod jgf_error;
 mod jgf_write;
 mod jobspec;
 mod jobspec_count;
+mod match_ops;
+mod match_policy;
+mod match_request;
+mod match_writers;
+mod match_writers_json;
+mod matcher;
 mod planner;
 mod planner_multi;
+mod prune_filters;
+mod scoring;
+mod session;
+mod session_text;
+mod traverse;
+mod traverse_explore;
+mod traverse_update;
+mod vertex_spans;
+mod visit_cache;
 
+pub use find::FindError;
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
 pub use grug_error::GrugError;
 pub use grug_generate::{GrugLimits, generate, read_grug};
@@ -66,5 +110,18 @@ pub use jgf_error::JgfError;
 pub use jgf_write::{jgf_value, write_jgf};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
+pub use match_ops::{MatchFailure, MatchOp};
+pub use match_policy::{
+    IdPolicy, LocalityPolicy, MatchPolicy, PolicyError, PolicyTable, VariationPolicy,
+    VertexProperties, policy_by_name,
+};
+pub use match_writers::{Emitted, MatchWriter, PrettySimpleWriter, SimpleWriter};
+pub use match_writers_json::{JgfWriter, RliteWriter, Rv1Writer};
+pub use matcher::{GRAPH_END, MAX_DEPTH, Matcher, MatcherError};
 pub use planner::{Planner, PlannerError, Span, SpanId};
 pub use planner_multi::PlannerMulti;
+pub use prune_filters::{
+    DEFAULT_PRUNE_FILTERS, PruneFilterError, PruneFilters, join_prune_filter_options,
+};
+pub use session::{Flow, MatchFormat, Outputs, Session};
+pub use session_text::format_double;

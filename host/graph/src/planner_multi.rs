@@ -48,6 +48,11 @@ impl PlannerMulti {
         self.planners.get(i)
     }
 
+    /// How many spans are planned (`planner_multi_span_size`).
+    pub fn span_count(&self) -> usize {
+        self.spans.len()
+    }
+
     /// First instant of the shared window.
     pub fn base_time(&self) -> i64 {
         self.planners[0].base_time()

@@ -84,6 +84,11 @@ pub struct SlurmRequest {
     pub nice: i32,
     /// Dependencies on earlier jobs.
     pub dependencies: Vec<Dependency>,
+    /// An interactive allocation (`"batch": false`, salloc/srun) rather than a batch script;
+    /// a node failure kills it rather than requeueing it.
+    pub interactive: bool,
+    /// `--requeue` / `--no-requeue` (`"requeue": true|false`); `None` follows JobRequeue.
+    pub requeue: Option<bool>,
 }
 
 /// One Slurm dependency clause, e.g. `afterok:12`.

@@ -5,7 +5,8 @@
 //! CPUs per task default to 1); `gres` and `licenses` (Slurm syntax, e.g. `"gpu:2"` and
 //! `"matlab:1,ansys"`); `time_limit` (seconds, or a Slurm time string such as `"1-02:00:00"` or
 //! `"90"` minutes); `priority` or `nice` (not both); `dependencies` (Slurm syntax, `,`-separated,
-//! e.g. `"afterok:12:13,singleton"`). On a flat machine a job occupies tasks × cpus_per_task
+//! e.g. `"afterok:12:13,singleton"`); `batch` (false: an interactive allocation) and `requeue`
+//! (booleans, for the engine's node-failure rules). On a flat machine a job occupies tasks × cpus_per_task
 //! processors; its requested time is `time_limit`, else its run time.
 
 use std::io::BufRead;
@@ -36,6 +37,8 @@ struct Record {
     priority: Option<u32>,
     nice: Option<i32>,
     dependencies: Option<String>,
+    batch: Option<bool>,
+    requeue: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -96,13 +99,22 @@ impl<R: BufRead> JsonLinesReader<R> {
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }
-            let record: Record = serde_json::from_str(text).map_err(|err| ReadError::Json {
-                file: self.file.clone(),
-                line: self.line_no,
-                message: err.to_string(),
-            })?;
-            return self.job_from(record).map(Some);
+            let text = std::mem::take(&mut self.buffer);
+            let job = self.parse_job(text.trim(), self.line_no);
+            self.buffer = text;
+            return job.map(Some);
         }
+    }
+
+    /// One job line, `line_no` of the file, for readers that interleave jobs with other records.
+    pub(crate) fn parse_job(&mut self, text: &str, line_no: u64) -> Result<WorkloadJob, ReadError> {
+        self.line_no = line_no;
+        let record: Record = serde_json::from_str(text).map_err(|err| ReadError::Json {
+            file: self.file.clone(),
+            line: self.line_no,
+            message: err.to_string(),
+        })?;
+        self.job_from(record)
     }
 
     fn job_from(&mut self, r: Record) -> Result<WorkloadJob, ReadError> {
@@ -198,6 +210,8 @@ impl<R: BufRead> JsonLinesReader<R> {
                 priority: r.priority,
                 nice: r.nice.unwrap_or(0),
                 dependencies,
+                interactive: r.batch == Some(false),
+                requeue: r.requeue,
             })),
         })
     }

@@ -19,6 +19,7 @@ mod record;
 mod replay;
 pub mod report;
 mod runtime;
+pub mod scenario;
 pub mod scheduler;
 mod series;
 pub mod swf;

@@ -255,3 +255,38 @@ fn memory_follows_the_jobs_in_flight_not_the_trace_length() {
     let engine = scheduler.engine().expect("the engine was built");
     assert_eq!(engine.jobs().count(), 0);
 }
+
+/// A replay holds jobs to the cluster's QOS limits as the live engine does: with
+/// `MaxJobsPerUser = 1` a user's second job waits for the first although CPUs are free, while
+/// another user's job starts at once.
+#[test]
+fn a_replay_honours_qos_limits() {
+    let mut cluster = FlatMachine {
+        procs: 4,
+        cpus_per_node: 1,
+    }
+    .cluster()
+    .unwrap();
+    cluster.scheduler.bf_interval = 1;
+    cluster.qos.push(sluice_cluster::Qos {
+        name: "normal".into(),
+        priority: 0,
+        usage_factor: 1.0,
+        no_decay: false,
+        limits: sluice_cluster::QosLimits {
+            max_jobs_per_user: Some(1),
+            ..Default::default()
+        },
+        deny_on_limit: false,
+        over_part_qos: false,
+    });
+    let options = EngineOptions::for_cluster("slurm", &cluster);
+    let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Basic), options);
+    let jobs = vec![
+        user_job(1, 0, 100, 1, 1),
+        user_job(2, 1, 100, 1, 1),
+        user_job(3, 2, 100, 1, 2),
+    ];
+    let out = run_on(&mut scheduler, &jobs, 4, RuntimeMode::KillAtLimit);
+    assert_eq!(starts(&out), expect(&[(1, 0), (2, 100), (3, 2)]));
+}

@@ -29,11 +29,14 @@ enum Command {
     Plugin(cmd::plugin::Args),
     /// Run the daemon: API on DIR/sluice.sock, journal and snapshots in DIR.
     Serve(cmd::serve::Args),
-    /// Submit a batch script or --wrap command (sbatch).
+    /// Submit a batch script or --wrap command (sbatch; its options, read as sbatch reads them).
+    #[command(disable_help_flag = true)]
     Submit(cmd::submit::Args),
-    /// List jobs (squeue).
+    /// List jobs (squeue; `-h` is --noheader, as in squeue).
+    #[command(disable_help_flag = true)]
     Queue(cmd::queue::Args),
-    /// List partitions and node states (sinfo).
+    /// List partitions and node states (sinfo; `-h` is --noheader, as in sinfo).
+    #[command(disable_help_flag = true)]
     Info(cmd::info::Args),
     /// Cancel or signal jobs (scancel).
     Cancel(cmd::cancel::Args),
@@ -57,6 +60,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Reload the daemon's configuration (scontrol reconfigure).
     Reconfigure(cmd::reconfigure::Args),
+    /// Match jobspecs against a Flux resource graph, as flux-sched's resource-query does.
+    ResourceQuery(cmd::resource_query::Args),
     /// The per-job supervisor the daemon starts (slurmstepd); not for people to run.
     #[command(hide = true)]
     Supervise(cmd::supervise::Args),
@@ -97,6 +102,7 @@ fn main() -> std::process::ExitCode {
         Command::Share(args) => cmd::share::run(args),
         Command::Run(args) => cmd::run::run(args),
         Command::Reconfigure(args) => cmd::reconfigure::run(args),
+        Command::ResourceQuery(args) => cmd::resource_query::run(args),
         Command::Supervise(args) => cmd::supervise::run(args),
     };
     match result {

@@ -3,10 +3,11 @@
 
 use toml::Spanned;
 
-use crate::model::{AssocKind, Cluster, Gres, Node};
+use crate::model::{AccountingEnforce, AssocKind, Cluster, Gres, Node, TresLimits};
 
 use super::schema::{
-    AccountSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec, QosSpec, UserSpec,
+    AccountSpec, AssocLimitSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec,
+    QosSpec, UserSpec,
 };
 
 /// The cluster file describing `cluster`, every default written out. HRES stay in resources.yaml.
@@ -21,6 +22,9 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
             .iter()
             .map(|l| (l.name.clone(), l.count))
             .collect(),
+        enforce: (cluster.enforce.flags() != AccountingEnforce::default().flags())
+            .then(|| Spanned::new(0..0, cluster.enforce.flags())),
+        create_missing_associations: cluster.enforce.create_missing_users,
         scheduler: cluster.scheduler.clone(),
         priority: cluster.priority.clone(),
         power: cluster.power.clone(),
@@ -47,6 +51,21 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                 max_nodes: p.max_nodes,
                 suspend_time: p.suspend_time,
                 qos: p.qos.map(qos_name),
+                resume_timeout: p.power.resume_timeout,
+                suspend_timeout: p.power.suspend_timeout,
+                power_down_on_idle: p.power.power_down_on_idle,
+                allow_accounts: p.access.allow_accounts.clone(),
+                deny_accounts: p.access.deny_accounts.clone(),
+                allow_groups: p.access.allow_groups.clone(),
+                allow_qos: p.access.allow_qos.as_ref().map(|l| spanned_all(l)),
+                deny_qos: spanned_all(&p.access.deny_qos),
+                state: Some(Spanned::new(0..0, p.access.state.as_str().to_owned())),
+                over_subscribe: Some(Spanned::new(
+                    0..0,
+                    p.access.oversubscribe.as_str().to_owned(),
+                )),
+                def_mem_per_cpu: p.access.def_mem_per_cpu,
+                max_mem_per_cpu: p.access.max_mem_per_cpu,
             })
             .collect(),
         qos: cluster
@@ -56,18 +75,27 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                 name: Spanned::new(0..0, q.name.clone()),
                 priority: q.priority,
                 usage_factor: q.usage_factor,
-                flags: if q.no_decay {
-                    vec![Spanned::new(0..0, "NoDecay".into())]
-                } else {
-                    Vec::new()
-                },
+                flags: [
+                    (q.no_decay, "NoDecay"),
+                    (q.deny_on_limit, "DenyOnLimit"),
+                    (q.over_part_qos, "OverPartQOS"),
+                ]
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, name)| Spanned::new(0..0, name.to_owned()))
+                .collect(),
                 max_wall: q.limits.max_wall,
                 max_jobs_per_user: q.limits.max_jobs_per_user,
                 max_submit_jobs_per_user: q.limits.max_submit_jobs_per_user,
-                max_cpus_per_user: q.limits.max_cpus_per_user,
-                max_nodes_per_job: q.limits.max_nodes_per_job,
-                grp_cpus: q.limits.grp_cpus,
+                max_cpus_per_user: None,
+                max_nodes_per_job: None,
+                grp_cpus: None,
                 grp_jobs: q.limits.grp_jobs,
+                grp_submit_jobs: q.limits.grp_submit_jobs,
+                max_tres_per_job: tres_text(&q.limits.max_tres_per_job),
+                max_tres_per_user: tres_text(&q.limits.max_tres_per_user),
+                max_tres_mins_per_job: tres_text(&q.limits.max_tres_mins_per_job),
+                grp_tres: tres_text(&q.limits.grp_tres),
             })
             .collect(),
         accounts: cluster
@@ -75,38 +103,61 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
             .iter()
             .skip(1)
             .filter(|a| !a.is_user())
-            .map(|a| AccountSpec {
-                account: Spanned::new(0..0, a.name().to_owned()),
-                parent: a
+            .map(|a| {
+                let mut spec = AccountSpec::named(a.name());
+                spec.parent = a
                     .parent
-                    .map(|p| Spanned::new(0..0, cluster.associations[p.index()].name().to_owned())),
-                fairshare: a.shares,
-                raw_usage: a.raw_usage,
-                priority: a.priority,
-                default_qos: a.default_qos.map(qos_name),
+                    .map(|p| Spanned::new(0..0, cluster.associations[p.index()].name().to_owned()));
+                (spec.fairshare, spec.raw_usage) = (a.shares, a.raw_usage);
+                (spec.priority, spec.default_qos) = (a.priority, a.default_qos.map(qos_name));
+                spec.set_limits(limit_spec(&a.limits));
+                spec
             })
             .collect(),
         users: cluster
             .associations
             .iter()
             .filter_map(|a| match &a.kind {
-                AssocKind::User(user) => Some(UserSpec {
-                    user: Spanned::new(0..0, user.clone()),
-                    account: Spanned::new(
-                        0..0,
-                        a.parent.map_or_else(String::new, |p| {
-                            cluster.associations[p.index()].name().to_owned()
-                        }),
-                    ),
-                    fairshare: a.shares,
-                    raw_usage: a.raw_usage,
-                    priority: a.priority,
-                    default_qos: a.default_qos.map(qos_name),
-                }),
+                AssocKind::User(user) => {
+                    let account = a.parent.map_or_else(String::new, |p| {
+                        cluster.associations[p.index()].name().to_owned()
+                    });
+                    let mut spec = UserSpec::named(user, &account);
+                    (spec.fairshare, spec.raw_usage) = (a.shares, a.raw_usage);
+                    (spec.priority, spec.default_qos) = (a.priority, a.default_qos.map(qos_name));
+                    spec.set_limits(limit_spec(&a.limits));
+                    Some(spec)
+                }
                 AssocKind::Account(_) => None,
             })
             .collect(),
     }
+}
+
+/// An association's limits as the file writes them.
+fn limit_spec(l: &crate::AssocLimits) -> AssocLimitSpec {
+    AssocLimitSpec {
+        max_jobs: l.max_jobs,
+        max_submit_jobs: l.max_submit_jobs,
+        max_wall: l.max_wall,
+        max_tres: tres_text(&l.max_tres_per_job),
+        max_tres_mins: tres_text(&l.max_tres_mins_per_job),
+        grp_tres: tres_text(&l.grp_tres),
+        grp_jobs: l.grp_jobs,
+        grp_submit_jobs: l.grp_submit_jobs,
+    }
+}
+
+/// A TRES limit as the file writes it, none when nothing is limited.
+fn tres_text(limits: &TresLimits) -> Option<Spanned<String>> {
+    (!limits.is_empty()).then(|| Spanned::new(0..0, limits.to_string()))
+}
+
+fn spanned_all(names: &[String]) -> Vec<Spanned<String>> {
+    names
+        .iter()
+        .map(|n| Spanned::new(0..0, n.clone()))
+        .collect()
 }
 
 fn names_of(cluster: &Cluster, ids: &[crate::NodeId]) -> String {

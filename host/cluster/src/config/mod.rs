@@ -2,11 +2,14 @@
 
 mod build;
 mod export;
+mod locate;
 mod schema;
 
 pub use export::to_config_file;
+pub use locate::node_gres_location;
 pub use schema::{
-    AccountSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec, QosSpec, UserSpec,
+    AccountSpec, AssocLimitSpec, ConfigFile, CountValue, GresTable, NodeSpec, PartitionSpec,
+    QosSpec, UserSpec,
 };
 
 use std::path::Path;

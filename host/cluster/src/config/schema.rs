@@ -41,6 +41,21 @@ pub struct ConfigFile {
     /// `Licenses`: name = count (none).
     #[serde(rename = "Licenses", default)]
     pub licenses: BTreeMap<String, u32>,
+    /// `AccountingStorageEnforce`: `associations`, `limits`, `qos`, `safe` (all but `safe`).
+    #[serde(
+        rename = "AccountingStorageEnforce",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub enforce: Option<Spanned<Vec<String>>>,
+    /// `CreateMissingAssociations` (sluice's own): add users the tree lacks under the account
+    /// they name, or root (false).
+    #[serde(
+        rename = "CreateMissingAssociations",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub create_missing_associations: bool,
     /// `[scheduler]`: SchedulerParameters and SelectTypeParameters.
     #[serde(default)]
     pub scheduler: SchedulerParams,
@@ -184,7 +199,8 @@ pub struct PartitionSpec {
     /// MaxNodes per job (UNLIMITED).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_nodes: Option<u32>,
-    /// Per-partition SuspendTime in seconds or INFINITE (inherit the global value).
+    /// Per-partition SuspendTime in seconds or INFINITE (never suspend; the highest value of a
+    /// node's partitions wins); unset leaves it to the node's other partitions, then the global.
     #[serde(
         default,
         with = "crate::time::option::seconds",
@@ -194,6 +210,54 @@ pub struct PartitionSpec {
     /// Partition QOS (none).
     #[serde(rename = "QOS", default, skip_serializing_if = "Option::is_none")]
     pub qos: Option<Spanned<String>>,
+    /// Per-partition ResumeTimeout in seconds or INFINITE (unset: the global value).
+    #[serde(
+        default,
+        with = "crate::time::option::seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resume_timeout: Option<TimeLimit>,
+    /// Per-partition SuspendTimeout in seconds (unset: the global value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend_timeout: Option<u64>,
+    /// PowerDownOnIdle: nodes allocated from here power down once idle (false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub power_down_on_idle: bool,
+    /// AllowAccounts (ALL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_accounts: Option<Vec<String>>,
+    /// DenyAccounts (none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_accounts: Vec<String>,
+    /// AllowGroups (ALL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_groups: Option<Vec<String>>,
+    /// AllowQos (ALL); names must be defined QOS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_qos: Option<Vec<Spanned<String>>>,
+    /// DenyQos (none); names must be defined QOS.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny_qos: Vec<Spanned<String>>,
+    /// State: UP, DOWN, DRAIN or INACTIVE (UP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Spanned<String>>,
+    /// OverSubscribe: NO or EXCLUSIVE (NO).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_subscribe: Option<Spanned<String>>,
+    /// DefMemPerCPU in MB (none).
+    #[serde(
+        rename = "DefMemPerCPU",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub def_mem_per_cpu: Option<u64>,
+    /// MaxMemPerCPU in MB (unlimited).
+    #[serde(
+        rename = "MaxMemPerCPU",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_mem_per_cpu: Option<u64>,
 }
 
 /// `[[qos]]`.
@@ -208,7 +272,7 @@ pub struct QosSpec {
     /// UsageFactor (1.0).
     #[serde(default = "one_f64")]
     pub usage_factor: f64,
-    /// Flags; only `NoDecay` is understood (none).
+    /// Flags: `NoDecay`, `DenyOnLimit`, `OverPartQOS` (none).
     #[serde(default)]
     pub flags: Vec<Spanned<String>>,
     /// MaxWall: minutes or a Slurm time (unlimited).
@@ -240,6 +304,33 @@ pub struct QosSpec {
     /// GrpJobs (unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_submit_jobs: Option<u32>,
+    /// MaxTRESPerJob, sacctmgr's `cpu=4,mem=8G,node=1,gres/gpu=2` (unlimited).
+    #[serde(
+        rename = "MaxTRESPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_job: Option<Spanned<String>>,
+    /// MaxTRESPerUser (unlimited).
+    #[serde(
+        rename = "MaxTRESPerUser",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_user: Option<Spanned<String>>,
+    /// MaxTRESMinsPerJob (unlimited).
+    #[serde(
+        rename = "MaxTRESMinsPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_mins_per_job: Option<Spanned<String>>,
+    /// GrpTRES (unlimited).
+    #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
+    pub grp_tres: Option<Spanned<String>>,
 }
 
 /// `[[accounts]]`.
@@ -267,6 +358,44 @@ pub struct AccountSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub default_qos: Option<Spanned<String>>,
+    /// MaxJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs: Option<u32>,
+    /// MaxSubmitJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_submit_jobs: Option<u32>,
+    /// MaxWall (inherited, else unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_wall: Option<TimeLimit>,
+    /// MaxTRES per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRES",
+        alias = "MaxTRESPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres: Option<Spanned<String>>,
+    /// MaxTRESMins per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRESMins",
+        alias = "MaxTRESMinsPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_mins: Option<Spanned<String>>,
+    /// GrpTRES over the subtree (unlimited).
+    #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
+    pub grp_tres: Option<Spanned<String>>,
+    /// GrpJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_submit_jobs: Option<u32>,
 }
 
 /// `[[users]]`: a user association under an account.
@@ -293,4 +422,153 @@ pub struct UserSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub default_qos: Option<Spanned<String>>,
+    /// MaxJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_jobs: Option<u32>,
+    /// MaxSubmitJobs (inherited, else unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_submit_jobs: Option<u32>,
+    /// MaxWall (inherited, else unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_wall: Option<TimeLimit>,
+    /// MaxTRES per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRES",
+        alias = "MaxTRESPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres: Option<Spanned<String>>,
+    /// MaxTRESMins per job (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRESMins",
+        alias = "MaxTRESMinsPerJob",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_mins: Option<Spanned<String>>,
+    /// GrpTRES over the subtree (unlimited).
+    #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
+    pub grp_tres: Option<Spanned<String>>,
+    /// GrpJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs over the subtree (unlimited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grp_submit_jobs: Option<u32>,
+}
+
+/// The limit keys `[[accounts]]` and `[[users]]` share.
+#[derive(Debug, Clone, Default)]
+pub struct AssocLimitSpec {
+    /// MaxJobs.
+    pub max_jobs: Option<u32>,
+    /// MaxSubmitJobs.
+    pub max_submit_jobs: Option<u32>,
+    /// MaxWall.
+    pub max_wall: Option<TimeLimit>,
+    /// MaxTRES.
+    pub max_tres: Option<Spanned<String>>,
+    /// MaxTRESMins.
+    pub max_tres_mins: Option<Spanned<String>>,
+    /// GrpTRES.
+    pub grp_tres: Option<Spanned<String>>,
+    /// GrpJobs.
+    pub grp_jobs: Option<u32>,
+    /// GrpSubmitJobs.
+    pub grp_submit_jobs: Option<u32>,
+}
+
+/// The limit keys of `[[accounts]]` and `[[users]]` read and written as one [`AssocLimitSpec`]
+/// (the tables keep them as keys of their own, since `deny_unknown_fields` rules out
+/// `flatten`).
+macro_rules! limit_spec {
+    ($spec:ty) => {
+        impl $spec {
+            /// The association limit keys of this table.
+            pub fn limit_spec(&self) -> AssocLimitSpec {
+                AssocLimitSpec {
+                    max_jobs: self.max_jobs,
+                    max_submit_jobs: self.max_submit_jobs,
+                    max_wall: self.max_wall,
+                    max_tres: self.max_tres.clone(),
+                    max_tres_mins: self.max_tres_mins.clone(),
+                    grp_tres: self.grp_tres.clone(),
+                    grp_jobs: self.grp_jobs,
+                    grp_submit_jobs: self.grp_submit_jobs,
+                }
+            }
+
+            /// Sets every association limit key of this table.
+            pub fn set_limits(&mut self, l: AssocLimitSpec) {
+                self.max_jobs = l.max_jobs;
+                self.max_submit_jobs = l.max_submit_jobs;
+                self.max_wall = l.max_wall;
+                self.max_tres = l.max_tres;
+                self.max_tres_mins = l.max_tres_mins;
+                self.grp_tres = l.grp_tres;
+                self.grp_jobs = l.grp_jobs;
+                self.grp_submit_jobs = l.grp_submit_jobs;
+            }
+        }
+    };
+}
+limit_spec!(AccountSpec);
+limit_spec!(UserSpec);
+
+impl AccountSpec {
+    /// An `[[accounts]]` table under root with every other key at its default.
+    pub fn named(account: &str) -> Self {
+        let mut spec: Self = toml::from_str(&format!("Account = {account:?}"))
+            .expect("a table of one string key reads");
+        spec.account = Spanned::new(0..0, account.to_owned());
+        spec
+    }
+}
+
+impl UserSpec {
+    /// A `[[users]]` table of `user` under `account` with every other key at its default.
+    pub fn named(user: &str, account: &str) -> Self {
+        let mut spec: Self = toml::from_str(&format!("User = {user:?}\nAccount = {account:?}"))
+            .expect("a table of two string keys reads");
+        spec.user = Spanned::new(0..0, user.to_owned());
+        spec.account = Spanned::new(0..0, account.to_owned());
+        spec
+    }
+}
+
+impl QosSpec {
+    /// A `[[qos]]` table with only its name, every other key at its default.
+    pub fn named(name: &str) -> Self {
+        Self {
+            name: Spanned::new(0..0, name.to_owned()),
+            priority: 0,
+            usage_factor: 1.0,
+            flags: Vec::new(),
+            max_wall: None,
+            max_jobs_per_user: None,
+            max_submit_jobs_per_user: None,
+            max_cpus_per_user: None,
+            max_nodes_per_job: None,
+            grp_cpus: None,
+            grp_jobs: None,
+            grp_submit_jobs: None,
+            max_tres_per_job: None,
+            max_tres_per_user: None,
+            max_tres_mins_per_job: None,
+            grp_tres: None,
+        }
+    }
+}
+
+impl ConfigFile {
+    /// The file as TOML text (what `Cluster::from_toml` reads back).
+    pub fn to_toml_string(&self) -> String {
+        toml::to_string(self)
+            .unwrap_or_else(|err| format!("# cannot print the configuration: {err}\n"))
+    }
 }

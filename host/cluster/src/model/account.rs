@@ -51,6 +51,8 @@ pub struct Association {
     pub priority: u32,
     /// Default QOS of jobs under this association, inherited from the parent when `None`.
     pub default_qos: Option<super::QosId>,
+    /// Limits set on this association itself (inheritance is the enforcer's).
+    pub limits: super::AssocLimits,
 }
 
 impl Association {

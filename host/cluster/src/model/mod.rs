@@ -3,6 +3,7 @@
 mod account;
 mod gres;
 mod hres;
+mod limits;
 mod node;
 mod partition;
 pub mod plugins;
@@ -14,10 +15,13 @@ mod scheduler;
 pub use account::{AssocId, AssocKind, Association, Shares};
 pub use gres::{Gres, GresDevice, GresFlag};
 pub use hres::{HresCount, HresLayer, HresMode, HresResource, License, NamedValue};
+pub use limits::{AccountingEnforce, AssocLimits, TresError, TresLimits};
 pub use node::{Node, NodeId, NodeState};
-pub use partition::{Partition, PartitionId};
+pub use partition::{
+    OverSubscribe, Partition, PartitionAccess, PartitionId, PartitionPower, PartitionState,
+};
 pub use plugins::{PluginConfig, PluginKind, PluginSource, Plugins};
-pub use power::PowerSaveParams;
+pub use power::{PowerSaveParams, PowerWatts};
 pub use priority::{PriorityFlag, PriorityParams, UsageResetPeriod};
 pub use qos::{Qos, QosId, QosLimits};
 pub use scheduler::SchedulerParams;
@@ -68,6 +72,8 @@ pub struct Cluster {
     pub power: PowerSaveParams,
     /// Which plugin of each kind to load, with its settings.
     pub plugins: Plugins,
+    /// `AccountingStorageEnforce`: whether associations, limits and QOS are enforced.
+    pub enforce: AccountingEnforce,
 }
 
 impl Cluster {

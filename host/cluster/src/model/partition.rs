@@ -34,8 +34,123 @@ pub struct Partition {
     pub default: bool,
     /// Most nodes one job may use (`MaxNodes`, default UNLIMITED).
     pub max_nodes: Option<u32>,
-    /// Per-partition idle time before power down (`SuspendTime`); `None` uses the global value.
+    /// Per-partition idle time before power down (`SuspendTime`); `None` leaves it to the
+    /// node's other partitions, then the global value (INFINITE never suspends and wins).
     pub suspend_time: Option<TimeLimit>,
     /// QOS applied to every job in the partition (`QOS`), if any.
     pub qos: Option<super::QosId>,
+    /// Power timers and PowerDownOnIdle of the partition's nodes.
+    pub power: PartitionPower,
+    /// Who may use the partition, its state, sharing and memory defaults.
+    pub access: PartitionAccess,
+}
+
+/// A partition's power keys: timers its nodes take the highest of, and `PowerDownOnIdle`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PartitionPower {
+    /// `ResumeTimeout` in seconds (None: not set here; INFINITE: never time out).
+    pub resume_timeout: Option<TimeLimit>,
+    /// `SuspendTimeout` in seconds (None: not set here).
+    pub suspend_timeout: Option<u64>,
+    /// `PowerDownOnIdle`: nodes allocated from here power down as soon as they are idle.
+    pub power_down_on_idle: bool,
+}
+
+/// Who may submit to a partition and on what terms (slurm.conf partition keys).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PartitionAccess {
+    /// `AllowAccounts`: only these accounts; `None` is `ALL`.
+    pub allow_accounts: Option<Vec<String>>,
+    /// `DenyAccounts`: never these accounts.
+    pub deny_accounts: Vec<String>,
+    /// `AllowGroups`: only users in one of these Unix groups; `None` is `ALL`.
+    pub allow_groups: Option<Vec<String>>,
+    /// `AllowQos`: only these QOS; `None` is `ALL`.
+    pub allow_qos: Option<Vec<String>>,
+    /// `DenyQos`: never these QOS.
+    pub deny_qos: Vec<String>,
+    /// `State`.
+    pub state: PartitionState,
+    /// `OverSubscribe`.
+    pub oversubscribe: OverSubscribe,
+    /// `DefMemPerCPU` in MB: the memory of a job that asks none, per CPU it uses.
+    pub def_mem_per_cpu: Option<u64>,
+    /// `MaxMemPerCPU` in MB: a job asking more memory per CPU gets more CPUs per task.
+    pub max_mem_per_cpu: Option<u64>,
+}
+
+/// `State=` of a partition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum PartitionState {
+    /// Jobs are accepted and run.
+    #[default]
+    Up,
+    /// Jobs are accepted but do not start (`PartitionDown`).
+    Down,
+    /// No new jobs are accepted; queued ones still run.
+    Drain,
+    /// No new jobs are accepted and queued ones do not start (`PartitionInactive`).
+    Inactive,
+}
+
+impl PartitionState {
+    /// Reads Slurm's spelling, any case.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text.to_ascii_uppercase().as_str() {
+            "UP" => Self::Up,
+            "DOWN" => Self::Down,
+            "DRAIN" => Self::Drain,
+            "INACTIVE" => Self::Inactive,
+            _ => return None,
+        })
+    }
+
+    /// Slurm's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Up => "UP",
+            Self::Down => "DOWN",
+            Self::Drain => "DRAIN",
+            Self::Inactive => "INACTIVE",
+        }
+    }
+    /// Whether its jobs may start.
+    pub fn starts_jobs(self) -> bool {
+        matches!(self, Self::Up | Self::Drain)
+    }
+
+    /// Whether it takes new jobs.
+    pub fn takes_jobs(self) -> bool {
+        matches!(self, Self::Up | Self::Down)
+    }
+}
+
+/// `OverSubscribe=` of a partition, the values sluice enforces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum OverSubscribe {
+    /// Jobs share nodes but not CPUs (`NO`, the default).
+    #[default]
+    No,
+    /// Every job gets whole nodes, as if it asked `--exclusive` (`EXCLUSIVE`).
+    Exclusive,
+}
+
+impl OverSubscribe {
+    /// Reads `NO` or `EXCLUSIVE`; `YES`/`FORCE` (CPUs shared by several jobs) are not
+    /// supported and read as `None`.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_uppercase().as_str() {
+            "NO" => Some(Self::No),
+            "EXCLUSIVE" => Some(Self::Exclusive),
+            _ => None,
+        }
+    }
+
+    /// Slurm's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::No => "NO",
+            Self::Exclusive => "EXCLUSIVE",
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::TimeLimit;
+use super::{TimeLimit, TresLimits};
 
 /// Index of a QOS in [`super::Cluster::qos`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -28,9 +28,14 @@ pub struct Qos {
     pub no_decay: bool,
     /// Limits; `None` everywhere means unlimited.
     pub limits: QosLimits,
+    /// `Flags=DenyOnLimit`: a job over a `Max*` limit on its own is refused at submission
+    /// instead of pending.
+    pub deny_on_limit: bool,
+    /// `Flags=OverPartQOS`: this QOS's limits take precedence over the partition QOS's.
+    pub over_part_qos: bool,
 }
 
-/// QOS limits (sacctmgr names); every field `None` means no limit.
+/// QOS limits (sacctmgr names); every field `None` (or an empty [`TresLimits`]) means no limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct QosLimits {
     /// `MaxWall`: longest time limit per job.
@@ -39,12 +44,16 @@ pub struct QosLimits {
     pub max_jobs_per_user: Option<u32>,
     /// `MaxSubmitJobsPerUser`: pending plus running jobs per user.
     pub max_submit_jobs_per_user: Option<u32>,
-    /// `MaxTRESPerUser=cpu=`: CPUs in use per user.
-    pub max_cpus_per_user: Option<u32>,
-    /// `MaxTRESPerJob=node=`: nodes per job.
-    pub max_nodes_per_job: Option<u32>,
-    /// `GrpTRES=cpu=`: CPUs in use by all jobs of the QOS.
-    pub grp_cpus: Option<u32>,
+    /// `MaxTRESPerJob`.
+    pub max_tres_per_job: TresLimits,
+    /// `MaxTRESPerUser`: TRES in use by one user's running jobs.
+    pub max_tres_per_user: TresLimits,
+    /// `MaxTRESMinsPerJob`: TRES × time limit in minutes, per job.
+    pub max_tres_mins_per_job: TresLimits,
+    /// `GrpTRES`: TRES in use by all running jobs of the QOS.
+    pub grp_tres: TresLimits,
     /// `GrpJobs`: running jobs of the QOS.
     pub grp_jobs: Option<u32>,
+    /// `GrpSubmitJobs`: pending plus running jobs of the QOS.
+    pub grp_submit_jobs: Option<u32>,
 }

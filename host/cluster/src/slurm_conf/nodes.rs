@@ -9,7 +9,8 @@ use crate::keyvalue::{Line, Pair};
 use crate::model::{NodeState, TimeLimit};
 
 use super::Importer;
-use super::values::{limit, number, yes_no};
+use super::values::{invalid, limit, number, yes_no};
+use crate::model::{OverSubscribe, PartitionState};
 
 /// Merges `update` into `defaults`, later keys replacing earlier ones.
 fn merge_defaults(defaults: &mut Vec<Pair>, update: &[Pair]) {
@@ -109,7 +110,18 @@ pub fn node_line(importer: &mut Importer, line: &Line) -> Result<(), ConfigError
         spec.sockets = per_board.saturating_mul(boards);
     }
     importer.file.nodes.push(spec);
+    importer
+        .origins
+        .nodes
+        .push(line.pairs.iter().chain(&pairs).cloned().collect());
     Ok(())
+}
+
+/// Whether `key` is written on the line itself rather than inherited from its DEFAULT line.
+fn own_line(line: &Line, key: &str) -> bool {
+    line.pairs[1..]
+        .iter()
+        .any(|p| p.key.eq_ignore_ascii_case(key))
 }
 
 /// One `PartitionName=` line; `PartitionName=DEFAULT` sets defaults for the lines after it.
@@ -130,6 +142,18 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
         max_nodes: None,
         suspend_time: None,
         qos: None,
+        resume_timeout: None,
+        suspend_timeout: None,
+        power_down_on_idle: false,
+        allow_accounts: None,
+        deny_accounts: Vec::new(),
+        allow_groups: None,
+        allow_qos: None,
+        deny_qos: Vec::new(),
+        state: None,
+        over_subscribe: None,
+        def_mem_per_cpu: None,
+        max_mem_per_cpu: None,
     };
     let mut pairs = importer.partition_defaults.clone();
     merge_defaults(&mut pairs, &line.pairs[1..]);
@@ -160,11 +184,77 @@ pub fn partition_line(importer: &mut Importer, line: &Line) -> Result<(), Config
             "maxnodes" => {
                 spec.max_nodes = if pair.value.eq_ignore_ascii_case("UNLIMITED") { None } else { Some(number(pair)?) }
             }
+            // Slurm reads these two from the partition's own line only (power-save.md §1.2, Q12).
+            "suspendtime" | "powerdownonidle" if !own_line(line, &pair.key) => importer.skip(
+                &pair.at,
+                &pair.key,
+                "Slurm ignores this key on PartitionName=DEFAULT; set it on each partition",
+            ),
             "suspendtime" => spec.suspend_time = Some(limit(pair, 1)?),
-            "qos" => importer.skip(&pair.at, &pair.key, "QOS live in the accounting database; add a [[qos]] table and QOS key by hand"),
-            _ => importer.skip(&pair.at, &pair.key, "a partition key the scheduler does not model (access control, state, oversubscription …)"),
+            "powerdownonidle" => spec.power_down_on_idle = yes_no(pair)?,
+            "resumetimeout" => spec.resume_timeout = Some(limit(pair, 1)?),
+            "suspendtimeout" => spec.suspend_timeout = Some(number(pair)?),
+            "qos" => spec.qos = Some(importer.qos_named(pair)),
+            "allowaccounts" => spec.allow_accounts = Some(list(&pair.value)),
+            "denyaccounts" => spec.deny_accounts = list(&pair.value),
+            "allowgroups" => spec.allow_groups = Some(list(&pair.value)),
+            "allowqos" => {
+                spec.allow_qos = Some(
+                    list(&pair.value)
+                        .iter()
+                        .filter(|q| !q.eq_ignore_ascii_case("ALL"))
+                        .map(|q| importer.qos_named(&Pair { value: q.clone(), ..pair.clone() }))
+                        .collect(),
+                )
+            }
+            "denyqos" => {
+                spec.deny_qos = list(&pair.value)
+                    .iter()
+                    .map(|q| importer.qos_named(&Pair { value: q.clone(), ..pair.clone() }))
+                    .collect()
+            }
+            "state" => {
+                PartitionState::parse(&pair.value)
+                    .ok_or_else(|| invalid(pair, "UP, DOWN, DRAIN or INACTIVE"))?;
+                spec.state = Some(Spanned::new(0..0, pair.value.to_ascii_uppercase()));
+            }
+            "oversubscribe" | "shared" => over_subscribe(importer, pair, &mut spec),
+            "defmempercpu" => spec.def_mem_per_cpu = Some(number(pair)?),
+            "maxmempercpu" => spec.max_mem_per_cpu = Some(number(pair)?),
+            "preemptmode" | "graceperiod" => importer.skip(&pair.at, &pair.key, "preemption is not implemented; jobs are never preempted"),
+            _ => importer.skip(&pair.at, &pair.key, "a partition key the scheduler does not model (node and CPU limits per node, hidden, root-only, default memory per node …)"),
         }
     }
     importer.file.partitions.push(spec);
+    importer
+        .origins
+        .partitions
+        .push(line.pairs.iter().chain(&pairs).cloned().collect());
     Ok(())
+}
+
+/// A comma-separated slurm.conf list.
+fn list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `OverSubscribe=` (or the old `Shared=`): NO and EXCLUSIVE carry over; YES and FORCE, which
+/// let jobs share CPUs, are not supported and leave the partition at NO.
+fn over_subscribe(importer: &mut Importer, pair: &Pair, spec: &mut PartitionSpec) {
+    let mode = pair.value.split(':').next().unwrap_or_default();
+    match OverSubscribe::parse(mode) {
+        Some(o) => spec.over_subscribe = Some(Spanned::new(0..0, o.as_str().to_owned())),
+        None => importer.skip(
+            &pair.at,
+            &pair.key,
+            format!(
+                "OverSubscribe={} (jobs sharing CPUs) is not supported; the partition does not oversubscribe",
+                pair.value
+            ),
+        ),
+    }
 }

@@ -75,16 +75,18 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         "prioritydecayhalflife" => priority.priority_decay_half_life = minutes(pair)?,
         "prioritycalcperiod" => priority.priority_calc_period = minutes(pair)?,
         "priorityfavorsmall" => priority.priority_favor_small = yes_no(pair)?,
-        "priorityflags" => {
-            for flag in pair.value.split(',').filter(|s| !s.is_empty()) {
-                let parsed: PriorityFlag = serde_plain(flag).ok_or_else(|| {
+        "priorityflags" => priority_flags(importer, pair),
+        "accountingstorageenforce" => {
+            let flags = split_list(&pair.value);
+            crate::model::AccountingEnforce::parse(flags.iter().map(String::as_str)).map_err(
+                |_| {
                     invalid(
                         pair,
-                        "PriorityFlags such as ACCRUE_ALWAYS, NO_FAIR_TREE, SMALL_RELATIVE_TO_TIME",
+                        "associations, limits, qos, safe, nojobs, nosteps, wckeys, all or none",
                     )
-                })?;
-                priority.priority_flags.push(parsed);
-            }
+                },
+            )?;
+            file.enforce = Some(toml::Spanned::new(0..0, flags));
         }
         "priorityusageresetperiod" => {
             priority.priority_usage_reset_period = serde_plain::<UsageResetPeriod>(&pair.value)
@@ -98,7 +100,8 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         "fairsharedampeningfactor" => priority.fair_share_dampening_factor = number(pair)?,
         "suspendtime" => power.suspend_time = limit(pair, 1)?,
         "suspendtimeout" => power.suspend_timeout = number(pair)?,
-        "resumetimeout" => power.resume_timeout = number(pair)?,
+        "resumetimeout" => power.resume_timeout = limit(pair, 1)?,
+        "jobrequeue" => power.job_requeue = number::<u8>(pair)? != 0,
         "resumerate" => power.resume_rate = number(pair)?,
         "suspendrate" => power.suspend_rate = number(pair)?,
         "suspendprogram" => power.suspend_program = Some(pair.value.clone()),
@@ -108,12 +111,12 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         "suspendexcparts" => power.suspend_exc_parts = split_list(&pair.value),
         "suspendexcstates" => power.suspend_exc_states = split_list(&pair.value),
         "slurmctldparameters" => slurmctld_parameters(importer, pair)?,
-        "licenses" => licenses(importer, pair)?,
-        "include" => importer.skip(
+        "preempttype" | "preemptmode" | "preemptexempttime" | "preemptparameters" => importer.skip(
             &pair.at,
             &pair.key,
-            "included files are not followed; import them separately",
+            "preemption is not implemented; jobs are never preempted",
         ),
+        "licenses" => licenses(importer, pair)?,
         _ => importer.skip(
             &pair.at,
             &pair.key,
@@ -121,6 +124,63 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
         ),
     }
     Ok(())
+}
+
+/// `PriorityFlags`, read as Slurm's `read_config.c` reads it: each flag is looked for anywhere
+/// in the value, case-insensitively, so `FAIR_TREE` (the default since 19.05, once a flag of its
+/// own) sets nothing; a word that names no flag is listed, since Slurm ignores it too.
+fn priority_flags(importer: &mut Importer, pair: &Pair) {
+    use PriorityFlag::*;
+    let text = pair.value.to_ascii_uppercase();
+    let has = |name: &str| text.contains(name);
+    let flags = &mut importer.file.priority.priority_flags;
+    let mut add = |on: bool, flag: PriorityFlag| {
+        if on && !flags.contains(&flag) {
+            flags.push(flag);
+        }
+    };
+    add(has("ACCRUE_ALWAYS"), AccrueAlways);
+    add(has("SMALL_RELATIVE_TO_TIME"), SmallRelativeToTime);
+    add(has("CALCULATE_RUNNING"), CalculateRunning);
+    add(has("DEPTH_OBLIVIOUS"), DepthOblivious);
+    add(!has("DEPTH_OBLIVIOUS") && has("NO_FAIR_TREE"), NoFairTree);
+    add(has("INCR_ONLY"), IncrOnly);
+    add(has("MAX_TRES_GRES"), MaxTresGres);
+    add(!has("MAX_TRES_GRES") && has("MAX_TRES"), MaxTres);
+    add(has("NO_NORMAL_ALL"), NoNormalAll);
+    for (name, flag) in [
+        ("NO_NORMAL_ASSOC", NoNormalAssoc),
+        ("NO_NORMAL_PART", NoNormalPart),
+        ("NO_NORMAL_QOS", NoNormalQos),
+        ("NO_NORMAL_TRES", NoNormalTres),
+    ] {
+        add(!has("NO_NORMAL_ALL") && has(name), flag);
+    }
+    const KNOWN: [&str; 14] = [
+        "ACCRUE_ALWAYS",
+        "SMALL_RELATIVE_TO_TIME",
+        "CALCULATE_RUNNING",
+        "DEPTH_OBLIVIOUS",
+        "NO_FAIR_TREE",
+        "FAIR_TREE",
+        "INCR_ONLY",
+        "MAX_TRES_GRES",
+        "MAX_TRES",
+        "NO_NORMAL_ALL",
+        "NO_NORMAL_ASSOC",
+        "NO_NORMAL_PART",
+        "NO_NORMAL_QOS",
+        "NO_NORMAL_TRES",
+    ];
+    for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        if !KNOWN.contains(&word) {
+            importer.skip(
+                &pair.at,
+                &format!("PriorityFlags={word}"),
+                "not a PriorityFlags value (Slurm ignores it too)",
+            );
+        }
+    }
 }
 
 /// Parses Slurm's uppercase spellings through the serde names of our enums.
@@ -165,6 +225,9 @@ fn scheduler_parameters(importer: &mut Importer, pair: &Pair) -> Result<(), Conf
             ("batch_sched_delay", false) => s.batch_sched_delay = number(&sub)?,
             ("max_rpc_cnt", false) => s.max_rpc_cnt = number(&sub)?,
             ("defer", true) => s.defer = true,
+            ("requeue_on_resume_failure", true) => {
+                importer.file.power.requeue_on_resume_failure = true
+            }
             ("defer_batch", true) => s.defer_batch = true,
             ("bf_interval", false) => s.bf_interval = signed(&sub)?,
             ("bf_max_time", false) => s.bf_max_time = Some(number(&sub)?),
@@ -209,6 +272,18 @@ fn slurmctld_parameters(importer: &mut Importer, pair: &Pair) -> Result<(), Conf
                 importer.file.power.power_save_interval = value
                     .parse()
                     .map_err(|_| invalid(pair, "power_save_interval=<seconds>"))?
+            }
+            Some(("power_save_min_interval", value)) => {
+                importer.file.power.power_save_min_interval = value
+                    .parse()
+                    .map_err(|_| invalid(pair, "power_save_min_interval=<seconds>"))?
+            }
+            Some(("max_powered_nodes", value)) => {
+                importer.file.power.max_powered_nodes = Some(
+                    value
+                        .parse()
+                        .map_err(|_| invalid(pair, "max_powered_nodes=<nodes>"))?,
+                )
             }
             _ => importer.skip(
                 &pair.at,

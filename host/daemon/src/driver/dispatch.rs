@@ -88,6 +88,10 @@ impl Driver {
                 answer(&self.node_action(&nodes, action, &reason)?)
             }
             ApiRequest::Partitions => answer(&self.partition_rows()),
+            ApiRequest::PartitionState { name, state } => {
+                self.require_admin(who, &format!("update PartitionName={name}"))?;
+                answer(&self.set_partition_state(&name, &state)?)
+            }
             ApiRequest::Licenses => answer(&self.license_rows()),
             ApiRequest::Reservations => answer(&self.reservation_list()),
             ApiRequest::CreateReservation(r) => {

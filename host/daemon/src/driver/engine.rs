@@ -54,14 +54,16 @@ pub(super) fn own_usage(engine: &Engine) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Builds the engine over `cluster` with the plugin set.
+/// Builds the engine over `cluster` with the plugin set; a GRES plugin refusing the node
+/// configuration is a configuration error at the line of `cluster_file` that configures it.
 pub(super) fn build_engine(
+    cluster_file: Option<&std::path::Path>,
     mut cluster: Cluster,
     set: &SharedSet,
     clock: Arc<DaemonClock>,
     usage: &BTreeMap<String, f64>,
     recorder: &Arc<Recorder>,
-) -> Engine {
+) -> Result<Engine, DaemonError> {
     for i in 0..cluster.associations.len() {
         let key = assoc_key(&cluster, AssocId(i as u32));
         if let Some(u) = usage.get(&key) {
@@ -74,8 +76,9 @@ pub(super) fn build_engine(
         inner: policies.selection,
         recorder: recorder.clone(),
     });
-    let mut config = EngineConfig::for_cluster(&cluster);
-    // Slurm without AccountingStorageEnforce accepts users it has no association for.
-    config.create_missing_associations = true;
-    Engine::with_config(cluster, policies, clock, config)
+    // The cluster's AccountingStorageEnforce and CreateMissingAssociations decide whether a
+    // user or account without an association is accepted.
+    let config = EngineConfig::for_cluster(&cluster);
+    Engine::try_with_config(cluster, policies, clock, config)
+        .map_err(|e| DaemonError::Config(crate::check::gres_refusal(cluster_file, &e)))
 }

@@ -59,9 +59,22 @@ impl Driver {
                 ));
             }
         }
-        let spec = request.to_spec(user, deps)?;
+        let mut spec = request.to_spec(user, deps)?;
+        spec.requeue = Some(request.requeue.unwrap_or(self.cfg.job_requeue));
+        if self
+            .cluster
+            .partitions
+            .iter()
+            .any(|p| p.access.allow_groups.is_some())
+        {
+            spec.groups = crate::identity::group_names(user);
+        }
         let eid = self.engine.submit(spec).map_err(|e| e.to_string())?;
         self.ids.link(id, eid);
+        if request.deadline.is_some() {
+            let limit = self.engine.job(eid).and_then(|j| j.time_limit);
+            self.note_deadline(id, request, limit);
+        }
         Ok(eid)
     }
 
@@ -105,6 +118,12 @@ impl Driver {
         {
             self.metrics.refused += 1;
             return Err(e);
+        }
+        if !self.partitions_take_jobs(&request) {
+            self.metrics.refused += 1;
+            return Err(ApiError::bad(
+                "batch job submission failed: Required partition not available (inactive or drain)",
+            ));
         }
         let id = self.store.image().next_id;
         let eid = match self.enqueue(id, &who.user, &request) {
@@ -244,6 +263,9 @@ impl Driver {
         changes: UpdateRequest,
     ) -> Result<JobUpdated, ApiError> {
         let job = self.authorize(who, id, "update")?;
+        if job.state == State::Running {
+            return self.update_running(who, &job, changes);
+        }
         let eid = self.pending_eid(&job, "update")?;
         if changes.is_empty() {
             return Err(ApiError::bad(format!("update job {id}: nothing to change")));
@@ -290,6 +312,70 @@ impl Driver {
                     Hold::User
                 },
             );
+        }
+        self.commit(Record::Update { id, changes });
+        Ok(JobUpdated {
+            job_id: id,
+            updated: true,
+        })
+    }
+
+    /// Whether one of the partitions a new job names (else the default one) takes new jobs:
+    /// not DRAIN or INACTIVE. Names the cluster lacks are left to the engine to refuse.
+    fn partitions_take_jobs(&self, request: &SubmitRequest) -> bool {
+        let parts = &self.cluster.partitions;
+        let named: Vec<usize> = match &request.partition {
+            Some(list) => list
+                .split(',')
+                .filter_map(|n| parts.iter().position(|p| p.name == n.trim()))
+                .collect(),
+            None => parts.iter().position(|p| p.default).into_iter().collect(),
+        };
+        named.is_empty()
+            || named.iter().any(|&p| {
+                self.engine
+                    .partition_state(sluice_cluster::PartitionId(p as u32))
+                    .takes_jobs()
+            })
+    }
+
+    /// `TimeLimit=` of a running job: anyone may shorten their job's limit, only an admin may
+    /// extend it (Slurm's rule); the engine and the job's supervisor both hold it to the new one.
+    fn update_running(
+        &mut self,
+        who: &Identity,
+        job: &JobRecord,
+        changes: UpdateRequest,
+    ) -> Result<JobUpdated, ApiError> {
+        let id = job.id;
+        let limit_only = UpdateRequest {
+            time_limit: changes.time_limit,
+            ..UpdateRequest::default()
+        };
+        let Some(new) = changes.time_limit.filter(|_| changes == limit_only) else {
+            return Err(ApiError::conflict(format!(
+                "update job {id}: job is RUNNING; only TimeLimit can change while it runs"
+            )));
+        };
+        let eid = self.ids.engine(id).ok_or_else(|| {
+            ApiError::internal(format!("job {id} is running but not in the engine"))
+        })?;
+        // Compared with the limit in force, which may be the partition's default.
+        let current = self.engine.job(eid).and_then(|j| j.time_limit);
+        if current.is_none_or(|c| new > c) && !self.is_admin(who) {
+            return Err(ApiError::forbidden(format!(
+                "update job {id}: TimeLimit: only an admin may extend a job's time limit"
+            )));
+        }
+        self.engine
+            .set_time_limit(eid, Some(new))
+            .map_err(|e| ApiError::conflict(format!("update job {id}: {e}")))?;
+        if let Err(e) = self
+            .exec
+            .set_time_limit(id, Some(std::time::Duration::from_secs(new)))
+        {
+            // The daemon still ends the job at the new limit; only its fallback is the old one.
+            tracing::warn!("update job {id}: the supervisor's limit stays: {e}");
         }
         self.commit(Record::Update { id, changes });
         Ok(JobUpdated {

@@ -7,14 +7,18 @@
 //! from the store at start-up, `reattach` takes back the jobs still running; `dispatch` routes
 //! messages to handlers and checks admins; `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
 //! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
+//! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
+//! pending jobs that can no longer meet their `--deadline`;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. Siblings import each other one way only.
 
+mod deadlines;
 mod dispatch;
 mod engine;
 mod job_ids;
 mod job_views;
 mod jobs;
+mod mail;
 mod plugins;
 mod reattach;
 mod recording;
@@ -97,6 +101,8 @@ pub struct Driver {
     exit_reasons: HashMap<u64, String>,
     /// Jobs taken back as running at start-up, whose `Started` event is not acted on.
     resumed: HashSet<u64>,
+    /// Pending jobs with a `--deadline`, by the last moment they could start (`deadlines`).
+    deadlines: std::collections::BTreeSet<(i64, u64)>,
     admin_uid: u32,
     plugins: plugins::PluginState,
     metrics: sluice_api::Counters,
@@ -205,6 +211,7 @@ impl Driver {
     fn tick(&mut self) {
         let t0 = Instant::now();
         self.plugins.before_pass();
+        self.expire_deadlines();
         let events = self.engine.tick();
         self.last_tick = Instant::now();
         let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -245,12 +252,16 @@ impl Driver {
                         kills.push(p);
                     }
                 }
-                Event::PowerUp { nodes } => {
-                    // Virtual nodes boot at once; a power program would be run here.
-                    for n in nodes {
-                        self.engine.node_powered_up(n);
+                Event::Power(sluice_engine::PowerEvent::Call(call)) => {
+                    // Virtual nodes boot at once: a resumed node registers straight away. Running
+                    // the power programs is the daemon's next step.
+                    if call.program == sluice_engine::Program::Resume {
+                        for n in call.nodes {
+                            self.engine.register_node(n);
+                        }
                     }
                 }
+                Event::Power(sluice_engine::PowerEvent::JobReady { .. }) => {}
             }
         }
         if launches.is_empty() && kills.is_empty() {

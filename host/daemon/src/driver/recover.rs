@@ -38,12 +38,13 @@ pub(super) fn start(
     let clock = Arc::new(DaemonClock::new());
     let recorder = Arc::new(Recorder::default());
     let engine = build_engine(
+        opts.cluster_file.as_deref(),
         cluster.clone(),
         &set,
         clock.clone(),
         &store.image().usage,
         &recorder,
-    );
+    )?;
     let exec = make_exec(tx);
     let mut d = Driver {
         plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),
@@ -60,6 +61,7 @@ pub(super) fn start(
         accepted_at: HashMap::new(),
         exit_reasons: HashMap::new(),
         resumed: HashSet::new(),
+        deadlines: Default::default(),
         admin_uid: unsafe { libc::geteuid() },
         metrics: sluice_api::Counters::default(),
         started_at: Instant::now(),
@@ -89,6 +91,15 @@ impl Driver {
         for r in image.reservations.values() {
             if let Err(e) = self.engine.create_reservation(r) {
                 tracing::warn!("reservation {}: no longer valid: {e}", r.name);
+            }
+        }
+        for (name, state) in &image.partitions {
+            let p = self.cluster.partitions.iter().position(|p| &p.name == name);
+            match (p, sluice_engine::PartitionState::parse(state)) {
+                (Some(p), Some(s)) => self
+                    .engine
+                    .set_partition_state(sluice_cluster::PartitionId(p as u32), s),
+                _ => tracing::warn!("partition {name}: state {state} dropped (no such partition)"),
             }
         }
         let now = self.engine.now();

@@ -43,6 +43,9 @@ fn journal_bound(req: &ApiRequest) -> Option<u64> {
             Some((nodes.len() + reason.len()) as u64 + ENVELOPE)
         }
         ApiRequest::DeleteReservation(name) => Some(name.len() as u64 + ENVELOPE),
+        ApiRequest::PartitionState { name, state } => {
+            Some((name.len() + state.len()) as u64 + ENVELOPE)
+        }
         ApiRequest::Cancel { .. }
         | ApiRequest::Hold(_)
         | ApiRequest::Release(_)

@@ -1,13 +1,14 @@
 //! Runs of jobs: the engine's decisions to start and end them, journaled before they are acted
 //! on, what the executor launches, and the exits it reports back.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use sluice_engine::{JobId, JobState};
 
 use super::Driver;
 use super::engine::assoc_key;
+use super::mail::MailEvent;
 use crate::executor::{ExitReport, Launch};
 use crate::image::{Record, State};
 
@@ -48,6 +49,12 @@ impl Driver {
             self.metrics.start_latency_ms_max = self.metrics.start_latency_ms_max.max(ms);
         }
         let rec = self.store.image().jobs.get(&id)?.clone();
+        self.mail(
+            id,
+            MailEvent::Began {
+                queued: (time - rec.submit_time).max(0) as u64,
+            },
+        );
         let req = &rec.request;
         let mut env = req.env.clone();
         if !env.contains_key("PATH") {
@@ -73,7 +80,21 @@ impl Driver {
         set("SLURM_JOB_USER", rec.user.clone());
         set("SLURM_JOB_UID", rec.uid.to_string());
         set("SLURM_SUBMIT_DIR", req.workdir.clone());
-        set("SLURM_SUBMIT_HOST", "localhost".into());
+        set(
+            "SLURM_SUBMIT_HOST",
+            req.env
+                .get("SLURM_SUBMIT_HOST")
+                .cloned()
+                .unwrap_or_else(crate::job_env::host_name),
+        );
+        set(
+            "SLURM_JOB_CPUS_PER_NODE",
+            crate::job_env::run_lengths(&alloc.placement.cpus),
+        );
+        set("SLURM_JOB_START_TIME", time.to_string());
+        for (k, v) in crate::job_env::request_vars(req) {
+            set(k, v);
+        }
         set("SLURM_CLUSTER_NAME", self.cluster.name.clone());
         set(
             "SLURMD_NODENAME",
@@ -98,19 +119,34 @@ impl Driver {
             env.extend(gres);
         }
         let workdir = PathBuf::from(&req.workdir);
-        let pattern = |p: &str| expand_pattern(p, id, &req.job_name(), &rec.user, &workdir);
+        let name = req.job_name();
+        let fields = crate::filename::PatternFields {
+            job_id: id,
+            array_task: None,
+            name: &name,
+            user: &rec.user,
+            node: nodes.first().map_or("", String::as_str),
+        };
+        let pattern = |p: &str| crate::filename::expand(p, &fields, &workdir);
+        let output = pattern(req.output.as_deref().unwrap_or("slurm-%j.out"));
+        let error = req.error.as_deref().map(pattern);
+        let input = req.input.as_deref().map(pattern);
         Some(Launch {
             job: id,
             run: rec.restarts,
             uid: rec.uid,
             script: req.script.clone(),
-            output: pattern(req.output.as_deref().unwrap_or("slurm-%j.out")),
-            error: req.error.as_deref().map(pattern),
+            output,
+            error,
             workdir,
             env,
             nodes,
             time_limit: job.time_limit.map(Duration::from_secs),
             kill_wait: Duration::from_secs(self.cfg.kill_wait),
+            warn_signal: req.signal.clone(),
+            append: req.open_mode.as_deref() == Some("append"),
+            input,
+            args: req.script_args.clone(),
         })
     }
 
@@ -162,6 +198,13 @@ impl Driver {
         // An end journaled already (a cancelled pending job, a job start-up could not take back)
         // is not journaled twice; the engine's copy just catches up.
         if !ended {
+            let started = self
+                .store
+                .image()
+                .jobs
+                .get(&id)
+                .and_then(|j| j.start_time)
+                .filter(|_| was_running);
             self.commit(Record::Ended {
                 id,
                 time,
@@ -169,6 +212,14 @@ impl Driver {
                 exit_code,
                 reason,
             });
+            self.mail(
+                id,
+                MailEvent::Ended {
+                    run: started.map_or(0, |s| (time - s).max(0) as u64),
+                    state: state.as_str(),
+                    exit_code: exit_code.unwrap_or(0),
+                },
+            );
         }
         self.metrics.ended += 1;
         self.accepted_at.remove(&id);
@@ -215,29 +266,4 @@ impl Driver {
 /// else 1 (it never ran).
 pub(super) fn exit_code(r: &ExitReport) -> i32 {
     r.code.or(r.signal.map(|s| 128 + s)).unwrap_or(1)
-}
-
-/// Expands `%j` (job id), `%x` (name), `%u` (user) and `%%` in an output pattern, relative to `dir`.
-pub fn expand_pattern(pattern: &str, id: u64, name: &str, user: &str, dir: &Path) -> PathBuf {
-    let mut out = String::new();
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('j') | Some('A') => out.push_str(&id.to_string()),
-            Some('x') => out.push_str(name),
-            Some('u') => out.push_str(user),
-            Some('%') => out.push('%'),
-            Some(other) => {
-                out.push('%');
-                out.push(other);
-            }
-            None => out.push('%'),
-        }
-    }
-    let p = PathBuf::from(out);
-    if p.is_absolute() { p } else { dir.join(p) }
 }

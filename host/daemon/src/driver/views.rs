@@ -8,6 +8,7 @@ use sluice_api::{
     ShareRow,
 };
 use sluice_cluster::NodeId;
+use sluice_engine::PartitionState;
 use sluice_engine::{JobId, ReservationSpec};
 use sluice_policy::Power;
 
@@ -99,7 +100,18 @@ impl Driver {
 
     fn node_symbol_state(&self, n: usize) -> (String, &'static str) {
         let rt = &self.engine.nodes().nodes()[n];
-        let state = self.engine.nodes().state_name(NodeId(n as u32));
+        let mut state = self.engine.nodes().state_name(NodeId(n as u32));
+        // An idle node held by a reservation in force is RESERVED, as Slurm shows it.
+        let now = self.engine.now();
+        if state.starts_with("IDLE")
+            && self
+                .engine
+                .reservations()
+                .iter()
+                .any(|(_, r)| r.active_at(now) && r.nodes.contains(n as u32))
+        {
+            state = state.replacen("IDLE", "RESERVED", 1);
+        }
         let sym = match rt.power {
             Power::PoweredDown => "~",
             Power::PoweringUp => "#",
@@ -211,11 +223,41 @@ impl Driver {
         })
     }
 
+    /// `update PartitionName=… State=…`: the engine's state, journaled.
+    pub(super) fn set_partition_state(
+        &mut self,
+        name: &str,
+        state: &str,
+    ) -> Result<sluice_api::PartitionUpdated, ApiError> {
+        let parsed = PartitionState::parse(state).ok_or_else(|| {
+            ApiError::bad(format!(
+                "update PartitionName={name}: State={state}: expected UP, DOWN, DRAIN or INACTIVE"
+            ))
+        })?;
+        let p = self
+            .cluster
+            .partitions
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| ApiError::not_found(format!("Partition {name} not found")))?;
+        self.engine
+            .set_partition_state(sluice_cluster::PartitionId(p as u32), parsed);
+        self.commit(Record::Partition {
+            name: name.to_string(),
+            state: parsed.as_str().to_string(),
+        });
+        Ok(sluice_api::PartitionUpdated {
+            partition: name.to_string(),
+            state: parsed.as_str().to_string(),
+        })
+    }
+
     pub(super) fn partition_rows(&self) -> Vec<PartitionRow> {
         let c = &self.cluster;
         c.partitions
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let names: Vec<String> = p.nodes.iter().map(|n| c.node(*n).name.clone()).collect();
                 PartitionRow {
                     name: p.name.clone(),
@@ -227,6 +269,11 @@ impl Driver {
                     max_nodes: p.max_nodes,
                     priority_tier: p.priority_tier,
                     priority_job_factor: p.priority_job_factor,
+                    state: self
+                        .engine
+                        .partition_state(sluice_cluster::PartitionId(i as u32))
+                        .as_str()
+                        .to_string(),
                 }
             })
             .collect()

@@ -54,6 +54,10 @@ pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
         env: l.env.clone(),
         time_limit: l.time_limit.map(|d| d.as_secs()),
         kill_wait: l.kill_wait.as_secs(),
+        warn_signal: l.warn_signal.clone(),
+        append: l.append,
+        input: l.input.clone(),
+        args: l.args.clone(),
     };
     spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
     let lock = lock(dir).map_err(shown)?;

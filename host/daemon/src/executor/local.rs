@@ -31,8 +31,8 @@ type Jobs = Arc<Mutex<HashMap<u64, Tracked>>>;
 
 /// What the launch thread does.
 enum Work {
-    /// Start a supervisor.
-    Launch(Launch),
+    /// Start a supervisor (boxed: a launch is large beside a job id).
+    Launch(Box<Launch>),
     /// Remove a job's spool, unless a supervisor of it still runs.
     Forget(u64),
 }
@@ -57,7 +57,7 @@ impl LocalExecutor {
             .spawn(move || {
                 for w in rx {
                     match w {
-                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, l),
+                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, *l),
                         Work::Forget(job) => remove_spool(&s.join(job.to_string())),
                     }
                 }
@@ -175,7 +175,7 @@ impl Executor for LocalExecutor {
             },
         );
         let (job, run) = (l.job, l.run);
-        self.work.send(Work::Launch(l)).map_err(|_| {
+        self.work.send(Work::Launch(Box::new(l))).map_err(|_| {
             forget(&self.jobs, job, run);
             "the launch thread has stopped".to_string()
         })
@@ -187,6 +187,22 @@ impl Executor for LocalExecutor {
             .ok_or_else(|| format!("job {job} has no running processes"))?;
         signal_run(&run_dir(&self.spool, job, t.run), signal, true)
             .map_err(|e| format!("job {job}: {e}"))
+    }
+
+    fn set_time_limit(&mut self, job: u64, limit: Option<Duration>) -> Result<(), String> {
+        use crate::supervisor::spool::{self, JOB, JobFile};
+        let t = self
+            .current(job)
+            .ok_or_else(|| format!("job {job} has no running processes"))?;
+        let dir = run_dir(&self.spool, job, t.run);
+        let mut file: JobFile = spool::read_json(&dir, JOB)
+            .map_err(|e| format!("job {job}: {e}"))?
+            .ok_or_else(|| format!("job {job}: its spool has no job file"))?;
+        file.time_limit = limit.map(|d| d.as_secs());
+        spool::write_json(&dir, JOB, &file, spool::Persist::Atomic)
+            .map_err(|e| format!("job {job}: {e}"))?;
+        // The supervisor reads its limit again on SIGHUP.
+        signal_run(&dir, libc::SIGHUP, false).map_err(|e| format!("job {job}: {e}"))
     }
 
     fn terminate(&mut self, job: u64) {

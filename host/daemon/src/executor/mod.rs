@@ -37,6 +37,14 @@ pub struct Launch {
     pub time_limit: Option<Duration>,
     /// Between SIGTERM and SIGKILL when the job is ended (Slurm's KillWait).
     pub kill_wait: Duration,
+    /// `--signal`: sent this long before the time limit.
+    pub warn_signal: Option<sluice_api::WarnSignal>,
+    /// `--open-mode=append`: output files are appended to, not truncated.
+    pub append: bool,
+    /// `--input`: the script's standard input (else /dev/null), opened as the user.
+    pub input: Option<PathBuf>,
+    /// The script's arguments.
+    pub args: Vec<String>,
 }
 
 /// How a job's processes ended.
@@ -101,6 +109,10 @@ pub trait Executor: Send {
 
     /// Ends the job's processes: SIGTERM now, SIGKILL after its KillWait if any remain.
     fn terminate(&mut self, job: u64);
+
+    /// Changes the time limit the executor holds a running job to (an admin's extension, or a
+    /// reduction), counted from the job's start.
+    fn set_time_limit(&mut self, job: u64, limit: Option<Duration>) -> Result<(), String>;
 
     /// After a restart: finds what became of run `run` of a job the journal says was running.
     fn attach(&mut self, job: u64, run: u32) -> Attached;

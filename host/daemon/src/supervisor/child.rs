@@ -21,6 +21,10 @@ pub struct Prepared {
     workdir: CString,
     output: CString,
     error: Option<CString>,
+    /// Whether output files are appended to (`--open-mode=append`).
+    append: bool,
+    /// Standard input, else /dev/null.
+    input: Option<CString>,
     /// The script, opened by root in the daemon's spool, executed through this descriptor.
     script: File,
     argv: Vec<CString>,
@@ -47,8 +51,14 @@ impl Prepared {
             workdir: c_path(&job.workdir)?,
             output: c_path(&job.output)?,
             error: job.error.as_deref().map(c_path).transpose()?,
+            append: job.append,
+            input: job.input.as_deref().map(c_path).transpose()?,
             script,
-            argv: vec![c_path(&script_path)?],
+            argv: std::iter::once(c_path(&script_path))
+                .chain(job.args.iter().map(|a| {
+                    CString::new(a.as_bytes()).map_err(|_| format!("{a:?}: NUL in an argument"))
+                }))
+                .collect::<Result<_, _>>()?,
             envp,
         })
     }
@@ -107,25 +117,30 @@ impl Prepared {
                 io::Error::last_os_error()
             );
         }
-        let out = match open_output(&self.output) {
+        let out = match open_output(&self.output, self.append) {
             Ok(fd) => fd,
             Err(e) => return e,
         };
         let err = match &self.error {
-            Some(p) => match open_output(p) {
+            Some(p) => match open_output(p, self.append) {
                 Ok(fd) => fd,
                 Err(e) => return e,
             },
             None => out,
         };
+        let input = self.input.as_deref().unwrap_or(c"/dev/null");
+        // SAFETY: a NUL-terminated path, opened as the job's user.
+        let stdin = unsafe { libc::open(input.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if stdin < 0 {
+            return format!(
+                "cannot open input {} as the job's user: {}",
+                input.to_string_lossy(),
+                io::Error::last_os_error()
+            );
+        }
         // SAFETY: descriptors this process owns; dup2 clears close-on-exec on the copies.
         unsafe {
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
-            if null < 0
-                || libc::dup2(null, 0) < 0
-                || libc::dup2(out, 1) < 0
-                || libc::dup2(err, 2) < 0
-            {
+            if libc::dup2(stdin, 0) < 0 || libc::dup2(out, 1) < 0 || libc::dup2(err, 2) < 0 {
                 return format!(
                     "cannot set up standard streams: {}",
                     io::Error::last_os_error()
@@ -147,13 +162,18 @@ impl Prepared {
     }
 }
 
-/// Opens a job's output file as whoever the child now is, truncating it. A FIFO with no reader
-/// fails at once (`O_NONBLOCK`) instead of waiting; the file is then made blocking again.
-fn open_output(path: &CString) -> Result<RawFd, String> {
+/// Opens a job's output file as whoever the child now is, truncating it or, with `append`,
+/// appending to it. A FIFO with no reader fails at once (`O_NONBLOCK`) instead of waiting; the
+/// file is then made blocking again.
+fn open_output(path: &CString, append: bool) -> Result<RawFd, String> {
     let shown = path.to_string_lossy();
     let flags = libc::O_WRONLY
         | libc::O_CREAT
-        | libc::O_TRUNC
+        | if append {
+            libc::O_APPEND
+        } else {
+            libc::O_TRUNC
+        }
         | libc::O_NONBLOCK
         | libc::O_NOCTTY
         | libc::O_CLOEXEC;

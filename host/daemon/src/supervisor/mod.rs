@@ -83,7 +83,7 @@ fn supervise(dir: &Path) -> Result<Status, String> {
     if let Err(e) = spool::write_json(dir, PIDS, &pids, spool::Persist::Atomic) {
         eprintln!("sluice supervise: {}: {e}", dir.join(PIDS).display());
     }
-    Ok(Watch::new(&job, pid, failure).run(signals))
+    Ok(Watch::new(&job, pid, failure, dir).run(signals))
 }
 
 /// SIGTERM, SIGINT, SIGHUP and SIGCHLD, blocked and read from a `signalfd`.
@@ -132,6 +132,10 @@ impl Signals {
 
 /// One running job and its deadlines.
 struct Watch {
+    /// The spool directory, whose job file holds the time limit in force.
+    dir: std::path::PathBuf,
+    /// When the job started: limits count from here.
+    started: Instant,
     pid: libc::pid_t,
     /// The child's start-up failure pipe, until it closes.
     failure: Option<File>,
@@ -140,21 +144,58 @@ struct Watch {
     kill_wait: Duration,
     kill_at: Option<Instant>,
     timed_out: bool,
+    /// `--signal`, and when it is due.
+    warn: Option<(Instant, sluice_api::WarnSignal)>,
 }
 
 impl Watch {
-    fn new(job: &JobFile, pid: libc::pid_t, failure: File) -> Self {
+    fn new(job: &JobFile, pid: libc::pid_t, failure: File, dir: &Path) -> Self {
         let now = Instant::now();
         Self {
+            dir: dir.to_path_buf(),
+            started: now,
             pid,
             failure: Some(failure),
             reason: String::new(),
-            limit_at: job
-                .time_limit
-                .map(|l| now + Duration::from_secs(l.saturating_add(LIMIT_SLACK))),
+            limit_at: limit_at(now, job),
             kill_wait: Duration::from_secs(job.kill_wait),
             kill_at: None,
             timed_out: false,
+            warn: warn_at(now, job),
+        }
+    }
+
+    /// SIGHUP: the job file's time limit changed (scontrol update); the deadlines follow it.
+    fn reload_limit(&mut self) {
+        if self.kill_at.is_some() {
+            return;
+        }
+        match spool::read_json::<JobFile>(&self.dir, JOB) {
+            Ok(Some(job)) => {
+                self.limit_at = limit_at(self.started, &job);
+                // A warning already sent is not sent again.
+                if self.warn.is_some() {
+                    self.warn = warn_at(self.started, &job);
+                }
+            }
+            Ok(None) => eprintln!("sluice supervise: SIGHUP: the job file is gone"),
+            Err(e) => eprintln!("sluice supervise: SIGHUP: {e}"),
+        }
+    }
+
+    /// Sends `--signal`'s signal: with `B:` to the batch shell alone, else, as Slurm signals the
+    /// job's steps but not its batch shell, to every other process of the job's group.
+    fn send_warning(&self, w: &sluice_api::WarnSignal) {
+        if w.batch_only {
+            // SAFETY: plain system call; the leader is unreaped, so the pid is still the job's.
+            unsafe { libc::kill(self.pid, w.signal) };
+            return;
+        }
+        for pid in group_members(self.pid) {
+            if pid != self.pid {
+                // SAFETY: as above; a process that just exited makes this fail harmlessly.
+                unsafe { libc::kill(pid, w.signal) };
+            }
         }
     }
 
@@ -185,9 +226,18 @@ impl Watch {
             for s in signals.drain() {
                 if matches!(s, libc::SIGTERM | libc::SIGINT) {
                     self.terminate();
+                } else if s == libc::SIGHUP {
+                    self.reload_limit();
                 }
             }
             let now = Instant::now();
+            if let Some((at, w)) = self.warn.clone()
+                && now >= at
+                && self.kill_at.is_none()
+            {
+                self.send_warning(&w);
+                self.warn = None;
+            }
             if self.limit_at.is_some_and(|t| now >= t) && self.kill_at.is_none() {
                 self.timed_out = true;
                 self.terminate();
@@ -204,6 +254,7 @@ impl Watch {
         [
             self.limit_at.filter(|_| self.kill_at.is_none()),
             self.kill_at,
+            self.warn.as_ref().map(|(at, _)| *at),
         ]
         .into_iter()
         .flatten()
@@ -280,5 +331,101 @@ impl Watch {
             reason: (!reason.is_empty()).then(|| reason.to_string()),
             end_time: spool::now(),
         })
+    }
+}
+
+/// When a job started at `started` is past its limit, with the slack the daemon is given.
+fn limit_at(started: Instant, job: &JobFile) -> Option<Instant> {
+    job.time_limit
+        .map(|l| started + Duration::from_secs(l.saturating_add(LIMIT_SLACK)))
+}
+
+/// When `--signal` is due for a job started at `started`, with the signal.
+fn warn_at(started: Instant, job: &JobFile) -> Option<(Instant, sluice_api::WarnSignal)> {
+    job.time_limit
+        .zip(job.warn_signal.clone())
+        .map(|(limit, w)| {
+            let after = limit.saturating_sub(u64::from(w.seconds_before));
+            (started + Duration::from_secs(after), w)
+        })
+}
+
+/// The processes whose process group is `pgid`, read from /proc (a process gone meanwhile is
+/// skipped).
+fn group_members(pgid: libc::pid_t) -> Vec<libc::pid_t> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| process_group(&stat))
+                == Some(pgid)
+        })
+        .collect()
+}
+
+/// The process group field of a /proc/PID/stat line: the fifth field, counted after the
+/// command name's closing parenthesis (the name may hold spaces and parentheses).
+fn process_group(stat: &str) -> Option<libc::pid_t> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_group_is_read_after_the_command_name() {
+        assert_eq!(
+            process_group("1234 (a (weird) name) S 1 4321 4321 0 -1"),
+            Some(4321)
+        );
+        assert_eq!(process_group("garbage"), None);
+    }
+
+    #[test]
+    fn sighup_reads_the_new_time_limit_from_the_job_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut job = JobFile {
+            job: 1,
+            uid: 0,
+            workdir: "/".into(),
+            output: "/dev/null".into(),
+            error: None,
+            env: Default::default(),
+            time_limit: Some(60),
+            kill_wait: 30,
+            warn_signal: Some(sluice_api::WarnSignal {
+                signal: libc::SIGUSR1,
+                seconds_before: 30,
+                ..Default::default()
+            }),
+            append: false,
+            input: None,
+            args: Vec::new(),
+        };
+        let null = File::open("/dev/null").unwrap();
+        let mut w = Watch::new(&job, 1, null, dir.path());
+        let limit = |w: &Watch| w.limit_at.map(|t| t.duration_since(w.started).as_secs());
+        let warn = |w: &Watch| {
+            w.warn
+                .as_ref()
+                .map(|(t, _)| t.duration_since(w.started).as_secs())
+        };
+        assert_eq!((limit(&w), warn(&w)), (Some(60 + LIMIT_SLACK), Some(30)));
+        job.time_limit = Some(600);
+        spool::write_json(dir.path(), JOB, &job, spool::Persist::Atomic).unwrap();
+        w.reload_limit();
+        assert_eq!((limit(&w), warn(&w)), (Some(600 + LIMIT_SLACK), Some(570)));
+    }
+
+    #[test]
+    fn this_process_is_in_its_own_group() {
+        // SAFETY: plain system calls.
+        let (pid, pgid) = unsafe { (libc::getpid(), libc::getpgrp()) };
+        assert!(group_members(pgid).contains(&pid));
     }
 }

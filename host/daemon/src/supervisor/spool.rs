@@ -42,6 +42,18 @@ pub struct JobFile {
     pub time_limit: Option<u64>,
     /// Seconds between SIGTERM and SIGKILL when the job is ended (Slurm's KillWait).
     pub kill_wait: u64,
+    /// `--signal`: sent this long before the time limit (absent in older spools).
+    #[serde(default)]
+    pub warn_signal: Option<sluice_api::WarnSignal>,
+    /// `--open-mode=append`: output files are appended to, not truncated.
+    #[serde(default)]
+    pub append: bool,
+    /// `--input`: the script's standard input (else /dev/null), opened as the user.
+    #[serde(default)]
+    pub input: Option<PathBuf>,
+    /// The script's arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
 }
 
 /// How a job's run ended, as the supervisor saw it.

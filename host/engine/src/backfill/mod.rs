@@ -234,6 +234,9 @@ impl Engine {
         rec: &QueueRecord,
     ) -> Result<(), Reason> {
         let now = pass.now;
+        if let Some(reason) = self.limit_reason(&self.jobs[&rec.job], rec.partition) {
+            return Err(reason);
+        }
         let BackfillPassBuffers {
             all_nodes,
             usable,
@@ -256,7 +259,33 @@ impl Engine {
             plan.lic_held = map.licenses_between(now, end);
             plan.hres_held = map.hres_between(now, end);
         }
-        self.try_start(rec, now, usable, plan, Loop::Backfill, start)?;
+        if let Err(reason) = self.try_start(rec, now, usable, plan, Loop::Backfill, start) {
+            // --time-min: where the whole limit does not fit before what is planned, Slurm's
+            // backfill may start the job with a shorter one; sluice tries its time_min.
+            let job = &self.jobs[&rec.job];
+            let full = job.time_limit;
+            let Some(min) = job
+                .spec
+                .time_min
+                .filter(|m| *m > 0 && full.is_none_or(|l| *m < l))
+            else {
+                return Err(reason);
+            };
+            let end = now + plan_limit(Some(min)) as i64;
+            map.reserved_between(all_nodes, &mut plan.exclude, now, end);
+            if pass.params.bf_licenses {
+                plan.lic_held = map.licenses_between(now, end);
+                plan.hres_held = map.hres_between(now, end);
+            }
+            self.jobs.get_mut(&rec.job).expect("queued job").time_limit = Some(min);
+            if self
+                .try_start(rec, now, usable, plan, Loop::Backfill, start)
+                .is_err()
+            {
+                self.jobs.get_mut(&rec.job).expect("queued job").time_limit = full;
+                return Err(reason);
+            }
+        }
         pass.stats.started += 1;
         pass.rel.note_started(&self.jobs[&rec.job], now);
         pass.planning.forget_shape();
@@ -311,6 +340,10 @@ impl Engine {
         let job = self.jobs.get_mut(&rec.job).expect("queued job");
         if job.reason != Reason::Priority || reason != Reason::Resources {
             job.reason = reason;
+        }
+        if reason.holds_without_reservation() {
+            // Slurm's backfill skips a job its limits or partition hold: no reservation.
+            return false;
         }
         if reason == Reason::Licenses && !params.bf_licenses {
             // Without bf_licenses, license-blocked jobs get no reservation.

@@ -344,7 +344,7 @@ impl PlanningBuffers {
         if let Some(r) = needs.own.filter(|r| !fit.resv.get(*r).nodes.is_empty()) {
             cand.intersect_with(&fit.resv.get(r).nodes);
         }
-        if job.spec.constraint.is_some() || !job.gres_types.is_empty() {
+        if job.spec.constraint.is_some() || !job.gres_types.is_empty() || job.spec.lists_nodes() {
             cand.intersect_with(&fit.static_mask(job, rec.partition));
         }
         // Whether node `i` could ever take one node's share, and whether it can now.

@@ -28,6 +28,8 @@ pub struct GresConfigError {
     pub name: String,
     /// One reason per refused node (or a broken answer).
     pub reasons: Vec<String>,
+    /// The names of the nodes refused, in node order.
+    pub nodes: Vec<String>,
 }
 
 /// Asks each policy to validate every node's configuration of its GRES name.
@@ -40,10 +42,17 @@ pub(crate) fn validate(
         let Some(kind) = state.kinds().iter().position(|k| k == name) else {
             continue;
         };
-        let (_, configs) = state.node_configs(kind, nodes);
+        let (which, configs) = state.node_configs(kind, nodes);
         let answer = policy.validate(&configs);
         let answered = answer.len();
-        let mut reasons: Vec<String> = answer.into_iter().filter_map(Result::err).collect();
+        let mut refused = Vec::new();
+        let mut reasons = Vec::new();
+        for (i, a) in answer.into_iter().enumerate() {
+            if let Err(reason) = a {
+                reasons.push(reason);
+                refused.extend(which.get(i).map(|&n| nodes[n].name.clone()));
+            }
+        }
         if answered != configs.len() {
             reasons.push(format!("{answered} answers for {} nodes", configs.len()));
         }
@@ -51,6 +60,7 @@ pub(crate) fn validate(
             return Err(GresConfigError {
                 name: name.clone(),
                 reasons,
+                nodes: refused,
             });
         }
     }

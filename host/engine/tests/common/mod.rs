@@ -226,6 +226,7 @@ pub fn cluster(nodes: usize, cpus: u32) -> Cluster {
             raw_usage: 0.0,
             priority: 0,
             default_qos: None,
+            limits: Default::default(),
         });
         c.associations[parent.index()].children.push(id);
         id
@@ -241,6 +242,8 @@ pub fn cluster(nodes: usize, cpus: u32) -> Cluster {
         usage_factor: 2.0,
         no_decay: false,
         limits: QosLimits::default(),
+        deny_on_limit: false,
+        over_part_qos: false,
     });
     c
 }

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use sluice_cluster::slurm_conf::{Import, import_slurm_conf};
+use sluice_cluster::slurm_conf::{Import, import_slurm_conf_with_includes};
 use sluice_cluster::{Cluster, HresCount, Source};
 
 /// Arguments of `sluice config`.
@@ -24,7 +24,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Load a cluster file and report what it defines, or exactly where it is wrong.
+    /// Load a cluster file and its plugins as `sluice serve` would (every GRES plugin checks the
+    /// node configuration), and report what it defines, or exactly where it is wrong.
     Check {
         /// A sluice cluster file.
         file: PathBuf,
@@ -44,6 +45,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replace a cluster file's accounts and users with the tree of a `sacctmgr dump` file
+    /// (shares, limits, default QOS; QOS it names are added).
+    ImportAccounts {
+        /// The sluice cluster file to start from.
+        cluster: PathBuf,
+        /// The output of `sacctmgr dump <cluster> File=…`.
+        dump: PathBuf,
+        /// Write the cluster file here instead of standard output.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// Runs `sluice config`.
@@ -56,6 +68,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             output,
             json,
         } => import(&files, output.as_deref(), json)?,
+        Command::ImportAccounts {
+            cluster,
+            dump,
+            output,
+        } => import_accounts(&cluster, &dump, output.as_deref())?,
     };
     // Written in one go so a closed pipe (`| head`) is an error to report, not a panic.
     std::io::stdout().write_all(out.as_bytes())?;
@@ -125,7 +142,11 @@ fn hres_summary(cluster: &Cluster) -> Vec<String> {
 }
 
 fn check(file: &Path, json: bool) -> anyhow::Result<String> {
-    let cluster = Cluster::load(file)?;
+    // The loader `serve` uses, so that a component is checked as the daemon will run it.
+    let cache = sluice_daemon::state_dir::prepare_code_dir(&super::plugin::cache_dir()).ok();
+    let loader = sluice_runtime::Loader::new(sluice_runtime::compile::WasmEngine::new(cache));
+    let cluster =
+        sluice_daemon::check::check_cluster(Some(file), &loader).map_err(anyhow::Error::msg)?;
     let users = cluster.associations.iter().filter(|a| a.is_user()).count();
     let accounts = cluster.associations.len() - users;
     let layers: usize = cluster.hres.iter().map(|r| r.layers.len()).sum();
@@ -158,6 +179,44 @@ fn check(file: &Path, json: bool) -> anyhow::Result<String> {
     }
 }
 
+fn import_accounts(cluster: &Path, dump: &Path, output: Option<&Path>) -> anyhow::Result<String> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))
+    };
+    let (cluster_name, dump_name) = (cluster.display().to_string(), dump.display().to_string());
+    let cluster_text = read(cluster)?;
+    let mut file = sluice_cluster::parse_config_file(Source::new(&cluster_name, &cluster_text))?;
+    let dump_text = read(dump)?;
+    let skipped = sluice_cluster::slurm_conf::import_accounts(
+        Source::new(&dump_name, &dump_text),
+        &mut file,
+    )?;
+    let mut text = format!(
+        "# Accounts and users imported from {dump_name} by `sluice config import-accounts`.\n"
+    );
+    for s in &skipped {
+        text.push_str(&format!(
+            "#   not carried over: {}: {}: {}\n",
+            s.at, s.key, s.reason
+        ));
+    }
+    text.push_str(&file.to_toml_string());
+    // Proof that the result loads (its resources.yaml, if any, is checked when it is loaded).
+    Cluster::from_toml(Source::new(&cluster_name, &text), None)?;
+    let mut stderr = std::io::stderr().lock();
+    for s in &skipped {
+        let _ = writeln!(stderr, "{}: {} not carried over: {}", s.at, s.key, s.reason);
+    }
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(String::new())
+        }
+        None => Ok(text),
+    }
+}
+
 fn import(files: &[PathBuf], output: Option<&Path>, json: bool) -> anyhow::Result<String> {
     let is_yaml =
         |p: &&PathBuf| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
@@ -184,11 +243,20 @@ fn import(files: &[PathBuf], output: Option<&Path>, json: bool) -> anyhow::Resul
     let hres_file = resources_path
         .map(|p| std::path::absolute(p).map(|a| a.display().to_string()))
         .transpose()?;
-    let import: Import = import_slurm_conf(
+    // `Include` names a file relative to the directory of the slurm.conf that includes it.
+    let base = slurm_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let mut include = |name: &str| {
+        let path = base.join(name);
+        std::fs::read_to_string(&path)
+            .map(|text| (path.display().to_string(), text))
+            .map_err(|e| e.to_string())
+    };
+    let import: Import = import_slurm_conf_with_includes(
         Source::new(&slurm_name, &slurm_text),
         gres.as_ref().map(|(n, t)| Source::new(n, t)),
         resources.as_ref().map(|(n, t)| Source::new(n, t)),
         hres_file.as_deref(),
+        &mut include,
     )?;
     let toml = format!(
         "# Imported from {slurm_name} by `sluice config import`.\n{}",

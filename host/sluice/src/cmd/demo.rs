@@ -150,9 +150,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         println!("[{}] end    job {job:>4} {}", stamp(time), state.as_str());
                     }
                 }
-                Event::PowerUp { nodes } => {
-                    println!("[{}] power up {}", stamp(now), hostlist(&engine, &nodes))
+                Event::Power(sluice_engine::PowerEvent::Call(call)) => {
+                    println!(
+                        "[{}] power {} {}",
+                        stamp(now),
+                        call.program.as_str(),
+                        hostlist(&engine, &call.nodes)
+                    )
                 }
+                Event::Power(sluice_engine::PowerEvent::JobReady { .. }) => {}
             }
         }
         if stats.snapshot_due(now) {

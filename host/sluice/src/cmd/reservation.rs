@@ -123,8 +123,9 @@ fn record(pairs: &[String], now: i64) -> anyhow::Result<Reservation> {
 }
 
 fn instant(key: &str, value: &str, now: i64) -> anyhow::Result<i64> {
-    super::submit::parse_begin(value, now)
-        .map_err(|_| anyhow::anyhow!("{key}={value}: expected now, now+N[s|m|h|d] or Unix seconds"))
+    super::sbatch::clock::parse_user_time(value, now, super::sbatch::clock::Zone::Local).ok_or_else(
+        || anyhow::anyhow!("{key}={value}: expected a date as Slurm writes them (now+N[units], YYYY-MM-DD[THH:MM[:SS]], HH:MM, tomorrow…) or Unix seconds"),
+    )
 }
 
 /// Splits at commas that are not inside `[…]` or `(…)`, so `natural(node[01,03]):2,lic:1` is two.

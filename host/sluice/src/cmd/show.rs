@@ -1,4 +1,5 @@
-//! `sluice show job|node|partition|license|config|reservation` (scontrol show), `Key=Value` style.
+//! `sluice show job|node|partition|license|config|reservation` (scontrol show): jobs, nodes and
+//! partitions in scontrol's layout (`show_layout`), the rest as `Key=Value` pairs.
 
 use anyhow::bail;
 use serde::Serialize;
@@ -9,6 +10,8 @@ use sluice_api::{
 use sluice_daemon::client::{jobs_path, segment};
 
 use super::daemon_client::{Conn, print_json};
+use super::sbatch::clock::Zone;
+use super::show_layout;
 
 /// Arguments of `sluice show`.
 #[derive(clap::Args)]
@@ -86,43 +89,99 @@ fn fields<T: Serialize>(answer: T) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(answer)?)
 }
 
-/// Runs `sluice show`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let mut c = args.conn.client();
-    // Each answer is read as its type, then printed field by field whatever the type.
-    let v = match (args.what.as_str(), &args.name) {
-        ("job", Some(id)) => fields(c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?)?,
-        ("job", None) => fields(c.get::<Vec<Job>>(&jobs_path(&JobQuery::default()))?)?,
-        ("node", Some(n)) => fields(c.get::<NodeReport>(&format!("/v1/nodes/{}", segment(n)))?)?,
-        ("node", None) => fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?,
-        ("partition", name) => {
-            let all: Vec<PartitionRow> = c.get("/v1/partitions")?;
-            match name {
-                Some(n) => fields(
-                    all.into_iter()
-                        .find(|p| p.name == *n)
-                        .ok_or_else(|| anyhow::anyhow!("partition {n} not found"))?,
-                )?,
-                None => fields(all)?,
+/// What `show` read: jobs, a node and partitions print in scontrol's layout, the rest field by
+/// field; `one` keeps `--json` printing the object alone when one was named.
+enum Shown {
+    /// Jobs.
+    Jobs { jobs: Vec<Job>, one: bool },
+    /// One node.
+    Node(NodeReport),
+    /// Partitions.
+    Partitions { parts: Vec<PartitionRow>, one: bool },
+    /// Anything else, as its fields.
+    Fields(Value),
+}
+
+/// Reads what `show WHAT [NAME]` names from the daemon.
+fn fetch(
+    c: &mut sluice_daemon::client::Client,
+    what: &str,
+    name: Option<&String>,
+) -> anyhow::Result<Shown> {
+    Ok(match (what, name) {
+        ("job" | "jobs" | "jobid", Some(id)) => Shown::Jobs {
+            jobs: vec![c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?],
+            one: true,
+        },
+        ("job" | "jobs" | "jobid", None) => Shown::Jobs {
+            jobs: c.get(&jobs_path(&JobQuery::default()))?,
+            one: false,
+        },
+        ("node" | "nodes" | "nodename", Some(n)) => {
+            Shown::Node(c.get(&format!("/v1/nodes/{}", segment(n)))?)
+        }
+        ("node" | "nodes" | "nodename", None) => {
+            Shown::Fields(fields(c.get::<Vec<NodeRow>>("/v1/nodes")?)?)
+        }
+        ("partition" | "partitions" | "partitionname", name) => {
+            let mut parts: Vec<PartitionRow> = c.get("/v1/partitions")?;
+            if let Some(n) = name {
+                parts.retain(|p| p.name == *n);
+                if parts.is_empty() {
+                    bail!("Partition {n} not found");
+                }
+            }
+            Shown::Partitions {
+                parts,
+                one: name.is_some(),
             }
         }
-        ("license" | "licenses", _) => fields(c.get::<Vec<LicenseRow>>("/v1/licenses")?)?,
-        ("config", _) => fields(c.get::<Config>("/v1/config")?)?,
+        ("license" | "licenses", _) => {
+            Shown::Fields(fields(c.get::<Vec<LicenseRow>>("/v1/licenses")?)?)
+        }
+        ("config", _) => Shown::Fields(fields(c.get::<Config>("/v1/config")?)?),
         ("reservation" | "reservations", _) => {
-            fields(c.get::<Vec<Reservation>>("/v1/reservations")?)?
+            Shown::Fields(fields(c.get::<Vec<Reservation>>("/v1/reservations")?)?)
         }
         (other, _) => {
             bail!("show {other}: expected job, node, partition, license, config or reservation")
         }
-    };
+    })
+}
+
+/// Runs `sluice show`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut c = args.conn.client();
+    let what = args.what.to_ascii_lowercase();
+    let shown = fetch(&mut c, &what, args.name.as_ref())?;
     if args.conn.json {
+        let v = match shown {
+            Shown::Jobs {
+                mut jobs,
+                one: true,
+            } => fields(jobs.remove(0))?,
+            Shown::Jobs { jobs, .. } => fields(jobs)?,
+            Shown::Node(n) => fields(n)?,
+            Shown::Partitions {
+                mut parts,
+                one: true,
+            } => fields(parts.remove(0))?,
+            Shown::Partitions { parts, .. } => fields(parts)?,
+            Shown::Fields(v) => v,
+        };
         print_json(&v);
-    } else if let Some(items) = v.as_array() {
-        for item in items {
-            println!("{}", key_values(item));
-        }
-    } else {
-        println!("{}", key_values(&v));
+        return Ok(());
+    }
+    let zone = Zone::Local;
+    let records: Vec<String> = match shown {
+        Shown::Jobs { jobs, .. } => jobs.iter().map(|j| show_layout::job(j, zone)).collect(),
+        Shown::Node(n) => vec![show_layout::node(&n)],
+        Shown::Partitions { parts, .. } => parts.iter().map(show_layout::partition).collect(),
+        Shown::Fields(Value::Array(items)) => items.iter().map(key_values).collect(),
+        Shown::Fields(v) => vec![key_values(&v)],
+    };
+    for r in records {
+        println!("{r}");
     }
     Ok(())
 }

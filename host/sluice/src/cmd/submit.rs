@@ -1,330 +1,206 @@
-//! `sluice submit` (sbatch): a script with `#SBATCH` lines, or `--wrap`; options as sbatch names them.
+//! `sluice submit` (sbatch): a script with `#SBATCH` lines, or `--wrap`, with sbatch's options
+//! read as sbatch reads them (`sbatch/`); `--wait` follows the job to its end.
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::{Context, bail};
-use clap::Parser;
-use sluice_api::{JobSubmitted, SubmitRequest};
+use anyhow::{Context as _, anyhow, bail};
+use sluice_api::{Job, JobSubmitted};
+use sluice_daemon::client::segment;
 
 use super::daemon_client::{Conn, print_json};
+use super::sbatch::clock::Zone;
+use super::sbatch::environment;
+use super::sbatch::getopt::{self, TABLE, Takes};
+use super::sbatch::options::{self, Context};
+use super::sbatch::request::{self, Inputs};
 
-/// sbatch's options. `#SBATCH` lines in the script are parsed with the same definitions;
-/// the command line wins over them.
-#[derive(Parser, Clone, Debug, Default)]
-#[command(no_binary_name = true)]
-pub struct Opts {
-    /// Job name.
-    #[arg(short = 'J', long = "job-name")]
-    job_name: Option<String>,
-    /// Partition(s), comma-separated.
-    #[arg(short = 'p', long)]
-    partition: Option<String>,
-    /// Account.
-    #[arg(short = 'A', long)]
-    account: Option<String>,
-    /// QOS.
-    #[arg(short = 'q', long)]
-    qos: Option<String>,
-    /// Nodes: N or MIN-MAX.
-    #[arg(short = 'N', long)]
-    nodes: Option<String>,
-    /// Tasks.
-    #[arg(short = 'n', long)]
-    ntasks: Option<u32>,
-    /// CPUs per task.
-    #[arg(short = 'c', long = "cpus-per-task")]
-    cpus_per_task: Option<u32>,
-    /// Memory per node (MB, or with K/M/G/T suffix).
-    #[arg(long)]
-    mem: Option<String>,
-    /// Time limit (minutes, MM:SS, HH:MM:SS, D-HH…).
-    #[arg(short = 't', long)]
-    time: Option<String>,
-    /// Generic resources per node (gpu:2).
-    #[arg(long)]
-    gres: Option<String>,
-    /// GPUs in total ([type:]count).
-    #[arg(short = 'G', long)]
-    gpus: Option<String>,
-    /// Licenses (name:count,…).
-    #[arg(short = 'L', long)]
-    licenses: Option<String>,
-    /// Node features.
-    #[arg(short = 'C', long)]
-    constraint: Option<String>,
-    /// Whole nodes.
-    #[arg(long)]
-    exclusive: bool,
-    /// Nice value.
-    #[arg(long, allow_hyphen_values = true)]
-    nice: Option<i32>,
-    /// Begin time: Unix seconds, `now+N[s|m|h|d]`.
-    #[arg(short = 'b', long)]
-    begin: Option<String>,
-    /// Dependencies (afterok:ID[:ID],afterany:ID…).
-    #[arg(short = 'd', long)]
-    dependency: Option<String>,
-    /// Submit held.
-    #[arg(short = 'H', long)]
-    hold: bool,
-    /// Advance reservation.
-    #[arg(long)]
-    reservation: Option<String>,
-    /// Output file pattern (%j = job id, %x = name, %u = user).
-    #[arg(short = 'o', long)]
-    output: Option<String>,
-    /// Error file pattern.
-    #[arg(short = 'e', long)]
-    error: Option<String>,
-    /// Requeue when a node fails or the daemon restarts.
-    #[arg(long, overrides_with = "no_requeue")]
-    requeue: bool,
-    /// Never requeue.
-    #[arg(long = "no-requeue")]
-    no_requeue: bool,
-    /// Working directory.
-    #[arg(short = 'D', long)]
-    chdir: Option<PathBuf>,
-}
-
-/// Arguments of `sluice submit`.
+/// Arguments of `sluice submit`: sbatch's own words, read by `sbatch::getopt`, not by clap.
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    opts: Opts,
-    /// Wrap a command line in a `/bin/sh` script.
-    #[arg(long)]
-    wrap: Option<String>,
-    /// Print only the job id (sbatch --parsable).
-    #[arg(long)]
-    parsable: bool,
-    /// Do not send the submitting environment (sbatch --export=NONE).
-    #[arg(long)]
-    export_none: bool,
-    #[command(flatten)]
-    conn: Conn,
-    /// The batch script (`-` or nothing with --wrap).
-    script: Option<PathBuf>,
+    /// sbatch options, then the script and its arguments (see `sluice submit --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    words: Vec<String>,
 }
 
-fn merge(cli: Opts, file: Opts) -> Opts {
-    macro_rules! pick {
-        ($($f:ident),*) => { Opts { $($f: cli.$f.or(file.$f),)* exclusive: cli.exclusive || file.exclusive, hold: cli.hold || file.hold, requeue: cli.requeue || file.requeue, no_requeue: cli.no_requeue || file.no_requeue } };
+/// Slurm's checks of a script's text before its directives are read.
+fn check_script(name: &str, text: &str) -> anyhow::Result<()> {
+    if text.is_empty() {
+        bail!("{name}: Batch script is empty!");
     }
-    pick!(
-        job_name,
-        partition,
-        account,
-        qos,
-        nodes,
-        ntasks,
-        cpus_per_task,
-        mem,
-        time,
-        gres,
-        gpus,
-        licenses,
-        constraint,
-        nice,
-        begin,
-        dependency,
-        reservation,
-        output,
-        error,
-        chdir
-    )
-}
-
-/// The options of `#SBATCH` lines before the first command.
-fn script_opts(script: &str) -> anyhow::Result<Opts> {
-    let mut words = Vec::new();
-    for (i, line) in script.lines().enumerate() {
-        let t = line.trim();
-        if i == 0 && t.starts_with("#!") {
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("#SBATCH") {
-            words.extend(rest.split_whitespace().map(String::from));
-        } else if t.is_empty() || t.starts_with('#') {
-            continue;
-        } else {
-            break;
-        }
+    if !text.starts_with("#!") {
+        bail!(
+            "{name}: This does not look like a batch script.  The first line must start with #! followed by the path to an interpreter.\nFor instance: #!/bin/sh"
+        );
     }
-    Opts::try_parse_from(words).context("in the script's #SBATCH lines")
-}
-
-/// Memory as sbatch reads it: MB by default, K/M/G/T suffixes.
-pub fn parse_mem(text: &str) -> anyhow::Result<u64> {
-    let t = text.trim().to_ascii_uppercase();
-    let (num, mult) = match t.chars().last() {
-        Some('K') => (&t[..t.len() - 1], 1.0 / 1024.0),
-        Some('M') => (&t[..t.len() - 1], 1.0),
-        Some('G') => (&t[..t.len() - 1], 1024.0),
-        Some('T') => (&t[..t.len() - 1], 1024.0 * 1024.0),
-        _ => (t.as_str(), 1.0),
-    };
-    let n: f64 = num
-        .parse()
-        .with_context(|| format!("--mem={text}: expected a size like 4000, 4G or 512M"))?;
-    Ok((n * mult).ceil() as u64)
-}
-
-/// `--begin` as Unix seconds: a number, `now`, or `now+N[s|m|h|d]`.
-pub fn parse_begin(text: &str, now: i64) -> anyhow::Result<i64> {
-    let t = text.trim();
-    if let Ok(v) = t.parse() {
-        return Ok(v);
+    if text.contains('\0') {
+        bail!(
+            "{name}: The SLURM controller does not allow scripts that contain a NULL character '\\0'."
+        );
     }
-    let Some(rest) = t.strip_prefix("now") else {
-        bail!("--begin={text}: expected Unix seconds or now+N[s|m|h|d]");
-    };
-    if rest.is_empty() {
-        return Ok(now);
+    if text.contains("\r\n") {
+        bail!(
+            "{name}: Batch script contains DOS line breaks (\\r\\n) instead of expected UNIX line breaks (\\n)."
+        );
     }
-    let rest = rest
-        .strip_prefix('+')
-        .with_context(|| format!("--begin={text}: expected now+N"))?;
-    let (n, unit) = match rest.chars().last() {
-        Some(c) if c.is_ascii_alphabetic() => (&rest[..rest.len() - 1], c),
-        _ => (rest, 's'),
-    };
-    let n: i64 = n
-        .parse()
-        .with_context(|| format!("--begin={text}: expected now+N"))?;
-    let mult = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3600,
-        'd' => 86_400,
-        _ => bail!("--begin={text}: unit must be s, m, h or d"),
-    };
-    Ok(now + n * mult)
+    Ok(())
 }
 
-/// Builds the request from options, a script's text and the working directory.
-pub fn build(
-    o: Opts,
-    script: String,
-    default_name: String,
-    env: BTreeMap<String, String>,
-) -> anyhow::Result<SubmitRequest> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_secs() as i64;
-    let (min_nodes, max_nodes) = match &o.nodes {
-        None => (None, None),
-        Some(n) => match n.split_once('-') {
-            Some((a, b)) => (Some(a.parse()?), Some(b.parse()?)),
-            None => (
-                Some(
-                    n.parse()
-                        .with_context(|| format!("--nodes={n}: expected N or MIN-MAX"))?,
-                ),
-                None,
-            ),
-        },
-    };
-    let workdir = match &o.chdir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir()?,
-    };
-    Ok(SubmitRequest {
-        name: Some(o.job_name.unwrap_or(default_name)),
-        partition: o.partition,
-        account: o.account,
-        qos: o.qos,
-        min_nodes,
-        max_nodes,
-        ntasks: o.ntasks,
-        cpus_per_task: o.cpus_per_task,
-        mem_mb: o.mem.as_deref().map(parse_mem).transpose()?,
-        time_limit: o
-            .time
-            .as_deref()
-            .map(|t| {
-                sluice_cluster::time::parse_duration(t).with_context(|| {
-                    format!("--time={t}: expected minutes, MM:SS, HH:MM:SS or D-HH[:MM[:SS]]")
-                })
-            })
-            .transpose()?,
-        gres: o.gres,
-        gpus: o.gpus,
-        licenses: o.licenses,
-        constraint: o.constraint,
-        exclusive: o.exclusive,
-        nice: o.nice.unwrap_or(0),
-        begin: o
-            .begin
-            .as_deref()
-            .map(|b| parse_begin(b, now))
-            .transpose()?,
-        dependency: o.dependency,
-        hold: o.hold,
-        reservation: o.reservation,
-        requeue: if o.no_requeue {
-            Some(false)
-        } else if o.requeue {
-            Some(true)
-        } else {
-            None
-        },
-        script,
-        workdir: workdir.to_string_lossy().into_owned(),
-        output: o.output,
-        error: o.error,
-        env,
-    })
+/// sbatch's usage, from the option table.
+fn usage() -> String {
+    let mut out = String::from(
+        "Usage: sluice submit [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]\n\nOptions (as sbatch's; see docs/sbatch.md for what each does here):\n",
+    );
+    for s in TABLE {
+        let short = s.short.map_or("    ".to_string(), |c| format!("-{c}, "));
+        let value = match s.takes {
+            Takes::Nothing => "",
+            Takes::Value => "=VALUE",
+            Takes::Optional => "[=VALUE]",
+        };
+        out.push_str(&format!("  {short}--{}{value}\n", s.long));
+    }
+    out
 }
 
 /// Runs `sluice submit`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (script, name, file_opts) = match (&args.wrap, &args.script) {
+    let scanned = getopt::scan(&args.words).map_err(|e| {
+        anyhow!(
+            "{}\nTry \"sluice submit --help\" for more information",
+            e.message
+        )
+    })?;
+    let cx = Context {
+        now: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_secs() as i64,
+        zone: Zone::Local,
+    };
+    // The command line alone first: --help and --wrap decide where the script comes from.
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let variables = environment::options(&env);
+    let cli = options::read("", None, &[], &scanned.options, cx).map_err(|e| anyhow!(e))?;
+    if cli.help {
+        print!("{}", usage());
+        return Ok(());
+    }
+    let cwd = std::env::current_dir()?;
+    let (script, name, file) = match (&cli.wrap, scanned.rest.first()) {
+        (Some(_), Some(_)) => bail!("Script arguments are not permitted with the --wrap option."),
         (Some(cmd), None) => (
-            format!("#!/bin/sh\n# This script was created by sluice --wrap\n{cmd}\n"),
+            format!("#!/bin/sh\n# This script was created by sluice submit --wrap\n{cmd}\n"),
             "wrap".to_string(),
-            Opts::default(),
+            "wrap".to_string(),
         ),
-        (Some(_), Some(_)) => bail!("give either a script or --wrap, not both"),
-        (None, None) => {
-            bail!("no script: pass a batch script file (with #SBATCH lines) or --wrap \"command\"")
-        }
-        (None, Some(p)) => {
-            let text = if p.as_os_str() == "-" {
+        (None, Some(path)) => {
+            let text = if path == "-" {
                 std::io::read_to_string(std::io::stdin())?
             } else {
-                std::fs::read_to_string(p)
-                    .with_context(|| format!("{}: cannot read the batch script", p.display()))?
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("{path}: unable to open file"))?
             };
-            if !text.starts_with("#!") {
-                bail!(
-                    "{}: a batch script must start with a #! line (e.g. #!/bin/bash)",
-                    p.display()
-                );
-            }
-            let opts = script_opts(&text).with_context(|| p.display().to_string())?;
-            let name = p
+            let name = PathBuf::from(path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "sbatch".into());
-            (text, name, opts)
+            (text, name, path.clone())
+        }
+        (None, None) => {
+            if std::io::stdin().is_terminal() {
+                bail!(
+                    "no script: give a batch script file (with #SBATCH lines), pipe one on standard input, or use --wrap \"command\""
+                );
+            }
+            let text = std::io::read_to_string(std::io::stdin())?;
+            (text, "sbatch".to_string(), "(stdin)".to_string())
         }
     };
-    let opts = merge(args.opts, file_opts);
-    let env = if args.export_none {
-        BTreeMap::new()
-    } else {
-        std::env::vars().collect()
+    check_script(&file, &script)?;
+    let directives = (cli.wrap.is_none()).then_some(script.as_str());
+    let mut opts = options::read(&file, directives, &variables, &scanned.options, cx)
+        .map_err(|e| anyhow!(e))?;
+    if let Some(list) = &opts.nodelist {
+        opts.nodelist = Some(request::resolve_nodelist(list, &cwd).map_err(|e| anyhow!(e))?);
+    }
+    if let Some(file) = &opts.nodefile {
+        opts.nodelist = Some(request::read_node_file(file, &cwd).map_err(|e| anyhow!(e))?);
+    }
+    if opts.test_only {
+        bail!(
+            "--test-only is not supported yet: sluice cannot yet ask the backfill plan about a job it does not queue"
+        );
+    }
+    let command = (cli.wrap.is_none() && file != "(stdin)" && file != "-")
+        .then(|| cwd.join(&file).to_string_lossy().into_owned());
+    let export_file = opts
+        .export_file
+        .as_deref()
+        .map(|p| request::read_export_file(p, &cwd))
+        .transpose()
+        .map_err(|e| anyhow!(e))?;
+    let (mut req, warnings) = request::build(
+        &opts,
+        Inputs {
+            script,
+            default_name: name,
+            cwd,
+            env,
+            export_file,
+            command,
+        },
+    )
+    .map_err(|e| anyhow!(e))?;
+    req.script_args = scanned.rest.iter().skip(1).cloned().collect();
+    // As sbatch, whatever --export says: where the job came from.
+    req.env.insert(
+        "SLURM_SUBMIT_HOST".into(),
+        sluice_daemon::job_env::host_name(),
+    );
+    for w in warnings {
+        eprintln!("sluice submit: warning: {w}");
+    }
+    if !opts.ignored.is_empty() {
+        eprintln!(
+            "sluice submit: note: accepted with no effect on this machine: --{} (docs/sbatch.md)",
+            opts.ignored.join(", --")
+        );
+    }
+    let conn = Conn {
+        state_dir: opts
+            .state_dir
+            .clone()
+            .or_else(|| std::env::var_os("SLUICE_STATE_DIR").map(PathBuf::from)),
+        json: opts.json,
     };
-    let req = build(opts, script, name, env)?;
-    let answer: JobSubmitted = args.conn.client().post("/v1/jobs", &req)?;
-    if args.conn.json {
+    let mut client = conn.client();
+    let answer: JobSubmitted = client.post("/v1/jobs", &req)?;
+    if conn.json {
         print_json(&answer);
-    } else if args.parsable {
+    } else if opts.parsable {
         println!("{}", answer.job_id);
     } else {
         println!("Submitted batch job {}", answer.job_id);
     }
+    if opts.wait {
+        let code = wait_for(&conn, answer.job_id)?;
+        std::process::exit(code);
+    }
     Ok(())
+}
+
+/// `--wait`: polls the job until it ends; its exit code is sbatch's (1 when it never ran).
+fn wait_for(conn: &Conn, job: u64) -> anyhow::Result<i32> {
+    let mut client = conn.client();
+    loop {
+        let j: Job = client.get(&format!("/v1/jobs/{}", segment(&job.to_string())))?;
+        if !matches!(
+            j.state.as_str(),
+            "PENDING" | "CONFIGURING" | "RUNNING" | "COMPLETING"
+        ) {
+            return Ok(j.exit_code.unwrap_or(1));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
 }

@@ -4,11 +4,11 @@ use std::collections::HashMap;
 
 use toml::Spanned;
 
-use crate::config::schema::{AccountSpec, UserSpec};
-use crate::model::{AssocId, AssocKind, Association, Qos, QosId, Shares};
+use crate::config::schema::{AccountSpec, AssocLimitSpec, UserSpec};
+use crate::model::{AssocId, AssocKind, AssocLimits, Association, Qos, QosId, Shares};
 use crate::{ConfigError, Source};
 
-use super::value_at;
+use super::{tres_at, value_at};
 
 /// Builds the tree: `root` first, each account after its parent, users under their accounts.
 pub fn build_associations(
@@ -25,6 +25,7 @@ pub fn build_associations(
         raw_usage: 0.0,
         priority: 0,
         default_qos: None,
+        limits: AssocLimits::default(),
     }];
     let mut account_ids: HashMap<String, AssocId> =
         HashMap::from([("root".to_owned(), AssocId::ROOT)]);
@@ -50,6 +51,7 @@ pub fn build_associations(
             spec.priority,
             lookup_qos(qos, &spec.default_qos, source)?,
         );
+        tree[id.index()].limits = assoc_limits(spec.limit_spec(), source)?;
         account_ids.insert(name.clone(), id);
     }
     for spec in users {
@@ -69,7 +71,7 @@ pub fn build_associations(
                 "one association per user and account",
             ));
         }
-        push(
+        let id = push(
             &mut tree,
             AssocKind::User(name.clone()),
             account,
@@ -78,6 +80,7 @@ pub fn build_associations(
             spec.priority,
             lookup_qos(qos, &spec.default_qos, source)?,
         );
+        tree[id.index()].limits = assoc_limits(spec.limit_spec(), source)?;
     }
     for (spec_usage, spanned) in accounts
         .iter()
@@ -113,6 +116,7 @@ fn push(
         raw_usage,
         priority,
         default_qos,
+        limits: AssocLimits::default(),
     });
     tree[parent.index()].children.push(id);
     id
@@ -148,4 +152,18 @@ fn lookup_qos(
                 "a QOS defined in [[qos]]",
             )
         })
+}
+
+/// The limits an `[[accounts]]` or `[[users]]` table sets on its own association.
+fn assoc_limits(spec: AssocLimitSpec, source: Source<'_>) -> Result<AssocLimits, ConfigError> {
+    Ok(AssocLimits {
+        max_jobs: spec.max_jobs,
+        max_submit_jobs: spec.max_submit_jobs,
+        max_wall: spec.max_wall,
+        max_tres_per_job: tres_at(source, spec.max_tres.as_ref(), "MaxTRES")?,
+        max_tres_mins_per_job: tres_at(source, spec.max_tres_mins.as_ref(), "MaxTRESMins")?,
+        grp_tres: tres_at(source, spec.grp_tres.as_ref(), "GrpTRES")?,
+        grp_jobs: spec.grp_jobs,
+        grp_submit_jobs: spec.grp_submit_jobs,
+    })
 }

@@ -9,7 +9,7 @@ mod qos;
 
 use toml::Spanned;
 
-use crate::model::License;
+use crate::model::{AccountingEnforce, License, TresLimits};
 use crate::{Cluster, ConfigError, Location, Source};
 
 use super::ConfigFile;
@@ -41,6 +41,18 @@ pub fn build(
         None => Vec::new(),
     };
     let plugins = plugins::resolve_plugins(file.plugins, source)?;
+    let mut enforce = match &file.enforce {
+        Some(flags) => AccountingEnforce::parse(flags.get_ref().iter().map(String::as_str))
+            .map_err(|flag| {
+                ConfigError::invalid(
+                    source.at(flags.span().start),
+                    format!("AccountingStorageEnforce flag `{flag}`"),
+                    "associations, limits, qos, safe, all or none",
+                )
+            })?,
+        None => AccountingEnforce::default(),
+    };
+    enforce.create_missing_users = file.create_missing_associations;
     check_scheduler(&file.scheduler, source)?;
     power::check_power(&file.power, &nodes, &partitions, source)?;
     Ok(Cluster {
@@ -55,6 +67,25 @@ pub fn build(
         priority: file.priority,
         power: file.power,
         plugins,
+        enforce,
+    })
+}
+
+/// A TRES limit string (`cpu=4,gres/gpu=2`) read at its place in the file; absent is no limit.
+fn tres_at(
+    source: Source<'_>,
+    text: Option<&Spanned<String>>,
+    key: &str,
+) -> Result<TresLimits, ConfigError> {
+    let Some(text) = text else {
+        return Ok(TresLimits::default());
+    };
+    TresLimits::parse(text.get_ref()).map_err(|e| {
+        ConfigError::invalid(
+            value_at(source, text),
+            format!("{key} = \"{}\" ({e})", text.get_ref()),
+            "comma-separated cpu=, mem=, node=, gres/<name>= counts",
+        )
     })
 }
 

@@ -3,7 +3,12 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::config::schema::PartitionSpec;
-use crate::model::{Node, NodeId, Partition, Qos, QosId};
+use toml::Spanned;
+
+use crate::model::{
+    Node, NodeId, OverSubscribe, Partition, PartitionAccess, PartitionPower, PartitionState, Qos,
+    QosId,
+};
 use crate::{ConfigError, Source};
 
 use super::value_at;
@@ -44,18 +49,7 @@ pub fn build_partitions(
                 default_seen = true;
             }
             let qos_id = match &spec.qos {
-                Some(q) => Some(
-                    qos.iter()
-                        .position(|record| &record.name == q.get_ref())
-                        .map(|i| QosId(i as u32))
-                        .ok_or_else(|| {
-                            ConfigError::invalid(
-                                value_at(source, q),
-                                format!("QOS `{}`", q.get_ref()),
-                                "a QOS defined in [[qos]]",
-                            )
-                        })?,
-                ),
+                Some(q) => Some(qos_named(qos, q, source)?),
                 None => None,
             };
             Ok(Partition {
@@ -69,6 +63,12 @@ pub fn build_partitions(
                 max_nodes: spec.max_nodes,
                 suspend_time: spec.suspend_time,
                 qos: qos_id,
+                power: PartitionPower {
+                    resume_timeout: spec.resume_timeout,
+                    suspend_timeout: spec.suspend_timeout,
+                    power_down_on_idle: spec.power_down_on_idle,
+                },
+                access: access(spec, qos, source)?,
             })
         })
         .collect()
@@ -115,4 +115,83 @@ fn member_nodes(
         }
     }
     Ok(members)
+}
+
+/// The QOS a partition key names, which must be defined.
+fn qos_named(
+    qos: &[Qos],
+    name: &Spanned<String>,
+    source: Source<'_>,
+) -> Result<QosId, ConfigError> {
+    qos.iter()
+        .position(|record| &record.name == name.get_ref())
+        .map(|i| QosId(i as u32))
+        .ok_or_else(|| {
+            ConfigError::invalid(
+                value_at(source, name),
+                format!("QOS `{}`", name.get_ref()),
+                "a QOS defined in [[qos]]",
+            )
+        })
+}
+
+/// `AllowAccounts` … `MaxMemPerCPU` of one partition; `ALL` in an allow list is no list.
+fn access(
+    spec: &PartitionSpec,
+    qos: &[Qos],
+    source: Source<'_>,
+) -> Result<PartitionAccess, ConfigError> {
+    let all = |list: &Option<Vec<String>>| {
+        list.clone()
+            .filter(|l| !l.iter().any(|n| n.eq_ignore_ascii_case("ALL")))
+    };
+    let qos_list = |list: &[Spanned<String>]| -> Result<Vec<String>, ConfigError> {
+        list.iter()
+            .map(|q| qos_named(qos, q, source).map(|_| q.get_ref().clone()))
+            .collect()
+    };
+    let allow_qos = match &spec.allow_qos {
+        Some(list) if !list.iter().any(|q| q.get_ref().eq_ignore_ascii_case("ALL")) => {
+            Some(qos_list(list)?)
+        }
+        _ => None,
+    };
+    let state = keyword(source, spec.state.as_ref(), "State", PartitionState::parse)
+        .unwrap_or(Ok(PartitionState::Up))
+        .map_err(|e| e("UP, DOWN, DRAIN or INACTIVE"))?;
+    let oversubscribe = keyword(
+        source,
+        spec.over_subscribe.as_ref(),
+        "OverSubscribe",
+        OverSubscribe::parse,
+    )
+    .unwrap_or(Ok(OverSubscribe::No))
+    .map_err(|e| e("NO or EXCLUSIVE (YES and FORCE, CPUs shared by jobs, are not supported)"))?;
+    Ok(PartitionAccess {
+        allow_accounts: all(&spec.allow_accounts),
+        deny_accounts: spec.deny_accounts.clone(),
+        allow_groups: all(&spec.allow_groups),
+        allow_qos,
+        deny_qos: qos_list(&spec.deny_qos)?,
+        state,
+        oversubscribe,
+        def_mem_per_cpu: spec.def_mem_per_cpu,
+        max_mem_per_cpu: spec.max_mem_per_cpu,
+    })
+}
+
+/// A keyword value read with `parse`: `None` when the key is absent, else the value or a
+/// function making the error from what was expected.
+fn keyword<T>(
+    source: Source<'_>,
+    value: Option<&Spanned<String>>,
+    key: &str,
+    parse: fn(&str) -> Option<T>,
+) -> Option<Result<T, impl FnOnce(&str) -> ConfigError>> {
+    let value = value?;
+    Some(parse(value.get_ref()).ok_or_else(|| {
+        let at = value_at(source, value);
+        let found = format!("{key} = \"{}\"", value.get_ref());
+        move |expected: &str| ConfigError::invalid(at, found, expected)
+    }))
 }

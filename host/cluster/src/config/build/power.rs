@@ -3,18 +3,20 @@
 use crate::model::{Node, Partition, PowerSaveParams};
 use crate::{ConfigError, Source};
 
-/// States `SuspendExcStates` accepts (slurm.conf).
-const EXCLUDABLE_STATES: [&str; 12] = [
+/// States `SuspendExcStates` accepts: Slurm's `_parse_exc_states` list (power-save.md §1.2).
+/// `PERFCTRS`, which the guide lists, is not among them; Slurm logs and ignores it, sluice
+/// refuses it like every other unknown name.
+pub const EXCLUDABLE_STATES: [&str; 12] = [
     "CLOUD",
     "DOWN",
     "DRAIN",
     "DYNAMIC_FUTURE",
     "DYNAMIC_NORM",
+    "EXTERNAL",
     "FAIL",
     "INVALID_REG",
     "MAINTENANCE",
     "NOT_RESPONDING",
-    "PERFCTRS",
     "PLANNED",
     "RESERVED",
 ];
@@ -29,11 +31,11 @@ pub fn check_power(
 ) -> Result<(), ConfigError> {
     let table = source.text.find("[power]").unwrap_or(0);
     let at = |key: &str| source.find_key(key, table);
-    for part in split_outside_brackets(&power.suspend_exc_nodes) {
-        let (expr, count) = match part.rsplit_once(':') {
-            Some((expr, count)) if !count.contains(']') => (expr, Some(count)),
-            _ => (part, None),
-        };
+    for (part, (expr, count)) in power
+        .suspend_exc_node_parts()
+        .into_iter()
+        .zip(power.suspend_exc_node_groups())
+    {
         if let Some(count) = count
             && count.parse::<u32>().is_err()
         {
@@ -83,38 +85,21 @@ pub fn check_power(
             format!("one of {}", EXCLUDABLE_STATES.join(", ")),
         ));
     }
-    Ok(())
-}
-
-/// Splits at commas that are not inside brackets (`nid[10-20]:4,nid[80-90]:2`).
-fn split_outside_brackets(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0usize, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
+    if let Some(watts) = &power.watts {
+        let all = [
+            watts.busy,
+            watts.idle,
+            watts.booting,
+            watts.powering_down,
+            watts.off,
+        ];
+        if all.iter().any(|w| !w.is_finite() || *w < 0.0) {
+            return Err(ConfigError::invalid(
+                at("Watts"),
+                "a negative or non-finite wattage",
+                "watts ≥ 0 for Busy, Idle, Booting, PoweringDown and Off",
+            ));
         }
     }
-    parts.push(&text[start..]);
-    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_counted_hostlists() {
-        assert_eq!(
-            split_outside_brackets("nid[10-20]:4,nid[80,90]:2,x"),
-            ["nid[10-20]:4", "nid[80,90]:2", "x"]
-        );
-        assert!(split_outside_brackets("").is_empty());
-    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use crate::config::schema::QosSpec;
 use crate::model::{Qos, QosLimits};
 use crate::{ConfigError, Source};
 
-use super::value_at;
+use super::{tres_at, value_at};
 
 /// Builds the QOS list; names must be unique and only known flags are accepted.
 pub fn build_qos(specs: &[QosSpec], source: Source<'_>) -> Result<Vec<Qos>, ConfigError> {
@@ -22,17 +22,21 @@ pub fn build_qos(specs: &[QosSpec], source: Source<'_>) -> Result<Vec<Qos>, Conf
                     "unique QOS names",
                 ));
             }
-            let mut no_decay = false;
+            let (mut no_decay, mut deny_on_limit, mut over_part_qos) = (false, false, false);
             for flag in &spec.flags {
-                if flag.get_ref().eq_ignore_ascii_case("NoDecay") {
-                    no_decay = true;
-                } else {
-                    return Err(ConfigError::invalid(
-                        value_at(source, flag),
-                        format!("flag `{}`", flag.get_ref()),
-                        "NoDecay",
-                    ));
-                }
+                let slot = match flag.get_ref().to_ascii_lowercase().as_str() {
+                    "nodecay" => &mut no_decay,
+                    "denyonlimit" => &mut deny_on_limit,
+                    "overpartqos" => &mut over_part_qos,
+                    _ => {
+                        return Err(ConfigError::invalid(
+                            value_at(source, flag),
+                            format!("flag `{}`", flag.get_ref()),
+                            "NoDecay, DenyOnLimit or OverPartQOS",
+                        ));
+                    }
+                };
+                *slot = true;
             }
             if !(spec.usage_factor >= 0.0 && spec.usage_factor.is_finite()) {
                 return Err(ConfigError::invalid(
@@ -46,16 +50,40 @@ pub fn build_qos(specs: &[QosSpec], source: Source<'_>) -> Result<Vec<Qos>, Conf
                 priority: spec.priority,
                 usage_factor: spec.usage_factor,
                 no_decay,
-                limits: QosLimits {
-                    max_wall: spec.max_wall,
-                    max_jobs_per_user: spec.max_jobs_per_user,
-                    max_submit_jobs_per_user: spec.max_submit_jobs_per_user,
-                    max_cpus_per_user: spec.max_cpus_per_user,
-                    max_nodes_per_job: spec.max_nodes_per_job,
-                    grp_cpus: spec.grp_cpus,
-                    grp_jobs: spec.grp_jobs,
-                },
+                limits: qos_limits(spec, source)?,
+                deny_on_limit,
+                over_part_qos,
             })
         })
         .collect()
+}
+
+/// The limits of one `[[qos]]` table; `MaxCPUsPerUser`, `MaxNodesPerJob` and `GrpCPUs` are
+/// shorthand for one TRES of the TRES limits and fill it when the TRES string leaves it out.
+fn qos_limits(spec: &QosSpec, source: Source<'_>) -> Result<QosLimits, ConfigError> {
+    let mut max_tres_per_job = tres_at(source, spec.max_tres_per_job.as_ref(), "MaxTRESPerJob")?;
+    let mut max_tres_per_user = tres_at(source, spec.max_tres_per_user.as_ref(), "MaxTRESPerUser")?;
+    let mut grp_tres = tres_at(source, spec.grp_tres.as_ref(), "GrpTRES")?;
+    max_tres_per_job.node = max_tres_per_job
+        .node
+        .or(spec.max_nodes_per_job.map(u64::from));
+    max_tres_per_user.cpu = max_tres_per_user
+        .cpu
+        .or(spec.max_cpus_per_user.map(u64::from));
+    grp_tres.cpu = grp_tres.cpu.or(spec.grp_cpus.map(u64::from));
+    Ok(QosLimits {
+        max_wall: spec.max_wall,
+        max_jobs_per_user: spec.max_jobs_per_user,
+        max_submit_jobs_per_user: spec.max_submit_jobs_per_user,
+        max_tres_per_job,
+        max_tres_per_user,
+        max_tres_mins_per_job: tres_at(
+            source,
+            spec.max_tres_mins_per_job.as_ref(),
+            "MaxTRESMinsPerJob",
+        )?,
+        grp_tres,
+        grp_jobs: spec.grp_jobs,
+        grp_submit_jobs: spec.grp_submit_jobs,
+    })
 }

@@ -12,7 +12,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use sluice_cluster::Cluster;
-use sluice_engine::{Engine, EngineConfig, Event, JobId, ManualClock, Policies, SchedulerKind};
+use sluice_engine::{
+    Engine, EngineConfig, Event, JobId, ManualClock, Policies, PowerEvent, Program, SchedulerKind,
+};
 
 use crate::job::Time;
 use crate::scheduler::{JobKey, ReplayScheduler, Submission};
@@ -250,7 +252,12 @@ impl ReplayScheduler for EngineScheduler {
         if matches!(self.state, State::Idle(_)) {
             return;
         }
+        let power_due = self
+            .engine()
+            .and_then(Engine::power_work_at)
+            .is_some_and(|t| t <= now);
         if self.options.passes == Passes::Event
+            && !power_due
             && !self.engine().is_some_and(Engine::some_pending_job_fits)
         {
             // Neither loop can start a job that needs more CPUs than are free, and a pass keeps
@@ -265,11 +272,22 @@ impl ReplayScheduler for EngineScheduler {
         }
         let events = self.engine_at(now).tick();
         for event in events {
-            if let Event::Started { job, .. } = event
-                && let Some(&key) = self.key_of.get(&job)
-            {
-                start.push(key);
-                self.queued -= 1;
+            match event {
+                Event::Started { job, .. } => {
+                    if let Some(&key) = self.key_of.get(&job) {
+                        start.push(key);
+                        self.queued -= 1;
+                    }
+                }
+                // Trace replays boot nodes at once, so run times count from the allocation;
+                // the scenario replay (`scenario`) models boot time.
+                Event::Power(PowerEvent::Call(call)) if call.program == Program::Resume => {
+                    let engine = self.engine_at(now);
+                    for node in call.nodes {
+                        engine.register_node(node);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -279,7 +297,13 @@ impl ReplayScheduler for EngineScheduler {
     }
 
     fn next_wakeup(&self, now: Time) -> Option<Time> {
-        match (&self.state, self.options.passes) {
+        // Power timers (SuspendTime, SuspendTimeout…) are due whether or not jobs wait; a
+        // cluster without power saving has none.
+        let power = self
+            .engine()
+            .and_then(Engine::power_work_at)
+            .filter(|&t| t > now);
+        let passes = match (&self.state, self.options.passes) {
             (State::Running(engine), Passes::Periodic) if self.queued > 0 => {
                 engine.next_wakeup().filter(|&t| t > now)
             }
@@ -287,7 +311,8 @@ impl ReplayScheduler for EngineScheduler {
                 engine.backfill_owed_at().filter(|&t| t > now)
             }
             _ => None,
-        }
+        };
+        [passes, power].into_iter().flatten().min()
     }
 
     fn take_refused(&mut self, out: &mut Vec<(JobKey, String)>) {

@@ -78,6 +78,8 @@ fn slurm_spec(
         .max(1);
     spec.nice = slurm.nice;
     spec.site_factor = slurm.priority.map_or(0, i64::from);
+    spec.batch = !slurm.interactive;
+    spec.requeue = slurm.requeue;
     for item in &slurm.gres {
         let parsed: Vec<GresRequest> =
             request::parse_gres(item).map_err(|e| error(e.to_string()))?;

@@ -1,6 +1,7 @@
 //! `sluice sim`: replay a workload trace on a virtual clock and report what the scheduler did.
 
 mod bundle;
+mod scenario;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -78,6 +79,16 @@ pub struct Args {
     /// compare the runs; --report DIR gets the comparison and overlaid plots.
     #[arg(long, num_args = 2, value_names = ["A.toml", "B.toml"], conflicts_with_all = ["config", "compare_scheduler"])]
     pub compare: Option<Vec<PathBuf>>,
+    /// Scenario replay: run the engine on --config with the trace's jobs and timed actions
+    /// (register, update, cancel) and write every node and job state change and power program
+    /// call to this JSON-lines file; prints power figures (node-hours per state, boots, boot
+    /// delay, energy). With --compare A B: both, logs FILE.a.jsonl and FILE.b.jsonl.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["compare_scheduler", "csv", "report"])]
+    pub log: Option<PathBuf>,
+    /// With --log: seconds after ResumeProgram at which a resumed node registers, or `manual`
+    /// (only `register` actions bring nodes up).
+    #[arg(long, value_name = "S|manual", default_value = "60", requires = "log")]
+    pub boot_time: String,
 }
 
 /// Subcommands of `sluice sim`.
@@ -133,6 +144,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .trace
         .as_deref()
         .context("--trace FILE is required (or use `sluice sim bench --trace FILE`)")?;
+    if let Some(log) = &args.log {
+        return match &args.compare {
+            Some(files) => scenario::compare(&args, trace, log, [&files[0], &files[1]]),
+            None => scenario::run(&args, trace, log),
+        };
+    }
     let runtime: RuntimeMode = args.runtime.parse()?;
     let (primary, other) = match &args.compare {
         Some(files) => (

@@ -1,0 +1,95 @@
+//! The parts of a batch job's `SLURM_*` environment that come from its request and its
+//! allocation's shape, as sbatch's output environment names them.
+
+use sluice_api::SubmitRequest;
+
+/// Slurm's run-length list of per-node counts: `4(x2),2` for 4, 4, 2.
+pub fn run_lengths(values: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < values.len() {
+        let run = values[i..].iter().take_while(|v| **v == values[i]).count();
+        out.push(if run > 1 {
+            format!("{}(x{run})", values[i])
+        } else {
+            values[i].to_string()
+        });
+        i += run;
+    }
+    out.join(",")
+}
+
+/// The variables that echo what was asked: `SLURM_NTASKS_PER_NODE`, `SLURM_MEM_PER_CPU`,
+/// `SLURM_GPUS`, `SLURM_GPUS_PER_NODE`, `SLURM_GPUS_PER_TASK`, `SLURM_CPUS_PER_GPU`,
+/// `SLURM_MEM_PER_GPU`, each only when given.
+pub fn request_vars(req: &SubmitRequest) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut put = |k: &'static str, v: Option<String>| {
+        if let Some(v) = v {
+            out.push((k, v));
+        }
+    };
+    put(
+        "SLURM_NTASKS_PER_NODE",
+        req.ntasks_per_node.map(|n| n.to_string()),
+    );
+    put(
+        "SLURM_MEM_PER_CPU",
+        req.mem_per_cpu_mb.map(|m| m.to_string()),
+    );
+    put("SLURM_GPUS", req.gpus.clone());
+    put("SLURM_GPUS_PER_NODE", req.gpus_per_node.clone());
+    put("SLURM_GPUS_PER_TASK", req.gpus_per_task.clone());
+    put(
+        "SLURM_CPUS_PER_GPU",
+        req.cpus_per_gpu.map(|c| c.to_string()),
+    );
+    put(
+        "SLURM_MEM_PER_GPU",
+        req.mem_per_gpu_mb.map(|m| m.to_string()),
+    );
+    out
+}
+
+/// This machine's host name (`SLURM_SUBMIT_HOST` when the client sent none).
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    if rc == 0 && end > 0 {
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "localhost".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_node_counts_run_length_encode() {
+        assert_eq!(run_lengths(&[4, 4, 2]), "4(x2),2");
+        assert_eq!(run_lengths(&[8]), "8");
+        assert_eq!(run_lengths(&[1, 2, 2, 2, 1]), "1,2(x3),1");
+        assert_eq!(run_lengths(&[]), "");
+    }
+
+    #[test]
+    fn only_what_was_asked_is_echoed() {
+        let req = SubmitRequest {
+            ntasks_per_node: Some(4),
+            gpus_per_node: Some("a100:2".into()),
+            ..SubmitRequest::default()
+        };
+        assert_eq!(
+            request_vars(&req),
+            vec![
+                ("SLURM_NTASKS_PER_NODE", "4".to_string()),
+                ("SLURM_GPUS_PER_NODE", "a100:2".to_string())
+            ]
+        );
+        assert!(!host_name().is_empty());
+    }
+}

@@ -1,0 +1,190 @@
+//! Owns the counts association and QOS limits are held to: running and submitted jobs and the
+//! TRES running jobs hold, per QOS, per QOS and user, and per association (a job counts in its
+//! own association and every one above it, as Slurm's `acct_policy_add_job_submit` and
+//! `acct_policy_job_begin` count them).
+//!
+//! `check` decides with these counts whether a job may start (its pending reason if not) and
+//! whether a submission is refused; `access` applies a partition's access rules at submission.
+//! Both loops ask [`crate::Engine`]'s `limit_reason` before `try_start`, so the main loop,
+//! backfill and a replay hold jobs identically.
+
+mod access;
+mod check;
+pub mod reason;
+mod start;
+mod tres;
+
+use std::collections::HashMap;
+
+use sluice_cluster::{AccountingEnforce, AssocId, Cluster, QosId};
+
+use crate::job::JobId;
+use tres::TresLayout;
+
+/// Jobs and TRES counted against one QOS, QOS and user, or association.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Count {
+    /// Running jobs (CONFIGURING and RUNNING; a job stops counting when it ends).
+    pub jobs: u32,
+    /// Pending plus running jobs.
+    pub submitted: u32,
+    /// TRES the running jobs hold, in the [`TresLayout`]; empty until a job starts.
+    pub tres: Vec<u64>,
+}
+
+impl Count {
+    /// The running jobs' amount of TRES entry `i`.
+    pub fn tres(&self, i: usize) -> u64 {
+        self.tres.get(i).copied().unwrap_or(0)
+    }
+}
+
+/// What one job is counted in, so that its end takes back exactly what it added.
+#[derive(Clone, Debug)]
+struct Charged {
+    user: String,
+    /// The QOS counted for its submission: the job's and its first partition's.
+    qos: Vec<QosId>,
+    /// Its association and those above it.
+    assocs: Vec<AssocId>,
+    /// While it runs: the QOS counted (the job's and its partition's) and the TRES it holds.
+    running: Option<(Vec<QosId>, Vec<u64>)>,
+}
+
+/// The limit counts of every QOS, user and association.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    /// `AccountingStorageEnforce` of the cluster.
+    pub enforce: AccountingEnforce,
+    /// Whether any QOS or association sets a limit: without one no check can hold a job, and
+    /// passes skip them.
+    pub any: bool,
+    layout: TresLayout,
+    qos: Vec<Count>,
+    qos_user: HashMap<(QosId, String), Count>,
+    assoc: Vec<Count>,
+    jobs: HashMap<JobId, Charged>,
+}
+
+impl Limits {
+    /// No job counted yet, on `cluster`'s QOS and associations.
+    pub fn new(cluster: &Cluster) -> Self {
+        let any = cluster.qos.iter().any(|q| q.limits != Default::default())
+            || cluster
+                .associations
+                .iter()
+                .any(|a| a.limits != Default::default());
+        Self {
+            enforce: cluster.enforce,
+            any,
+            layout: TresLayout::of(cluster),
+            qos: vec![Count::default(); cluster.qos.len()],
+            qos_user: HashMap::new(),
+            assoc: vec![Count::default(); cluster.associations.len()],
+            jobs: HashMap::new(),
+        }
+    }
+
+    /// What QOS `q` counts.
+    pub fn qos(&self, q: QosId) -> Option<&Count> {
+        self.qos.get(q.index())
+    }
+
+    /// What QOS `q` counts for `user`.
+    pub fn qos_user(&self, q: QosId, user: &str) -> Option<&Count> {
+        self.qos_user.get(&(q, user.to_owned()))
+    }
+
+    /// What association `a` (and the subtree below it) counts.
+    pub fn assoc(&self, a: AssocId) -> Option<&Count> {
+        self.assoc.get(a.index())
+    }
+
+    /// A job entered the queue (submitted, or taken back after a restart).
+    pub fn enter(&mut self, job: JobId, user: &str, qos: Vec<QosId>, assocs: Vec<AssocId>) {
+        if self.jobs.contains_key(&job) {
+            return;
+        }
+        self.each_count(user, &qos, &assocs, |c| c.submitted += 1);
+        self.jobs.insert(
+            job,
+            Charged {
+                user: user.to_owned(),
+                qos,
+                assocs,
+                running: None,
+            },
+        );
+    }
+
+    /// A queued job started holding `tres`, counted against the QOS in `qos`.
+    pub fn start(&mut self, job: JobId, qos: Vec<QosId>, tres: Vec<u64>) {
+        let Some(charged) = self.jobs.get(&job).cloned() else {
+            return;
+        };
+        if charged.running.is_some() {
+            return;
+        }
+        let width = self.layout.len();
+        self.each_count(&charged.user, &qos, &charged.assocs, |c| {
+            c.jobs += 1;
+            c.tres.resize(width, 0);
+            for (held, add) in c.tres.iter_mut().zip(&tres) {
+                *held += add;
+            }
+        });
+        self.jobs.get_mut(&job).expect("charged above").running = Some((qos, tres));
+    }
+
+    /// A running job stopped holding what it held (it ended or was requeued).
+    pub fn stop(&mut self, job: JobId) {
+        let Some(charged) = self.jobs.get_mut(&job) else {
+            return;
+        };
+        let Some((qos, tres)) = charged.running.take() else {
+            return;
+        };
+        let (user, assocs) = (charged.user.clone(), charged.assocs.clone());
+        self.each_count(&user, &qos, &assocs, |c| {
+            c.jobs = c.jobs.saturating_sub(1);
+            for (held, sub) in c.tres.iter_mut().zip(&tres) {
+                *held = held.saturating_sub(*sub);
+            }
+        });
+    }
+
+    /// A job left the queue for good (it ended or was cancelled).
+    pub fn leave(&mut self, job: JobId) {
+        self.stop(job);
+        let Some(charged) = self.jobs.remove(&job) else {
+            return;
+        };
+        self.each_count(&charged.user, &charged.qos, &charged.assocs, |c| {
+            c.submitted = c.submitted.saturating_sub(1)
+        });
+    }
+
+    /// Applies `f` to every count a job of `user` under `qos` and `assocs` adds to, created as
+    /// needed (associations made after the engine started included).
+    fn each_count(
+        &mut self,
+        user: &str,
+        qos: &[QosId],
+        assocs: &[AssocId],
+        mut f: impl FnMut(&mut Count),
+    ) {
+        for q in qos {
+            if self.qos.len() <= q.index() {
+                self.qos.resize(q.index() + 1, Count::default());
+            }
+            f(&mut self.qos[q.index()]);
+            f(self.qos_user.entry((*q, user.to_owned())).or_default());
+        }
+        for a in assocs {
+            if self.assoc.len() <= a.index() {
+                self.assoc.resize(a.index() + 1, Count::default());
+            }
+            f(&mut self.assoc[a.index()]);
+        }
+    }
+}

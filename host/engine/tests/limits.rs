@@ -1,0 +1,561 @@
+//! Association and QOS limits and partition access: each rule holds a job with Slurm's reason
+//! (or refuses it with sbatch's error) and lets it start once the limit allows, in the main
+//! loop and in backfill alike.
+
+mod common;
+
+use common::*;
+use sluice_cluster::{
+    AccountingEnforce, AssocId, Cluster, OverSubscribe, PartitionState, QosId, TimeLimit,
+    TresLimits,
+};
+use sluice_engine::limits::reason::{Limit, LimitReason, Scope, Tres};
+use sluice_engine::{Engine, Event, JobId, JobSpec, JobState, ManualClock, Reason, SubmitError};
+
+/// Which pass runs the queue.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    Main,
+    Backfill,
+}
+
+const BOTH: [Via; 2] = [Via::Main, Via::Backfill];
+
+fn pass(e: &mut Engine, via: Via) -> Vec<Event> {
+    match via {
+        Via::Main => e.schedule(),
+        Via::Backfill => e.backfill(),
+    }
+}
+
+fn started(events: &[Event]) -> Vec<JobId> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Started { job, .. } => Some(*job),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A job of `user` asking `cpus` CPUs on one node for ten minutes, under QOS `high`.
+fn job(user: &str, cpus: u32) -> JobSpec {
+    JobSpec {
+        tasks: cpus,
+        time_limit: Some(600),
+        qos: Some("high".into()),
+        ..JobSpec::new(user)
+    }
+}
+
+fn state(e: &Engine, id: JobId) -> (JobState, Reason) {
+    let j = e.job(id).unwrap();
+    (j.state, j.reason)
+}
+
+fn held(scope: Scope, limit: Limit) -> (JobState, Reason) {
+    (
+        JobState::Pending,
+        Reason::Limit(LimitReason::of(scope, limit)),
+    )
+}
+
+fn held_tres(scope: Scope, limit: Limit, tres: Tres) -> (JobState, Reason) {
+    (
+        JobState::Pending,
+        Reason::Limit(LimitReason { scope, limit, tres }),
+    )
+}
+
+const RUNNING: (JobState, Reason) = (JobState::Running, Reason::None);
+
+/// Eight nodes of 8 CPUs; QOS `high` is `cluster.qos[1]`.
+fn base() -> Cluster {
+    cluster(8, 8)
+}
+
+fn high(c: &mut Cluster) -> &mut sluice_cluster::QosLimits {
+    &mut c.qos[1].limits
+}
+
+fn account(c: &Cluster, name: &str) -> AssocId {
+    c.account_id(name).unwrap()
+}
+
+fn run(c: Cluster) -> (Engine, ManualClock) {
+    engine(c)
+}
+
+#[test]
+fn qos_max_jobs_per_user_holds_the_fifth_job_until_one_ends() {
+    for via in BOTH {
+        let mut c = base();
+        high(&mut c).max_jobs_per_user = Some(4);
+        let (mut e, _clock) = run(c);
+        let ids: Vec<JobId> = (0..6).map(|_| e.submit(job("alice", 1)).unwrap()).collect();
+        let other = e.submit(job("bob", 1)).unwrap();
+        let events = pass(&mut e, via);
+        assert_eq!(
+            started(&events).len(),
+            5,
+            "{via:?}: four of alice's and bob's"
+        );
+        for &id in &ids[..4] {
+            assert_eq!(state(&e, id), RUNNING, "{via:?}");
+        }
+        for &id in &ids[4..] {
+            assert_eq!(state(&e, id), held(Scope::Qos, Limit::Jobs), "{via:?}");
+        }
+        assert_eq!(
+            e.job(ids[4]).unwrap().reason.as_str(),
+            "QOSMaxJobsPerUserLimit"
+        );
+        assert_eq!(state(&e, other), RUNNING);
+        e.job_finished(ids[0], 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![ids[4]], "{via:?}");
+        assert_eq!(state(&e, ids[5]), held(Scope::Qos, Limit::Jobs));
+    }
+}
+
+#[test]
+fn qos_max_submit_jobs_per_user_refuses_at_submission() {
+    let mut c = base();
+    high(&mut c).max_submit_jobs_per_user = Some(2);
+    let (mut e, _clock) = run(c);
+    let a = e.submit(job("alice", 1)).unwrap();
+    e.submit(job("alice", 1)).unwrap();
+    let err = e.submit(job("alice", 1)).unwrap_err();
+    assert_eq!(
+        err,
+        SubmitError::AccountingPolicy(LimitReason::of(Scope::Qos, Limit::SubmitJobs))
+    );
+    assert!(
+        err.to_string().contains("QOSMaxSubmitJobPerUserLimit"),
+        "{err}"
+    );
+    e.submit(job("bob", 1)).unwrap();
+    e.schedule();
+    e.job_finished(a, 0).unwrap();
+    e.submit(job("alice", 1)).unwrap();
+}
+
+#[test]
+fn qos_grp_jobs_and_grp_submit_jobs_count_every_user() {
+    for via in BOTH {
+        let mut c = base();
+        high(&mut c).grp_jobs = Some(2);
+        high(&mut c).grp_submit_jobs = Some(3);
+        let (mut e, _clock) = run(c);
+        let a = e.submit(job("alice", 1)).unwrap();
+        let b = e.submit(job("bob", 1)).unwrap();
+        let c3 = e.submit(job("carol", 1)).unwrap();
+        assert_eq!(
+            e.submit(job("carol", 1)).unwrap_err(),
+            SubmitError::AccountingPolicy(LimitReason::of(Scope::Qos, Limit::GrpSubmitJobs))
+        );
+        pass(&mut e, via);
+        assert_eq!((state(&e, a), state(&e, b)), (RUNNING, RUNNING));
+        assert_eq!(state(&e, c3), held(Scope::Qos, Limit::GrpJobs), "{via:?}");
+        e.job_finished(b, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![c3], "{via:?}");
+    }
+}
+
+#[test]
+fn qos_grp_tres_and_max_tres_per_user_count_cpus_in_use() {
+    for via in BOTH {
+        let mut c = base();
+        high(&mut c).grp_tres = TresLimits::parse("cpu=10").unwrap();
+        high(&mut c).max_tres_per_user = TresLimits::parse("cpu=6").unwrap();
+        let (mut e, _clock) = run(c);
+        let a1 = e.submit(job("alice", 4)).unwrap();
+        let a2 = e.submit(job("alice", 4)).unwrap();
+        let b1 = e.submit(job("bob", 6)).unwrap();
+        let c1 = e.submit(job("carol", 2)).unwrap();
+        pass(&mut e, via);
+        assert_eq!(state(&e, a1), RUNNING);
+        assert_eq!(
+            state(&e, a2),
+            held_tres(Scope::Qos, Limit::TresPerUser, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(state(&e, b1), RUNNING);
+        assert_eq!(
+            state(&e, c1),
+            held_tres(Scope::Qos, Limit::GrpTres, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(e.job(c1).unwrap().reason.as_str(), "QOSGrpCpuLimit");
+        e.job_finished(b1, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![c1], "{via:?}");
+        e.job_finished(a1, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![a2], "{via:?}");
+    }
+}
+
+#[test]
+fn per_job_limits_hold_the_job_or_refuse_it_with_deny_on_limit() {
+    for via in BOTH {
+        let mut c = base();
+        high(&mut c).max_tres_per_job = TresLimits::parse("node=1,cpu=8").unwrap();
+        high(&mut c).max_wall = Some(TimeLimit::Seconds(3600));
+        high(&mut c).max_tres_mins_per_job = TresLimits::parse("cpu=240").unwrap();
+        let (mut e, _clock) = run(c);
+        let two_nodes = e
+            .submit(JobSpec {
+                min_nodes: 2,
+                ..job("alice", 2)
+            })
+            .unwrap();
+        let long = e
+            .submit(JobSpec {
+                time_limit: Some(7200),
+                ..job("alice", 1)
+            })
+            .unwrap();
+        let costly = e
+            .submit(JobSpec {
+                time_limit: Some(3600),
+                ..job("alice", 8)
+            })
+            .unwrap();
+        let untimed = e
+            .submit(JobSpec {
+                time_limit: None,
+                ..job("bob", 4)
+            })
+            .unwrap();
+        let fits = e
+            .submit(JobSpec {
+                time_limit: Some(3600),
+                ..job("bob", 4)
+            })
+            .unwrap();
+        pass(&mut e, via);
+        assert_eq!(
+            state(&e, two_nodes),
+            held_tres(Scope::Qos, Limit::TresPerJob, Tres::Node),
+            "{via:?}"
+        );
+        assert_eq!(
+            e.job(two_nodes).unwrap().reason.as_str(),
+            "QOSMaxNodePerJobLimit"
+        );
+        assert_eq!(state(&e, long), held(Scope::Qos, Limit::MaxWall));
+        assert_eq!(
+            e.job(long).unwrap().reason.as_str(),
+            "QOSMaxWallDurationPerJobLimit"
+        );
+        assert_eq!(
+            state(&e, costly),
+            held_tres(Scope::Qos, Limit::TresMinsPerJob, Tres::Cpu)
+        );
+        // No time limit asked: the partition's default (an hour) is within MaxWall.
+        assert_eq!(e.job(untimed).unwrap().time_limit, Some(3600));
+        assert_eq!(state(&e, untimed), RUNNING, "{via:?}");
+        assert_eq!(state(&e, fits), RUNNING, "{via:?}");
+    }
+    let mut c = base();
+    high(&mut c).max_tres_per_job = TresLimits::parse("node=1").unwrap();
+    c.qos[1].deny_on_limit = true;
+    let (mut e, _clock) = run(c);
+    assert_eq!(
+        e.submit(JobSpec {
+            min_nodes: 2,
+            ..job("alice", 2)
+        })
+        .unwrap_err(),
+        SubmitError::AccountingPolicy(LimitReason {
+            scope: Scope::Qos,
+            limit: Limit::TresPerJob,
+            tres: Tres::Node
+        })
+    );
+    e.submit(job("alice", 2)).unwrap();
+}
+
+#[test]
+fn max_wall_caps_the_default_time_limit() {
+    let mut c = base();
+    high(&mut c).max_wall = Some(TimeLimit::Seconds(1200));
+    let (mut e, _clock) = run(c);
+    let id = e
+        .submit(JobSpec {
+            time_limit: None,
+            ..job("alice", 1)
+        })
+        .unwrap();
+    assert_eq!(e.job(id).unwrap().time_limit, Some(1200));
+    e.schedule();
+    assert_eq!(state(&e, id), RUNNING);
+}
+
+#[test]
+fn association_limits_inherit_max_and_sum_grp_over_the_subtree() {
+    for via in BOTH {
+        let mut c = base();
+        let physics = account(&c, "physics");
+        c.associations[physics.index()].limits.max_jobs = Some(2);
+        c.associations[physics.index()].limits.grp_jobs = Some(3);
+        let (mut e, _clock) = run(c);
+        let plain = |user: &str| JobSpec {
+            qos: None,
+            ..job(user, 1)
+        };
+        let a: Vec<JobId> = (0..3).map(|_| e.submit(plain("alice")).unwrap()).collect();
+        let b: Vec<JobId> = (0..2).map(|_| e.submit(plain("bob")).unwrap()).collect();
+        let carol = e.submit(plain("carol")).unwrap();
+        pass(&mut e, via);
+        // MaxJobs=2 is inherited by each user; GrpJobs=3 counts alice's and bob's together.
+        assert_eq!((state(&e, a[0]), state(&e, a[1])), (RUNNING, RUNNING));
+        assert_eq!(state(&e, a[2]), held(Scope::Assoc, Limit::Jobs), "{via:?}");
+        assert_eq!(e.job(a[2]).unwrap().reason.as_str(), "AssocMaxJobsLimit");
+        assert_eq!(state(&e, b[0]), RUNNING);
+        assert_eq!(
+            state(&e, b[1]),
+            held(Scope::Assoc, Limit::GrpJobs),
+            "{via:?}"
+        );
+        assert_eq!(e.job(b[1]).unwrap().reason.as_str(), "AssocGrpJobsLimit");
+        assert_eq!(state(&e, carol), RUNNING, "chem is not physics");
+        e.job_finished(a[0], 0).unwrap();
+        // One slot in the group: the first job in queue order that its own limit allows.
+        assert_eq!(started(&pass(&mut e, via)).len(), 1, "{via:?}");
+    }
+}
+
+#[test]
+fn association_grp_tres_and_submit_limits() {
+    for via in BOTH {
+        let mut c = base();
+        let chem = account(&c, "chem");
+        c.associations[chem.index()].limits.grp_tres = TresLimits::parse("cpu=8").unwrap();
+        let carol = c.user_assoc("carol", "chem").unwrap();
+        c.associations[carol.index()].limits.max_submit_jobs = Some(3);
+        let (mut e, _clock) = run(c);
+        let plain = JobSpec {
+            qos: None,
+            ..job("carol", 6)
+        };
+        let j1 = e.submit(plain.clone()).unwrap();
+        let j2 = e.submit(plain.clone()).unwrap();
+        e.submit(plain.clone()).unwrap();
+        assert_eq!(
+            e.submit(plain.clone()).unwrap_err(),
+            SubmitError::AccountingPolicy(LimitReason::of(Scope::Assoc, Limit::SubmitJobs))
+        );
+        pass(&mut e, via);
+        assert_eq!(state(&e, j1), RUNNING);
+        assert_eq!(
+            state(&e, j2),
+            held_tres(Scope::Assoc, Limit::GrpTres, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(e.job(j2).unwrap().reason.as_str(), "AssocGrpCpuLimit");
+        e.job_finished(j1, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![j2], "{via:?}");
+    }
+}
+
+#[test]
+fn a_qos_limit_shadows_the_same_association_limit() {
+    let mut c = base();
+    let physics = account(&c, "physics");
+    c.associations[physics.index()].limits.max_jobs = Some(1);
+    high(&mut c).max_jobs_per_user = Some(3);
+    let (mut e, _clock) = run(c);
+    let ids: Vec<JobId> = (0..4).map(|_| e.submit(job("alice", 1)).unwrap()).collect();
+    e.schedule();
+    assert_eq!(
+        ids.iter().filter(|id| state(&e, **id) == RUNNING).count(),
+        3
+    );
+    assert_eq!(state(&e, ids[3]), held(Scope::Qos, Limit::Jobs));
+}
+
+#[test]
+fn a_partition_qos_limits_every_job_in_the_partition() {
+    for via in BOTH {
+        let mut c = base();
+        high(&mut c).grp_jobs = Some(1);
+        c.partitions[0].qos = Some(QosId(1));
+        let (mut e, _clock) = run(c);
+        let plain = |user: &str| JobSpec {
+            qos: None,
+            ..job(user, 1)
+        };
+        let a = e.submit(plain("alice")).unwrap();
+        let b = e.submit(plain("bob")).unwrap();
+        pass(&mut e, via);
+        assert_eq!(state(&e, a), RUNNING);
+        assert_eq!(state(&e, b), held(Scope::Qos, Limit::GrpJobs), "{via:?}");
+        e.job_finished(a, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![b], "{via:?}");
+    }
+}
+
+#[test]
+fn partition_access_refuses_accounts_groups_and_qos_as_sbatch_does() {
+    let mut c = with_debug_partition(base(), 4, 1);
+    c.partitions[1].access.allow_accounts = Some(vec!["chem".into()]);
+    let (mut e, _clock) = run(c.clone());
+    let debug = |user: &str| JobSpec {
+        partitions: vec!["debug".into()],
+        ..job(user, 1)
+    };
+    assert!(matches!(
+        e.submit(debug("alice")),
+        Err(SubmitError::AccountNotAllowed { .. })
+    ));
+    assert!(
+        e.submit(debug("alice"))
+            .unwrap_err()
+            .to_string()
+            .starts_with("invalid account or account/partition combination specified")
+    );
+    e.submit(debug("carol")).unwrap();
+    // With two partitions, the one that refuses is dropped.
+    let both = e
+        .submit(JobSpec {
+            partitions: vec!["debug".into(), "batch".into()],
+            ..job("alice", 1)
+        })
+        .unwrap();
+    assert_eq!(e.job(both).unwrap().partitions.len(), 1);
+
+    let mut denied = c.clone();
+    denied.partitions[1].access.allow_accounts = None;
+    denied.partitions[1].access.deny_accounts = vec!["physics".into()];
+    denied.partitions[1].access.allow_qos = Some(vec!["normal".into()]);
+    let (mut e, _clock) = run(denied);
+    assert!(matches!(
+        e.submit(debug("bob")),
+        Err(SubmitError::AccountNotAllowed { .. })
+    ));
+    assert!(matches!(
+        e.submit(debug("carol")),
+        Err(SubmitError::QosNotAllowed { .. })
+    ));
+    e.submit(JobSpec {
+        qos: None,
+        ..debug("carol")
+    })
+    .unwrap();
+
+    let mut groups = c;
+    groups.partitions[1].access.allow_accounts = None;
+    groups.partitions[1].access.allow_groups = Some(vec!["hpc".into()]);
+    let (mut e, _clock) = run(groups);
+    assert!(matches!(
+        e.submit(debug("alice")),
+        Err(SubmitError::GroupNotAllowed(_))
+    ));
+    e.submit(JobSpec {
+        groups: vec!["users".into(), "hpc".into()],
+        ..debug("alice")
+    })
+    .unwrap();
+}
+
+#[test]
+fn partition_state_down_holds_jobs_and_drain_refuses_them() {
+    for via in BOTH {
+        let mut c = base();
+        c.partitions[0].access.state = PartitionState::Down;
+        let (mut e, _clock) = run(c);
+        let id = e.submit(job("alice", 1)).unwrap();
+        pass(&mut e, via);
+        assert_eq!(state(&e, id), (JobState::Pending, Reason::PartitionDown));
+    }
+    let mut c = base();
+    c.partitions[0].access.state = PartitionState::Drain;
+    let (mut e, _clock) = run(c);
+    assert!(matches!(
+        e.submit(job("alice", 1)),
+        Err(SubmitError::PartitionNotAvailable(_))
+    ));
+}
+
+#[test]
+fn unknown_accounts_are_refused_unless_associations_are_not_enforced() {
+    let (mut e, _clock) = run(base());
+    let nosuch = JobSpec {
+        account: Some("nosuch".into()),
+        ..job("alice", 1)
+    };
+    let err = e.submit(nosuch.clone()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("invalid account or account/partition combination specified"),
+        "{err}"
+    );
+    assert!(e.submit(job("zoe", 1)).is_err(), "a user the tree lacks");
+
+    let mut create = base();
+    create.enforce.create_missing_users = true;
+    let (mut e, _clock) = run(create);
+    assert!(
+        e.submit(nosuch.clone()).is_err(),
+        "accounts are never created"
+    );
+    e.submit(JobSpec {
+        account: Some("chem".into()),
+        ..job("zoe", 1)
+    })
+    .unwrap();
+
+    let mut open = base();
+    open.enforce = AccountingEnforce::NONE;
+    let (mut e, _clock) = run(open);
+    e.submit(nosuch).unwrap();
+}
+
+#[test]
+fn limits_are_not_enforced_without_accounting_storage_enforce_limits() {
+    let mut c = base();
+    high(&mut c).max_jobs_per_user = Some(1);
+    c.enforce.limits = false;
+    let (mut e, _clock) = run(c);
+    let ids: Vec<JobId> = (0..3).map(|_| e.submit(job("alice", 1)).unwrap()).collect();
+    assert_eq!(started(&e.schedule()), ids);
+}
+
+#[test]
+fn partition_terms_shape_the_request() {
+    let mut c = base();
+    c.partitions[0].access.oversubscribe = OverSubscribe::Exclusive;
+    c.partitions[0].access.def_mem_per_cpu = Some(1000);
+    c.partitions[0].access.max_mem_per_cpu = Some(2000);
+    let (mut e, _clock) = run(c);
+    let small = e.submit(job("alice", 2)).unwrap();
+    let hungry = e
+        .submit(JobSpec {
+            memory_per_node_mb: 8000,
+            ..job("bob", 2)
+        })
+        .unwrap();
+    let s = &e.job(small).unwrap().spec;
+    assert!(s.exclusive);
+    assert_eq!(s.memory_per_node_mb, 2000, "DefMemPerCPU × 2 CPUs");
+    // 8000 MB over 2 tasks is 4000 MB per CPU: MaxMemPerCPU gives each task 2 CPUs.
+    assert_eq!(e.job(hungry).unwrap().spec.cpus_per_task, 2);
+    e.schedule();
+    let alloc = e.job(small).unwrap().alloc.as_ref().unwrap();
+    assert_eq!(alloc.cpus(), 8, "a whole node");
+}
+
+#[test]
+fn requeue_and_cancel_give_their_counts_back() {
+    let mut c = base();
+    high(&mut c).max_jobs_per_user = Some(1);
+    high(&mut c).max_submit_jobs_per_user = Some(2);
+    let (mut e, _clock) = run(c);
+    let a = e.submit(job("alice", 1)).unwrap();
+    let b = e.submit(job("alice", 1)).unwrap();
+    e.schedule();
+    assert_eq!(state(&e, b), held(Scope::Qos, Limit::Jobs));
+    e.requeue(a).unwrap();
+    e.cancel(a).unwrap();
+    assert_eq!(started(&e.schedule()), vec![b]);
+    e.submit(job("alice", 1)).unwrap();
+}

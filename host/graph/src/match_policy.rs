@@ -1,0 +1,337 @@
+//! Match policies: how the traverser ranks a vertex's candidate children (`-P/--match-policy`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::graph::{ResourceGraph, VertexId};
+
+/// Vertex properties set with `set-property`, by vertex.
+pub type VertexProperties = HashMap<VertexId, BTreeMap<String, String>>;
+
+/// What a policy hands the traverser, computed once per graph rather than once per visit.
+///
+/// Fluxion's ID-based policies score a vertex `1 + factors + id + 1`, where `factors` sums a
+/// factor of every ancestor whose type carries one (node-centric policies give `node` vertices
+/// `((id + 1) + 1) × 10000 + |uniq_id mod 10000 − 1|`). Both parts depend only on the graph, so
+/// they travel as two columns indexed by vertex.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyTable {
+    /// A vertex's own score (`id + 1` for the ID policies).
+    pub own: Vec<i64>,
+    /// What a vertex adds to the score of every vertex below it (0 for most types).
+    pub factor: Vec<i64>,
+}
+
+/// Why a policy could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// The name is neither a known policy nor a valid custom policy string.
+    #[error("unknown match policy: {0}")]
+    Unknown(String),
+    /// A custom policy string names an option resource-query does not have.
+    #[error("invalid policy option: {0}")]
+    InvalidOption(String),
+    /// A custom policy option's value is not `true`/`false` (or `high`/`low` for `policy`).
+    #[error("policy option {key} requires true or false, got {value}")]
+    InvalidValue {
+        /// The option.
+        key: String,
+        /// The refused value.
+        value: String,
+    },
+    /// A factor overflowed 64-bit scores (a vertex id too large).
+    #[error("score factor of vertex {0} overflows")]
+    Overflow(VertexId),
+}
+
+/// A match policy: orders the candidates the traverser found under a vertex.
+///
+/// The traverser never calls the policy per vertex visit: [`MatchPolicy::table`] is asked once
+/// per graph (and again only when a vertex property changes, for policies that read them), and
+/// ranking inside a match uses that table plus the fixed answers below. This is the shape a
+/// policy needs to sit behind a WebAssembly boundary later: the vertex attributes cross once as
+/// a table, the answers come back as columns of scores, and a match costs no component call.
+pub trait MatchPolicy: Send {
+    /// The name the policy was chosen by (`-P` value).
+    fn name(&self) -> &str;
+    /// Per-vertex scores for `graph` with its vertices' `properties` (see [`PolicyTable`]).
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError>;
+    /// Whether the table depends on vertex properties (then a `set-property` renews it).
+    fn reads_properties(&self) -> bool {
+        false
+    }
+    /// Whether higher scores are taken first (`high`) or lower ones (`low`).
+    fn prefers_higher(&self) -> bool;
+    /// Whether a slot's candidates are ordered higher first (the policy's own order for the ID
+    /// policies; `variation` keeps Fluxion's default, higher first).
+    fn slot_prefers_higher(&self) -> bool {
+        self.prefers_higher()
+    }
+    /// Whether the final choice at the root ranks candidates by the run of consecutive scores
+    /// they fall in rather than by score (`locality`: the highest run first, candidates of one
+    /// run equal).
+    fn ranks_root_by_runs(&self) -> bool {
+        false
+    }
+    /// Whether the traverser stops exploring a vertex's children as soon as enough are found,
+    /// in the order of the children's remaining capacity (Fluxion's `stop_on_1_matches`).
+    fn stop_on_first_match(&self) -> bool;
+    /// Types every match takes whole (`node` for the `*nodex` policies).
+    fn exclusive_types(&self) -> Vec<String>;
+}
+
+/// Fluxion's multilevel-ID policy family: `high`, `low`, `hinode`, `lonode`, `hinodex`,
+/// `lonodex`, `first`, `firstnodex`, and custom `policy=… node_centric=… …` strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdPolicy {
+    name: String,
+    high: bool,
+    node_centric: bool,
+    node_exclusive: bool,
+    stop_on_first: bool,
+}
+
+/// The named policies and the option strings they stand for (`dfu_match_policy_factory.cpp`).
+const NAMED: [(&str, &str); 8] = [
+    (
+        "first",
+        "policy=high node_centric=true stop_on_1_matches=true",
+    ),
+    (
+        "firstnodex",
+        "policy=high node_centric=true node_exclusive=true stop_on_1_matches=true",
+    ),
+    ("high", "policy=high"),
+    ("low", "policy=low"),
+    ("lonode", "policy=low node_centric=true"),
+    ("hinode", "policy=high node_centric=true"),
+    (
+        "lonodex",
+        "policy=low node_centric=true node_exclusive=true",
+    ),
+    (
+        "hinodex",
+        "policy=high node_centric=true node_exclusive=true",
+    ),
+];
+
+impl IdPolicy {
+    /// The policy `name` stands for: a named policy or a custom option string.
+    pub fn from_name(name: &str) -> Result<Self, PolicyError> {
+        let options = NAMED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(name, |(_, o)| *o);
+        let mut policy = IdPolicy {
+            name: name.to_owned(),
+            high: false,
+            node_centric: false,
+            node_exclusive: false,
+            stop_on_first: false,
+        };
+        let mut has_order = false;
+        for option in options.split(' ') {
+            let (key, value) = option.split_once('=').unwrap_or((option, ""));
+            let flag = match value {
+                "true" => true,
+                "false" => false,
+                _ if key == "policy" => false,
+                _ if ["node_centric", "stop_on_1_matches", "node_exclusive"].contains(&key) => {
+                    return Err(PolicyError::InvalidValue {
+                        key: key.into(),
+                        value: value.into(),
+                    });
+                }
+                _ => return Err(PolicyError::InvalidOption(key.into())),
+            };
+            match key {
+                "policy" if value == "high" || value == "low" => {
+                    policy.high = value == "high";
+                    has_order = true;
+                }
+                "policy" => return Err(PolicyError::Unknown(name.into())),
+                "node_centric" => policy.node_centric = flag,
+                "node_exclusive" => policy.node_exclusive = flag,
+                "stop_on_1_matches" => policy.stop_on_first = flag,
+                _ => return Err(PolicyError::InvalidOption(key.into())),
+            }
+        }
+        if !has_order {
+            return Err(PolicyError::Unknown(name.into()));
+        }
+        Ok(policy)
+    }
+}
+
+/// Fluxion's `score_factor_t::calc_factor(id + 1, uniq_id)` with `add_by` 1, `multiply_by` 10000.
+fn node_factor(id: i64, uniq_id: VertexId) -> Option<i64> {
+    let base = id.checked_add(1)?;
+    if base < 0 {
+        return None;
+    }
+    let mul = base.checked_add(1)?.checked_mul(10_000)?;
+    let tie = (i64::from(uniq_id) % 10_000 - 1).abs();
+    mul.checked_add(tie)
+}
+
+impl MatchPolicy for IdPolicy {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        _properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError> {
+        let n = graph.vertex_count();
+        let node = graph.types().get("node");
+        let mut table = PolicyTable {
+            own: Vec::with_capacity(n),
+            factor: vec![0; if self.node_centric { n } else { 0 }],
+        };
+        for v in 0..n as VertexId {
+            table.own.push(graph.id(v) + 1);
+            if self.node_centric && Some(graph.kind_id(v)) == node {
+                table.factor[v as usize] =
+                    node_factor(graph.id(v), v).ok_or(PolicyError::Overflow(v))?;
+            }
+        }
+        Ok(table)
+    }
+
+    fn prefers_higher(&self) -> bool {
+        self.high
+    }
+
+    fn stop_on_first_match(&self) -> bool {
+        self.stop_on_first
+    }
+
+    fn exclusive_types(&self) -> Vec<String> {
+        if self.node_exclusive {
+            vec!["node".into()]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Fluxion's `variation` policy (`var_aware_t`): a vertex scores `1 + perf_class`, its
+/// `perf_class` property read as C's `stoi` does (9999 when absent, unreadable, negative or
+/// above 9999), and lower classes are taken first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VariationPolicy;
+
+/// `std::stoi` then the policy's bounds: leading blanks, a sign, digits; anything else 9999.
+fn perf_class(value: Option<&String>) -> i64 {
+    let Some(text) = value else { return 9999 };
+    let t = text.trim_start();
+    let (sign, digits) = match t.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    match digits[..end].parse::<i32>() {
+        Ok(n) if (0..=9999).contains(&(sign * i64::from(n))) => sign * i64::from(n),
+        _ => 9999,
+    }
+}
+
+impl MatchPolicy for VariationPolicy {
+    fn name(&self) -> &str {
+        "variation"
+    }
+
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError> {
+        let own = (0..graph.vertex_count() as VertexId)
+            .map(|v| perf_class(properties.get(&v).and_then(|p| p.get("perf_class"))))
+            .collect();
+        Ok(PolicyTable {
+            own,
+            factor: Vec::new(),
+        })
+    }
+
+    fn reads_properties(&self) -> bool {
+        true
+    }
+
+    fn prefers_higher(&self) -> bool {
+        false
+    }
+
+    fn slot_prefers_higher(&self) -> bool {
+        true
+    }
+
+    fn stop_on_first_match(&self) -> bool {
+        false
+    }
+
+    fn exclusive_types(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Fluxion's `locality` policy (`greater_interval_first_t`): vertices score `id + 2` and are
+/// taken highest first, but the root's final choice prefers the highest run of consecutive
+/// scores (contiguous ids), treating the members of a run as equal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalityPolicy;
+
+impl MatchPolicy for LocalityPolicy {
+    fn name(&self) -> &str {
+        "locality"
+    }
+
+    fn table(
+        &self,
+        graph: &ResourceGraph,
+        _properties: &VertexProperties,
+    ) -> Result<PolicyTable, PolicyError> {
+        Ok(PolicyTable {
+            own: (0..graph.vertex_count() as VertexId)
+                .map(|v| graph.id(v) + 1)
+                .collect(),
+            factor: Vec::new(),
+        })
+    }
+
+    fn prefers_higher(&self) -> bool {
+        true
+    }
+
+    fn ranks_root_by_runs(&self) -> bool {
+        true
+    }
+
+    fn stop_on_first_match(&self) -> bool {
+        false
+    }
+
+    fn exclusive_types(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The policy `-P name` selects: `variation`, `locality`, a named ID policy or a custom option
+/// string.
+pub fn policy_by_name(name: &str) -> Result<Box<dyn MatchPolicy>, PolicyError> {
+    if name == "variation" {
+        return Ok(Box::new(VariationPolicy));
+    }
+    if name == "locality" {
+        return Ok(Box::new(LocalityPolicy));
+    }
+    Ok(Box::new(IdPolicy::from_name(name)?))
+}

@@ -1,0 +1,170 @@
+//! Replaying unchanged subtrees: a visit of vertex `u` depends only on the request level, the
+//! job's window and what lies in `u`'s subtree, so while nothing under `u` has changed its
+//! recorded effects (what it handed up, the edges it marked, its visit counts and messages)
+//! are replayed instead of walking the subtree again. Results, marks and counts are exactly
+//! those of a fresh walk; only the time differs.
+//!
+//! Only used when the dominant subsystem is a tree (a vertex reached twice in one walk would
+//! need its color, which a replay does not set).
+
+use crate::graph::VertexId;
+use crate::match_request::Request;
+use crate::matcher::Matcher;
+use crate::scoring::Scoring;
+use crate::traverse::{AllocType, Errno, JobMeta, Visited};
+
+/// Everything a visit's outcome depends on besides the subtree itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VisitKey {
+    requests: usize,
+    len: usize,
+    generation: u64,
+    pristine: bool,
+    excl: bool,
+    at: i64,
+    duration: i64,
+    alloc: AllocType,
+    ml_scores: i64,
+}
+
+/// One recorded visit.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedVisit {
+    key: VisitKey,
+    stamp: u64,
+    result: Result<Visited, Errno>,
+    marks: Vec<(u32, u32, bool)>,
+    message: String,
+    preorder: u32,
+    postorder: u32,
+    ml_delta: i64,
+}
+
+/// Where the effects of a visit being recorded start.
+pub(crate) struct RecordingStart {
+    marks: usize,
+    message: usize,
+    preorder: u32,
+    postorder: u32,
+    ml_scores: i64,
+}
+
+impl Matcher {
+    /// Whether visits of `u` are recorded: interior vertices of a tree.
+    pub(crate) fn cacheable(&self, u: VertexId) -> bool {
+        self.replay_visits && self.is_tree && !self.graph.out_edge_range(self.dom, u).is_empty()
+    }
+
+    /// Turns visit replay on (the default) or off; results are the same either way, which is
+    /// what the switch is for: checking that.
+    pub fn set_visit_replay(&mut self, on: bool) {
+        self.replay_visits = on;
+        self.visits.iter_mut().for_each(|v| *v = None);
+    }
+
+    pub(crate) fn visit_key(
+        &self,
+        meta: &JobMeta,
+        resources: &[Request],
+        pristine: bool,
+        excl: bool,
+    ) -> VisitKey {
+        VisitKey {
+            requests: resources.as_ptr() as usize,
+            len: resources.len(),
+            generation: self.request_generation,
+            pristine,
+            excl,
+            at: meta.at,
+            duration: meta.duration,
+            alloc: meta.alloc,
+            ml_scores: self.ml_scores,
+        }
+    }
+
+    /// Replays `u`'s recorded visit if it was made with `key` and nothing under `u` changed
+    /// since.
+    pub(crate) fn replay(
+        &mut self,
+        u: VertexId,
+        key: &VisitKey,
+        excl: &mut bool,
+        resources: &[Request],
+        to_parent: &mut Scoring,
+    ) -> Option<Result<(), Errno>> {
+        let cached = self.visits[u as usize].take()?;
+        if cached.key != *key || cached.stamp < self.changed[u as usize] {
+            self.visits[u as usize] = Some(cached);
+            return None;
+        }
+        self.preorder += cached.preorder;
+        self.postorder += cached.postorder;
+        self.ml_scores += cached.ml_delta;
+        self.err_message.push_str(&cached.message);
+        for &(edge, needs, x) in &cached.marks {
+            self.mark(edge, needs, x);
+        }
+        let result = match &cached.result {
+            Ok(visited) => {
+                *excl = *excl || self.exclusive_request(resources, u);
+                visited.apply_ref(to_parent);
+                Ok(())
+            }
+            Err(e) => Err(*e),
+        };
+        self.visits[u as usize] = Some(cached);
+        Some(result)
+    }
+
+    pub(crate) fn recording_start(&self) -> RecordingStart {
+        RecordingStart {
+            marks: self.mark_log.len(),
+            message: self.err_message.len(),
+            preorder: self.preorder,
+            postorder: self.postorder,
+            ml_scores: self.ml_scores,
+        }
+    }
+
+    pub(crate) fn record(
+        &mut self,
+        u: VertexId,
+        key: VisitKey,
+        start: RecordingStart,
+        result: &Result<Visited, Errno>,
+    ) {
+        let entry = CachedVisit {
+            key,
+            stamp: self.clock,
+            result: result.clone(),
+            marks: self.mark_log[start.marks..].to_vec(),
+            message: self.err_message[start.message..].to_owned(),
+            preorder: self.preorder - start.preorder,
+            postorder: self.postorder - start.postorder,
+            ml_delta: self.ml_scores - start.ml_scores,
+        };
+        self.visits[u as usize] = Some(Box::new(entry));
+    }
+
+    /// Starts a batch of changes to the schedule: visits recorded before it are stale for
+    /// every vertex touched in it.
+    pub(crate) fn begin_changes(&mut self) {
+        self.clock += 1;
+    }
+
+    /// Records that `v`'s own state changed, which changes every subtree containing it.
+    pub(crate) fn touch(&mut self, v: VertexId) {
+        let mut v = v;
+        loop {
+            if self.changed[v as usize] == self.clock {
+                return;
+            }
+            self.changed[v as usize] = self.clock;
+            let pe = self.parent_edge[v as usize];
+            if pe == u32::MAX {
+                return;
+            }
+            v = self.edge_source[pe as usize];
+        }
+    }
+}

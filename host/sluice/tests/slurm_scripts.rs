@@ -1,0 +1,546 @@
+//! Job scripts written the way site documentation writes them run unchanged against the real
+//! daemon: `#SBATCH` options take effect (names, patterns, export, shape, limits), scontrol,
+//! squeue and scancel answer as users type them, `--wait` returns the job's exit code.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use sluice_api::{Job, NodeRow};
+use sluice_daemon::client::Client;
+
+mod common;
+
+use common::{BIN, Daemon, end_jobs, state_dir, wait_for};
+
+/// `sluice ARGS…` in `cwd`, with the state directory in the environment (sbatch's options end
+/// at the script, so `--state-dir` cannot come after it).
+fn run_in(dir: &Path, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env("SLUICE_STATE_DIR", dir)
+        .env("FOO", "from-the-submitting-shell")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const SCRIPT: &str = r#"#!/bin/bash
+#SBATCH --job-name=hello
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --mem-per-cpu=10M
+#SBATCH --time=00:05:00
+#SBATCH --output=%x-%5j.out
+#SBATCH --export=NONE
+#SBATCH --signal=B:USR1@30
+#SBATCH --mail-type=END,FAIL
+#SBATCH --mail-user=me@example.org
+#SBATCH --comment="two words"
+echo "tasks=$SLURM_NTASKS foo=${FOO:-unset} name=$SLURM_JOB_NAME"
+echo "ntpn=$SLURM_NTASKS_PER_NODE mpc=$SLURM_MEM_PER_CPU host=$SLURM_SUBMIT_HOST"
+#SBATCH --job-name=ignored-after-the-first-command
+"#;
+
+#[test]
+fn a_site_style_script_runs_with_its_options_in_effect() {
+    let scratch = state_dir("scripts");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    std::fs::write(dir.join("hello.sh"), SCRIPT).unwrap();
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "hello.sh"],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let job = wait_for(dir, id, &["COMPLETED", "FAILED"], 60);
+    assert_eq!(job.state, "COMPLETED");
+    // %x-%5j: the name and the id padded to five digits; --export=NONE kept FOO out.
+    let out = dir.join(format!("hello-{id:05}.out"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let host = sluice_daemon::job_env::host_name();
+    assert_eq!(
+        text.trim(),
+        format!("tasks=2 foo=unset name=hello\nntpn=2 mpc=10 host={host}")
+    );
+    // scontrol's layout shows what was asked.
+    let shown = ok(&run_in(dir, dir, &["show", "job", &id.to_string()], None));
+    for want in [
+        format!("JobId={id} JobName=hello"),
+        "TimeLimit=00:05:00".to_string(),
+        "Comment=two words".to_string(),
+        "MailUser=me@example.org MailType=END,FAIL".to_string(),
+        format!("StdOut={}", out.display()),
+        format!("Command={}", dir.join("hello.sh").display()),
+        "ExitCode=0:0".to_string(),
+        "MinMemoryCPU=10M".to_string(),
+    ] {
+        assert!(shown.contains(&want), "missing {want} in\n{shown}");
+    }
+    end_jobs(dir);
+}
+
+#[test]
+fn stdin_scripts_wait_noheader_update_and_cancel_by_name() {
+    let scratch = state_dir("habits");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // A script on standard input, with no `-`: the job is named sbatch, as Slurm names it.
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "-o", "/dev/null"],
+        Some("#!/bin/sh\n#SBATCH -H\ntrue\n"),
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+    assert_eq!((j.name.as_str(), j.state.as_str()), ("sbatch", "PENDING"));
+    // scontrol's own syntax changes the held job.
+    ok(&run_in(
+        dir,
+        dir,
+        &[
+            "update",
+            &format!("JobId={id}"),
+            "TimeLimit=3",
+            "Comment=later",
+        ],
+        None,
+    ));
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+    assert_eq!(j.time_limit, Some(180));
+    // squeue -h is --noheader.
+    let listed = ok(&run_in(dir, dir, &["queue", "-h", "-o", "%i %j %q"], None));
+    assert_eq!(listed.trim(), format!("{id} sbatch normal"));
+    // scancel by name.
+    ok(&run_in(dir, dir, &["cancel", "-n", "sbatch"], None));
+    wait_for(dir, id, &["CANCELLED"], 30);
+    // --wait exits with the job's exit code.
+    let out = run_in(
+        dir,
+        dir,
+        &["submit", "--wait", "-o", "/dev/null", "--wrap", "exit 3"],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn excluding_every_node_is_refused_and_arrays_say_they_are_not_there_yet() {
+    let scratch = state_dir("placement");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    let all = sluice_hostlist::compress(&names);
+    let out = run_in(dir, dir, &["submit", "-x", &all, "--wrap", "true"], None);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("node configuration is not available"), "{err}");
+    // --nodelist pins the job to the node named.
+    let last = names.last().unwrap();
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-w",
+            last,
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let j = wait_for(dir, id, &["COMPLETED"], 60);
+    assert_eq!(j.nodelist, *last);
+    let out = run_in(dir, dir, &["submit", "--array=1-4", "--wrap", "true"], None);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("job arrays are not supported yet"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn signal_reaches_the_batch_shell_or_its_steps_before_the_limit() {
+    let scratch = state_dir("signal");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // B: the batch shell itself gets USR1 58 s before its 1-minute limit, and traps it.
+    let shell = "#!/bin/bash\n#SBATCH -t 1 --signal=B:USR1@58 -o shell.out\ntrap 'echo shell-got-usr1; exit 0' USR1\nsleep 50 &\nwait\n";
+    // Without B: the steps get it and the shell does not (it reports its child's death).
+    let steps = "#!/bin/bash\n#SBATCH -t 1 --signal=USR1@58 -o steps.out\ntrap 'echo shell-got-usr1' USR1\nsleep 50 &\nwait $!\necho step-ended-by=$(( $? - 128 ))\n";
+    let mut ids = Vec::new();
+    for (name, text) in [("shell.sh", shell), ("steps.sh", steps)] {
+        std::fs::write(dir.join(name), text).unwrap();
+        let id: u64 = ok(&run_in(dir, dir, &["submit", "--parsable", name], None))
+            .trim()
+            .parse()
+            .unwrap();
+        ids.push(id);
+    }
+    for id in &ids {
+        wait_for(dir, *id, &["COMPLETED"], 40);
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    assert_eq!(read("shell.out").trim(), "shell-got-usr1");
+    assert_eq!(
+        read("steps.out").trim(),
+        format!("step-ended-by={}", libc::SIGUSR1)
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn script_arguments_input_and_append_mode() {
+    let scratch = state_dir("args");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    std::fs::write(dir.join("in.txt"), "from-input\n").unwrap();
+    std::fs::write(dir.join("log.out"), "kept\n").unwrap();
+    let script = "#!/bin/sh\n#SBATCH -o log.out --open-mode=append -i in.txt\nread line\necho \"$1 $2 $line\"\n";
+    std::fs::write(dir.join("args.sh"), script).unwrap();
+    // Options after the script are the script's, as in sbatch.
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "args.sh", "-x", "second word"],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["COMPLETED"], 60);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("log.out")).unwrap(),
+        "kept\n-x second word from-input\n"
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn mail_types_run_the_configured_mail_program() {
+    let scratch = state_dir("mail");
+    let dir = scratch.path();
+    // A mail program that writes down how it was called.
+    let log = dir.join("mail.log");
+    let prog = dir.join("fake-mail");
+    std::fs::write(
+        &prog,
+        format!(
+            "#!/bin/sh\necho \"$1|$2|$3|$SLURM_JOB_MAIL_TYPE\" >> {}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("mail_prog = \"{}\"\n", prog.display()),
+    )
+    .unwrap();
+    let _d = Daemon::start(dir);
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-J",
+            "mailer",
+            "--mail-type=BEGIN,FAIL",
+            "--mail-user=me@example.org",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "exit 3",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["FAILED"], 60);
+    let lines = common::poll(30, "two mails", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        (text.lines().count() >= 2).then_some(text)
+    });
+    let lines: Vec<&str> = lines.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!(
+            "-s|Slurm Job_id={id} Name=mailer Began, Queued time "
+        )),
+        "{lines:?}"
+    );
+    assert!(lines[0].ends_with("|me@example.org|Began"), "{lines:?}");
+    assert!(
+        lines[1].starts_with(&format!(
+            "-s|Slurm Job_id={id} Name=mailer Failed, Run time "
+        )),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].ends_with(", FAILED, ExitCode 3|me@example.org|Failed"),
+        "{lines:?}"
+    );
+    // A recipient that would be an option to the mail program is refused at submission.
+    let out = run_in(
+        dir,
+        dir,
+        &["submit", "--mail-user=-oX", "--wrap", "true"],
+        None,
+    );
+    assert!(!out.status.success());
+    end_jobs(dir);
+}
+
+#[test]
+fn a_pending_job_that_can_no_longer_meet_its_deadline_is_cancelled() {
+    let scratch = state_dir("deadline");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // Held, it cannot start; with 10 minutes to run it misses a deadline 10 minutes away as
+    // soon as a second passes.
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-H",
+            "-t",
+            "10",
+            "--deadline=now+600",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    // One with room to spare stays.
+    let fine: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-H",
+            "-t",
+            "10",
+            "--time-min=1",
+            "--deadline=now+600",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["CANCELLED"], 30);
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{fine}")).unwrap();
+    assert_eq!(j.state, "PENDING");
+    end_jobs(dir);
+}
+
+#[test]
+fn an_admin_extends_a_running_jobs_time_limit() {
+    let scratch = state_dir("extend");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "-t",
+            "1",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 300",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    wait_for(dir, id, &["RUNNING"], 30);
+    // The daemon's own user is an admin, who may extend it.
+    ok(&run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={id}"), "TimeLimit=+2"],
+        None,
+    ));
+    let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+    assert_eq!((j.state.as_str(), j.time_limit), ("RUNNING", Some(180)));
+    // The supervisor's job file holds the new limit too.
+    let file = std::fs::read_to_string(dir.join(format!("jobs/{id}/0/job.json"))).unwrap();
+    assert!(file.contains("\"time_limit\":180"), "{file}");
+    // Nothing else changes while it runs.
+    let out = run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={id}"), "Name=x"],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("only TimeLimit can change while it runs"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    end_jobs(dir);
+}
+
+#[test]
+fn partition_states_as_scontrol_sets_them() {
+    let scratch = state_dir("partstate");
+    let dir = scratch.path();
+    let d = Daemon::start(dir);
+    let parts: Vec<sluice_api::PartitionRow> = Client::new(dir).get("/v1/partitions").unwrap();
+    let default = parts.iter().find(|p| p.default).unwrap().name.clone();
+    let set = |state: &str| {
+        ok(&run_in(
+            dir,
+            dir,
+            &[
+                "update",
+                &format!("PartitionName={default}"),
+                &format!("State={state}"),
+            ],
+            None,
+        ))
+    };
+    // DOWN: jobs are taken but wait, with Slurm's reason.
+    set("DOWN");
+    let id: u64 = ok(&run_in(
+        dir,
+        dir,
+        &["submit", "--parsable", "-o", "/dev/null", "--wrap", "true"],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    common::poll(30, "reason PartitionDown", || {
+        let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+        (j.reason == "PartitionDown").then_some(())
+    });
+    let shown = ok(&run_in(dir, dir, &["show", "partition", &default], None));
+    assert!(shown.contains("State=DOWN"), "{shown}");
+    // --json keeps printing the one object named.
+    let row: sluice_api::PartitionRow = serde_json::from_str(&ok(&run_in(
+        dir,
+        dir,
+        &["show", "partition", &default, "--json"],
+        None,
+    )))
+    .unwrap();
+    assert_eq!(
+        (row.name.as_str(), row.state.as_str()),
+        (default.as_str(), "DOWN")
+    );
+    // DRAIN: no new jobs, but the waiting one runs.
+    set("DRAIN");
+    let out = run_in(dir, dir, &["submit", "--wrap", "true"], None);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Required partition not available"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_for(dir, id, &["COMPLETED"], 60);
+    // The state is journaled: a restarted daemon keeps it.
+    set("INACTIVE");
+    d.terminate();
+    let _d = Daemon::start(dir);
+    let shown = ok(&run_in(dir, dir, &["show", "partition", &default], None));
+    assert!(shown.contains("State=INACTIVE"), "{shown}");
+    set("UP");
+    end_jobs(dir);
+}
+
+#[test]
+fn reserved_idle_nodes_show_as_resv() {
+    let scratch = state_dir("resv");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
+    let last = nodes.last().unwrap().name.clone();
+    let user = sluice_daemon::identity::Identity::current().user;
+    ok(&run_in(
+        dir,
+        dir,
+        &[
+            "create",
+            "reservation",
+            "ReservationName=maint",
+            "StartTime=now",
+            "Duration=60",
+            &format!("Nodes={last}"),
+            &format!("Users={user}"),
+        ],
+        None,
+    ));
+    let out = ok(&run_in(
+        dir,
+        dir,
+        &["info", "-N", "-h", "-o", "%N %t"],
+        None,
+    ));
+    assert!(out.lines().any(|l| l == format!("{last} resv")), "{out}");
+    end_jobs(dir);
+}
