@@ -3,6 +3,7 @@
 mod bench;
 mod live;
 mod scaffold;
+mod scaffold_lang;
 mod sdk;
 mod shadow_report;
 
@@ -35,6 +36,9 @@ enum Command {
         /// the checkout the crate's folder or the current folder is in).
         #[arg(long, env = "SLUICE_SDK", value_name = "PATH")]
         sdk: Option<PathBuf>,
+        /// The policy's language: a Rust crate, or a Python or JavaScript project (priority).
+        #[arg(long, default_value = "rust", value_parser = ["rust", "python", "js"])]
+        lang: String,
     },
     /// Report a component's kind, WIT version and exports, and smoke-call it.
     Check {
@@ -104,7 +108,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             name,
             dir,
             sdk,
-        } => scaffold::new(&kind, &name, &dir, sdk.as_deref()),
+            lang,
+        } => match lang.as_str() {
+            "rust" => scaffold::new(&kind, &name, &dir, sdk.as_deref()),
+            _ => scaffold_lang::new(&lang, &kind, &name, &dir, sdk.as_deref()),
+        },
         Command::Check { file, json } => check(&file, json),
         Command::Test { file, cases, json } => test(&file, cases.as_deref(), json),
         Command::Bench(args) => bench::run(args),

@@ -30,6 +30,10 @@ pub struct Args {
     /// Also time one engine main-loop pass and one backfill pass (slow: two engines of `--jobs`).
     #[arg(long)]
     engine: bool,
+    /// Also time these priority components (any language) on the same pass; their ratio is
+    /// against the native build of `--priority`, run in the same process. Repeatable.
+    #[arg(long = "also", value_name = "FILE.wasm")]
+    also: Vec<String>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -87,6 +91,29 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             wasm: w,
             native: n,
         });
+        for file in &args.also {
+            let spec = PluginSpec {
+                kind: PluginKind::Priority,
+                plugin: file.clone(),
+                settings: Default::default(),
+                limits,
+            };
+            let Loaded::Priority(mut other) = loader.load(&spec)? else {
+                anyhow::bail!("{file}: not a priority policy");
+            };
+            let w = median(args.rounds, || {
+                other
+                    .backend
+                    .compute(&ctx, &jobs)
+                    .context("priority pass")
+                    .map(drop)
+            })?;
+            rows.push(Row {
+                what: format!("priority {file} pass (native: {})", args.priority),
+                wasm: w,
+                native: n,
+            });
+        }
     }
 
     let table = fixtures::node_table(args.nodes);
