@@ -62,6 +62,12 @@ pub fn new(
             .replace("{{sdk_python}}", &sdk_python)
             .replace("{{sdk_js}}", &sdk_js)
     };
+    if lang == "js" {
+        // componentize-js reads modules only below the folder it runs in: the helper comes along.
+        let helper = checkout.join("sdk/js/sluice-policy.js");
+        std::fs::copy(&helper, root.join("sluice-policy.js"))
+            .with_context(|| format!("copying {}", helper.display()))?;
+    }
     for (file, text) in [
         (app_file, fill(app)),
         ("README.md", fill(readme)),
