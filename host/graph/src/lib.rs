@@ -97,6 +97,7 @@ mod traverse;
 mod traverse_explore;
 mod traverse_update;
 mod vertex_spans;
+mod visit;
 mod visit_cache;
 
 pub use find::FindError;

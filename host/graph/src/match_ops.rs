@@ -6,7 +6,7 @@ use crate::match_request::{Request, aggregate_of, prime_requests};
 use crate::match_writers::MatchWriter;
 use crate::matcher::{GRAPH_END, Matcher, Prepared};
 use crate::planner::PlannerError;
-use crate::traverse::{AllocType, Errno, JobMeta};
+use crate::visit::{AllocType, Errno, JobMeta};
 
 /// A match operation (`match <op> …`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

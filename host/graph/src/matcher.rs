@@ -10,7 +10,7 @@ use crate::planner::{Planner, SpanId};
 use crate::planner_multi::PlannerMulti;
 use crate::prune_filters::{PruneFilterError, PruneFilters};
 use crate::vertex_spans::{JobSpan, VertexSpans};
-use crate::visit_cache::CachedVisit;
+use crate::visit::CachedVisit;
 
 /// End of resource-query's graph window: 100 years from 0 (`SYSTEM_MAX_DURATION`).
 pub const GRAPH_END: i64 = 3_153_600_000;
@@ -282,8 +282,7 @@ impl Matcher {
         let held: usize = self.spans.iter().map(VertexSpans::heap_bytes).sum();
         let multis = self.subplans.iter().flatten().count()
             * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
-        let visits = self.visits.iter().flatten().count()
-            * std::mem::size_of::<crate::visit_cache::CachedVisit>();
+        let visits = self.visits.iter().flatten().count() * std::mem::size_of::<CachedVisit>();
         n * per_vertex + self.edge_source.len() * per_edge + held + multis + visits
     }
 

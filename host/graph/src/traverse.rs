@@ -5,36 +5,7 @@ use crate::graph::VertexId;
 use crate::match_request::{Request, aggregate_of};
 use crate::matcher::Matcher;
 use crate::scoring::{EdgeGroup, EvalEdge, ROOT_EDGE, Scoring};
-
-/// Why a traversal step failed (the errno Fluxion sets).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Errno {
-    /// Not now (EBUSY).
-    Busy,
-    /// Never (ENODEV).
-    NoDev,
-    /// Invalid request (EINVAL).
-    Inval,
-}
-
-/// What kind of match a traversal is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AllocType {
-    Alloc,
-    OrElseReserve,
-    Satisfiability,
-    NoAlloc,
-}
-
-/// The job being matched: when, for how long, under which id.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct JobMeta {
-    pub at: i64,
-    pub now: i64,
-    pub duration: i64,
-    pub jobid: u64,
-    pub alloc: AllocType,
-}
+use crate::visit::{AllocType, Errno, JobMeta, Visited};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MatchKind {
@@ -458,35 +429,5 @@ impl Matcher {
         } else {
             Some(dfu)
         }
-    }
-}
-
-/// What a successful visit hands its parent.
-#[derive(Debug, Clone)]
-pub(crate) struct Visited {
-    /// Candidates of a level that chose nothing, for the parent to choose among.
-    pub merged: Option<Scoring>,
-    /// Units of the vertex free during the job.
-    pub avail: u32,
-    /// The vertex's score.
-    pub overall: i64,
-}
-
-impl Visited {
-    /// Hands a recorded visit's result to the parent again.
-    pub(crate) fn apply_ref(&self, to_parent: &mut Scoring) {
-        if let Some(m) = &self.merged {
-            to_parent.merge(m.clone());
-        }
-        to_parent.avail = self.avail;
-        to_parent.overall = self.overall;
-    }
-
-    pub(crate) fn apply(self, to_parent: &mut Scoring) {
-        if let Some(m) = self.merged {
-            to_parent.merge(m);
-        }
-        to_parent.avail = self.avail;
-        to_parent.overall = self.overall;
     }
 }

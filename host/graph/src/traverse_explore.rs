@@ -7,7 +7,8 @@ use crate::graph::VertexId;
 use crate::match_request::Request;
 use crate::matcher::Matcher;
 use crate::scoring::{EdgeGroup, EvalEdge, Scoring};
-use crate::traverse::{Errno, JobMeta, calc_count, effective_max};
+use crate::traverse::{calc_count, effective_max};
+use crate::visit::{Errno, JobMeta};
 
 /// Granule-aware progress toward enough shares of one type (`share_tally_t`).
 #[derive(Debug, Clone, Copy, Default)]

@@ -7,7 +7,7 @@ use crate::graph::VertexId;
 use crate::match_request::{accum_if, aggregate_of};
 use crate::match_writers::{Emitted, MatchWriter};
 use crate::matcher::{HeldSpans, JobSpans, Matcher};
-use crate::traverse::{AllocType, JobMeta};
+use crate::visit::{AllocType, JobMeta};
 
 /// What one vertex of the update walk is given by its parent.
 #[derive(Debug, Clone, Copy)]

@@ -11,43 +11,7 @@ use crate::graph::VertexId;
 use crate::match_request::Request;
 use crate::matcher::Matcher;
 use crate::scoring::Scoring;
-use crate::traverse::{AllocType, Errno, JobMeta, Visited};
-
-/// Everything a visit's outcome depends on besides the subtree itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct VisitKey {
-    requests: usize,
-    len: usize,
-    generation: u64,
-    pristine: bool,
-    excl: bool,
-    at: i64,
-    duration: i64,
-    alloc: AllocType,
-    ml_scores: i64,
-}
-
-/// One recorded visit.
-#[derive(Debug, Clone)]
-pub(crate) struct CachedVisit {
-    key: VisitKey,
-    stamp: u64,
-    result: Result<Visited, Errno>,
-    marks: Vec<(u32, u32, bool)>,
-    message: String,
-    preorder: u32,
-    postorder: u32,
-    ml_delta: i64,
-}
-
-/// Where the effects of a visit being recorded start.
-pub(crate) struct RecordingStart {
-    marks: usize,
-    message: usize,
-    preorder: u32,
-    postorder: u32,
-    ml_scores: i64,
-}
+use crate::visit::{CachedVisit, Errno, JobMeta, RecordingStart, VisitKey, Visited};
 
 impl Matcher {
     /// Whether visits of `u` are recorded: interior vertices of a tree.
