@@ -46,29 +46,6 @@ impl DeadlinePriority {
         }
         (1.0 - left as f64 / c.window as f64).max(0.0)
     }
-
-    /// For each association, whether it is the project's account or lies below it.
-    fn in_project(&self, assocs: &[Association]) -> Vec<bool> {
-        let Some(project) = &self.config.project else {
-            return vec![false; assocs.len()];
-        };
-        (0..assocs.len())
-            .map(|i| {
-                let mut at = Some(i);
-                // Bounded by the table size so that a cyclic tree cannot hang the pass.
-                for _ in 0..=assocs.len() {
-                    let Some(j) = at.filter(|&j| j < assocs.len()) else {
-                        return false;
-                    };
-                    if !assocs[j].is_user && assocs[j].name == *project {
-                        return true;
-                    }
-                    at = assocs[j].parent.map(|p| p as usize);
-                }
-                false
-            })
-            .collect()
-    }
 }
 
 impl PriorityPolicy for DeadlinePriority {
@@ -90,7 +67,10 @@ impl PriorityPolicy for DeadlinePriority {
             .map(|&n| c.weight_size * (f64::from(n) / nodes).min(1.0))
             .collect();
         let boost = c.boost * self.urgency(ctx.now);
-        let member = self.in_project(&ctx.associations);
+        let member = match &c.project {
+            Some(project) => ctx.below(project, true),
+            None => vec![false; ctx.associations.len()],
+        };
         let deadline: Vec<f64> = jobs
             .association
             .iter()

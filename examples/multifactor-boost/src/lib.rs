@@ -53,38 +53,13 @@ pub fn is_weekend(now: i64) -> bool {
     weekday == 0 || weekday == 6
 }
 
-impl WeekendBoost {
-    /// For each association, whether it is the boosted one or lies below it.
-    fn boosted(&self, assocs: &[Association]) -> Vec<bool> {
-        let Some(name) = &self.association else {
-            return vec![false; assocs.len()];
-        };
-        (0..assocs.len())
-            .map(|i| {
-                let mut at = Some(i);
-                // Bounded by the table size so that a cyclic tree cannot hang the pass.
-                for _ in 0..=assocs.len() {
-                    let Some(j) = at.filter(|&j| j < assocs.len()) else {
-                        return false;
-                    };
-                    if assocs[j].name == *name {
-                        return true;
-                    }
-                    at = assocs[j].parent.map(|p| p as usize);
-                }
-                false
-            })
-            .collect()
-    }
-}
-
 impl PriorityPolicy for WeekendBoost {
     fn compute(&mut self, ctx: &PriorityContext, jobs: &JobTable) -> Priorities {
         let mut answer = self.multifactor.compute(ctx, jobs);
-        if !is_weekend(ctx.now) || self.association.is_none() {
+        let Some(name) = self.association.as_deref().filter(|_| is_weekend(ctx.now)) else {
             return answer;
-        }
-        let boosted = self.boosted(&ctx.associations);
+        };
+        let boosted = ctx.below(name, false);
         let mut factor = vec![0.0; jobs.len()];
         for (i, &a) in jobs.association.iter().enumerate() {
             if boosted.get(a as usize).copied().unwrap_or(false) {

@@ -73,6 +73,28 @@ pub struct PriorityContext {
 }
 
 impl PriorityContext {
+    /// For each association, whether it is the one called `name` (an account only, with
+    /// `accounts_only`) or lies below it: what a policy favouring a project asks. A cyclic or
+    /// dangling parent chain counts as not below, so a malformed tree cannot hang the pass.
+    pub fn below(&self, name: &str, accounts_only: bool) -> Vec<bool> {
+        let assocs = &self.associations;
+        (0..assocs.len())
+            .map(|i| {
+                let mut at = Some(i);
+                for _ in 0..=assocs.len() {
+                    let Some(j) = at.filter(|&j| j < assocs.len()) else {
+                        return false;
+                    };
+                    if assocs[j].name == name && !(accounts_only && assocs[j].is_user) {
+                        return true;
+                    }
+                    at = assocs[j].parent.map(|p| p as usize);
+                }
+                false
+            })
+            .collect()
+    }
+
     /// Whether this context names the cluster that cluster version `known` was found to name:
     /// the same version, and not 0 (which promises nothing). Whoever keeps something built from
     /// a context asks this before comparing the context with what it kept.

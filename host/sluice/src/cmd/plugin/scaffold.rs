@@ -1,7 +1,7 @@
 //! `sluice plugin new`: writes a plugin crate from the templates in `sdk/template`, depending on
 //! the SDK of a sluice checkout by path.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
@@ -22,15 +22,7 @@ const COPIED_FROM_CHECKOUT: &[&str] = &["rust-toolchain.toml", "Cargo.lock"];
 pub fn new(kind: &str, name: &str, dir: &Path, sdk: Option<&Path>) -> anyhow::Result<()> {
     let source = template_of(kind)?;
     check_name(name)?;
-    let parent = std::path::absolute(dir)
-        .with_context(|| format!("resolving the folder {}", dir.display()))?;
-    let root = parent.join(name);
-    if root.exists() {
-        bail!(
-            "{} already exists; pick another name or folder",
-            root.display()
-        );
-    }
+    let (parent, root) = new_folder(dir, name)?;
     let sdk = sdk::locate(sdk, &parent)?;
     std::fs::create_dir_all(root.join("src"))
         .with_context(|| format!("creating {}", root.display()))?;
@@ -78,6 +70,21 @@ pub fn new(kind: &str, name: &str, dir: &Path, sdk: Option<&Path>) -> anyhow::Re
     println!("  cargo build --release --target wasm32-wasip2   # the component");
     println!("  sluice plugin test target/wasm32-wasip2/release/{wasm}");
     Ok(())
+}
+
+/// The folder `dir` (made absolute) and the project folder `name` inside it, which must not
+/// exist yet.
+pub(super) fn new_folder(dir: &Path, name: &str) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let parent = std::path::absolute(dir)
+        .with_context(|| format!("resolving the folder {}", dir.display()))?;
+    let root = parent.join(name);
+    if root.exists() {
+        bail!(
+            "{} already exists; pick another name or folder",
+            root.display()
+        );
+    }
+    Ok((parent, root))
 }
 
 /// The `src/lib.rs` template of `kind`.

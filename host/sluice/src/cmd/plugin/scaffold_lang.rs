@@ -30,15 +30,7 @@ pub fn new(
         "js" => ("app.js", JS_APP, JS_README),
         other => bail!("unknown language '{other}': expected rust, python or js"),
     };
-    let parent = std::path::absolute(dir)
-        .with_context(|| format!("resolving the folder {}", dir.display()))?;
-    let root = parent.join(name);
-    if root.exists() {
-        bail!(
-            "{} already exists; pick another name or folder",
-            root.display()
-        );
-    }
+    let (parent, root) = super::scaffold::new_folder(dir, name)?;
     let checkout = sdk::locate(sdk, &parent)?.checkout;
     std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
     let root = std::fs::canonicalize(&root)?;
