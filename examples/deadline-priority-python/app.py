@@ -7,6 +7,7 @@ Settings: `project` (account name), `deadline` (Unix seconds), `boost` (default 
 """
 
 import sluice_policy as sluice
+from sluice_policy import priority
 
 DAY = 86_400
 KNOWN = {"project", "deadline", "boost", "window", "weight.age", "weight.size", "max_age"}
@@ -64,4 +65,4 @@ def compute(ctx, jobs):
     return priority, {"AGE": age, "JOBSIZE": size, "DEADLINE": deadline}
 
 
-Priority = sluice.export_priority(compute)
+Priority = priority.export(compute)

@@ -1,11 +1,16 @@
-// sluice's JavaScript SDK: what a site admin writes a priority policy with, on top of the
-// bindings jco generates for the `priority-policy` world of `wit/`.
+// sluice's JavaScript SDK: what a site admin writes a policy with, on top of the bindings
+// componentize-js generates for a world of `wit/`. It imports only the `host` interface every
+// world has, so one file serves every kind:
 //
-// It gives a policy the same conveniences as the Rust SDK: named job columns, settings as an
-// object with typed readers, logging, and the association tree the host sent, kept for the
-// component instance's life. A policy is a function `compute(ctx, jobs)` returning one
-// priority per job (or `{ priorities, factors }`), exported with `exportPriority(compute)`;
-// see examples/deadline-priority-js.
+// * `exportPriority(compute)`: named job columns and the association tree the host sent;
+// * `exportSelection(place)`: the guest's copy of the node table, kept as the contract says;
+// * `exportGres({ pick, env, validate })`: device picks and environment for one GRES name;
+// * `exportHres({ eligible, charge })`: the pass's resources and layers, this pass's charges
+//   counted into `used`.
+//
+// Settings as an object with typed readers and logging are shared. What must last between
+// calls is kept here for the component instance's life. See examples/deadline-priority-js and
+// `sluice plugin new KIND NAME --lang js`.
 
 import { log, settings as hostSettings } from "sluice:policy/host@0.7.0";
 
@@ -60,6 +65,11 @@ export function info(message, fields = {}) {
   log("info", message, Object.entries(fields).map(([k, v]) => [k, String(v)]));
 }
 
+/** Logs at error level. */
+export function error(message, fields = {}) {
+  log("error", message, Object.entries(fields).map(([k, v]) => [k, String(v)]));
+}
+
 /** Logs at warn level. */
 export function warn(message, fields = {}) {
   log("warn", message, Object.entries(fields).map(([k, v]) => [k, String(v)]));
@@ -99,6 +109,268 @@ export function exportPriority(compute, shares) {
     },
     shares(now, usage) {
       return shares ? shares({ now: Number(now), cluster, usage, associations: cluster.associations }) : [];
+    },
+  };
+}
+
+/** The node indices set in a bitmap of 64-bit words (bit n of word n / 64), ascending. */
+export function bitmapNodes(words) {
+  const out = [];
+  Array.from(words, BigInt).forEach((word, w) => {
+    for (let bit = 0; word !== 0n; bit++, word >>= 1n) {
+      if (word & 1n) out.push(w * 64 + bit);
+    }
+  });
+  return out;
+}
+
+/** A bitmap of `words` 64-bit words with `nodes` set (indices past it are left out). */
+export function nodesBitmap(nodes, words) {
+  const out = new BigUint64Array(words);
+  for (const n of nodes) {
+    if (n >= 0 && n < words * 64) out[Math.floor(n / 64)] |= 1n << BigInt(n % 64);
+  }
+  return out;
+}
+
+const POWER = { up: 0, "powering-up": 1, "powered-down": 2 };
+
+/**
+ * The guest's copy of the node table, as columns of numbers indexed by node: the last
+ * `set-nodes`, brought up to date by each pass's changes, less what `place` allocated, plus
+ * what `release` gave back — the rule the host models the copy by (sdk/policy/src/node_copy.rs).
+ * `power[n]` is 0 (up), 1 (powering up) or 2 (powered down); GRES are counted per kind,
+ * `gresFree[n * gresKinds.length + k]`.
+ */
+export class Nodes {
+  constructor(t) {
+    this.cpus = Array.from(t.cpus);
+    this.freeCpus = Array.from(t.freeCpus);
+    this.memoryMb = Array.from(t.memoryMb, Number);
+    this.freeMemoryMb = Array.from(t.freeMemoryMb, Number);
+    this.weight = Array.from(t.weight);
+    this.power = Array.from(t.power, (p) => POWER[p]);
+    this.gresKinds = Array.from(t.gresKinds);
+    this.gresTotal = Array.from(t.gresTotal);
+    this.gresFree = Array.from(t.gresFree);
+  }
+
+  get length() {
+    return this.cpus.length;
+  }
+
+  /** Free count of GRES kind `kind` on node `n`. */
+  gresFreeAt(n, kind) {
+    return this.gresFree[n * this.gresKinds.length + kind];
+  }
+
+  /** Applies the contract's `node-changes`; a change that does not fit the table throws (a trap). */
+  applyChanges(packed) {
+    const kinds = this.gresKinds.length;
+    const words = Array.from(packed, Number);
+    const width = 4 + kinds;
+    if (words.length % width) throw new Error("node changes are cut short");
+    for (let at = 0; at < words.length; at += width) {
+      const [n, cpus, memory, power] = words.slice(at, at + 4);
+      if (n >= this.cpus.length || power > 2) throw new Error(`node change names node ${n} with power ${power}`);
+      this.freeCpus[n] = cpus;
+      this.freeMemoryMb[n] = memory;
+      this.power[n] = power;
+      for (let g = 0; g < kinds; g++) this.gresFree[n * kinds + g] = words[at + 4 + g];
+    }
+  }
+
+  /** Whether placement `p` fits the free columns (nodes ascending, known, nothing over). */
+  fits(p) {
+    const kinds = this.gresKinds.length;
+    const k = p.nodes.length;
+    if (p.cpus.length !== k || p.memoryMb.length !== k || p.gres.length !== k * kinds) return false;
+    let before = -1;
+    for (let i = 0; i < k; i++) {
+      const n = p.nodes[i];
+      if (n >= this.cpus.length || n <= before) return false;
+      before = n;
+      if (p.cpus[i] > this.freeCpus[n] || Number(p.memoryMb[i]) > this.freeMemoryMb[n]) return false;
+      for (let g = 0; g < kinds; g++) if (p.gres[i * kinds + g] > this.gresFree[n * kinds + g]) return false;
+    }
+    return true;
+  }
+
+  /** Subtracts placement `p` if it fits; otherwise changes nothing, as the host's model does. */
+  commit(p) {
+    if (!this.fits(p)) return false;
+    const kinds = this.gresKinds.length;
+    p.nodes.forEach((n, i) => {
+      this.freeCpus[n] -= p.cpus[i];
+      this.freeMemoryMb[n] -= Number(p.memoryMb[i]);
+      for (let g = 0; g < kinds; g++) this.gresFree[n * kinds + g] -= p.gres[i * kinds + g];
+    });
+    return true;
+  }
+
+  /** Gives placement `p` back, never past what a node has. */
+  release(p) {
+    const kinds = this.gresKinds.length;
+    p.nodes.forEach((n, i) => {
+      if (n >= this.cpus.length) return;
+      this.freeCpus[n] = Math.min(this.freeCpus[n] + (p.cpus[i] ?? 0), this.cpus[n]);
+      this.freeMemoryMb[n] = Math.min(this.freeMemoryMb[n] + Number(p.memoryMb[i] ?? 0), this.memoryMb[n]);
+      for (let g = 0; g < kinds; g++) {
+        const slot = n * kinds + g;
+        this.gresFree[slot] = Math.min(this.gresFree[slot] + (p.gres[i * kinds + g] ?? 0), this.gresTotal[slot]);
+      }
+    });
+  }
+}
+
+/** What a job needs (the contract's `job-request`) as numbers, its candidates as node indices. */
+function jobOf(r) {
+  return {
+    jobId: r.jobId,
+    minNodes: r.minNodes,
+    maxNodes: r.maxNodes || r.minNodes,
+    tasks: r.tasks,
+    cpusPerTask: r.cpusPerTask,
+    totalCpus: r.tasks * Math.max(r.cpusPerTask, 1),
+    memoryPerNodeMb: Number(r.memoryPerNodeMb),
+    gresPerNode: Array.from(r.gresPerNode, ([k, c]) => [k, c]),
+    exclusive: r.exclusive,
+    candidates: bitmapNodes(r.candidates),
+  };
+}
+
+/** The contract's `placement` from `{ nodes, cpus, memoryMb, gres }` arrays of numbers. */
+function placementOut(p) {
+  return {
+    nodes: Uint32Array.from(p.nodes),
+    cpus: Uint32Array.from(p.cpus),
+    memoryMb: BigUint64Array.from(p.memoryMb, (m) => BigInt(m)),
+    gres: Uint32Array.from(p.gres),
+  };
+}
+
+/** The guest's node copy, for the instance's life. */
+let nodes = null;
+
+/**
+ * The `selection` export for `place(nodes, job)`, which reads the copy (without changing it)
+ * and returns `{ nodes, cpus, memoryMb, gres }` (nodes ascending; per node its CPUs, memory and
+ * one GRES count per kind) or `undefined` when the job does not fit. In allocate mode the
+ * helper subtracts the answer from the copy.
+ */
+export function exportSelection(place) {
+  return {
+    setNodes(table) {
+      nodes = new Nodes(table);
+    },
+    beginPass(changes) {
+      nodes.applyChanges(changes);
+    },
+    place(request, mode, changes) {
+      if (changes !== undefined && changes !== null) nodes.applyChanges(changes);
+      const placed = place(nodes, jobOf(request));
+      if (placed === undefined || placed === null) return undefined;
+      if (mode === "allocate") nodes.commit(placed);
+      return placementOut(placed);
+    },
+    release(_jobId, placement) {
+      nodes.release(placement);
+    },
+  };
+}
+
+/** A node lists no devices (count-only) or exactly `count` devices, indexed in order. */
+export function defaultGresValidate(node) {
+  const count = Number(node.count);
+  if (node.devices.length && node.devices.length !== count) {
+    return `${node.node}: Count=${count} but ${node.devices.length} devices listed`;
+  }
+  const wrong = node.devices.findIndex((d, position) => d.index !== position);
+  return wrong >= 0 ? `${node.node}: device ${wrong} has index ${node.devices[wrong].index}` : undefined;
+}
+
+/**
+ * The `gres` export: `pick(request)` gives `request.count` distinct indices from `request.free`
+ * for one node of a job; `env(alloc, step)` the variables of a job (or step) on one node as an
+ * object; `validate(node)` why a node's configuration is wrong, or undefined (optional).
+ */
+export function exportGres({ pick, env, validate = defaultGresValidate }) {
+  return {
+    validate(configs) {
+      return configs.map((c) => {
+        const why = validate(c);
+        return why === undefined || why === null ? { tag: "ok" } : { tag: "err", val: String(why) };
+      });
+    },
+    pick(requests) {
+      return requests.map((r) => Uint32Array.from(pick(r)));
+    },
+    env(alloc, step) {
+      return Object.entries(env(alloc, step)).map(([k, v]) => [k, String(v)]);
+    },
+  };
+}
+
+const MODES = { mode1: 0, mode2: 1, mode3: 2 };
+
+/** The resources and layers of the current HRES pass, with this pass's charges in `used`. */
+export class HresPass {
+  constructor(resources, layers) {
+    this.resources = resources.map((r) => ({
+      name: r.name,
+      mode: MODES[r.mode],
+      variables: Object.fromEntries(Array.from(r.variables, ([k, v]) => [k, Number(v)])),
+    }));
+    this.layers = layers.map((l) => {
+      const nodes = bitmapNodes(l.nodes);
+      return {
+        resource: l.resource,
+        count: Number(l.count),
+        base: Number(l.base),
+        used: Number(l.used),
+        nodes,
+        nodeSet: new Set(nodes),
+        parent: l.parent,
+      };
+    });
+  }
+
+  /** What layer `layer` can still give: count − base − used (undefined when infinite). */
+  room(layer) {
+    const l = this.layers[layer];
+    return l.count < 0 ? undefined : l.count - l.base - l.used;
+  }
+}
+
+/** The HRES pass, for the instance's life. */
+let hresPass = null;
+
+/**
+ * The `hres` export: `eligible(pass, demands, candidates)` gives the candidate node indices the
+ * demands allow; `charge(pass, demands, nodes)` gives `[layer, amount]` pairs, or throws an
+ * Error whose message says why the allocation does not fit. Demands are `{ resource, count }`.
+ */
+export function exportHres({ eligible, charge }) {
+  const demandsOf = (ds) => ds.map((d) => ({ resource: d.resource, count: Number(d.count) }));
+  return {
+    beginPass(resources, layers) {
+      hresPass = new HresPass(resources, layers);
+    },
+    eligible(demands, candidates) {
+      const allowed = new Set(eligible(hresPass, demandsOf(demands), bitmapNodes(candidates)));
+      return nodesBitmap(bitmapNodes(candidates).filter((n) => allowed.has(n)), candidates.length);
+    },
+    charge(demands, nodes) {
+      let charges;
+      try {
+        charges = charge(hresPass, demandsOf(demands), Array.from(nodes));
+      } catch (e) {
+        // componentize-js returns a thrown value with a `payload` as the `err` case; a bare
+        // Error would trap.
+        throw { payload: e instanceof Error ? e.message : String(e) };
+      }
+      for (const [layer, amount] of charges) hresPass.layers[layer].used += amount;
+      return charges.map(([layer, amount]) => ({ layer, amount: BigInt(amount) }));
     },
   };
 }

@@ -286,8 +286,10 @@ fn python_and_javascript_policies_run_as_their_rust_twin_does() {
     }
 }
 
-/// `sluice plugin new --lang python|js` writes a project that builds with its README's
-/// commands and passes its own declared cases.
+/// `sluice plugin new KIND --lang python|js` writes, for every kind, a project that builds with
+/// its README's commands and passes `plugin test`: the kind's contract and protocol cases (for
+/// selection, a guest copy of the node table kept by the helper library exactly as the host
+/// models it) and, for priority, its own declared cases.
 #[test]
 fn scaffolded_python_and_javascript_projects_build_and_pass_their_cases() {
     let tools = tools();
@@ -297,58 +299,85 @@ fn scaffolded_python_and_javascript_projects_build_and_pass_their_cases() {
         .unwrap();
     let dir = scratch.path();
     let checkout = root().canonicalize().unwrap();
-    for lang in ["python", "js"] {
-        let name = format!("site-{lang}");
-        sluice(&[
-            "plugin",
-            "new",
-            "priority",
-            &name,
-            "--lang",
-            lang,
-            "--dir",
-            &dir.to_string_lossy(),
-            "--sdk",
-            &checkout.to_string_lossy(),
-        ]);
-        let project = dir.join(&name);
-        let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
-        let wasm = project.join("site_".to_string() + lang + ".wasm");
-        // The README's build command, as a site admin would paste it.
-        let build = readme
-            .lines()
-            .skip_while(|l| *l != "```sh")
-            .skip(1)
-            .take_while(|l| !l.starts_with("sluice "))
-            .map(|l| l.trim_end_matches('\\').trim())
-            .filter(|l| !l.contains("pip install") && !l.starts_with("npm "))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let build = build
-            .replace(
-                ".venv/bin/componentize-py",
-                &tools.join("venv/bin/componentize-py").to_string_lossy(),
-            )
-            .replace(
-                "npx componentize-js",
-                &tools
-                    .join("node_modules/.bin/componentize-js")
-                    .to_string_lossy(),
+    for kind in ["priority", "selection", "gres", "hres"] {
+        for lang in ["python", "js"] {
+            let name = format!("site-{kind}-{lang}");
+            sluice(&[
+                "plugin",
+                "new",
+                kind,
+                &name,
+                "--lang",
+                lang,
+                "--dir",
+                &dir.to_string_lossy(),
+                "--sdk",
+                &checkout.to_string_lossy(),
+            ]);
+            let project = dir.join(&name);
+            let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+            let wasm = project.join(name.replace('-', "_") + ".wasm");
+            let t0 = std::time::Instant::now();
+            run(
+                Command::new("sh")
+                    .arg("-c")
+                    .arg(build_command(&readme, &tools))
+                    .current_dir(&project),
+                &format!("{name}: the README's build"),
             );
-        run(
-            Command::new("sh")
-                .arg("-c")
-                .arg(&build)
-                .current_dir(&project),
-            &format!("{lang}: {build}"),
-        );
-        let test = sluice(&[
-            "plugin",
-            "test",
-            &wasm.to_string_lossy(),
-            "--cases",
-            &project.join("cases.toml").to_string_lossy(),
-        ]);
-        assert!(test.contains(", 0 failed"), "{lang}: {test}");
+            eprintln!("{name}: built in {:.1} s", t0.elapsed().as_secs_f64());
+            // The README's test command, as a site admin would paste it.
+            let test_line = readme
+                .lines()
+                .find(|l| l.starts_with("sluice plugin test "))
+                .unwrap_or_else(|| panic!("{name}: no test command in the README"));
+            let mut args: Vec<String> = test_line
+                .split_whitespace()
+                .skip(1)
+                .map(str::to_string)
+                .collect();
+            for a in &mut args {
+                if a.ends_with(".wasm") || a.ends_with(".toml") {
+                    *a = project.join(&*a).to_string_lossy().into_owned();
+                }
+            }
+            assert_eq!(
+                args.iter().any(|a| a.ends_with("cases.toml")),
+                kind == "priority",
+                "{name}: {test_line}"
+            );
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let test = sluice(&args);
+            assert!(
+                test.contains(&format!("{kind} cases")) && test.contains(", 0 failed"),
+                "{name}: {test}"
+            );
+            assert!(wasm.exists(), "{name}: {}", wasm.display());
+        }
     }
+}
+
+/// The build command of a scaffold's README, as a site admin would paste it, with the tools
+/// this test installed.
+fn build_command(readme: &str, tools: &Path) -> String {
+    let build = readme
+        .lines()
+        .skip_while(|l| *l != "```sh")
+        .skip(1)
+        .take_while(|l| !l.starts_with("sluice "))
+        .map(|l| l.trim_end_matches('\\').trim())
+        .filter(|l| !l.contains("pip install") && !l.starts_with("npm "))
+        .collect::<Vec<_>>()
+        .join(" ");
+    build
+        .replace(
+            ".venv/bin/componentize-py",
+            &tools.join("venv/bin/componentize-py").to_string_lossy(),
+        )
+        .replace(
+            "npx componentize-js",
+            &tools
+                .join("node_modules/.bin/componentize-js")
+                .to_string_lossy(),
+        )
 }

@@ -216,15 +216,11 @@ fn new_refuses_an_existing_folder_an_unknown_kind_and_a_bad_name() {
     assert!(text(&again).contains("already exists"), "{}", text(&again));
     let unknown = new("scheduler", "x");
     assert!(
-        text(&unknown).contains("unknown plugin kind 'scheduler': expected priority or selection"),
+        text(&unknown).contains(
+            "unknown plugin kind 'scheduler': expected priority, selection, gres or hres"
+        ),
         "{}",
         text(&unknown)
-    );
-    let gres = new("gres", "x");
-    assert!(
-        text(&gres).contains("plugins/gres-count"),
-        "{}",
-        text(&gres)
     );
     for bad in ["9lives", "a/b", "my policy"] {
         let out = new("priority", bad);
@@ -257,7 +253,7 @@ fn scaffolds_made_outside_the_tree_build_as_components_and_pass_plugin_test() {
     let tmp = outside();
     // Shared by the kinds and kept between runs: the SDK's dependencies compile once.
     let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target");
-    for kind in ["priority", "selection"] {
+    for kind in ["priority", "selection", "gres", "hres"] {
         let name = format!("site-{kind}");
         let out = sluice_in(
             tmp.path(),

@@ -12,6 +12,8 @@ const README: &str = include_str!("../../../../../sdk/template/README.md.in");
 const GITIGNORE: &str = include_str!("../../../../../sdk/template/gitignore.in");
 const PRIORITY: &str = include_str!("../../../../../sdk/template/priority.rs.in");
 const SELECTION: &str = include_str!("../../../../../sdk/template/selection.rs.in");
+const GRES: &str = include_str!("../../../../../sdk/template/gres.rs.in");
+const HRES: &str = include_str!("../../../../../sdk/template/hres.rs.in");
 
 /// Files of the checkout the scaffold takes as they are: the Rust release (with the
 /// `wasm32-wasip2` target) and the dependency versions the SDK is tested with.
@@ -92,13 +94,9 @@ fn template_of(kind: &str) -> anyhow::Result<&'static str> {
     match kind {
         "priority" => Ok(PRIORITY),
         "selection" => Ok(SELECTION),
-        "gres" => bail!(
-            "no template for gres yet: copy plugins/gres-count from the sluice repository and rename it"
-        ),
-        "hres" => bail!(
-            "no template for hres yet: copy plugins/hres-modes from the sluice repository and rename it"
-        ),
-        other => bail!("unknown plugin kind '{other}': expected priority or selection"),
+        "gres" => Ok(GRES),
+        "hres" => Ok(HRES),
+        other => bail!("unknown plugin kind '{other}': expected priority, selection, gres or hres"),
     }
 }
 

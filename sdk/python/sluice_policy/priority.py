@@ -1,20 +1,14 @@
-"""sluice's Python SDK: what a site admin writes a priority policy with, on top of the
-bindings componentize-py generates for the `priority-policy` world of `wit/`.
-
-It gives a policy the same conveniences as the Rust SDK: named job columns, settings as a
-dictionary with typed readers, logging, and the association tree the host sent. The host calls
-the exported functions on a fresh Python object each time (componentize-py's rule), so the
-cluster lives here, at module level, for as long as the component instance lives.
+"""Priority policies in Python (the `priority-policy` world): named job columns and the
+association tree the host sent, kept at module level for the component instance's life.
 
 A policy is a function `compute(ctx, jobs) -> list[int]` (or `(priorities, factors)`), turned
-into the export with `export_priority(compute)`; see examples/deadline-priority-python.
+into the export with `Priority = export(compute)`; see examples/deadline-priority-python.
 """
 
 from dataclasses import dataclass
 
 import wit_world
 from wit_world.exports import priority as w
-from wit_world.imports import host
 
 # Column order of the contract's job table (sdk/policy/src/job_columns.rs).
 U32_COLUMNS = ("job_id", "association", "partition", "qos", "nodes", "cpus", "gpus", "time_limit")
@@ -68,47 +62,11 @@ class Context:
         return False
 
 
-class Settings(dict):
-    """The plugin's settings (`key = value`, nested tables as dotted keys), read once."""
-
-    def number(self, key, default):
-        """`key` as a number, or `default` (with a warning) when it is not one."""
-        value = self.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            warn(f"{key} must be a number, got {value!r}; using {default}")
-            return default
-        return value
-
-    def text(self, key, default=None):
-        """`key` as text, or `default`."""
-        value = self.get(key, default)
-        return value if isinstance(value, str) else default
-
-
-def settings():
-    """The plugin's settings as a dictionary."""
-    return Settings({s.key: s.value.value for s in host.settings()})
-
-
-def _log(level, message, **fields):
-    host.log(level, message, [(k, str(v)) for k, v in fields.items()])
-
-
-def info(message, **fields):
-    """Logs `message` at info level, tagged with the plugin by the host."""
-    _log(host.Level.INFO, message, **fields)
-
-
-def warn(message, **fields):
-    """Logs `message` at warn level."""
-    _log(host.Level.WARN, message, **fields)
-
-
 # The cluster of the last set-cluster (plus appended associations), kept for the instance's life.
 _cluster = None
 
 
-def export_priority(compute, shares=None):
+def export(compute, shares=None):
     """Builds the `Priority` class componentize-py exports from a `compute(ctx, jobs)` function
     returning one priority per job, or (priorities, factors) with factors a dict name → values.
     """
