@@ -92,6 +92,73 @@ pub struct Counters {
     pub start_latency_ms_total: f64,
     /// Largest submit→start, ms.
     pub start_latency_ms_max: f64,
+    /// Jobs that ended COMPLETED.
+    #[serde(default)]
+    pub completed: u64,
+    /// Jobs that ended CANCELLED.
+    #[serde(default)]
+    pub cancelled: u64,
+    /// Jobs that ended in any other final state (FAILED, TIMEOUT, NODE_FAIL, …).
+    #[serde(default)]
+    pub failed: u64,
+    /// Jobs requeued.
+    #[serde(default)]
+    pub requeued: u64,
+}
+
+/// One kind of scheduling pass since the daemon started, as sdiag reports it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CycleStats {
+    /// Passes run.
+    pub cycles: u64,
+    /// Length of the last pass, µs.
+    pub last_cycle_us: u64,
+    /// Longest pass, µs.
+    pub max_cycle_us: u64,
+    /// Mean pass length, µs.
+    pub mean_cycle_us: u64,
+    /// Records tried by the last pass.
+    pub last_depth: u64,
+    /// Mean records tried per pass.
+    pub mean_depth: u64,
+    /// Records in the last pass's queue.
+    pub last_queue_length: u64,
+    /// Jobs the passes started.
+    pub started: u64,
+    /// When the last pass ran (Unix seconds), if one did.
+    pub last_cycle_when: Option<i64>,
+}
+
+/// One API endpoint's requests since the daemon started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointStats {
+    /// `METHOD /path/{pattern}`.
+    pub endpoint: String,
+    /// Requests answered.
+    pub count: u64,
+    /// Their total time to answer, µs.
+    pub total_time_us: u64,
+}
+
+/// `GET /v1/diag`: the scheduler's statistics, as `sdiag` shows them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Diag {
+    /// When these figures were taken (Unix seconds).
+    pub server_time: i64,
+    /// When the daemon started (Unix seconds): the counts are since then.
+    pub data_since: i64,
+    /// The daemon's job counters.
+    pub counters: Counters,
+    /// Jobs pending and running now.
+    pub jobs_pending: u64,
+    /// Jobs running now.
+    pub jobs_running: u64,
+    /// The main scheduling loop.
+    pub main: CycleStats,
+    /// The backfill loop.
+    pub backfill: CycleStats,
+    /// API requests by endpoint.
+    pub endpoints: Vec<EndpointStats>,
 }
 
 /// `GET /v1/metrics`: the daemon's counters and the engine's.

@@ -98,6 +98,8 @@ pub enum ApiRequest {
     Health,
     /// `GET /v1/metrics`.
     Metrics,
+    /// `GET /v1/diag`.
+    Diag,
     /// `POST /v1/jobs`.
     Submit(Box<SubmitRequest>),
     /// `GET /v1/jobs`.

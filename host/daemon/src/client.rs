@@ -130,14 +130,33 @@ impl Client {
         self.call(Method::DELETE, path, Vec::new())
     }
 
-    /// One exchange. A connection that broke during it is not retried: the request may have been
-    /// acted on. One the daemon closed while idle is replaced before anything is sent.
+    /// `GET path`, its answer as text (`/metrics`).
+    pub fn get_text(&mut self, path: &str) -> Result<String, ClientError> {
+        let bytes = self.call_bytes(Method::GET, path, Vec::new())?;
+        String::from_utf8(bytes.to_vec())
+            .map_err(|e| ClientError::Protocol(format!("{path}: the answer is not UTF-8: {e}")))
+    }
+
+    /// One exchange, its answer read as JSON.
     fn call<T: DeserializeOwned>(
         &mut self,
         method: Method,
         path: &str,
         body: Vec<u8>,
     ) -> Result<T, ClientError> {
+        let bytes = self.call_bytes(method, path, body)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| ClientError::Protocol(format!("unexpected answer to {path}: {e}")))
+    }
+
+    /// One exchange. A connection that broke during it is not retried: the request may have been
+    /// acted on. One the daemon closed while idle is replaced before anything is sent.
+    fn call_bytes(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<Bytes, ClientError> {
         if self.runtime.is_none() {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -163,9 +182,7 @@ impl Client {
         if matches!(result, Err(ClientError::Protocol(_))) {
             self.sender = None;
         }
-        let bytes = result?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| ClientError::Protocol(format!("unexpected answer to {path}: {e}")))
+        result
     }
 
     async fn exchange(

@@ -195,6 +195,11 @@ impl Journal {
         result
     }
 
+    /// Whether records await a sync.
+    pub fn has_unsynced(&self) -> bool {
+        self.unsynced > 0
+    }
+
     /// Writes buffered records and fsyncs the file (group commit: one sync for a whole batch).
     pub fn sync(&mut self) -> Result<(), StoreError> {
         if self.unsynced == 0 {

@@ -21,6 +21,7 @@ pub mod identity;
 pub mod image;
 pub mod job_env;
 pub mod journal;
+pub mod metrics;
 pub mod request;
 pub mod routes;
 pub mod server;
@@ -88,7 +89,9 @@ pub fn serve(
     }
     let _lock = lock_dir(&dir)?;
     let (tx, rx) = mpsc::channel::<Msg>();
+    let site_metrics = metrics::SiteMetrics::new();
     let dopts = DriverOptions {
+        metrics: site_metrics.clone(),
         daemon_file: opts
             .daemon_file
             .clone()
@@ -147,7 +150,7 @@ pub fn serve(
             .map_err(|e| DaemonError::Listen(format!("{}: {e}", socket.display())))?;
         // Anyone may connect; what they may do is decided from their uid.
         let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666));
-        let server = server::Server::new(routes::router(tx.clone()));
+        let server = server::Server::new(routes::router(tx.clone(), site_metrics));
         tokio::spawn(server.clone().serve_unix(unix));
         if let Some((addr, token)) = opts.listen {
             let tcp = tokio::net::TcpListener::bind(&addr)

@@ -7,7 +7,8 @@ use std::sync::mpsc::Sender;
 
 use axum::Router;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Query, State};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -20,6 +21,7 @@ use crate::caller::Caller;
 use crate::driver::Msg;
 use crate::extract::{Body, MAX_BODY, Params, Raw, Required, check_query, parse};
 use crate::image;
+use crate::metrics::SiteMetrics;
 
 /// The driver's channel, the routes' state.
 type Tx = Sender<Msg>;
@@ -32,11 +34,21 @@ fn fixed(req: ApiRequest) -> impl Fn(State<Tx>, Caller) -> Reply + Clone + Send 
     move |state, caller| Box::pin(ask(state, caller, req.clone()))
 }
 
-/// The API's router; each connection's requests carry their [`crate::caller::Door`].
-pub fn router(tx: Tx) -> Router {
+/// The API's router; each connection's requests carry their [`crate::caller::Door`]. Every
+/// request is counted and timed in `metrics`, which `GET /metrics` encodes.
+pub fn router(tx: Tx, metrics: SiteMetrics) -> Router {
+    let scraped = metrics.clone();
     Router::new()
+        .route(
+            "/metrics",
+            get(move |_: Caller| {
+                let text = scraped.encode();
+                async move { ([(CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text) }
+            }),
+        )
         .route("/v1/health", get(fixed(ApiRequest::Health)))
         .route("/v1/metrics", get(fixed(ApiRequest::Metrics)))
+        .route("/v1/diag", get(fixed(ApiRequest::Diag)))
         .route("/v1/jobs", get(list_jobs).post(submit))
         .route("/v1/jobs/{id}", get(show_job))
         .route("/v1/jobs/{id}/{action}", post(job_action))
@@ -78,7 +90,38 @@ pub fn router(tx: Tx) -> Router {
             ))
         })
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(metrics, count_request))
         .with_state(tx)
+}
+
+/// Counts and times a request by the route it matched (its pattern, so ids do not make new
+/// series a client could multiply without bound).
+async fn count_request(
+    State(metrics): State<SiteMetrics>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let endpoint = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_string();
+    // A client may send any method name: only the API's own make series.
+    let method = match *req.method() {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        _ => "other",
+    };
+    let t0 = std::time::Instant::now();
+    let response = next.run(req).await;
+    metrics.request(
+        &endpoint,
+        method,
+        response.status().as_u16(),
+        t0.elapsed().as_secs_f64(),
+    );
+    response
 }
 
 /// Hands a request to the driver and waits for its answer.

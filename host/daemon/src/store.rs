@@ -119,6 +119,11 @@ impl Store {
         self.journal.sync()
     }
 
+    /// Whether records await a sync.
+    pub fn has_unsynced(&self) -> bool {
+        self.journal.has_unsynced()
+    }
+
     /// Records committed since the last snapshot.
     pub fn since_snapshot(&self) -> usize {
         self.since_snapshot

@@ -25,7 +25,7 @@ use crate::pending::PendingJobs;
 use crate::power::state::PowerState;
 use crate::priority::{PriorityInputs, PriorityPass, PriorityState};
 use crate::reservation::Reservations;
-use crate::stats::{Faults, PassStats};
+use crate::stats::{Faults, PassStats, PassTotals};
 use crate::usage::Usage;
 
 /// The [`Fit`] view of an engine's fields: a macro, so that it borrows those fields alone and
@@ -101,6 +101,9 @@ pub struct Engine {
     /// Counters of the last main-loop and backfill passes (stats.rs).
     pub(crate) last_main_stats: PassStats,
     pub(crate) last_backfill_stats: PassStats,
+    /// Every main-loop and backfill pass, counted and timed (stats.rs).
+    pub(crate) main_totals: PassTotals,
+    pub(crate) backfill_totals: PassTotals,
     /// Plugin answers refused (stats.rs).
     pub(crate) faults: Faults,
     /// Priority calculation's state between passes (priority.rs).
@@ -181,6 +184,8 @@ impl Engine {
             pacing: Pacing::new(now),
             last_main_stats: PassStats::default(),
             last_backfill_stats: PassStats::default(),
+            main_totals: PassTotals::default(),
+            backfill_totals: PassTotals::default(),
             faults: Faults::default(),
             priorities: PriorityState::new(),
             selection_begun: false,
@@ -311,6 +316,16 @@ impl Engine {
     /// Counters of the last backfill pass.
     pub fn last_backfill_stats(&self) -> &PassStats {
         &self.last_backfill_stats
+    }
+
+    /// Every main-loop pass so far, counted and timed on the engine's clock.
+    pub fn main_totals(&self) -> &PassTotals {
+        &self.main_totals
+    }
+
+    /// Every backfill pass so far, counted and timed on the engine's clock.
+    pub fn backfill_totals(&self) -> &PassTotals {
+        &self.backfill_totals
     }
 
     /// Contract violations seen so far.

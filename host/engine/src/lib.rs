@@ -126,7 +126,7 @@ pub use reservation::{Reservation, ReservationError, ReservationSpec};
 pub use resume::ResumeError;
 pub use show::{DeviceRow, LicenseReport, NodeReport};
 pub use sluice_cluster::PartitionState;
-pub use stats::{Faults, PassStats};
+pub use stats::{Faults, PassStats, PassTotals};
 
 #[cfg(test)]
 mod tests {

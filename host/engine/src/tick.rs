@@ -41,17 +41,25 @@ impl Engine {
             self.pacing.backfill_owed = false;
             return std::mem::take(&mut self.outbox);
         }
-        let queue = if periodic {
-            self.pacing.last_main = now;
-            self.run_main_pass(true)
-        } else if event {
-            self.run_main_pass(false)
+        let queue = if periodic || event {
+            if periodic {
+                self.pacing.last_main = now;
+            }
+            let t0 = self.clock.micros();
+            let queue = self.run_main_pass(periodic);
+            let micros = self.clock.micros().saturating_sub(t0);
+            self.main_totals.record(micros, now, &self.last_main_stats);
+            queue
         } else {
             None
         };
         if backfill {
             if !self.config.skip_backfill_without_fit || self.some_pending_job_fits() {
+                let t0 = self.clock.micros();
                 self.run_backfill_pass(queue);
+                let micros = self.clock.micros().saturating_sub(t0);
+                self.backfill_totals
+                    .record(micros, now, &self.last_backfill_stats);
             }
             self.pacing.last_backfill = now;
         }

@@ -471,3 +471,29 @@ fn a_job_is_planned_only_on_nodes_configured_to_hold_its_share() {
     e.backfill();
     assert_eq!(e.job(wide).unwrap().start_time, Some(T0 + 6000));
 }
+
+#[test]
+fn every_pass_is_counted_and_timed_on_the_engine_clock() {
+    let (mut e, clock) = engine(cluster(32, 4));
+    // Each reading of the clock's microseconds advances it, as a replay charges cost per job.
+    clock.set_tick_micros(7);
+    e.submit(job(10, 1, 10)).unwrap();
+    e.submit(job(5, 32, 10)).unwrap();
+    e.submit(job(1, 31, 5)).unwrap();
+    e.tick();
+    let main = e.main_totals().clone();
+    assert_eq!(main.cycles, 1);
+    assert_eq!(main.total_started, 1);
+    assert_eq!(main.total_depth, e.last_main_stats().tested as u64);
+    assert!(main.last_micros > 0 && main.max_micros == main.last_micros);
+    assert_eq!(e.backfill_totals().cycles, 0, "backfill is not due yet");
+    clock.advance(30);
+    e.tick();
+    let backfill = e.backfill_totals();
+    assert_eq!((backfill.cycles, backfill.total_started), (1, 1));
+    assert_eq!(backfill.last_at, e.now());
+    assert_eq!(
+        backfill.total_micros, backfill.last_micros,
+        "one pass: its length is the total"
+    );
+}

@@ -1,6 +1,7 @@
 //! The `sluice` binary: one command line for the daemon, the client commands, replay and plugin tools.
 
 mod cmd;
+mod logging;
 
 use clap::{Parser, Subcommand};
 
@@ -56,6 +57,8 @@ enum Command {
     Prio(cmd::prio::Args),
     /// Fair-share tree (sshare -l).
     Share(cmd::share::Args),
+    /// Scheduler statistics (sdiag).
+    Sdiag(cmd::sdiag::Args),
     /// Run a step inside an allocation (srun).
     Run(cmd::run::Args),
     /// Reload the daemon's configuration (scontrol reconfigure).
@@ -73,14 +76,11 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SLUICE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
+    // The daemon sets up its own log (slurmctld's), from its options.
+    if !matches!(cli.command, Command::Serve(_)) {
+        logging::init_default();
+    }
     let result = match cli.command {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Hostlist(args) => cmd::hostlist::run(args),
@@ -88,6 +88,7 @@ fn main() -> std::process::ExitCode {
         Command::Sim(args) => cmd::sim::run(args),
         Command::Plugin(args) => cmd::plugin::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Sdiag(args) => cmd::sdiag::run(args),
         Command::Submit(args) => cmd::submit::run(args),
         Command::Queue(args) => cmd::queue::run(args),
         Command::Info(args) => cmd::info::run(args),

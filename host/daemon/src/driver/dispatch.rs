@@ -64,6 +64,7 @@ impl Driver {
         match req {
             ApiRequest::Health => answer(&self.health()),
             ApiRequest::Metrics => answer(&self.metrics_report()),
+            ApiRequest::Diag => answer(&self.diag_report()),
             ApiRequest::Submit(r) => answer(&self.submit(who, *r)?),
             ApiRequest::ListJobs(f) => answer(&self.list_jobs(&f)),
             ApiRequest::ShowJob(id) => answer(&self.show_job(id)?),

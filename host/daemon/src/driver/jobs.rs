@@ -117,10 +117,12 @@ impl Driver {
             .check("batch job submission failed", &request, None)
         {
             self.metrics.refused += 1;
+            self.opts.metrics.job_refused();
             return Err(e);
         }
         if !self.partitions_take_jobs(&request) {
             self.metrics.refused += 1;
+            self.opts.metrics.job_refused();
             return Err(ApiError::bad(
                 "batch job submission failed: Required partition not available (inactive or drain)",
             ));
@@ -130,6 +132,7 @@ impl Driver {
             Ok(e) => e,
             Err(e) => {
                 self.metrics.refused += 1;
+                self.opts.metrics.job_refused();
                 return Err(ApiError::bad(format!("batch job submission failed: {e}")));
             }
         };
@@ -150,6 +153,12 @@ impl Driver {
             let _ = self.engine.hold(eid, Hold::User);
         }
         self.metrics.submitted += 1;
+        self.opts.metrics.job_submitted();
+        tracing::info!(
+            "_slurm_rpc_submit_batch_job: JobId={id} UserId={}({})",
+            who.user,
+            who.uid
+        );
         self.accepted_at.insert(id, Instant::now());
         Ok(JobSubmitted { job_id: id })
     }

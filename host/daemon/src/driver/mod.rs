@@ -10,11 +10,13 @@
 //! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
 //! pending jobs that can no longer meet their `--deadline`;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
-//! active policies, fed by `recording`. Siblings import each other one way only.
+//! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read. Siblings import each other
+//! one way only.
 
 mod deadlines;
 mod dispatch;
 mod engine;
+mod gauges;
 mod job_ids;
 mod job_views;
 mod jobs;
@@ -78,6 +80,8 @@ pub struct DriverOptions {
     pub loader: Loader,
     /// What to do with a damaged journal.
     pub on_damage: crate::journal::OnDamage,
+    /// The Prometheus metrics the driver updates.
+    pub metrics: crate::metrics::SiteMetrics,
 }
 
 /// The state the driver thread owns.
@@ -133,6 +137,7 @@ impl Driver {
     pub fn run(mut self, rx: Receiver<Msg>) {
         let watch_every = Duration::from_secs(self.cfg.watch_interval.max(1));
         let mut last_watch = Instant::now();
+        let mut last_gauges = Instant::now() - gauges::REFRESH_EVERY;
         while !self.shutdown {
             let timeout = self.next_timeout();
             let mut replies: Replies = Vec::new();
@@ -161,6 +166,7 @@ impl Driver {
                 last_watch = Instant::now();
                 self.watch_plugin_files();
             }
+            self.refresh_gauges(&mut last_gauges);
             self.purge_old();
             self.maybe_snapshot();
         }
@@ -170,6 +176,7 @@ impl Driver {
     }
 
     fn sync_and_answer(&mut self, replies: Replies) {
+        let t0 = self.store.has_unsynced().then(Instant::now);
         if let Err(e) = self.store.sync() {
             // Nothing acknowledged may be lost: stop rather than answer without durability.
             tracing::error!("journal sync failed, stopping: {e}");
@@ -179,6 +186,9 @@ impl Driver {
             std::process::exit(70);
         }
         self.metrics.syncs += 1;
+        if let Some(t0) = t0 {
+            self.opts.metrics.journal_synced(t0.elapsed().as_secs_f64());
+        }
         for (tx, r) in replies {
             let _ = tx.send(r);
         }
@@ -218,6 +228,7 @@ impl Driver {
         self.metrics.ticks += 1;
         self.metrics.tick_ms_total += ms;
         self.metrics.tick_ms_max = self.metrics.tick_ms_max.max(ms);
+        self.observe_passes();
         if !events.is_empty() || self.plugins.shadow_active() {
             self.shadow_pass();
         }

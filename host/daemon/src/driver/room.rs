@@ -53,6 +53,7 @@ fn journal_bound(req: &ApiRequest) -> Option<u64> {
         | ApiRequest::Reconfigure => Some(ENVELOPE),
         ApiRequest::Health
         | ApiRequest::Metrics
+        | ApiRequest::Diag
         | ApiRequest::ListJobs(_)
         | ApiRequest::ShowJob(_)
         | ApiRequest::Nodes
@@ -81,6 +82,7 @@ impl Driver {
         self.store.admit(bytes).map_err(|e| match e {
             StoreError::Full { .. } => {
                 self.metrics.refused += 1;
+                self.opts.metrics.job_refused();
                 ApiError::insufficient_storage(e.to_string())
             }
             other => ApiError::internal(other.to_string()),

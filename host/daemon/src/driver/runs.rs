@@ -43,6 +43,11 @@ impl Driver {
             account: account.clone(),
         });
         self.metrics.started += 1;
+        self.opts.metrics.job_started();
+        tracing::info!(
+            "sched: Allocate JobId={id} NodeList={} #CPUs={cpus} Partition={partition}",
+            sluice_hostlist::compress(&nodes)
+        );
         if let Some(t) = self.accepted_at.remove(&id) {
             let ms = t.elapsed().as_secs_f64() * 1e3;
             self.metrics.start_latency_ms_total += ms;
@@ -186,6 +191,9 @@ impl Driver {
                 time,
                 reason: "requeued".into(),
             });
+            self.opts.metrics.job_requeued();
+            self.metrics.requeued += 1;
+            tracing::info!("Requeuing JobId={id}");
             return was_running.then_some(id);
         }
         // Why its run could not start, if that is how it ended, says more than the exit code.
@@ -222,6 +230,17 @@ impl Driver {
             );
         }
         self.metrics.ended += 1;
+        self.opts.metrics.job_ended(state.as_str());
+        match state {
+            JobState::Completed => self.metrics.completed += 1,
+            JobState::Cancelled => self.metrics.cancelled += 1,
+            _ => self.metrics.failed += 1,
+        }
+        tracing::info!(
+            "_job_complete: JobId={id} {} ExitCode={}",
+            state.as_str(),
+            exit_code.unwrap_or(0)
+        );
         self.accepted_at.remove(&id);
         self.ids.purge_after(time, eid);
         let own_end = matches!(state, JobState::Completed | JobState::Failed);

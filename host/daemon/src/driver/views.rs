@@ -3,9 +3,9 @@
 //! `sluice-api`'s types.
 
 use sluice_api::{
-    Config, DeviceRow, Faults, Health, LicenseRow, Metrics, NodeActionDone, NodeReport, NodeRow,
-    PartitionRow, PassStats, PriorityRow, Reservation, ReservationCreated, ReservationDeleted,
-    ShareRow,
+    Config, CycleStats, DeviceRow, Diag, Faults, Health, LicenseRow, Metrics, NodeActionDone,
+    NodeReport, NodeRow, PartitionRow, PassStats, PriorityRow, Reservation, ReservationCreated,
+    ReservationDeleted, ShareRow,
 };
 use sluice_cluster::NodeId;
 use sluice_engine::PartitionState;
@@ -77,6 +77,33 @@ impl Driver {
             journal_seq: image.seq,
             journal_bytes: self.store.journal_bytes(),
             recovery: self.store.recovery.clone(),
+        }
+    }
+
+    /// sdiag's figures: the counters, the jobs held now, both loops' cycles and the API's use.
+    pub(super) fn diag_report(&self) -> Diag {
+        let e = &self.engine;
+        let cycle = |t: &sluice_engine::PassTotals, last: &sluice_engine::PassStats| CycleStats {
+            cycles: t.cycles,
+            last_cycle_us: t.last_micros,
+            max_cycle_us: t.max_micros,
+            mean_cycle_us: t.total_micros.checked_div(t.cycles).unwrap_or(0),
+            last_depth: last.tested as u64,
+            mean_depth: t.total_depth.checked_div(t.cycles).unwrap_or(0),
+            last_queue_length: last.queued as u64,
+            started: t.total_started,
+            last_cycle_when: (t.cycles > 0).then_some(t.last_at),
+        };
+        let now = e.now();
+        Diag {
+            server_time: now,
+            data_since: now - self.started_at.elapsed().as_secs() as i64,
+            counters: self.metrics.clone(),
+            jobs_pending: e.pending_ids().count() as u64,
+            jobs_running: e.running_ids().count() as u64,
+            main: cycle(e.main_totals(), e.last_main_stats()),
+            backfill: cycle(e.backfill_totals(), e.last_backfill_stats()),
+            endpoints: self.opts.metrics.endpoint_stats(),
         }
     }
 
@@ -216,6 +243,18 @@ impl Driver {
                 reason: reason.to_string(),
                 time,
             });
+        }
+        // slurmctld's words for an admin's node update.
+        match action {
+            NodeAction::Resume => {
+                tracing::info!("update_node: node(s) {nodes} returned to service")
+            }
+            NodeAction::Down => {
+                tracing::info!("update_node: node(s) {nodes} state set to DOWN, reason: {reason}")
+            }
+            NodeAction::Drain => {
+                tracing::info!("update_node: node(s) {nodes} state set to DRAIN, reason: {reason}")
+            }
         }
         Ok(NodeActionDone {
             nodes: names,

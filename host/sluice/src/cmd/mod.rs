@@ -15,6 +15,7 @@ pub mod reservation;
 pub mod resource_query;
 pub mod run;
 pub mod sbatch;
+pub mod sdiag;
 pub mod serve;
 pub mod share;
 pub mod show;

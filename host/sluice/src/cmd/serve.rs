@@ -33,6 +33,13 @@ pub struct Args {
     /// copy the journal aside as journal.log.damaged-TIME and keep every intact record.
     #[arg(long)]
     recover_damaged_journal: bool,
+    /// Write the log to this file (slurmctld's SlurmctldLogFile), appended; default: stderr.
+    #[arg(long)]
+    log_file: Option<PathBuf>,
+    /// Log level, with slurmctld's names (SlurmctldDebug): quiet, fatal, error, info, verbose,
+    /// debug, debug2..debug5. `SLUICE_LOG` (a tracing filter) overrides it.
+    #[arg(long, default_value = "info")]
+    log_level: String,
 }
 
 /// The TCP bearer token: from `--token-file`, else `SLUICE_TOKEN`; never from the command line,
@@ -78,6 +85,7 @@ fn loader(state_dir: &Path) -> Loader {
 
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    crate::logging::init_daemon(args.log_file.as_deref(), &args.log_level)?;
     let state_dir = args.state_dir.unwrap_or_else(state_dir::default_dir);
     let listen = match args.listen {
         Some(addr) => Some((addr, token(args.token_file.as_ref())?)),
