@@ -21,6 +21,7 @@ pub mod identity;
 pub mod image;
 pub mod job_env;
 pub mod journal;
+pub mod power_image;
 pub mod request;
 pub mod routes;
 pub mod server;
