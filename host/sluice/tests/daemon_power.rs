@@ -125,6 +125,12 @@ fn a_cloud_node_boots_for_a_job_registers_runs_it_and_is_suspended_when_idle() {
     let suspend = program(dir, "suspend.sh", &recorder("suspend", &log));
     let fail = program(dir, "fail.sh", &recorder("resume_fail", &log));
     let conf = cluster(dir, &resume, &suspend, &fail, 60);
+    let power_log = dir.join("power.jsonl");
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("power_log = \"{}\"\n", power_log.display()),
+    )
+    .unwrap();
     let _d = Daemon::start_with(dir, &["--config", conf.to_str().unwrap()]);
 
     let shown = ok(dir, &["show", "node", "cloud1"]);
@@ -165,6 +171,33 @@ fn a_cloud_node_boots_for_a_job_registers_runs_it_and_is_suspended_when_idle() {
     wait_info(dir, "idle~", "cloud[1-2]");
     let all = calls(&log);
     assert_eq!(all.len(), 2, "one resume, one suspend: {all:?}");
+
+    // The same JSON lines as `sluice sim --log`: cloud1's states in order, and the calls.
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&power_log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let states: Vec<&str> = records
+        .iter()
+        .filter(|r| r["node"] == "cloud1")
+        .filter_map(|r| r["sinfo"].as_str())
+        .collect();
+    let at = |s: &str| states.iter().position(|x| *x == s).expect(s);
+    assert_eq!(states[0], "idle~", "{states:?}");
+    assert!(
+        at("alloc#") < at("alloc") && at("alloc") < at("idle%"),
+        "{states:?}"
+    );
+    assert_eq!(states.last(), Some(&"idle~"), "{states:?}");
+    let programs: Vec<(&str, &serde_json::Value)> = records
+        .iter()
+        .filter_map(|r| Some((r["program"].as_str()?, &r["argv"])))
+        .collect();
+    assert_eq!(programs.len(), 2, "{programs:?}");
+    assert_eq!(programs[0].0, "resume");
+    assert_eq!(programs[0].1, &serde_json::json!(["cloud1"]));
+    assert_eq!(programs[1].0, "suspend");
     end_jobs(dir);
 }
 

@@ -124,6 +124,8 @@ pub struct Driver {
     tx: Sender<Msg>,
     /// Each node's power record as the journal last has it (`power`).
     power_journaled: Vec<crate::power_image::NodePowerImage>,
+    /// daemon.toml's `power_log`, `sluice sim --log`'s JSON lines, when one is configured.
+    power_log: Option<power::PowerLog>,
 }
 
 /// Answers waiting for the next sync.
@@ -279,6 +281,7 @@ impl Driver {
             }
         }
         self.journal_power();
+        self.log_power(&calls);
         let runs = self.journal_power_calls(calls);
         if launches.is_empty() && kills.is_empty() && runs.is_empty() {
             return;

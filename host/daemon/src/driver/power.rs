@@ -3,6 +3,9 @@
 //! registration; scontrol's node updates, power states included; and every node's power record
 //! journaled whenever it changes, and put back at start-up before the jobs are.
 
+use std::fs::File;
+use std::io::LineWriter;
+use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
 
 use sluice_api::{NodeRegistered, NodeStateDone, RegisterRequest};
@@ -13,12 +16,16 @@ use sluice_engine::{NodeUpdate, PowerCall};
 use super::power_programs::{self, ProgramRun};
 use super::{Driver, Msg};
 use crate::api::ApiError;
+use crate::error::DaemonError;
 use crate::identity::Identity;
 use crate::image::{NodeAction, Record};
 use crate::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
 
 /// Longest `NodeAddr=`/`NodeHostname=` taken.
 const MAX_ADDRESS: usize = 255;
+
+/// The power log: the scenario replay's, each line written out as it is made.
+pub(super) type PowerLog = sluice_sim::scenario::ScenarioLog<LineWriter<File>>;
 
 impl Driver {
     /// Journals every node whose power record or health differs from what the journal last
@@ -50,6 +57,8 @@ impl Driver {
             let id = NodeId(n as u32);
             self.restore_health(id, power);
             self.engine.restore_node_power(id, power.saved());
+            // Journaled already: only a change from here on is journaled again.
+            self.power_journaled[n] = power.clone();
         }
         for (seq, call) in &image.power_calls {
             tracing::warn!(
@@ -91,6 +100,42 @@ impl Driver {
             Health::Future => {
                 let _ = self.engine.update_node(id, NodeUpdate::Future, None);
             }
+        }
+    }
+
+    /// Opens daemon.toml's `power_log` for appending, if one is set.
+    pub(super) fn open_power_log(&self) -> Result<Option<PowerLog>, DaemonError> {
+        let path = self.cfg.power_log.trim();
+        if path.is_empty() {
+            return Ok(None);
+        }
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o640)
+            .open(path)
+            .map_err(|e| {
+                DaemonError::Config(format!(
+                    "{}: power_log = {path:?}: cannot open it for appending: {e}",
+                    self.opts.daemon_file.display()
+                ))
+            })?;
+        // Times are Unix seconds: a live log has no replay start to count from.
+        Ok(Some(PowerLog::new(LineWriter::new(file), 0)))
+    }
+
+    /// Writes the nodes whose state changed and the pass's program calls to the power log; a
+    /// log that cannot be written is closed with a warning (the journal keeps what matters).
+    pub(super) fn log_power(&mut self, calls: &[PowerCall]) {
+        let Some(log) = self.power_log.as_mut() else {
+            return;
+        };
+        let written = log
+            .nodes(&self.engine)
+            .and_then(|()| calls.iter().try_for_each(|c| log.program(c)));
+        if let Err(e) = written {
+            tracing::warn!("power_log {}: {e}; no longer written", self.cfg.power_log);
+            self.power_log = None;
         }
     }
 

@@ -72,7 +72,9 @@ pub(super) fn start(
         shutdown: false,
         tx,
         power_journaled,
+        power_log: None,
     };
+    d.power_log = d.open_power_log()?;
     d.reapply()?;
     Ok(d)
 }
