@@ -267,6 +267,9 @@ pub enum Record {
         time: i64,
         /// Why.
         reason: String,
+        /// Eligible again only from then (Slurm's 121 s after a node failure), as BeginTime.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        begin: Option<i64>,
     },
     /// A node was set DOWN, DRAIN or RESUME.
     Node {
@@ -591,7 +594,7 @@ impl JobRecord {
                 self.exit_code = *code;
                 self.signal = *signal;
             }
-            Record::Requeued { reason, .. } => self.requeue(reason),
+            Record::Requeued { reason, begin, .. } => self.requeue(reason, *begin),
             Record::StepStarted {
                 step, name, time, ..
             } => self.steps.push(StepRecord {
@@ -661,8 +664,11 @@ impl JobRecord {
         }
     }
 
-    /// Back to pending after a run, counting the restart.
-    fn requeue(&mut self, reason: &str) {
+    /// Back to pending after a run, counting the restart; eligible again from `begin`, if given.
+    fn requeue(&mut self, reason: &str, begin: Option<i64>) {
+        if begin.is_some() {
+            self.request.begin = begin;
+        }
         self.state = State::Pending;
         self.start_time = None;
         self.end_time = None;

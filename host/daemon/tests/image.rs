@@ -80,9 +80,12 @@ fn a_job_runs_steps_is_requeued_runs_again_and_ends_with_its_usage() {
         id: 7,
         time: 230,
         reason: "NodeFail".into(),
+        begin: Some(351),
     });
     let job = &image.jobs[&7];
     assert_eq!((job.state, job.restarts), (State::Pending, 1));
+    // Eligible again only 121 s later, also after a restart.
+    assert_eq!(job.request.begin, Some(351));
     assert!(job.nodes.is_empty() && job.steps.is_empty() && job.start_time.is_none());
 
     image.apply(&started(7, 300));

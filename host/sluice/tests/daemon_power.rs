@@ -218,7 +218,7 @@ fn a_node_that_never_registers_times_out_across_a_kill_9_and_its_job_is_requeued
     wait_for(dir, id, &["CONFIGURING"], 10);
     // The daemon dies while the node boots; what it journaled brings the boot back.
     d.kill9();
-    let _d = Daemon::start_with(dir, &args);
+    let d = Daemon::start_with(dir, &args);
     let j = job(dir, id);
     assert_eq!((j.state.as_str(), j.restarts), ("CONFIGURING", 0));
     let shown = ok(dir, &["show", "node", "cloud1"]);
@@ -246,6 +246,12 @@ fn a_node_that_never_registers_times_out_across_a_kill_9_and_its_job_is_requeued
         (j.state == "PENDING" && j.restarts == 1).then_some(j)
     });
     assert_eq!(j.reason, "BeginTime");
+    // A second kill -9: the requeued job keeps its 121-second wait.
+    d.kill9();
+    let d = Daemon::start_with(dir, &args);
+    let j = job(dir, id);
+    assert_eq!((j.state.as_str(), j.restarts), ("PENDING", 1));
+    assert_eq!(j.reason, "BeginTime");
     // Once only: the restart ran no program again.
     assert_eq!(
         calls(&log)
@@ -262,6 +268,7 @@ fn a_node_that_never_registers_times_out_across_a_kill_9_and_its_job_is_requeued
     ok(dir, &["update", "NodeName=cloud1", "State=RESUME"]);
     wait_node(dir, "cloud1", &["State=IDLE+CLOUD+POWERED_DOWN"]);
     ok(dir, &["cancel", &id.to_string()]);
+    drop(d);
     end_jobs(dir);
 }
 

@@ -210,6 +210,7 @@ impl Driver {
                 id: job.id,
                 time: now,
                 reason: "its processes vanished with its node".into(),
+                begin: None,
             });
             true
         } else {

@@ -215,10 +215,17 @@ impl Driver {
                 (j.state.is_active(), j.state.is_final())
             });
         if state == JobState::Pending && !ended {
+            // A requeue after a node failure waits (Slurm's 121 s): a restart must not forget it.
+            let begin = self
+                .engine
+                .job(eid)
+                .and_then(|j| j.spec.begin_time)
+                .filter(|b| *b > time);
             self.commit(Record::Requeued {
                 id,
                 time,
                 reason: "requeued".into(),
+                begin,
             });
             return was_running.then_some(id);
         }
