@@ -209,7 +209,7 @@ fn a_node_that_never_registers_times_out_across_a_kill_9_and_its_job_is_requeued
     let resume = program(dir, "resume.sh", &recorder("resume", &log));
     let suspend = program(dir, "suspend.sh", &recorder("suspend", &log));
     let fail = program(dir, "fail.sh", &recorder("resume_fail", &log));
-    let conf = cluster(dir, &resume, &suspend, &fail, 12);
+    let conf = cluster(dir, &resume, &suspend, &fail, 15);
     let args = ["--config", conf.to_str().unwrap()];
     let d = Daemon::start_with(dir, &args);
 
