@@ -314,6 +314,16 @@ fn power_down_asap_drains_a_busy_node_and_powers_it_down_after_its_job() {
             .contains("invalid node state transition")
     );
 
+    // A reason is kept per node: a bounded one.
+    let long = format!("Reason={}", "x".repeat(2000));
+    assert!(
+        refused(
+            dir,
+            &["update", "NodeName=cloud2", "State=POWER_DOWN", &long]
+        )
+        .contains("at most 1024")
+    );
+
     // The example ResumeProgram registers the node a second after it is called.
     let id = submit(dir, "sleep 4");
     wait_for(dir, id, &["RUNNING"], 30);

@@ -24,6 +24,9 @@ use crate::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
 /// Longest `NodeAddr=`/`NodeHostname=` taken.
 const MAX_ADDRESS: usize = 255;
 
+/// Longest `Reason=` a node update takes: it is kept, and journaled, once per node named.
+const MAX_REASON: usize = 1024;
+
 /// The power log: the scenario replay's, each line written out as it is made.
 pub(super) type PowerLog = sluice_sim::scenario::ScenarioLog<LineWriter<File>>;
 
@@ -303,6 +306,12 @@ impl Driver {
         let update: NodeUpdate = state
             .parse()
             .map_err(|e| ApiError::bad(format!("update NodeName={nodes}: {e}")))?;
+        if reason.len() > MAX_REASON {
+            return Err(ApiError::bad(format!(
+                "update NodeName={nodes}: Reason is {} bytes; at most {MAX_REASON} are taken",
+                reason.len()
+            )));
+        }
         let names = sluice_hostlist::expand_at_most(nodes, sluice_hostlist::MAX_HOSTS)
             .map_err(|e| ApiError::bad(format!("update NodeName={nodes}: {e}")))?;
         let ids = names
