@@ -49,16 +49,6 @@ impl PowerFlags {
         Self(self.0 | other.0)
     }
 
-    /// The flags as one byte, for a host that saves them.
-    pub fn bits(self) -> u8 {
-        self.0
-    }
-
-    /// Flags saved by [`PowerFlags::bits`]; bits no flag uses are dropped.
-    pub fn from_bits(bits: u8) -> Self {
-        Self(bits & 0b11_1111)
-    }
-
     /// The flags that put a node in Slurm's `power_down_node_bitmap`: powered down or powering
     /// down (a node past ResumeTimeout is POWERED_DOWN too).
     pub fn in_power_down(self) -> bool {
