@@ -243,6 +243,9 @@ pub struct DaemonConfig {
     /// The program `--mail-type` mail is sent with, as `PROG -s SUBJECT USER` (Slurm's
     /// MailProg, `/bin/mail`); empty sends none.
     pub mail_prog: String,
+    /// A file the power side's JSON-lines log is appended to, in `sluice sim --log`'s format
+    /// (node state changes and program calls, `t` in Unix seconds); empty writes none.
+    pub power_log: String,
 }
 
 impl Default for DaemonConfig {
@@ -257,6 +260,7 @@ impl Default for DaemonConfig {
             sched_min_interval_ms: 20,
             min_job_age: 300,
             mail_prog: "/bin/mail".into(),
+            power_log: String::new(),
         }
     }
 }

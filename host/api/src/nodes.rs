@@ -53,6 +53,48 @@ pub struct NodeActionDone {
     pub action: NodeAction,
 }
 
+/// `POST /v1/nodes/{hostlist}/state` (scontrol update NodeName=… State=… [Reason=…]): the
+/// states that reach the engine's node update, power ones included.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NodeStateRequest {
+    /// `POWER_UP`, `POWER_DOWN`, `POWER_DOWN_ASAP`, `POWER_DOWN_FORCE`, `RESUME`, `IDLE`,
+    /// `UNDRAIN`, `DOWN`, `DRAIN`, `FAIL`, `FUTURE`, `NORESP`, `POWER_UP_FORCE`.
+    pub state: String,
+    /// Why (required for DOWN, DRAIN and FAIL; kept with a power down).
+    pub reason: String,
+}
+
+/// The answer to a node state update.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeStateDone {
+    /// The nodes updated.
+    pub nodes: Vec<String>,
+    /// The state asked for, as scontrol spells it.
+    pub state: String,
+}
+
+/// `POST /v1/nodes/{name}/register` (`sluice register NODE`): the node's agent, or a site's
+/// ResumeProgram, says the node booted, as slurmd registers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegisterRequest {
+    /// `NodeAddr=`: where the node is reached (a cloud node's address is known only once it
+    /// booted); unchanged when absent.
+    pub node_addr: Option<String>,
+    /// `NodeHostname=`; unchanged when absent.
+    pub node_hostname: Option<String>,
+}
+
+/// The answer to a registration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRegistered {
+    /// The node.
+    pub node: String,
+    /// Its state after registering, as scontrol prints it.
+    pub state: String,
+}
+
 /// One node as sinfo sees it (`GET /v1/nodes`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeRow {
@@ -60,7 +102,8 @@ pub struct NodeRow {
     pub name: String,
     /// State as scontrol prints it (`IDLE`, `MIXED+DRAIN`).
     pub state: String,
-    /// Power symbol: `~` powered down, `#` powering up, or empty.
+    /// sinfo's one suffix symbol by Slurm's precedence: `#` powering up, `%` powering down,
+    /// `~` powered down, `!` power down requested, `*` not responding, or empty.
     pub power_symbol: String,
     /// CPUs.
     pub cpus: u32,
@@ -76,7 +119,8 @@ pub struct NodeRow {
     pub reason: Option<String>,
 }
 
-/// `scontrol show node NAME` (`GET /v1/nodes/{name}`).
+/// `scontrol show node NAME` (`GET /v1/nodes/{name}`); `state` is scontrol's whole
+/// `BASE+FLAGS` (`IDLE+CLOUD+POWERED_DOWN`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeReport {
     /// Node name.
@@ -103,6 +147,22 @@ pub struct NodeReport {
     pub jobs: Vec<u64>,
     /// Why it is down or drained.
     pub reason: Option<String>,
+    /// `NodeAddr=`, as last registered (absent: the node's name).
+    #[serde(default)]
+    pub node_addr: Option<String>,
+    /// `NodeHostName=`, as last registered (absent: the node's name).
+    #[serde(default)]
+    pub node_hostname: Option<String>,
+    /// `LastBusyTime=`, Unix seconds; `None` prints `Unknown`.
+    #[serde(default)]
+    pub last_busy_time: Option<i64>,
+    /// `SuspendTime=` in effect for the node, seconds; `None` is INFINITE.
+    #[serde(default)]
+    pub suspend_time: Option<u64>,
+    /// Why power saving last acted on, or held back, the node ("SuspendTime reached",
+    /// "POWER_DOWN requested", "ResumeTimeout reached"…).
+    #[serde(default)]
+    pub power_reason: Option<String>,
 }
 
 /// One GRES device of a node.

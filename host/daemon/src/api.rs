@@ -143,6 +143,22 @@ pub enum ApiRequest {
         /// Reason.
         reason: String,
     },
+    /// `POST /v1/nodes/{hostlist}/state`: scontrol's node update, power states included.
+    NodeState {
+        /// Node name or hostlist.
+        nodes: String,
+        /// The `State=` value.
+        state: String,
+        /// Reason.
+        reason: String,
+    },
+    /// `POST /v1/nodes/{name}/register`: the node booted (root or the daemon's user only).
+    Register {
+        /// Node name.
+        node: String,
+        /// `NodeAddr=` and `NodeHostname=`.
+        req: sluice_api::RegisterRequest,
+    },
     /// `GET /v1/partitions`.
     Partitions,
     /// `POST /v1/partitions/{name}/state`.

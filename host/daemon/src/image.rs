@@ -12,6 +12,7 @@ use sluice_engine::{JobState, ReservationSpec};
 
 pub use sluice_api::{HoldBy, NodeAction, StepRecord};
 
+use crate::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
 use crate::request::{SubmitRequest, UpdateRequest};
 
 /// Job states with Slurm's names, as the journal stores them.
@@ -225,6 +226,16 @@ pub enum Record {
         cpus: u64,
         /// Account charged.
         account: String,
+        /// Its nodes are booting: it is CONFIGURING and launches at its `Ready`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        configuring: bool,
+    },
+    /// A CONFIGURING job's nodes all booted: it runs from `time` and is launched now.
+    Ready {
+        /// Job.
+        id: u64,
+        /// Its start time from now on (its time limit counts from it).
+        time: i64,
     },
     /// The job ended.
     Ended {
@@ -256,6 +267,9 @@ pub enum Record {
         time: i64,
         /// Why.
         reason: String,
+        /// Eligible again only from then (Slurm's 121 s after a node failure), as BeginTime.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        begin: Option<i64>,
     },
     /// A node was set DOWN, DRAIN or RESUME.
     Node {
@@ -284,6 +298,34 @@ pub enum Record {
     ReservationDelete {
         /// Its name.
         name: String,
+    },
+    /// A node's power record or health changed (power pass, registration, node update).
+    Power {
+        /// Node name.
+        node: String,
+        /// Its record now.
+        power: NodePowerImage,
+    },
+    /// A power program call, journaled before the program runs.
+    PowerCall {
+        /// Its number.
+        seq: u64,
+        /// What runs.
+        call: PowerCallImage,
+    },
+    /// A power program call ended (or was found interrupted at start-up).
+    PowerCallDone {
+        /// The call's number.
+        seq: u64,
+        /// How it ended (`exit 0`, `killed after 60 s`, `cannot run: …`).
+        outcome: String,
+    },
+    /// A node registered (`sluice register`).
+    Registered {
+        /// Node name.
+        node: String,
+        /// Where it is reached.
+        address: NodeAddress,
     },
     /// A step started.
     StepStarted {
@@ -319,12 +361,17 @@ impl Record {
             | Record::Release { id }
             | Record::Update { id, .. }
             | Record::Started { id, .. }
+            | Record::Ready { id, .. }
             | Record::Ended { id, .. }
             | Record::Exited { id, .. }
             | Record::Requeued { id, .. }
             | Record::StepStarted { id, .. }
             | Record::StepEnded { id, .. } => Some(*id),
             Record::Node { .. }
+            | Record::Power { .. }
+            | Record::PowerCall { .. }
+            | Record::PowerCallDone { .. }
+            | Record::Registered { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
             | Record::ReservationDelete { .. } => None,
@@ -353,6 +400,19 @@ pub struct Image {
     pub usage: BTreeMap<String, f64>,
     /// When `usage` was taken from the engine; runs count only from then on.
     pub usage_time: i64,
+    /// Nodes whose power record or health changed since start-up, as last journaled (absent:
+    /// as the configuration starts them).
+    #[serde(default)]
+    pub power: BTreeMap<String, NodePowerImage>,
+    /// Power program calls journaled and not yet ended, by number.
+    #[serde(default)]
+    pub power_calls: BTreeMap<u64, PowerCallImage>,
+    /// The next power call's number.
+    #[serde(default)]
+    pub next_power_call: u64,
+    /// Where registered nodes are reached.
+    #[serde(default)]
+    pub addresses: BTreeMap<String, NodeAddress>,
 }
 
 impl Image {
@@ -399,6 +459,19 @@ impl Image {
             Record::ReservationDelete { name } => {
                 self.reservations.remove(name);
             }
+            Record::Power { node, power } => {
+                self.power.insert(node.clone(), power.clone());
+            }
+            Record::PowerCall { seq, call } => {
+                self.next_power_call = self.next_power_call.max(seq + 1);
+                self.power_calls.insert(*seq, call.clone());
+            }
+            Record::PowerCallDone { seq, .. } => {
+                self.power_calls.remove(seq);
+            }
+            Record::Registered { node, address } => {
+                self.addresses.insert(node.clone(), address.clone());
+            }
             Record::Ended { id, time, .. } => {
                 self.accrue_usage(*id, *time);
                 self.apply_to_job(*id, record);
@@ -408,6 +481,7 @@ impl Image {
             | Record::Release { id }
             | Record::Update { id, .. }
             | Record::Started { id, .. }
+            | Record::Ready { id, .. }
             | Record::Exited { id, .. }
             | Record::Requeued { id, .. }
             | Record::StepStarted { id, .. }
@@ -495,8 +569,20 @@ impl JobRecord {
                 nodes,
                 cpus,
                 account,
+                configuring,
                 ..
-            } => self.start(*time, partition, nodes, *cpus, account),
+            } => {
+                self.start(*time, partition, nodes, *cpus, account);
+                if *configuring {
+                    self.state = State::Configuring;
+                }
+            }
+            Record::Ready { time, .. } => {
+                if self.state == State::Configuring {
+                    self.state = State::Running;
+                    self.start_time = Some(*time);
+                }
+            }
             Record::Ended {
                 time,
                 state,
@@ -508,7 +594,7 @@ impl JobRecord {
                 self.exit_code = *code;
                 self.signal = *signal;
             }
-            Record::Requeued { reason, .. } => self.requeue(reason),
+            Record::Requeued { reason, begin, .. } => self.requeue(reason, *begin),
             Record::StepStarted {
                 step, name, time, ..
             } => self.steps.push(StepRecord {
@@ -531,6 +617,10 @@ impl JobRecord {
             }
             Record::Submit { .. }
             | Record::Node { .. }
+            | Record::Power { .. }
+            | Record::PowerCall { .. }
+            | Record::PowerCallDone { .. }
+            | Record::Registered { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
             | Record::ReservationDelete { .. } => {}
@@ -574,8 +664,11 @@ impl JobRecord {
         }
     }
 
-    /// Back to pending after a run, counting the restart.
-    fn requeue(&mut self, reason: &str) {
+    /// Back to pending after a run, counting the restart; eligible again from `begin`, if given.
+    fn requeue(&mut self, reason: &str, begin: Option<i64>) {
+        if begin.is_some() {
+            self.request.begin = begin;
+        }
         self.state = State::Pending;
         self.start_time = None;
         self.end_time = None;

@@ -22,6 +22,7 @@ pub mod image;
 pub mod job_env;
 pub mod journal;
 pub mod metrics;
+pub mod power_image;
 pub mod request;
 pub mod routes;
 pub mod server;

@@ -13,7 +13,10 @@ use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use sluice_api::query::items;
-use sluice_api::{CancelRequest, JobQuery, NodeAction, NodeActionRequest, StepEndRequest};
+use sluice_api::{
+    CancelRequest, JobQuery, NodeAction, NodeActionRequest, NodeStateRequest, RegisterRequest,
+    StepEndRequest,
+};
 use tokio::sync::oneshot;
 
 use crate::api::{ApiError, ApiRequest, JobFilter};
@@ -256,21 +259,33 @@ async fn node_action(
     state: State<Tx>,
     caller: Caller,
     Params((nodes, action)): Params<(String, String)>,
-    Body(body): Body<NodeActionRequest>,
+    Raw(body): Raw,
 ) -> Response {
-    match NodeAction::parse(&action) {
-        Some(action) => {
-            let req = ApiRequest::NodeAction {
-                nodes,
-                action,
-                reason: body.reason,
-            };
-            ask(state, caller, req).await
-        }
-        None => ApiError::not_found(format!(
-            "node action '{action}': expected drain, resume or down"
-        ))
-        .into_response(),
+    let path = format!("POST /v1/nodes/{nodes}/{action}");
+    let req = match action.as_str() {
+        "state" => parse::<NodeStateRequest>(&path, &body).map(|b| ApiRequest::NodeState {
+            nodes,
+            state: b.state,
+            reason: b.reason,
+        }),
+        "register" => parse::<RegisterRequest>(&path, &body)
+            .map(|req| ApiRequest::Register { node: nodes, req }),
+        other => match NodeAction::parse(other) {
+            Some(action) => {
+                parse::<NodeActionRequest>(&path, &body).map(|b| ApiRequest::NodeAction {
+                    nodes,
+                    action,
+                    reason: b.reason,
+                })
+            }
+            None => Err(ApiError::not_found(format!(
+                "node action '{other}': expected drain, resume, down, state or register"
+            ))),
+        },
+    };
+    match req {
+        Ok(r) => ask(state, caller, r).await,
+        Err(e) => e.into_response(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The image as a function of its records: a job's life from submit through a run, its steps,
-//! a requeue and an end, with usage accrued; cancels, holds, node states and reservations.
+//! a requeue and an end, with usage accrued; cancels, holds, node states and reservations;
+//! power records, program calls and registrations.
 
 use sluice_daemon::image::{HoldBy, Image, NodeAction, Record, State};
 use sluice_daemon::request::{SubmitRequest, UpdateRequest};
@@ -27,6 +28,7 @@ fn started(id: u64, time: i64) -> Record {
         nodes: vec!["node01".into(), "node02".into()],
         cpus: 4,
         account: "physics".into(),
+        configuring: false,
     }
 }
 
@@ -78,9 +80,12 @@ fn a_job_runs_steps_is_requeued_runs_again_and_ends_with_its_usage() {
         id: 7,
         time: 230,
         reason: "NodeFail".into(),
+        begin: Some(351),
     });
     let job = &image.jobs[&7];
     assert_eq!((job.state, job.restarts), (State::Pending, 1));
+    // Eligible again only 121 s later, also after a restart.
+    assert_eq!(job.request.begin, Some(351));
     assert!(job.nodes.is_empty() && job.steps.is_empty() && job.start_time.is_none());
 
     image.apply(&started(7, 300));
@@ -156,4 +161,95 @@ fn cancels_nodes_and_reservations_change_only_what_they_name() {
         name: "maint".into(),
     });
     assert!(image.reservations.is_empty());
+}
+
+#[test]
+fn power_records_calls_registrations_and_configuring_jobs() {
+    use sluice_daemon::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
+    let mut image = Image::new(1);
+    image.apply(&submit(1, false));
+    let Record::Started {
+        id,
+        time,
+        partition,
+        nodes,
+        cpus,
+        account,
+        ..
+    } = started(1, 150)
+    else {
+        unreachable!()
+    };
+    image.apply(&Record::Started {
+        id,
+        time,
+        partition,
+        nodes,
+        cpus,
+        account,
+        configuring: true,
+    });
+    assert_eq!(image.jobs[&1].state, State::Configuring);
+    // Its time counts from the boot's end.
+    image.apply(&Record::Ready { id: 1, time: 190 });
+    assert_eq!(image.jobs[&1].state, State::Running);
+    assert_eq!(image.jobs[&1].start_time, Some(190));
+
+    let booting = NodePowerImage {
+        flags: vec!["NOT_RESPONDING".into(), "POWERING_UP".into()],
+        boot_requested: Some(150),
+        why: Some("resumed".into()),
+        health: "UP".into(),
+        ..NodePowerImage::default()
+    };
+    let record = Record::Power {
+        node: "node01".into(),
+        power: booting.clone(),
+    };
+    // Records cross the journal as JSON.
+    let text = serde_json::to_string(&record).unwrap();
+    let back: Record = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, record);
+    image.apply(&back);
+    assert_eq!(image.power["node01"], booting);
+    assert!(booting.flags().has(sluice_engine::PowerFlags::POWERING_UP));
+
+    let call = PowerCallImage {
+        program: "resume".into(),
+        path: Some("/sbin/resume".into()),
+        args: vec!["node[01-02]".into()],
+        time: 150,
+    };
+    image.apply(&Record::PowerCall { seq: 0, call });
+    image.apply(&Record::PowerCall {
+        seq: 1,
+        call: PowerCallImage {
+            program: "suspend".into(),
+            path: None,
+            args: vec!["node03".into()],
+            time: 151,
+        },
+    });
+    image.apply(&Record::PowerCallDone {
+        seq: 0,
+        outcome: "exit 0".into(),
+    });
+    assert_eq!(image.power_calls.keys().copied().collect::<Vec<_>>(), [1]);
+    assert_eq!(image.next_power_call, 2);
+
+    image.apply(&Record::Registered {
+        node: "node01".into(),
+        address: NodeAddress {
+            addr: Some("10.0.0.1".into()),
+            hostname: None,
+            time: 190,
+        },
+    });
+    assert_eq!(image.addresses["node01"].addr.as_deref(), Some("10.0.0.1"));
+    // An image from before power records reads as one with none.
+    let old: Image = serde_json::from_str(
+        r#"{"seq":0,"next_id":1,"jobs":{},"nodes":{},"reservations":{},"usage":{},"usage_time":0}"#,
+    )
+    .unwrap();
+    assert!(old.power.is_empty() && old.power_calls.is_empty());
 }

@@ -112,6 +112,7 @@ fn store_replay_equals_the_state_before_the_crash() {
             nodes: vec!["node01".into()],
             cpus: 4,
             account: "physics".into(),
+            configuring: false,
         })
         .unwrap();
         s.commit(Record::Cancel { id: 5, time: 2001 }).unwrap();

@@ -163,6 +163,7 @@ fn ids_named_only_by_records_after_the_damage_are_never_handed_out_again() {
         nodes: vec!["node01".into()],
         cpus: 1,
         account: "physics".into(),
+        configuring: false,
     });
     records.push(Record::Ended {
         id: 10,

@@ -119,7 +119,9 @@ pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};
 pub use limits::reason::LimitReason;
-pub use power::{NodeUpdate, NodeUpdateError, PowerCall, PowerEvent, Program};
+pub use power::{
+    NodeUpdate, NodeUpdateError, PowerCall, PowerEvent, PowerFlags, Program, SavedPower,
+};
 pub use report::{PriorityRow, QueueRow, ShareRow};
 pub use request::{Constraint, Dependency, DependencyKind, GresRequest, LicenseRequest};
 pub use reservation::{Reservation, ReservationError, ReservationSpec};

@@ -146,3 +146,34 @@ fn noresp_and_future_updates() {
         Err(NodeUpdateError::InvalidTransition { .. })
     ));
 }
+
+#[test]
+fn a_restored_booting_node_times_out_from_its_first_request() {
+    use sluice_engine::Clock as _;
+    let (mut e, clock) = cloud_engine();
+    e.update_node(NodeId(0), NodeUpdate::PowerUp, None).unwrap();
+    e.tick();
+    let saved = e.saved_power(NodeId(0));
+    assert!(e.node_state_string(NodeId(0)).contains("POWERING_UP"));
+    // A fresh engine ten seconds later (a restarted host), the record put back.
+    let (mut fresh, fresh_clock) = cloud_engine();
+    fresh_clock.set(clock.now() + 10);
+    assert!(fresh.node_state_string(NodeId(0)).contains("POWERED_DOWN"));
+    fresh.restore_node_power(NodeId(0), saved.clone());
+    assert_eq!(fresh.saved_power(NodeId(0)), saved);
+    assert_eq!(
+        fresh.node_state_string(NodeId(0)),
+        "IDLE+CLOUD+NOT_RESPONDING+POWERING_UP"
+    );
+    // ResumeTimeout (60 s) counts from the request, not from the restart.
+    let asked = saved.boot_requested.unwrap();
+    fresh_clock.set(asked + 60);
+    fresh.tick();
+    assert!(fresh.node_state_string(NodeId(0)).contains("POWERING_UP"));
+    // The next pass on the power_save_interval grid (10 s) finds it past ResumeTimeout.
+    let due = fresh.next_wakeup().expect("the timeout is pending");
+    assert!(due > asked + 60 && due <= asked + 71, "{due} vs {asked}");
+    fresh_clock.set(due);
+    fresh.tick();
+    assert_eq!(fresh.node_sinfo_state(NodeId(0)), "down~");
+}

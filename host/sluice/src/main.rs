@@ -49,6 +49,8 @@ enum Command {
     Show(cmd::show::Args),
     /// Change a pending job or a node's state (scontrol update).
     Update(cmd::update::Args),
+    /// A node booted: register it, as slurmd does (root or the daemon's user).
+    Register(cmd::register::Args),
     /// Create an advance reservation (scontrol create reservation).
     Create(cmd::reservation::CreateArgs),
     /// Delete an advance reservation (scontrol delete reservation).
@@ -97,6 +99,7 @@ fn main() -> std::process::ExitCode {
         Command::Release(args) => cmd::hold::run(args, cmd::hold::Action::Release),
         Command::Show(args) => cmd::show::run(args),
         Command::Update(args) => cmd::update::run(args),
+        Command::Register(args) => cmd::register::run(args),
         Command::Create(args) => cmd::reservation::create(args),
         Command::Delete(args) => cmd::reservation::delete(args),
         Command::Prio(args) => cmd::prio::run(args),

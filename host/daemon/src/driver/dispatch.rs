@@ -36,6 +36,7 @@ impl Driver {
                 replies.push((reply, result));
             }
             Msg::Exited(report) => self.exited(report),
+            Msg::PowerProgramEnded { seq, outcome } => self.power_program_ended(seq, outcome),
             Msg::Reconfigure => {
                 if let Err(e) = self.reconfigure() {
                     tracing::error!("{}", e.message);
@@ -88,6 +89,15 @@ impl Driver {
                 self.require_admin(who, &format!("update NodeName={nodes}"))?;
                 answer(&self.node_action(&nodes, action, &reason)?)
             }
+            ApiRequest::NodeState {
+                nodes,
+                state,
+                reason,
+            } => {
+                self.require_admin(who, &format!("update NodeName={nodes}"))?;
+                answer(&self.node_state(&nodes, &state, &reason)?)
+            }
+            ApiRequest::Register { node, req } => answer(&self.register(who, &node, req)?),
             ApiRequest::Partitions => answer(&self.partition_rows()),
             ApiRequest::PartitionState { name, state } => {
                 self.require_admin(who, &format!("update PartitionName={name}"))?;

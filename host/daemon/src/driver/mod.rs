@@ -8,7 +8,9 @@
 //! messages to handlers and checks admins; `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
 //! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
 //! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
-//! pending jobs that can no longer meet their `--deadline`;
+//! pending jobs that can no longer meet their `--deadline`; `power` journals power state and
+//! program calls, registers nodes and takes scontrol's node updates, and `power_programs` runs
+//! the power programs off the driver thread;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read. Siblings import each other
 //! one way only.
@@ -22,6 +24,8 @@ mod job_views;
 mod jobs;
 mod mail;
 mod plugins;
+mod power;
+mod power_programs;
 mod reattach;
 mod recording;
 mod recover;
@@ -62,6 +66,13 @@ pub enum Msg {
     },
     /// A job's processes ended.
     Exited(ExitReport),
+    /// A power program ended (or could not run).
+    PowerProgramEnded {
+        /// The call's number in the journal.
+        seq: u64,
+        /// How it ended.
+        outcome: String,
+    },
     /// SIGHUP: reload the configuration.
     Reconfigure,
     /// Stop the loop (SIGTERM/SIGINT).
@@ -113,6 +124,12 @@ pub struct Driver {
     started_at: Instant,
     last_tick: Instant,
     shutdown: bool,
+    /// The driver's own channel, for what runs off its thread to report back on.
+    tx: Sender<Msg>,
+    /// Each node's power record as the journal last has it (`power`).
+    power_journaled: Vec<crate::power_image::NodePowerImage>,
+    /// daemon.toml's `power_log`, `sluice sim --log`'s JSON lines, when one is configured.
+    power_log: Option<power::PowerLog>,
 }
 
 /// Answers waiting for the next sync.
@@ -155,6 +172,7 @@ impl Driver {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
+            self.journal_power();
             self.sync_and_answer(replies);
             // Between passes: publish finished loads, then run what is due.
             self.apply_staged();
@@ -238,6 +256,7 @@ impl Driver {
     fn handle_events(&mut self, events: Vec<Event>) {
         let mut launches = Vec::new();
         let mut kills = Vec::new();
+        let mut calls = Vec::new();
         for event in events {
             match event {
                 Event::Started { job, .. } => {
@@ -263,19 +282,19 @@ impl Driver {
                         kills.push(p);
                     }
                 }
-                Event::Power(sluice_engine::PowerEvent::Call(call)) => {
-                    // Virtual nodes boot at once: a resumed node registers straight away. Running
-                    // the power programs is the daemon's next step.
-                    if call.program == sluice_engine::Program::Resume {
-                        for n in call.nodes {
-                            self.engine.register_node(n);
-                        }
+                Event::Power(sluice_engine::PowerEvent::Call(call)) => calls.push(call),
+                // Its nodes registered: it runs now.
+                Event::Power(sluice_engine::PowerEvent::JobReady { job, time }) => {
+                    if let Some(l) = self.record_ready(job, time) {
+                        launches.push(l);
                     }
                 }
-                Event::Power(sluice_engine::PowerEvent::JobReady { .. }) => {}
             }
         }
-        if launches.is_empty() && kills.is_empty() {
+        self.journal_power();
+        self.log_power(&calls);
+        let runs = self.journal_power_calls(calls);
+        if launches.is_empty() && kills.is_empty() && runs.is_empty() {
             return;
         }
         // Journal before acting, so no process runs that a restart would not know about.
@@ -287,6 +306,7 @@ impl Driver {
             self.exec.terminate(p);
         }
         self.launch_all(launches);
+        self.start_power_programs(runs);
     }
 
     fn commit(&mut self, rec: crate::image::Record) {

@@ -45,7 +45,10 @@ pub(super) fn start(
         &store.image().usage,
         &recorder,
     )?;
-    let exec = make_exec(tx);
+    let exec = make_exec(tx.clone());
+    let power_journaled = (0..cluster.nodes.len())
+        .map(|n| crate::power_image::NodePowerImage::of(&engine, sluice_cluster::NodeId(n as u32)))
+        .collect();
     let mut d = Driver {
         plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),
         opts,
@@ -67,7 +70,11 @@ pub(super) fn start(
         started_at: Instant::now(),
         last_tick: Instant::now(),
         shutdown: false,
+        tx,
+        power_journaled,
+        power_log: None,
     };
+    d.power_log = d.open_power_log()?;
     d.reapply()?;
     Ok(d)
 }
@@ -88,6 +95,8 @@ impl Driver {
                 NodeAction::Resume => self.engine.node_resume(n),
             }
         }
+        // Power and health as last journaled, before any job is taken back onto the nodes.
+        self.restore_power();
         for r in image.reservations.values() {
             if let Err(e) = self.engine.create_reservation(r) {
                 tracing::warn!("reservation {}: no longer valid: {e}", r.name);
@@ -162,10 +171,12 @@ impl Driver {
                 }
             }
         }
+        // A job whose nodes still boot is journaled CONFIGURING and launched when they register.
         let launches: Vec<_> = not_started
             .into_iter()
             .filter_map(|eid| self.record_start(eid))
             .collect();
+        self.journal_power();
         self.store.sync()?;
         // Compacts the journal so the next start replays only what follows; without room for
         // a snapshot the journal keeps everything and the daemon starts all the same.
@@ -199,6 +210,7 @@ impl Driver {
                 id: job.id,
                 time: now,
                 reason: "its processes vanished with its node".into(),
+                begin: None,
             });
             true
         } else {

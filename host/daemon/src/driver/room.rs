@@ -12,6 +12,9 @@ use crate::error::StoreError;
 /// of the daemon's decisions that follow at once).
 const ENVELOPE: u64 = 4 << 10;
 
+/// Journal bytes of one node's power record besides its reasons (name, flags, timers).
+const POWER_RECORD: u64 = 512;
+
 /// Counts bytes written to it.
 struct Count(u64);
 
@@ -41,6 +44,19 @@ fn journal_bound(req: &ApiRequest) -> Option<u64> {
         ApiRequest::StepStart(_, s) => Some(json_len(s) + ENVELOPE),
         ApiRequest::NodeAction { nodes, reason, .. } => {
             Some((nodes.len() + reason.len()) as u64 + ENVELOPE)
+        }
+        ApiRequest::NodeState {
+            nodes,
+            state,
+            reason,
+        } => {
+            // One power record per node at most, each about a node's name, state and reasons.
+            let count = sluice_hostlist::expand_at_most(nodes, sluice_hostlist::MAX_HOSTS)
+                .map_or(1, |n| n.len().max(1)) as u64;
+            Some(count * (POWER_RECORD + 2 * reason.len() as u64) + state.len() as u64 + ENVELOPE)
+        }
+        ApiRequest::Register { node, req } => {
+            Some(node.len() as u64 + json_len(req) + POWER_RECORD + ENVELOPE)
         }
         ApiRequest::DeleteReservation(name) => Some(name.len() as u64 + ENVELOPE),
         ApiRequest::PartitionState { name, state } => {

@@ -13,10 +13,12 @@ use crate::executor::{ExitReport, Launch};
 use crate::image::{Record, State};
 
 impl Driver {
-    /// Journals a start and returns what to launch.
+    /// Journals a start and returns what to launch; a CONFIGURING job (its nodes booting) is
+    /// launched only at its [`Driver::record_ready`].
     pub(super) fn record_start(&mut self, eid: JobId) -> Option<Launch> {
         let id = self.ids.public(eid)?;
         let job = self.engine.job(eid)?.clone();
+        let configuring = job.state == JobState::Configuring;
         let alloc = job.alloc.as_ref()?;
         let cluster = self.engine.cluster();
         let nodes: Vec<String> = alloc
@@ -32,7 +34,6 @@ impl Driver {
             .unwrap_or_default()
             .to_string();
         let cpus = alloc.cpus();
-        let cpus_first = alloc.placement.cpus.first().copied().unwrap_or(0);
         let time = job.start_time.unwrap_or_else(|| self.engine.now());
         self.commit(Record::Started {
             id,
@@ -41,6 +42,7 @@ impl Driver {
             nodes: nodes.clone(),
             cpus,
             account: account.clone(),
+            configuring,
         });
         self.metrics.started += 1;
         self.opts.metrics.job_started();
@@ -53,6 +55,38 @@ impl Driver {
             self.metrics.start_latency_ms_total += ms;
             self.metrics.start_latency_ms_max = self.metrics.start_latency_ms_max.max(ms);
         }
+        if configuring {
+            return None;
+        }
+        self.launch_of(id, eid, time, nodes, partition, account)
+    }
+
+    /// Journals that a CONFIGURING job's nodes all booted and returns what to launch.
+    pub(super) fn record_ready(&mut self, eid: JobId, time: i64) -> Option<Launch> {
+        let id = self.ids.public(eid)?;
+        let rec = self.store.image().jobs.get(&id)?;
+        if rec.state != State::Configuring {
+            return None;
+        }
+        let (nodes, partition) = (rec.nodes.clone(), rec.partition.clone()?);
+        let account = rec.account.clone().unwrap_or_default();
+        self.commit(Record::Ready { id, time });
+        self.launch_of(id, eid, time, nodes, partition, account)
+    }
+
+    /// What to launch for job `id` (engine `eid`), started at `time` on `nodes`.
+    fn launch_of(
+        &mut self,
+        id: u64,
+        eid: JobId,
+        time: i64,
+        nodes: Vec<String>,
+        partition: String,
+        account: String,
+    ) -> Option<Launch> {
+        let job = self.engine.job(eid)?.clone();
+        let alloc = job.alloc.as_ref()?;
+        let cpus_first = alloc.placement.cpus.first().copied().unwrap_or(0);
         let rec = self.store.image().jobs.get(&id)?.clone();
         self.mail(
             id,
@@ -186,10 +220,17 @@ impl Driver {
                 (j.state.is_active(), j.state.is_final())
             });
         if state == JobState::Pending && !ended {
+            // A requeue after a node failure waits (Slurm's 121 s): a restart must not forget it.
+            let begin = self
+                .engine
+                .job(eid)
+                .and_then(|j| j.spec.begin_time)
+                .filter(|b| *b > time);
             self.commit(Record::Requeued {
                 id,
                 time,
                 reason: "requeued".into(),
+                begin,
             });
             self.opts.metrics.job_requeued();
             self.metrics.requeued += 1;

@@ -10,7 +10,6 @@ use sluice_api::{
 use sluice_cluster::NodeId;
 use sluice_engine::PartitionState;
 use sluice_engine::{JobId, ReservationSpec};
-use sluice_policy::Power;
 
 use super::Driver;
 use crate::api::ApiError;
@@ -126,7 +125,6 @@ impl Driver {
     }
 
     fn node_symbol_state(&self, n: usize) -> (String, &'static str) {
-        let rt = &self.engine.nodes().nodes()[n];
         let mut state = self.engine.nodes().state_name(NodeId(n as u32));
         // An idle node held by a reservation in force is RESERVED, as Slurm shows it.
         let now = self.engine.now();
@@ -139,11 +137,8 @@ impl Driver {
         {
             state = state.replacen("IDLE", "RESERVED", 1);
         }
-        let sym = match rt.power {
-            Power::PoweredDown => "~",
-            Power::PoweringUp => "#",
-            _ => "",
-        };
+        // sinfo's one symbol, by Slurm's precedence (`#` `%` `~` `!` `*`).
+        let sym = self.engine.power().node(n).flags.sinfo_symbol();
         (state, sym)
     }
 
@@ -180,9 +175,11 @@ impl Driver {
             .engine
             .node_report(name)
             .ok_or_else(|| ApiError::not_found(format!("node {name} not found")))?;
+        let address = self.store.image().addresses.get(name).cloned();
         Ok(NodeReport {
             node_name: r.node_name,
-            state: r.state,
+            // scontrol's whole state: base and every flag (`IDLE+CLOUD+POWERED_DOWN`).
+            state: r.power.state.clone(),
             cpu_tot: r.cpu_tot,
             cpu_alloc: r.cpu_alloc,
             real_memory: r.real_memory,
@@ -204,6 +201,12 @@ impl Driver {
                 .collect(),
             jobs: r.jobs.into_iter().map(|e| self.public_id(e)).collect(),
             reason: r.reason,
+            node_addr: address.as_ref().and_then(|a| a.addr.clone()),
+            node_hostname: address.and_then(|a| a.hostname),
+            // The engine's clock is the wall clock here: Unix seconds.
+            last_busy_time: r.power.last_busy,
+            suspend_time: r.power.suspend_time,
+            power_reason: r.power.why,
         })
     }
 

@@ -9,7 +9,8 @@
 //!   suspended or which exclusion keeps it up.
 //! * `update` is `scontrol update NodeName=… State=POWER_*|RESUME|DOWN…` and a node's
 //!   registration; `jobs` is where jobs meet power (allocation, release, kill or requeue,
-//!   CONFIGURING → RUNNING); `display` is scontrol's and sinfo's state strings.
+//!   CONFIGURING → RUNNING); `display` is scontrol's and sinfo's state strings; `restore` puts a saved
+//!   node record back after a restart of the host.
 //! * Decisions leave as [`crate::Event::Power`] (`event`): program calls with their hostlist,
 //!   reasons and resume file, and jobs ready to launch. docs/power-save.md says which of
 //!   Slurm's quirks are kept and why; `bench` times a pass.
@@ -24,6 +25,7 @@ mod flags;
 mod jobs;
 mod pacing;
 mod pass;
+mod restore;
 pub(crate) mod state;
 mod timers;
 mod update;
@@ -32,6 +34,7 @@ pub use display::NodePowerReport;
 pub use event::{PowerCall, PowerEvent, Program, ResumeFile, ResumeJob};
 pub use flags::PowerFlags;
 pub use jobs::REQUEUE_DELAY;
+pub use restore::SavedPower;
 pub use state::{NodePower, PowerState};
 pub use timers::Timers;
 pub use update::{NodeUpdate, NodeUpdateError};

@@ -11,6 +11,7 @@ pub mod plugin;
 pub mod prio;
 pub mod queue;
 pub mod reconfigure;
+pub mod register;
 pub mod reservation;
 pub mod resource_query;
 pub mod run;

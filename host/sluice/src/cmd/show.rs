@@ -175,7 +175,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let zone = Zone::Local;
     let records: Vec<String> = match shown {
         Shown::Jobs { jobs, .. } => jobs.iter().map(|j| show_layout::job(j, zone)).collect(),
-        Shown::Node(n) => vec![show_layout::node(&n)],
+        Shown::Node(n) => vec![show_layout::node(&n, zone)],
         Shown::Partitions { parts, .. } => parts.iter().map(show_layout::partition).collect(),
         Shown::Fields(Value::Array(items)) => items.iter().map(key_values).collect(),
         Shown::Fields(v) => vec![key_values(&v)],

@@ -147,8 +147,8 @@ pub fn job(j: &Job, zone: Zone) -> String {
 }
 
 /// One node, as `scontrol show node` prints it.
-pub fn node(n: &NodeReport) -> String {
-    let lines = [
+pub fn node(n: &NodeReport, zone: Zone) -> String {
+    let mut lines = vec![
         format!("NodeName={}", n.node_name),
         format!(
             "CPUAlloc={} CPUEfctv={} CPUTot={}",
@@ -158,6 +158,11 @@ pub fn node(n: &NodeReport) -> String {
         format!("ActiveFeatures={}", or_null(Some(&n.features.join(",")))),
         format!("Gres={}", or_null(Some(&n.gres))),
         format!("GresUsed={}", or_null(Some(&n.gres_used))),
+        format!(
+            "NodeAddr={} NodeHostName={}",
+            n.node_addr.as_deref().unwrap_or(&n.node_name),
+            n.node_hostname.as_deref().unwrap_or(&n.node_name)
+        ),
         format!("RealMemory={} AllocMem={}", n.real_memory, n.alloc_mem),
         format!("State={}", n.state),
         format!(
@@ -170,8 +175,18 @@ pub fn node(n: &NodeReport) -> String {
                     .join(",")
             ))
         ),
+        format!(
+            "LastBusyTime={} SuspendTime={}",
+            date(n.last_busy_time, zone, "Unknown"),
+            n.suspend_time
+                .map_or_else(|| "INFINITE".to_string(), |t| t.to_string())
+        ),
         format!("Reason={}", or_null(n.reason.as_deref())),
     ];
+    // sluice's own: why power saving last acted on the node.
+    if let Some(why) = &n.power_reason {
+        lines.push(format!("PowerReason={why}"));
+    }
     indent(&lines)
 }
 

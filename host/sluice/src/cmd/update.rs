@@ -3,7 +3,10 @@
 //! `node NAMES State=…`).
 
 use anyhow::{Context as _, bail};
-use sluice_api::{Job, JobUpdated, NodeActionDone, NodeActionRequest, UpdateRequest};
+use sluice_api::{
+    Job, JobUpdated, NodeActionDone, NodeActionRequest, NodeStateDone, NodeStateRequest,
+    UpdateRequest,
+};
 
 use sluice_daemon::client::segment;
 
@@ -17,7 +20,8 @@ pub struct Args {
     /// `JobId=ID Key=Value…`, `NodeName=NAMES State=… Reason=…`, `PartitionName=P State=…`;
     /// or `job ID Key=Value…`, `node NAMES Key=Value…`. Job keys: TimeLimit (also +N/-N),
     /// Nice, Name/JobName, Partition, QOS, NumNodes, BeginTime/StartTime, Dependency, Comment,
-    /// Account. Node State: DRAIN, DOWN, RESUME, IDLE, UNDRAIN.
+    /// Account. Node State: DRAIN, DOWN, RESUME, IDLE, UNDRAIN, FAIL, FUTURE, NORESP, POWER_UP,
+    /// POWER_UP_FORCE, POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE (admins only).
     words: Vec<String>,
     #[command(flatten)]
     conn: Conn,
@@ -152,28 +156,39 @@ pub fn job_changes(
     Ok(u)
 }
 
-/// The node action a `State=` asks for.
-pub fn node_action(pairs: &[(String, String)]) -> anyhow::Result<(&'static str, String)> {
+/// Where a node update goes: DRAIN and DOWN are the node actions of old; every other state
+/// (RESUME, IDLE, UNDRAIN, the POWER_* ones…) goes to the engine's node update.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NodeChange {
+    /// `drain` or `down`, with its reason.
+    Action(&'static str, String),
+    /// `State=` as scontrol spells it, with the reason (possibly empty).
+    State(String, String),
+}
+
+/// The node change a `State=` asks for.
+pub fn node_change(pairs: &[(String, String)]) -> anyhow::Result<NodeChange> {
     let state = pairs
         .iter()
         .find(|(k, _)| k == "state")
         .map(|(_, v)| v.to_ascii_uppercase())
-        .context("update node: State=DRAIN|DOWN|RESUME|IDLE|UNDRAIN is required")?;
+        .context("update node: State=DRAIN|DOWN|RESUME|IDLE|UNDRAIN|POWER_UP|POWER_DOWN|POWER_DOWN_ASAP|POWER_DOWN_FORCE is required")?;
     let reason = pairs
         .iter()
         .find(|(k, _)| k == "reason")
         .map(|(_, v)| v.clone())
         .unwrap_or_default();
-    let action = match state.as_str() {
-        "DRAIN" => "drain",
-        "DOWN" => "down",
-        "RESUME" | "IDLE" | "UNDRAIN" => "resume",
-        other => bail!("update node: State={other}: expected DRAIN, DOWN, RESUME, IDLE or UNDRAIN"),
-    };
-    if matches!(action, "drain" | "down") && reason.is_empty() {
+    let update: sluice_engine::NodeUpdate = state
+        .parse()
+        .map_err(|e| anyhow::anyhow!("update node: State={state}: {e}"))?;
+    if update.needs_reason() && reason.is_empty() {
         bail!("You must specify a reason when DOWNING or DRAINING a node. Request denied");
     }
-    Ok((action, reason))
+    Ok(match state.as_str() {
+        "DRAIN" => NodeChange::Action("drain", reason),
+        "DOWN" => NodeChange::Action("down", reason),
+        _ => NodeChange::State(update.to_string(), reason),
+    })
 }
 
 /// The `State=` a partition update asks for; other keys cannot change here yet.
@@ -213,16 +228,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 print_json(&answer);
             }
         }
-        Target::Node(names, pairs) => {
-            let (action, reason) = node_action(&pairs)?;
-            let answer: NodeActionDone = c.post(
-                &format!("/v1/nodes/{}/{action}", segment(&names)),
-                &NodeActionRequest { reason },
-            )?;
-            if args.conn.json {
-                print_json(&answer);
+        Target::Node(names, pairs) => match node_change(&pairs)? {
+            NodeChange::Action(action, reason) => {
+                let answer: NodeActionDone = c.post(
+                    &format!("/v1/nodes/{}/{action}", segment(&names)),
+                    &NodeActionRequest { reason },
+                )?;
+                if args.conn.json {
+                    print_json(&answer);
+                }
             }
-        }
+            NodeChange::State(state, reason) => {
+                let answer: NodeStateDone = c.post(
+                    &format!("/v1/nodes/{}/state", segment(&names)),
+                    &NodeStateRequest { state, reason },
+                )?;
+                if args.conn.json {
+                    print_json(&answer);
+                }
+            }
+        },
         Target::Partition(name, pairs) => {
             let state = partition_state(&pairs)?;
             let answer: sluice_api::PartitionUpdated = c.post(
@@ -321,14 +346,18 @@ mod tests {
             let Target::Node(_, pairs) = target(&w(s)).unwrap() else {
                 panic!()
             };
-            node_action(&pairs)
+            node_change(&pairs)
         };
-        assert_eq!(p("NodeName=n1 State=IDLE").unwrap().0, "resume");
-        assert_eq!(p("NodeName=n1 State=undrain").unwrap().0, "resume");
-        assert_eq!(p("node n1 State=RESUME").unwrap().0, "resume");
+        let state = |s: &str, r: &str| NodeChange::State(s.into(), r.into());
+        assert_eq!(p("NodeName=n1 State=IDLE").unwrap(), state("RESUME", ""));
+        assert_eq!(
+            p("NodeName=n1 State=undrain").unwrap(),
+            state("UNDRAIN", "")
+        );
+        assert_eq!(p("node n1 State=RESUME").unwrap(), state("RESUME", ""));
         assert_eq!(
             p("NodeName=n1 State=DRAIN Reason=disk").unwrap(),
-            ("drain", "disk".to_string())
+            NodeChange::Action("drain", "disk".to_string())
         );
         assert!(
             p("NodeName=n1 State=DOWN")
@@ -336,6 +365,27 @@ mod tests {
                 .to_string()
                 .starts_with("You must specify a reason")
         );
-        assert!(p("NodeName=n1 State=FUTURE").is_err());
+        assert!(p("NodeName=n1 State=SIDEWAYS").is_err());
+    }
+
+    #[test]
+    fn power_states_reach_the_engines_node_update() {
+        let p = |s: &str| {
+            let Target::Node(_, pairs) = target(&w(s)).unwrap() else {
+                panic!()
+            };
+            node_change(&pairs).unwrap()
+        };
+        let state = |s: &str, r: &str| NodeChange::State(s.into(), r.into());
+        assert_eq!(p("NodeName=c[1-4] State=power_up"), state("POWER_UP", ""));
+        assert_eq!(
+            p("node c1 State=POWER_DOWN_ASAP Reason=retire"),
+            state("POWER_DOWN_ASAP", "retire")
+        );
+        assert_eq!(
+            p("NodeName=c1 State=POWER_DOWN_FORCE"),
+            state("POWER_DOWN_FORCE", "")
+        );
+        assert_eq!(p("NodeName=c1 State=POWER_DOWN"), state("POWER_DOWN", ""));
     }
 }
