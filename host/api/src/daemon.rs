@@ -45,6 +45,10 @@ pub struct RecoveryReport {
     /// What `serve --recover-damaged-journal` set aside, when the journal was damaged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub damaged: Option<DamagedJournal>,
+    /// Plugin swaps and shadows the journal held, made active again (`priority: FILE`, `shadow
+    /// selection: FILE`), and those that no longer load (with why).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<String>,
 }
 
 /// A damaged journal recovered at start-up: where its bytes were kept and what was lost.

@@ -320,6 +320,28 @@ pub enum Record {
         /// How it ended (`exit 0`, `killed after 60 s`, `cannot run: …`).
         outcome: String,
     },
+    /// A plugin generation was published (a swap, or the configuration's after a reconfigure or
+    /// a change of its file).
+    PluginPublished {
+        /// Kind name.
+        kind: String,
+        /// What was published.
+        choice: PluginChoice,
+    },
+    /// A kind's previous generation was made active again (and the active one previous).
+    PluginRolledBack {
+        /// Kind name.
+        kind: String,
+    },
+    /// A shadow candidate started.
+    ShadowStarted {
+        /// Kind name.
+        kind: String,
+        /// The candidate.
+        choice: PluginChoice,
+    },
+    /// Every shadow stopped.
+    ShadowsStopped,
     /// A node registered (`sluice register`).
     Registered {
         /// Node name.
@@ -371,6 +393,10 @@ impl Record {
             | Record::Power { .. }
             | Record::PowerCall { .. }
             | Record::PowerCallDone { .. }
+            | Record::PluginPublished { .. }
+            | Record::PluginRolledBack { .. }
+            | Record::ShadowStarted { .. }
+            | Record::ShadowsStopped
             | Record::Registered { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
@@ -413,6 +439,24 @@ pub struct Image {
     /// Where registered nodes are reached.
     #[serde(default)]
     pub addresses: BTreeMap<String, NodeAddress>,
+    /// Per plugin kind, its previous and active generation as chosen (previous first), once a
+    /// swap made them differ from the configuration's: what a restart makes active again.
+    #[serde(default)]
+    pub plugins: BTreeMap<String, Vec<PluginChoice>>,
+    /// The shadow candidates running, per kind.
+    #[serde(default)]
+    pub shadows: BTreeMap<String, PluginChoice>,
+}
+
+/// A plugin generation as an admin chose it: what a restart loads again.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginChoice {
+    /// The component, library or bundled name swapped in; `None` is the configuration's
+    /// plugin, read from the cluster file at the time.
+    pub file: Option<String>,
+    /// Settings given with the swap, on top of the configured ones.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
 }
 
 impl Image {
@@ -462,6 +506,25 @@ impl Image {
             Record::Power { node, power } => {
                 self.power.insert(node.clone(), power.clone());
             }
+            Record::PluginPublished { kind, choice } => {
+                let history = self.plugins.entry(kind.clone()).or_default();
+                if history.is_empty() {
+                    history.push(PluginChoice::default());
+                }
+                history.push(choice.clone());
+                if history.len() > 2 {
+                    history.remove(0);
+                }
+            }
+            Record::PluginRolledBack { kind } => {
+                if let Some(history) = self.plugins.get_mut(kind) {
+                    history.reverse();
+                }
+            }
+            Record::ShadowStarted { kind, choice } => {
+                self.shadows.insert(kind.clone(), choice.clone());
+            }
+            Record::ShadowsStopped => self.shadows.clear(),
             Record::PowerCall { seq, call } => {
                 self.next_power_call = self.next_power_call.max(seq + 1);
                 self.power_calls.insert(*seq, call.clone());
@@ -620,6 +683,10 @@ impl JobRecord {
             | Record::Power { .. }
             | Record::PowerCall { .. }
             | Record::PowerCallDone { .. }
+            | Record::PluginPublished { .. }
+            | Record::PluginRolledBack { .. }
+            | Record::ShadowStarted { .. }
+            | Record::ShadowsStopped
             | Record::Registered { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }

@@ -242,3 +242,80 @@ fn a_job_journaled_as_started_but_never_launched_starts_after_the_restart_as_its
     assert_eq!(j.exit_code, Some(4), "{j:?}");
     assert_eq!(j.restarts, 0, "{j:?}");
 }
+
+/// The active generation of `kind`'s origin, and its previous one's.
+fn generations(dir: &Path, kind: &str) -> (String, Option<String>) {
+    let plugins: sluice_api::Plugins = Client::new(dir).get("/v1/plugins").unwrap();
+    let of = |role| {
+        plugins
+            .generations
+            .iter()
+            .find(|g| g.kind == kind && g.role == role)
+            .map(|g| g.origin.clone())
+    };
+    (
+        of(sluice_api::Role::Active).unwrap(),
+        of(sluice_api::Role::Previous),
+    )
+}
+
+/// Issue 35: a policy swapped in live, a rollback, and a running shadow survive restarts (they
+/// were journaled), and the daemon says what it restored.
+#[test]
+fn swaps_rollbacks_and_shadows_survive_a_restart() {
+    use sluice_api::{PluginFile, Plugins, RolledBack, ShadowStarted, Swapped};
+    let scratch = state_dir("plugins-restart");
+    let dir = scratch.path();
+    let daemon = Daemon::start(dir);
+    let mut c = Client::new(dir);
+    let swap = PluginFile {
+        file: "basic".into(),
+        ..PluginFile::default()
+    };
+    let _: Swapped = c.post("/v1/plugins/priority/swap", &swap).unwrap();
+    let shadow = PluginFile {
+        file: "linear".into(),
+        ..PluginFile::default()
+    };
+    let _: ShadowStarted = c.post("/v1/plugins/selection/shadow", &shadow).unwrap();
+    let (active, previous) = generations(dir, "priority");
+    assert!(active.contains("basic"), "{active}");
+    assert!(
+        previous
+            .as_deref()
+            .is_some_and(|p| p.contains("multifactor"))
+    );
+
+    daemon.kill9();
+    let daemon = Daemon::start_with(dir, &[]);
+    let (active, previous) = generations(dir, "priority");
+    assert!(active.contains("basic"), "after a restart: {active}");
+    assert!(
+        previous
+            .as_deref()
+            .is_some_and(|p| p.contains("multifactor")),
+        "a rollback after the restart goes where it went before: {previous:?}"
+    );
+    let plugins: Plugins = poll(30, "the shadow running again", || {
+        let p: Plugins = Client::new(dir).get("/v1/plugins").unwrap();
+        (!p.shadows.is_empty()).then_some(p)
+    });
+    assert!(plugins.shadows[0].origin.contains("linear"), "{plugins:?}");
+    let log = common::log_of(dir);
+    assert!(
+        log.contains("restored") && log.contains("priority: generation"),
+        "the daemon says what it restored:\n{log}"
+    );
+
+    let _: RolledBack = Client::new(dir)
+        .post_empty("/v1/plugins/priority/rollback")
+        .unwrap();
+    daemon.terminate();
+    let _daemon = Daemon::start_with(dir, &[]);
+    let (active, previous) = generations(dir, "priority");
+    assert!(
+        active.contains("multifactor"),
+        "the rollback held: {active}"
+    );
+    assert!(previous.is_some_and(|p| p.contains("basic")));
+}

@@ -12,7 +12,8 @@
 //! program calls, registers nodes and takes scontrol's node updates, and `power_programs` runs
 //! the power programs off the driver thread;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
-//! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read. Siblings import each other
+//! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read;
+//! `plugin_restore` makes journaled swaps and shadows active again at start-up. Siblings import each other
 //! one way only.
 
 mod deadlines;
@@ -23,6 +24,7 @@ mod job_ids;
 mod job_views;
 mod jobs;
 mod mail;
+mod plugin_restore;
 mod plugins;
 mod power;
 mod power_programs;

@@ -18,17 +18,21 @@ use super::Driver;
 use super::recording::Recorder;
 use super::shadow::Shadows;
 use crate::api::{ApiError, ApiResult, answer, plugin_kind};
+use crate::image::{PluginChoice, Record};
 
 struct Staging {
     handle: JoinHandle<()>,
     kind: PluginKind,
     origin: String,
+    choice: PluginChoice,
     reply: Option<oneshot::Sender<ApiResult>>,
 }
 
 /// A swap waiting for the one being staged.
 struct Queued {
     spec: PluginSpec,
+    /// What is journaled once it is published.
+    choice: PluginChoice,
     reply: Option<oneshot::Sender<ApiResult>>,
 }
 
@@ -70,6 +74,13 @@ impl PluginState {
             mtimes,
             shadows: Shadows::new(recorder),
             passes: 0,
+        }
+    }
+
+    /// Notes that `plugin` is now `kind`'s active generation.
+    pub(super) fn set_active(&mut self, kind: PluginKind, plugin: &str) {
+        if let Some(s) = self.specs.iter_mut().find(|s| s.kind == kind) {
+            s.plugin = plugin.to_string();
         }
     }
 
@@ -159,11 +170,24 @@ impl Driver {
             }
         };
         let spec = self.spec_for(kind, file, settings);
-        self.enqueue_swap(spec, Some(reply));
+        let choice = PluginChoice {
+            file: Some(file.to_string()),
+            settings: settings.clone(),
+        };
+        self.enqueue_swap(spec, choice, Some(reply));
     }
 
-    fn enqueue_swap(&mut self, spec: PluginSpec, reply: Option<oneshot::Sender<ApiResult>>) {
-        self.plugins.queue.push_back(Queued { spec, reply });
+    fn enqueue_swap(
+        &mut self,
+        spec: PluginSpec,
+        choice: PluginChoice,
+        reply: Option<oneshot::Sender<ApiResult>>,
+    ) {
+        self.plugins.queue.push_back(Queued {
+            spec,
+            choice,
+            reply,
+        });
         self.start_next_stage();
     }
 
@@ -183,6 +207,7 @@ impl Driver {
             handle,
             kind: q.spec.kind,
             origin: q.spec.plugin,
+            choice: q.choice,
             reply: q.reply,
         });
     }
@@ -221,6 +246,11 @@ impl Driver {
                         // The queue is ordered by stored priorities; the new policy ranks it now.
                         self.engine.recalculate_priorities();
                     }
+                    // A restart makes it active again (`restore_plugins`).
+                    self.commit(Record::PluginPublished {
+                        kind: kind.name().into(),
+                        choice: staging.choice.clone(),
+                    });
                     answer(&Swapped {
                         kind: kind.name().into(),
                         generation,
@@ -254,6 +284,9 @@ impl Driver {
         if kind == PluginKind::Priority {
             self.engine.recalculate_priorities();
         }
+        self.commit(Record::PluginRolledBack {
+            kind: kind.name().into(),
+        });
         Ok(RolledBack {
             kind: kind.name().into(),
             generation,
@@ -285,7 +318,7 @@ impl Driver {
                     p.display(),
                     spec.kind.name()
                 );
-                self.enqueue_swap(spec, None);
+                self.enqueue_swap(spec, PluginChoice::default(), None);
             }
         }
     }
@@ -313,7 +346,7 @@ impl Driver {
             }
             if differs {
                 staged.push(format!("{} {}", spec.kind.name(), spec.plugin));
-                self.enqueue_swap(spec, None);
+                self.enqueue_swap(spec, PluginChoice::default(), None);
             }
         }
         let topology_changed = cluster.nodes.len() != self.cluster.nodes.len()

@@ -76,6 +76,7 @@ pub(super) fn start(
     };
     d.power_log = d.open_power_log()?;
     d.reapply()?;
+    d.restore_plugins();
     Ok(d)
 }
 

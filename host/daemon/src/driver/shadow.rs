@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 use super::Driver;
 use super::recording::{Recorder, SelectionCall};
 use crate::api::{ApiError, ApiResult, answer, plugin_kind};
+use crate::image::{PluginChoice, Record};
 
 /// Placements compared per pass at most: each costs the candidate a fresh table, so a pass that
 /// starts thousands of jobs is sampled rather than doubling the driver's work.
@@ -37,6 +38,7 @@ pub(super) struct Shadows {
 struct Loading {
     kind: PluginKind,
     file: String,
+    settings: BTreeMap<String, String>,
     handle: JoinHandle<Result<Loaded, LoadError>>,
     reply: oneshot::Sender<ApiResult>,
 }
@@ -131,6 +133,7 @@ impl Driver {
         self.plugins.shadows.loading = Some(Loading {
             kind,
             file: file.to_string(),
+            settings: settings.clone(),
             handle,
             reply,
         });
@@ -162,7 +165,7 @@ impl Driver {
                 });
                 answer(&ShadowStarted {
                     shadow: "priority".into(),
-                    origin: l.file,
+                    origin: l.file.clone(),
                 })
             }
             Ok(Ok(Loaded::Selection(g))) if l.kind == PluginKind::Selection => {
@@ -177,7 +180,7 @@ impl Driver {
                 shadows.recorder.set(true);
                 answer(&ShadowStarted {
                     shadow: "selection".into(),
-                    origin: l.file,
+                    origin: l.file.clone(),
                 })
             }
             Ok(Ok(other)) => Err(ApiError::bad(format!(
@@ -185,8 +188,16 @@ impl Driver {
                 other.kind().name()
             ))),
         };
-        if let Err(e) = &answer {
-            tracing::warn!("{}", e.message);
+        match &answer {
+            Err(e) => tracing::warn!("{}", e.message),
+            // A restart starts it again (`restore_plugins`).
+            Ok(_) => self.commit(Record::ShadowStarted {
+                kind: l.kind.name().into(),
+                choice: PluginChoice {
+                    file: Some(l.file.clone()),
+                    settings: l.settings.clone(),
+                },
+            }),
         }
         let _ = l.reply.send(answer);
     }
@@ -208,6 +219,7 @@ impl Driver {
         shadows.priority = None;
         shadows.selection = None;
         shadows.recorder.set(false);
+        self.commit(Record::ShadowsStopped);
         Ok(report)
     }
 
