@@ -198,6 +198,22 @@ fn a_cloud_node_boots_for_a_job_registers_runs_it_and_is_suspended_when_idle() {
     assert_eq!(programs[0].0, "resume");
     assert_eq!(programs[0].1, &serde_json::json!(["cloud1"]));
     assert_eq!(programs[1].0, "suspend");
+    // And the job's states, by its public id: configuring while its node boots, then done.
+    let job_states: Vec<&str> = records
+        .iter()
+        .filter(|r| r["job"] == id)
+        .filter_map(|r| r["state"].as_str())
+        .collect();
+    let at = |s: &str| job_states.iter().position(|x| *x == s).expect(s);
+    assert!(
+        at("CONFIGURING") < at("COMPLETED"),
+        "the job's records: {job_states:?}"
+    );
+    assert_eq!(
+        job_states.iter().filter(|s| **s == "COMPLETED").count(),
+        1,
+        "an ended job is logged once: {job_states:?}"
+    );
     end_jobs(dir);
 }
 

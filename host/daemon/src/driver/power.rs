@@ -12,6 +12,7 @@ use sluice_api::{NodeRegistered, NodeStateDone, RegisterRequest};
 use sluice_cluster::NodeId;
 use sluice_engine::power::PowerState;
 use sluice_engine::{NodeUpdate, PowerCall};
+use sluice_sim::scenario::JobSeen;
 
 use super::power_programs::{self, ProgramRun};
 use super::{Driver, Msg};
@@ -133,9 +134,19 @@ impl Driver {
         let Some(log) = self.power_log.as_mut() else {
             return;
         };
+        let (engine, ids) = (&self.engine, &self.ids);
+        let now = engine.now();
         let written = log
-            .nodes(&self.engine)
-            .and_then(|()| calls.iter().try_for_each(|c| log.program(c)));
+            .nodes(engine)
+            .and_then(|()| calls.iter().try_for_each(|c| log.program(c)))
+            .and_then(|()| {
+                // Jobs by their public ids, as `sluice sim --log` gives them by trace id.
+                engine.jobs().try_for_each(|job| match ids.public(job.id) {
+                    Some(id) => log.job(now, id, JobSeen::of(job)),
+                    None => Ok(()),
+                })
+            });
+        log.retain_jobs(|id| ids.engine(id).is_some_and(|e| engine.job(e).is_some()));
         if let Err(e) = written {
             tracing::warn!("power_log {}: {e}; no longer written", self.cfg.power_log);
             self.power_log = None;

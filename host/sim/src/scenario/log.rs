@@ -18,11 +18,27 @@ struct NodeSeen {
 
 /// A job as last logged.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct JobSeen {
+pub struct JobSeen {
+    /// Slurm's state name.
     pub state: &'static str,
+    /// Its pending reason (`None` when it has none).
     pub reason: &'static str,
+    /// Times requeued.
     pub restarts: u32,
+    /// When it became eligible (engine time).
     pub eligible_time: Option<i64>,
+}
+
+impl JobSeen {
+    /// What the log says of engine job `job`.
+    pub fn of(job: &sluice_engine::Job) -> Self {
+        JobSeen {
+            state: job.state.as_str(),
+            reason: job.reason.as_str(),
+            restarts: job.restarts,
+            eligible_time: job.eligible_time,
+        }
+    }
 }
 
 /// Writes the log, remembering what it last wrote per node and job so only changes appear.
@@ -96,7 +112,7 @@ impl<W: Write> ScenarioLog<W> {
 
     /// Logs job `trace_id` if its state, reason, restarts or eligible time changed
     /// (`restarts` and `eligible_time` only when they did).
-    pub(crate) fn job(&mut self, now: i64, trace_id: u64, seen: JobSeen) -> std::io::Result<()> {
+    pub fn job(&mut self, now: i64, trace_id: u64, seen: JobSeen) -> std::io::Result<()> {
         let before = self.jobs.get(&trace_id);
         if before == Some(&seen) {
             return Ok(());
@@ -120,8 +136,14 @@ impl<W: Write> ScenarioLog<W> {
     }
 
     /// Forgets a job that ended, once logged.
-    pub(crate) fn forget_job(&mut self, trace_id: u64) {
+    pub fn forget_job(&mut self, trace_id: u64) {
         self.jobs.remove(&trace_id);
+    }
+
+    /// Forgets every job `keep` says is gone (a live log's jobs leave when the engine purges
+    /// them, not when they end, so an ended job is not logged twice).
+    pub fn retain_jobs(&mut self, keep: impl Fn(u64) -> bool) {
+        self.jobs.retain(|id, _| keep(*id));
     }
 
     /// Logs a program call: its argv (after argv[0]), resume file and why each node is in it.

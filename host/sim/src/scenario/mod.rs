@@ -13,7 +13,7 @@ mod log;
 
 pub use accounting::PowerMetrics;
 pub use input::{Action, ActionKind, Scenario};
-pub use log::ScenarioLog;
+pub use log::{JobSeen, ScenarioLog};
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -30,7 +30,6 @@ use crate::job::{Time, WorkloadJob};
 use crate::scheduler::engine::{job_spec, largest_node_cpus};
 use crate::scheduler::{JobKey, Submission};
 use accounting::PowerAccounting;
-use log::JobSeen;
 
 /// The engine clock at the replay's start: a real epoch, so that no time is Slurm's "0 = never".
 pub const START: i64 = 1_700_000_000;
@@ -427,12 +426,7 @@ impl<W: Write> Run<W> {
                 continue;
             };
             let flight = self.flights.get_mut(&id).expect("listed above");
-            let seen = JobSeen {
-                state: job.state.as_str(),
-                reason: job.reason.as_str(),
-                restarts: job.restarts,
-                eligible_time: job.eligible_time,
-            };
+            let seen = JobSeen::of(job);
             let start = job.start_time;
             let (running, final_state) = (
                 job.state == sluice_engine::JobState::Running,
