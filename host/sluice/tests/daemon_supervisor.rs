@@ -1,6 +1,7 @@
 //! The per-job supervisor against a local user who attacks the root daemon (issue 33, items 1,
 //! 2 and 4): output files opened as the user, symlinks included; the job holds exactly the
-//! user's groups; a uid without a password entry never runs; a FIFO as output stalls nothing.
+//! user's groups; a uid without a password entry never runs; a FIFO as output stalls nothing; a
+//! supervisor killed on its own leaves no process of its job running.
 //! Each test creates a second, unprivileged account and skips, saying so, when not root.
 
 use std::os::unix::fs::{PermissionsExt, symlink};
@@ -299,4 +300,42 @@ fn sluice_supervise_runs_a_spooled_job_and_records_its_end() {
     let pids: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("pids")).unwrap()).unwrap();
     assert!(pids["job"].as_u64().unwrap() > 0, "{pids}");
+}
+
+/// Issue 33: a supervisor killed on its own (by an admin, by the OOM killer) leaves no job
+/// process behind that the daemon counts as ended: the batch script dies with it (its
+/// parent-death signal) and the daemon ends the rest of the job's process group.
+#[test]
+fn a_supervisor_killed_alone_leaves_no_process_of_its_job_running() {
+    let scratch = state_dir("orphans");
+    let dir = scratch.path();
+    let _daemon = Daemon::start(dir);
+    let pid_file = dir.join("child.pid");
+    let script = format!("sleep 300 &\necho $! > {}\nwait\n", pid_file.display());
+    let id = Client::new(dir)
+        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &common::wrap("orphan", &script, dir))
+        .unwrap()
+        .job_id;
+    wait_for(dir, id, &["RUNNING"], 30);
+    let child: i32 = common::poll(30, "the job's background process", || {
+        std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok()
+    });
+    let pids_file = std::fs::read_dir(dir.join("jobs").join(id.to_string()))
+        .unwrap()
+        .flatten()
+        .map(|run| run.path().join("pids"))
+        .find(|p| p.exists())
+        .expect("the run's pids file");
+    let pids: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pids_file).unwrap()).unwrap();
+    let supervisor = pids["supervisor"].as_i64().unwrap() as i32;
+    // SAFETY: signalling the supervisor this test's daemon started.
+    unsafe { libc::kill(supervisor, libc::SIGKILL) };
+    let ended = wait_for(dir, id, &["FAILED", "NODE_FAIL", "PENDING", "REQUEUED"], 30);
+    common::poll(30, "the job's background process to be gone", || {
+        let alive = std::fs::read_to_string(format!("/proc/{child}/stat"))
+            .is_ok_and(|s| !s.contains(") Z "));
+        (!alive).then_some(())
+    });
+    assert_ne!(ended.state, "RUNNING");
 }

@@ -252,7 +252,10 @@ impl Executor for LocalExecutor {
             Some(report) => Attached::Ended(report),
             // Its supervisor records the job's process before anything of the job runs.
             None if watch::pids(&dir).is_none() => Attached::NotStarted,
-            None => Attached::Gone,
+            None => {
+                watch::end_orphans(&dir);
+                Attached::Gone
+            }
         }
     }
 

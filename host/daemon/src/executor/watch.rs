@@ -71,10 +71,48 @@ pub fn until_end(dir: &Path, job: u64, run: u32, child: Option<Child>) -> ExitRe
         let _ = c.wait();
     }
     outcome(dir, job, run).unwrap_or_else(|| {
+        end_orphans(dir);
         ExitReport::failed(
             job,
             run,
             "the job's supervisor ended without recording the job's end".into(),
         )
     })
+}
+
+/// Kills what is left of the job's process group after its supervisor died without recording
+/// the job's end (killed by an admin or the OOM killer): nothing may run on that the daemon
+/// counts as ended. The batch script died with its supervisor (its parent-death signal); its
+/// descendants are found by their group. Only while some process is still in the group: Linux
+/// reuses no pid that is still some process's group id, so the group is still the job's.
+pub fn end_orphans(dir: &Path) {
+    let Some(p) = pids(dir) else {
+        return;
+    };
+    let Ok(group) = i32::try_from(p.job) else {
+        return;
+    };
+    if group <= 1 || !group_has_members(group) {
+        return;
+    }
+    // SAFETY: signalling a process group this daemon's supervisor made for the job.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+}
+
+/// Whether any process is in process group `group`.
+fn group_has_members(group: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .any(|pid| process_group(pid) == Some(group))
+}
+
+/// The process group of `pid`, from `/proc/PID/stat` (field 5, after the parenthesised name).
+fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(2)?.parse().ok()
 }

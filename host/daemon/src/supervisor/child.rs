@@ -29,6 +29,8 @@ pub struct Prepared {
     script: File,
     argv: Vec<CString>,
     envp: Vec<CString>,
+    /// This process (the supervisor), which the job's process must still have as its parent.
+    supervisor: libc::pid_t,
 }
 
 fn c_path(p: &Path) -> Result<CString, String> {
@@ -60,6 +62,8 @@ impl Prepared {
                 }))
                 .collect::<Result<_, _>>()?,
             envp,
+            // SAFETY: plain system call.
+            supervisor: unsafe { libc::getpid() },
         })
     }
 
@@ -107,6 +111,16 @@ impl Prepared {
             && let Err(e) = become_user(user)
         {
             return format!("cannot become uid {}: {e}", user.uid);
+        }
+        // The batch script dies with its supervisor (after the change of user, which clears the
+        // setting); the daemon ends the rest of its group (`watch::end_orphans`). A supervisor
+        // already gone leaves nothing to run under.
+        // SAFETY: plain system calls.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            if libc::getppid() != self.supervisor {
+                return "the supervisor ended before the job started".into();
+            }
         }
         // SAFETY: NUL-terminated paths.
         if unsafe { libc::chdir(self.workdir.as_ptr()) } != 0
