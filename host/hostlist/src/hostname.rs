@@ -14,6 +14,18 @@ pub(crate) struct HostName<'a> {
 }
 
 impl<'a> HostName<'a> {
+    /// `name` whole, as a single host is (`single`), else [`HostName::split`].
+    pub fn split_unless(name: &'a str, single: bool) -> Self {
+        if single {
+            HostName {
+                prefix: name,
+                number: None,
+            }
+        } else {
+            Self::split(name)
+        }
+    }
+
     /// Splits `name` at its trailing digits.
     pub fn split(name: &'a str) -> Self {
         let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();

@@ -50,15 +50,7 @@ impl Hostlist {
 
     /// The host names in order.
     pub fn iter(&self) -> impl Iterator<Item = String> + '_ {
-        self.ranges.iter().flat_map(|range| {
-            let numbers = range.numbers;
-            let single = numbers.is_none().then(|| range.prefix.clone());
-            let numbered = numbers.into_iter().flat_map(move |n| {
-                (n.lo..=n.hi)
-                    .map(move |value| format!("{}{value:0width$}", range.prefix, width = n.width))
-            });
-            single.into_iter().chain(numbered)
-        })
+        self.ranges.iter().flat_map(HostRange::names)
     }
 
     /// Appends one host name, splitting off its trailing number (`hostlist_push_host`).
@@ -66,14 +58,19 @@ impl Hostlist {
         let host = HostName::split(name);
         match host.number {
             Some((value, width)) => self.push_numbers(host.prefix, value, value, width),
-            None => {
-                self.ranges.push(HostRange {
-                    prefix: name.to_owned(),
-                    numbers: None,
-                });
-                self.count += 1;
-            }
+            None => self.push_single(name),
         }
+    }
+
+    /// Appends one host name as it is, never ranged with its neighbours
+    /// (`hostrange_create_single`): what a bracket with text after it makes, so `node[1-2]0`
+    /// prints `node10,node20` where the same names given one by one print `node[10,20]`.
+    pub(crate) fn push_single(&mut self, name: &str) {
+        self.ranges.push(HostRange {
+            prefix: name.to_owned(),
+            numbers: None,
+        });
+        self.count += 1;
     }
 
     /// Appends `prefix` + `lo..=hi` at `width`, joining the last range when it continues it
@@ -98,17 +95,38 @@ impl Hostlist {
 
     /// Sorts naturally and removes duplicates, turning the list into a hostset (`hostlist_uniq`).
     pub fn uniq(&mut self) {
-        let mut names: Vec<String> = self.iter().collect();
-        names.sort_by(|a, b| host_order(a, b));
-        names.dedup();
-        *self = Self::from_names(&names);
+        // Each host with whether it stands alone (a single-host range keeps standing alone).
+        let mut hosts: Vec<(String, bool)> = self
+            .ranges
+            .iter()
+            .flat_map(|range| {
+                range
+                    .names()
+                    .map(move |name| (name, range.numbers.is_none()))
+            })
+            .collect();
+        hosts.sort_by(|a, b| host_order(a, b));
+        hosts.dedup_by(|a, b| a.0 == b.0);
+        let mut list = Self::default();
+        for (name, single) in &hosts {
+            if *single {
+                list.push_single(name);
+            } else {
+                list.push_host(name);
+            }
+        }
+        *self = list;
     }
 }
 
 /// Slurm's `hostrange_cmp` made total: prefixes naturally, names without a number first, then by width
 /// and number (for widths that can share a range this is numeric order, otherwise narrower first).
-fn host_order(a: &str, b: &str) -> Ordering {
-    let (ha, hb) = (HostName::split(a), HostName::split(b));
+/// A single host (`true`) is all prefix, as `hostrange_create_single` makes it.
+fn host_order((a, a_single): &(String, bool), (b, b_single): &(String, bool)) -> Ordering {
+    let (ha, hb) = (
+        HostName::split_unless(a, *a_single),
+        HostName::split_unless(b, *b_single),
+    );
     natural_cmp(ha.prefix, hb.prefix)
         .then_with(|| ha.number.is_some().cmp(&hb.number.is_some()))
         .then_with(|| match (ha.number, hb.number) {

@@ -212,7 +212,7 @@ fn push_token(mut segments: Vec<Segment>, list: &mut Hostlist) -> Result<(), Hos
                 list.push_numbers(&prefix, range.lo, range.hi, range.width);
             } else {
                 for value in range.lo..=range.hi {
-                    list.push_host(&format!("{prefix}{value:0w$}{suffix}", w = range.width));
+                    list.push_single(&format!("{prefix}{value:0w$}{suffix}", w = range.width));
                 }
             }
         }
@@ -290,6 +290,14 @@ mod tests {
     fn suffix_empty_prefix_and_separators() {
         assert_eq!(expand("node[1-2].ib").unwrap(), ["node1.ib", "node2.ib"]);
         assert_eq!(expand("node[1-2]0").unwrap(), ["node10", "node20"]);
+        // Hosts a suffix made stay single when printed, sorted or not (hostrange_create_single);
+        // the same names given one by one are ranged.
+        let suffixed = crate::Hostlist::parse("node[1-2]0").unwrap();
+        assert_eq!(suffixed.to_string(), "node10,node20");
+        let mut sorted = crate::Hostlist::parse("node[2,1]0,node[1-2].ib").unwrap();
+        sorted.uniq();
+        assert_eq!(sorted.to_string(), "node1.ib,node2.ib,node10,node20");
+        assert_eq!(crate::compress(&["node10", "node20"]), "node[10,20]");
         assert_eq!(expand("[1,3-5]").unwrap(), ["1", "3", "4", "5"]);
         assert_eq!(expand(" ,a,,b\tc\n").unwrap(), ["a", "b", "c"]);
         assert_eq!(expand("tux1-3").unwrap(), ["tux1-3"]);

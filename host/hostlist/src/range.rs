@@ -26,6 +26,16 @@ impl HostRange {
         self.numbers.map_or(1, |n| n.hi - n.lo + 1)
     }
 
+    /// Its host names in order.
+    pub fn names(&self) -> impl Iterator<Item = String> + '_ {
+        let single = self.numbers.is_none().then(|| self.prefix.clone());
+        let numbered = self.numbers.into_iter().flat_map(move |n| {
+            (n.lo..=n.hi)
+                .map(move |value| format!("{}{value:0width$}", self.prefix, width = n.width))
+        });
+        single.into_iter().chain(numbered)
+    }
+
     /// True when both are numbered with the same prefix, so they print inside one pair of brackets
     /// (`hostrange_within_range`).
     pub fn shares_brackets_with(&self, other: &HostRange) -> bool {
