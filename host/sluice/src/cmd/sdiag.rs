@@ -25,6 +25,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// `Thu Nov 26 10:00:00 2026 (1764151200)`, as sdiag writes a time.
 fn when(t: i64) -> String {
+    // `struct tm`'s fields: months from 0, years from 1900.
     let c = Zone::Local.civil(t);
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
@@ -37,12 +38,12 @@ fn when(t: i64) -> String {
     format!(
         "{} {} {:2} {:02}:{:02}:{:02} {} ({t})",
         DAYS[local_days.rem_euclid(7) as usize],
-        MONTHS[(c.month - 1).clamp(0, 11) as usize],
+        MONTHS[c.month.clamp(0, 11) as usize],
         c.day,
         c.hour,
         c.minute,
         c.second,
-        c.year
+        c.year + 1900
     )
 }
 
@@ -182,7 +183,7 @@ mod tests {
     #[test]
     fn weekday_and_month_are_read_from_the_local_date() {
         // 2026-11-26 is a Thursday in every zone at UTC noon ± 11 h.
-        let t = 1_764_158_400; // 2026-11-26T12:00:00Z
+        let t = 1_795_694_400; // 2026-11-26T12:00:00Z
         let w = when(t);
         assert!(
             w.contains("Nov 26") || w.contains("Nov 27") || w.contains("Nov 25"),
@@ -195,5 +196,6 @@ mod tests {
             _ => "Fri",
         };
         assert!(w.starts_with(expected), "{w}");
+        assert!(w.contains(" 2026 (1795694400)"), "{w}");
     }
 }
