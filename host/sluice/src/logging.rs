@@ -23,6 +23,7 @@ pub fn init_default() {
         .with_env_filter(
             EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
         )
+        .log_internal_errors(false)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
@@ -49,8 +50,12 @@ pub fn filter_of(level: &str) -> anyhow::Result<&'static str> {
 pub fn init_daemon(file: Option<&Path>, level: &str) -> anyhow::Result<()> {
     let level = filter_of(level)?;
     let filter = EnvFilter::try_from_env("SLUICE_LOG").unwrap_or_else(|_| EnvFilter::new(level));
+    // A log that cannot be written (a full disk) must not stop the daemon: by default the
+    // subscriber reports its write errors with `eprintln!`, which panics when stderr is the
+    // failing writer, taking the scheduling thread with it.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .log_internal_errors(false)
         .event_format(SlurmctldFormat);
     match file {
         Some(path) => {

@@ -99,8 +99,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         loader: loader(&state_dir),
         recover_damaged_journal: args.recover_damaged_journal,
     };
+    // Written, not `eprintln!`ed: a full disk under a redirected stderr must not panic start-up.
+    use std::io::Write;
+    let mut stderr = std::io::stderr();
     sluice_daemon::serve(opts, |r| {
-        eprintln!(
+        let _ = writeln!(
+            stderr,
             "sluice serve: listening on {} (recovered {} journal records{} in {:.1} ms{})",
             state_dir.join("sluice.sock").display(),
             r.replayed,
@@ -113,7 +117,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         );
         if let Some(d) = &r.damaged {
-            eprintln!(
+            let _ = writeln!(
+                stderr,
                 "sluice serve: the journal was damaged ({} bytes in {} ranges); the original is kept as {}; kept {} intact records{}",
                 d.bad_bytes,
                 d.ranges.len(),
