@@ -19,6 +19,14 @@ pub fn run_lengths(values: &[u32]) -> String {
     out.join(",")
 }
 
+/// A batch job's `SLURM_TASKS_PER_NODE`: its `tasks` laid out in blocks on nodes with `cpus`
+/// CPUs each, `cpus_per_task` to a task, as slurmd computes it for the batch environment.
+pub fn tasks_per_node(tasks: u32, cpus: &[u32], cpus_per_task: u32) -> String {
+    let room: Vec<u32> = cpus.iter().map(|c| c / cpus_per_task.max(1)).collect();
+    crate::task_layout::Layout::new(tasks, &room, crate::task_layout::Distribution::Block)
+        .per_node_text()
+}
+
 /// The variables that echo what was asked: `SLURM_NTASKS_PER_NODE`, `SLURM_MEM_PER_CPU`,
 /// `SLURM_GPUS`, `SLURM_GPUS_PER_NODE`, `SLURM_GPUS_PER_TASK`, `SLURM_CPUS_PER_GPU`,
 /// `SLURM_MEM_PER_GPU`, each only when given.
@@ -74,6 +82,13 @@ mod tests {
         assert_eq!(run_lengths(&[8]), "8");
         assert_eq!(run_lengths(&[1, 2, 2, 2, 1]), "1,2(x3),1");
         assert_eq!(run_lengths(&[]), "");
+    }
+
+    #[test]
+    fn batch_tasks_per_node_follow_the_allocation() {
+        assert_eq!(tasks_per_node(8, &[4, 4], 1), "4(x2)");
+        assert_eq!(tasks_per_node(3, &[8, 8], 2), "2,1");
+        assert_eq!(tasks_per_node(5, &[4, 2], 2), "3,2");
     }
 
     #[test]
