@@ -136,6 +136,7 @@ impl Driver {
                 job.spec.tasks,
                 &alloc.placement.cpus,
                 job.spec.cpus_per_task,
+                req.ntasks_per_node,
             ),
         );
         set("SLURM_JOB_START_TIME", time.to_string());

@@ -211,7 +211,8 @@ impl Srun {
 
     /// The step's shape as srun works it out, with srun's warnings: nodes from `-N`, else the
     /// allocation's (no more than the tasks); tasks from `-n`, else `--ntasks-per-node` on
-    /// each node, else the allocation's count when `-N` was not given, else one per node.
+    /// each node, else the allocation's count when `-N` was not given (at least one per
+    /// node), else one per node.
     pub fn shape(&self) -> (Shape, Vec<String>) {
         let mut warnings = Vec::new();
         let cli_tasks = self.ntasks_given.then_some(self.alloc.ntasks).flatten();
@@ -228,7 +229,9 @@ impl Srun {
         let tasks = match (cli_tasks, per_node_asked) {
             (Some(t), _) => t,
             (None, Some(p)) => nodes * p,
-            (None, None) if !self.nodes_given => self.env_ntasks.unwrap_or(nodes),
+            // An allocation's count below its nodes (sluice's one-task default for `-N` alone)
+            // still gives every node a task, as srun's default does.
+            (None, None) if !self.nodes_given => self.env_ntasks.unwrap_or(nodes).max(nodes),
             (None, None) => nodes,
         };
         let even = tasks.div_ceil(nodes);
@@ -331,6 +334,10 @@ mod tests {
         assert_eq!((shape.tasks, shape.nodes, shape.per_node), (3, 2, 2));
         let (shape, _) = srun(&BATCH[..3], "").unwrap().shape();
         assert_eq!((shape.tasks, shape.nodes, shape.per_node), (8, 2, 4));
+        let (shape, _) = srun(&[("SLURM_NNODES", "2"), ("SLURM_NTASKS", "1")], "")
+            .unwrap()
+            .shape();
+        assert_eq!((shape.tasks, shape.nodes, shape.per_node), (2, 2, 1));
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub fn run(
     let request = StepRequest {
         name: argv[0].clone(),
         nodes: shape.nodes,
-        cpus_per_node: shape.per_node * shape.cpus_per_task,
+        cpus_per_node: claim(shape, base),
     };
     let step: StepStarted = client.post(&format!("/v1/jobs/{job}/steps"), &request)?;
     let nodes = step
@@ -49,6 +49,19 @@ pub fn run(
         &StepEndRequest { exit_code: code },
     )?;
     Ok((code, end))
+}
+
+/// The CPUs the step claims on each node: its tasks' there, but no more than the fewest the
+/// job holds on a node. A policy may spread a `--ntasks-per-node` job's CPUs unevenly (the
+/// selection contract carries no per-node task count), and then the tasks share that node's
+/// CPUs as with `--overcommit` rather than the step being refused.
+fn claim(shape: &Shape, base: &BTreeMap<String, String>) -> u32 {
+    let want = shape.per_node * shape.cpus_per_task;
+    let fewest = base
+        .get("SLURM_JOB_CPUS_PER_NODE")
+        .and_then(|t| sluice_daemon::job_env::expand_run_lengths(t))
+        .and_then(|cpus| cpus.into_iter().min());
+    fewest.map_or(want, |f| want.min(f)).max(1)
 }
 
 /// The variables every task of the step shares, as srun sets them.
@@ -123,6 +136,15 @@ mod tests {
             cpus_per_task_set: false,
             distribution,
         }
+    }
+
+    #[test]
+    fn the_claim_stays_within_the_fewest_cpus_the_job_holds() {
+        let s = shape(Distribution::Block);
+        let env = |v: &str| BTreeMap::from([("SLURM_JOB_CPUS_PER_NODE".to_string(), v.into())]);
+        assert_eq!(claim(&s, &env("8(x2)")), 4);
+        assert_eq!(claim(&s, &env("7,1")), 1);
+        assert_eq!(claim(&s, &BTreeMap::new()), 4);
     }
 
     #[test]
