@@ -166,11 +166,17 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     assert_eq!(lines, ["0: 0 2", "1: 0 2", "2: 1 2", "3: 1 2"]);
     assert!(text(&out.stderr).contains("srun: Granted job allocation"));
 
+    // -D: where the tasks start.
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let out = sluice_in(dir, &["srun", "-D", sub.to_str().unwrap(), "pwd"]);
+    assert_eq!(text(&out.stdout).trim(), sub.to_str().unwrap());
+
     // The tasks' exit code is srun's and the job's.
     let out = sluice_in(dir, &["srun", "-n", "2", "sh", "-c", "exit 3"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let jobs = all_jobs(dir);
-    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs.len(), 3);
     let failed = jobs.iter().max_by_key(|j| j.job_id).unwrap();
     let failed = wait_for(dir, failed.job_id, &["FAILED", "COMPLETED"], 30);
     assert_eq!(

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let s = options::read(&env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
     if s.help {
-        print!("{}", options::usage("sluice srun"));
+        print!("{}", options::usage("sluice srun", "executable [args...]"));
         return Ok(());
     }
     let argv = scanned.rest;

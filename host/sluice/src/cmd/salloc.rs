@@ -25,7 +25,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let s =
         options::read(&BTreeMap::new(), &scanned.options, context()?).map_err(|e| anyhow!(e))?;
     if s.help {
-        print!("{}", options::usage("sluice salloc"));
+        print!("{}", options::usage("sluice salloc", "[command [args...]]"));
         return Ok(());
     }
     if !s.ignored.is_empty() {

@@ -19,6 +19,8 @@ pub struct Task {
     pub argv: Vec<String>,
     /// Its whole environment.
     pub env: BTreeMap<String, String>,
+    /// The directory it starts in (`-D/--chdir`; srun's own when `None`).
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 /// How a task ended.
@@ -68,6 +70,9 @@ impl Launcher for Local {
                 .envs(&task.env)
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
+            if let Some(dir) = &task.workdir {
+                cmd.current_dir(dir);
+            }
             // As srun's default `--input`, only one task reads srun's standard input here.
             if task.rank != 0 {
                 cmd.stdin(Stdio::null());
@@ -152,6 +157,7 @@ mod tests {
             node: "n1".into(),
             argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
             env: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
+            workdir: None,
         }
     }
 

@@ -143,6 +143,8 @@ pub struct Shape {
     pub cpus_per_task_set: bool,
     /// Block or cyclic.
     pub distribution: Distribution,
+    /// `-D/--chdir`: where the tasks start.
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 /// srun's options from `env` (its variables) and then the command line's `found` over them.
@@ -258,6 +260,7 @@ impl Srun {
             cpus_per_task: self.alloc.cpus_per_task.unwrap_or(1),
             cpus_per_task_set: self.alloc.cpus_per_task.is_some(),
             distribution,
+            workdir: self.alloc.chdir.clone(),
         };
         (shape, warnings)
     }
@@ -273,10 +276,10 @@ pub fn scan(words: &[String], command: &str) -> Result<getopt::Scanned, String> 
     })
 }
 
-/// srun's usage, from the option table.
-pub fn usage(command: &str) -> String {
+/// srun's (or salloc's) usage, from the option table; `operands` is what follows the options.
+pub fn usage(command: &str, operands: &str) -> String {
     let mut out = format!(
-        "Usage: {command} [OPTIONS...] executable [args...]\n\nOptions (as srun's; see docs/srun.md for what each does here):\n"
+        "Usage: {command} [OPTIONS...] {operands}\n\nOptions (as srun's; see docs/srun.md for what each does here):\n"
     );
     for s in TABLE {
         let short = s.short.map_or("    ".to_string(), |c| format!("-{c}, "));

@@ -41,7 +41,10 @@ pub fn run(
     let mut env = base.clone();
     env.extend(step.env.clone());
     env.extend(step_vars(shape, &layout));
-    let tasks = tasks(argv, &env, &nodes, &layout);
+    let mut tasks = tasks(argv, &env, &nodes, &layout);
+    for t in &mut tasks {
+        t.workdir = shape.workdir.clone();
+    }
     let outcomes = launcher.run(&tasks, label);
     let code = step_code(&outcomes);
     let end: StepEnded = client.post(
@@ -115,6 +118,7 @@ pub fn tasks(
                 node: name.clone(),
                 argv: argv.to_vec(),
                 env: e,
+                workdir: None,
             });
         }
     }
@@ -135,6 +139,7 @@ mod tests {
             cpus_per_task: 1,
             cpus_per_task_set: false,
             distribution,
+            workdir: None,
         }
     }
 
