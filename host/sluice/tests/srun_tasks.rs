@@ -5,8 +5,9 @@
 //! command in an allocation.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use sluice_api::Job;
 use sluice_daemon::client::Client;
@@ -208,5 +209,38 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     );
     let held = wait_for(dir, id, &["FAILED", "COMPLETED"], 30);
     assert_eq!(held.exit_code, Some(5));
+    end_jobs(dir);
+}
+
+#[test]
+fn ctrl_c_ends_the_tasks_and_srun_still_releases_its_allocation() {
+    let scratch = state_dir("srun-int");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // Its own process group, as a terminal's foreground job is: Ctrl-C goes to all of it.
+    let mut srun = Command::new(BIN)
+        .args(["srun", "-n", "2", "sh", "-c", "echo up; exec sleep 60"])
+        .current_dir(dir)
+        .env("SLUICE_STATE_DIR", dir)
+        .env_remove("SLURM_JOB_ID")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(srun.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert_eq!(first, "up\n");
+    // SAFETY: signalling the process group of our own child, not yet reaped.
+    unsafe { libc::kill(-(srun.id() as i32), libc::SIGINT) };
+    let status = srun.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
+    let job = all_jobs(dir).into_iter().next().unwrap();
+    let job = wait_for(dir, job.job_id, &["FAILED", "COMPLETED"], 30);
+    assert_eq!(job.exit_code, Some(128 + libc::SIGINT));
     end_jobs(dir);
 }

@@ -26,6 +26,25 @@ pub struct Allocation {
     dir: PathBuf,
 }
 
+/// A handler that does nothing: the signal interrupts nothing but a system call, which
+/// restarts.
+extern "C" fn shrug(_: libc::c_int) {}
+
+/// Keeps this process alive through Ctrl-C (SIGINT, which the terminal sends to the commands
+/// run in the allocation too) so that it still releases the allocation when they end, as
+/// salloc does. A handler rather than `SIG_IGN`, since an ignored signal would stay ignored in
+/// the commands it starts.
+pub fn outlive_interrupts() {
+    // SAFETY: installs a handler that touches no state; `action` is fully initialised.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = shrug as *const () as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
 /// States in which a job has not ended.
 fn live(state: &str) -> bool {
     matches!(state, "PENDING" | "CONFIGURING" | "RUNNING" | "COMPLETING")
@@ -84,6 +103,7 @@ pub fn grant(
     for w in warnings {
         eprintln!("{who}: warning: {w}");
     }
+    outlive_interrupts();
     let answer: JobSubmitted = client.post("/v1/jobs", &req)?;
     let job = answer.job_id;
     let alloc = Allocation {
