@@ -228,13 +228,13 @@ fn ctrl_c_ends_the_tasks_and_srun_still_releases_its_allocation() {
         .process_group(0)
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(srun.stdout.as_mut().unwrap()),
-        &mut first,
-    )
-    .unwrap();
-    assert_eq!(first, "up\n");
+    // Both tasks are up (so neither starts after the interrupt).
+    let mut reader = std::io::BufReader::new(srun.stdout.take().unwrap());
+    for _ in 0..2 {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        assert_eq!(line, "up\n");
+    }
     // SAFETY: signalling the process group of our own child, not yet reaped.
     unsafe { libc::kill(-(srun.id() as i32), libc::SIGINT) };
     let status = srun.wait().unwrap();

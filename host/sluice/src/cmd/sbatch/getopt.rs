@@ -140,6 +140,21 @@ pub const TABLE: &[Spec] = &[
     spec("wrap", None, V),
 ];
 
+/// One line per option of `table` (`  -N, --nodes=VALUE`), for a command's usage.
+pub fn describe(table: &[Spec]) -> String {
+    let mut out = String::new();
+    for s in table {
+        let short = s.short.map_or("    ".to_string(), |c| format!("-{c}, "));
+        let value = match s.takes {
+            Takes::Nothing => "",
+            Takes::Value => "=VALUE",
+            Takes::Optional => "[=VALUE]",
+        };
+        out.push_str(&format!("  {short}--{}{value}\n", s.long));
+    }
+    out
+}
+
 /// An option found, by its long name, with its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {

@@ -205,7 +205,11 @@ impl Srun {
             }
             _ => {
                 self.alloc.apply(f, cx)?;
-                self.ignored.append(&mut self.alloc.ignored);
+                for name in std::mem::take(&mut self.alloc.ignored) {
+                    if !self.ignored.contains(&name) {
+                        self.ignored.push(name);
+                    }
+                }
             }
         }
         Ok(())
@@ -281,15 +285,7 @@ pub fn usage(command: &str, operands: &str) -> String {
     let mut out = format!(
         "Usage: {command} [OPTIONS...] {operands}\n\nOptions (as srun's; see docs/srun.md for what each does here):\n"
     );
-    for s in TABLE {
-        let short = s.short.map_or("    ".to_string(), |c| format!("-{c}, "));
-        let value = match s.takes {
-            Takes::Nothing => "",
-            Takes::Value => "=VALUE",
-            Takes::Optional => "[=VALUE]",
-        };
-        out.push_str(&format!("  {short}--{}{value}\n", s.long));
-    }
+    out.push_str(&getopt::describe(TABLE));
     out
 }
 
@@ -353,6 +349,8 @@ mod tests {
         assert_eq!(shape.distribution, Distribution::Cyclic);
         assert_eq!(shape.cpus_per_task, 2);
         assert_eq!(s.alloc.job_name.as_deref(), Some("x"));
+        let again = srun(&[], "-v -v --cpu-bind=none --cpu-bind=cores").unwrap();
+        assert_eq!(again.ignored, vec!["verbose", "cpu-bind"]);
     }
 
     #[test]
