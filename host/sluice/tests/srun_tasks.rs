@@ -167,6 +167,30 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     assert_eq!(lines, ["0: 0 2", "1: 0 2", "2: 1 2", "3: 1 2"]);
     assert!(text(&out.stderr).contains("srun: Granted job allocation"));
 
+    // Standard input reaches task 0 only.
+    let mut child = Command::new(BIN)
+        .args([
+            "srun",
+            "-n",
+            "2",
+            "sh",
+            "-c",
+            "read x; echo \"$SLURM_PROCID got $x\"",
+        ])
+        .current_dir(dir)
+        .env("SLUICE_STATE_DIR", dir)
+        .env_remove("SLURM_JOB_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"hello\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["0 got hello", "1 got "], "{}", text(&out.stderr));
+
     // -D: where the tasks start.
     let sub = dir.join("sub");
     std::fs::create_dir(&sub).unwrap();
@@ -177,7 +201,7 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     let out = sluice_in(dir, &["srun", "-n", "2", "sh", "-c", "exit 3"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let jobs = all_jobs(dir);
-    assert_eq!(jobs.len(), 3);
+    assert_eq!(jobs.len(), 4);
     let failed = jobs.iter().max_by_key(|j| j.job_id).unwrap();
     let failed = wait_for(dir, failed.job_id, &["FAILED", "COMPLETED"], 30);
     assert_eq!(
