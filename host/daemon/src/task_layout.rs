@@ -9,17 +9,32 @@ pub enum Distribution {
     Block,
     /// Task ids go round the nodes one at a time.
     Cyclic,
+    /// Block with `,Pack`: each node first gets one task, then nodes are filled in order, and
+    /// only then do the rest go round them.
+    BlockPack,
 }
 
 impl Distribution {
     /// The distribution a `--distribution` value asks for: `cyclic` when its first level says
-    /// so, else block (plane, arbitrary and `*` are laid out as block here).
+    /// so, else block, packed with `,Pack` (plane, arbitrary and `*` are laid out as block here).
     pub fn from_option(text: &str) -> Self {
-        let first = text.split([':', ',']).next().unwrap_or_default();
+        let (levels, pack) = text.split_once(',').unwrap_or((text, ""));
+        let first = levels.split(':').next().unwrap_or_default();
         if first.eq_ignore_ascii_case("cyclic") {
             Self::Cyclic
+        } else if pack.eq_ignore_ascii_case("pack") {
+            Self::BlockPack
         } else {
             Self::Block
+        }
+    }
+
+    /// Its name as `SLURM_DISTRIBUTION` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Block => "block",
+            Self::Cyclic => "cyclic",
+            Self::BlockPack => "block,Pack",
         }
     }
 }
@@ -41,6 +56,9 @@ impl Layout {
         let mut out = vec![Vec::new(); room.len()];
         if room.is_empty() {
             return Self { tasks: out };
+        }
+        if distribution == Distribution::BlockPack {
+            return Self::packed(tasks, room);
         }
         let mut dealt = 0u32;
         let mut over = false;
@@ -74,6 +92,43 @@ impl Layout {
             }
         }
         Self { tasks: out }
+    }
+
+    /// Block with `,Pack`: one task on each node with room, then each node filled in turn,
+    /// then the rest one per node per round; numbered node by node.
+    fn packed(tasks: u32, room: &[u32]) -> Self {
+        let mut counts = vec![0u32; room.len()];
+        let mut left = tasks;
+        for (count, cap) in counts.iter_mut().zip(room) {
+            if left > 0 && *count < *cap {
+                *count += 1;
+                left -= 1;
+            }
+        }
+        for (count, cap) in counts.iter_mut().zip(room) {
+            let more = cap.saturating_sub(*count).min(left);
+            *count += more;
+            left -= more;
+        }
+        while left > 0 {
+            for count in counts.iter_mut() {
+                if left == 0 {
+                    break;
+                }
+                *count += 1;
+                left -= 1;
+            }
+        }
+        let mut next = 0;
+        let tasks = counts
+            .iter()
+            .map(|c| {
+                let ids = (next..next + c).collect();
+                next += c;
+                ids
+            })
+            .collect();
+        Self { tasks }
     }
 
     /// Tasks on each node.
@@ -123,6 +178,15 @@ mod tests {
         assert_eq!(l.per_node_text(), "5(x2)");
         let l = Layout::new(3, &[1, 1, 1, 1], Distribution::Block);
         assert_eq!(l.per_node_text(), "1(x3),0");
+    }
+
+    #[test]
+    fn pack_fills_a_node_before_the_next_after_one_each() {
+        let l = Layout::new(6, &[4, 4, 4], Distribution::BlockPack);
+        assert_eq!(l.counts(), vec![4, 1, 1]);
+        assert_eq!(l.tasks[1], vec![4]);
+        let l = Layout::new(7, &[2, 2], Distribution::BlockPack);
+        assert_eq!(l.counts(), vec![4, 3]);
     }
 
     #[test]

@@ -76,14 +76,7 @@ pub fn step_vars(shape: &Shape, layout: &Layout) -> Vec<(String, String)> {
         ("SLURM_NTASKS", shape.tasks.to_string()),
         ("SLURM_NPROCS", shape.tasks.to_string()),
         ("SLURM_TASKS_PER_NODE", per_node),
-        (
-            "SLURM_DISTRIBUTION",
-            match shape.distribution {
-                sluice_daemon::task_layout::Distribution::Block => "block",
-                sluice_daemon::task_layout::Distribution::Cyclic => "cyclic",
-            }
-            .to_string(),
-        ),
+        ("SLURM_DISTRIBUTION", shape.distribution.name().to_string()),
     ];
     if shape.cpus_per_task_set {
         vars.push(("SLURM_CPUS_PER_TASK", shape.cpus_per_task.to_string()));
