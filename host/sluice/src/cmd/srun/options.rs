@@ -218,7 +218,8 @@ impl Srun {
     /// The step's shape as srun works it out, with srun's warnings: nodes from `-N`, else the
     /// allocation's (no more than the tasks); tasks from `-n`, else `--ntasks-per-node` on
     /// each node, else the allocation's count when `-N` was not given (at least one per
-    /// node), else one per node.
+    /// node), else one per node. A `--ntasks-per-node` that does not multiply out to `-n` is
+    /// dropped with srun's warning.
     pub fn shape(&self) -> (Shape, Vec<String>) {
         let mut warnings = Vec::new();
         let cli_tasks = self.ntasks_given.then_some(self.alloc.ntasks).flatten();
@@ -241,8 +242,9 @@ impl Srun {
             (None, None) => nodes,
         };
         let even = tasks.div_ceil(nodes);
+        // As srun: with the task count given, a per-node count must multiply out to it exactly.
         let per_node = match per_node_asked {
-            Some(p) if p * nodes >= tasks => p,
+            Some(p) if cli_tasks.is_none() || p.saturating_mul(nodes) == tasks => p,
             Some(p) => {
                 warnings.push(format!(
                     "can't honor --ntasks-per-node set to {p} which doesn't match the requested tasks {tasks} with the number of requested nodes {nodes}. Ignoring --ntasks-per-node."
@@ -354,11 +356,17 @@ mod tests {
     }
 
     #[test]
-    fn a_per_node_count_that_cannot_hold_the_tasks_is_dropped_with_sruns_warning() {
+    fn a_per_node_count_that_does_not_multiply_out_to_the_tasks_is_dropped_with_sruns_warning() {
         let (shape, warnings) = srun(&[], "-N 2 -n 10 --ntasks-per-node=4").unwrap().shape();
         assert_eq!((shape.tasks, shape.nodes, shape.per_node), (10, 2, 5));
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("can't honor --ntasks-per-node set to 4"));
+        // Room to spare is not a match either: srun spreads the tasks evenly instead.
+        let (shape, warnings) = srun(&[], "-N 2 -n 6 --ntasks-per-node=4").unwrap().shape();
+        assert_eq!((shape.tasks, shape.nodes, shape.per_node), (6, 2, 3));
+        assert_eq!(warnings.len(), 1);
+        let (_, warnings) = srun(&[], "-N 2 -n 8 --ntasks-per-node=4").unwrap().shape();
+        assert!(warnings.is_empty());
     }
 
     #[test]
