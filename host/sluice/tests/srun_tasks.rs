@@ -266,5 +266,35 @@ fn ctrl_c_ends_the_tasks_and_srun_still_releases_its_allocation() {
     let job = all_jobs(dir).into_iter().next().unwrap();
     let job = wait_for(dir, job.job_id, &["FAILED", "COMPLETED"], 30);
     assert_eq!(job.exit_code, Some(128 + libc::SIGINT));
+
+    // While the allocation is still pending (held here), Ctrl-C withdraws it.
+    let mut held = Command::new(BIN)
+        .args(["srun", "--hold", "true"])
+        .current_dir(dir)
+        .env("SLUICE_STATE_DIR", dir)
+        .env_remove("SLURM_JOB_ID")
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pending = common::poll(30, "a pending allocation", || {
+        all_jobs(dir)
+            .into_iter()
+            .find(|j| j.job_id != job.job_id && j.state == "PENDING")
+    });
+    // SAFETY: signalling the process group of our own child, not yet reaped.
+    unsafe { libc::kill(-(held.id() as i32), libc::SIGINT) };
+    let mut err = String::new();
+    std::io::Read::read_to_string(held.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(held.wait().unwrap().code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "Job allocation {} has been revoked",
+            pending.job_id
+        )),
+        "{err}"
+    );
+    let revoked = wait_for(dir, pending.job_id, &["CANCELLED"], 30);
+    assert_eq!(revoked.state, "CANCELLED");
     end_jobs(dir);
 }

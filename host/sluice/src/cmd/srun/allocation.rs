@@ -8,10 +8,11 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
-use sluice_api::{Job, JobSubmitted};
+use sluice_api::{CancelRequest, Job, JobCancelled, JobSubmitted};
 use sluice_daemon::client::{Client, segment};
 
 use crate::cmd::sbatch::options::Options;
@@ -23,22 +24,35 @@ pub struct Allocation {
     pub job: u64,
     /// Its `SLURM_*` variables (and `SLUICE_STATE_DIR`), as a batch script sees them.
     pub env: BTreeMap<String, String>,
-    dir: PathBuf,
+    spool: Spool,
 }
 
-/// A handler that does nothing: the signal interrupts nothing but a system call, which
-/// restarts.
-extern "C" fn shrug(_: libc::c_int) {}
+/// The private directory of the FIFO and the environment file, removed when dropped.
+struct Spool(PathBuf);
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Set by Ctrl-C (SIGINT) once [`outlive_interrupts`] is in place.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Notes the interrupt; an atomic store is all a signal handler may safely do here.
+extern "C" fn note_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
 
 /// Keeps this process alive through Ctrl-C (SIGINT, which the terminal sends to the commands
 /// run in the allocation too) so that it still releases the allocation when they end, as
-/// salloc does. A handler rather than `SIG_IGN`, since an ignored signal would stay ignored in
-/// the commands it starts.
-pub fn outlive_interrupts() {
-    // SAFETY: installs a handler that touches no state; `action` is fully initialised.
+/// salloc does; while the allocation is pending, Ctrl-C withdraws it. A handler rather than
+/// `SIG_IGN`, since an ignored signal would stay ignored in the commands it starts.
+fn outlive_interrupts() {
+    // SAFETY: installs a handler that only stores to an atomic; `action` is fully initialised.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = shrug as *const () as libc::sighandler_t;
+        action.sa_sigaction = note_interrupt as *const () as libc::sighandler_t;
         action.sa_flags = libc::SA_RESTART;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
@@ -78,6 +92,7 @@ pub fn grant(
         .mode(0o700)
         .create(&dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
+    let spool = Spool(dir.clone());
     let fifo = CString::new(dir.join("release").as_os_str().as_bytes())?;
     // SAFETY: `fifo` is a NUL-terminated path that lives across the call.
     if unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) } != 0 {
@@ -106,19 +121,20 @@ pub fn grant(
     outlive_interrupts();
     let answer: JobSubmitted = client.post("/v1/jobs", &req)?;
     let job = answer.job_id;
-    let alloc = Allocation {
-        job,
-        env: BTreeMap::new(),
-        dir,
-    };
     let mut told_pending = false;
     loop {
-        if let Ok(text) = std::fs::read_to_string(alloc.dir.join("env")) {
+        if let Ok(text) = std::fs::read_to_string(dir.join("env")) {
             eprintln!("{who}: Granted job allocation {job}");
             return Ok(Allocation {
+                job,
                 env: batch_vars(&text),
-                ..alloc
+                spool,
             });
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            let _: JobCancelled =
+                client.post(&format!("/v1/jobs/{job}/cancel"), &CancelRequest::default())?;
+            bail!("Job allocation {job} has been revoked");
         }
         let j: Job = client.get(&format!("/v1/jobs/{}", segment(&job.to_string())))?;
         if !live(&j.state) {
@@ -155,7 +171,7 @@ impl Allocation {
         let opened = std::fs::OpenOptions::new()
             .write(true)
             .custom_flags(libc::O_NONBLOCK)
-            .open(self.dir.join("release"));
+            .open(self.spool.0.join("release"));
         if let Ok(mut f) = opened {
             let _ = writeln!(f, "{code}");
         }
@@ -167,7 +183,6 @@ impl Allocation {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
         Ok(())
     }
 }
