@@ -213,7 +213,8 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
 
     // salloc: the command sees the allocation; an srun inside it runs there.
     let inner = format!(
-        "echo \"job=$SLURM_JOB_ID nodes=$SLURM_JOB_NUM_NODES\"; {BIN} srun sh -c 'echo task $SLURM_PROCID of $SLURM_JOB_ID'; exit 5"
+        "echo \"job=$SLURM_JOB_ID nodes=$SLURM_JOB_NUM_NODES\"; {BIN} srun sh -c 'echo task $SLURM_PROCID of $SLURM_JOB_ID'; \
+         env -i SLUICE_STATE_DIR=\"$SLUICE_STATE_DIR\" PATH=\"$PATH\" {BIN} srun --jobid=$SLURM_JOB_ID sh -c 'echo attached $SLURM_PROCID $SLURM_STEP_NUM_NODES'; exit 5"
     );
     let out = sluice_in(dir, &["salloc", "-N", "2", "sh", "-c", &inner]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
@@ -227,9 +228,15 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     assert_eq!(job_line, format!("job={id} nodes=2"));
     let mut tasks: Vec<&str> = stdout.lines().skip(1).collect();
     tasks.sort();
+    // --jobid from a bare environment takes the allocation's shape from the daemon.
     assert_eq!(
         tasks,
-        [format!("task 0 of {id}"), format!("task 1 of {id}")]
+        [
+            "attached 0 2".to_string(),
+            "attached 1 2".to_string(),
+            format!("task 0 of {id}"),
+            format!("task 1 of {id}")
+        ]
     );
     let held = wait_for(dir, id, &["FAILED", "COMPLETED"], 30);
     assert_eq!(held.exit_code, Some(5));

@@ -64,7 +64,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let conn = conn(s.alloc.state_dir.clone());
     let mut client = conn.client();
     let code = match s.jobid {
-        Some(job) => in_allocation(&mut client, job, &s, &argv, &env)?,
+        Some(job) => {
+            let mut s = s;
+            if s.env_nodes.is_none() {
+                attach(&mut client, job, &mut s)?;
+            }
+            in_allocation(&mut client, job, &s, &argv, &env)?
+        }
         None => {
             let (shape, _) = s.shape();
             let mut opts = s.alloc.clone();
@@ -87,6 +93,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if code != 0 {
         std::process::exit(code);
     }
+    Ok(())
+}
+
+/// `--jobid` from outside the job's own environment: the allocation's shape comes from the
+/// daemon's view of the job, as srun takes it from the controller.
+fn attach(
+    client: &mut sluice_daemon::client::Client,
+    job: u64,
+    s: &mut Srun,
+) -> anyhow::Result<()> {
+    let j: sluice_api::Job = client.get(&format!("/v1/jobs/{job}"))?;
+    s.env_nodes = u32::try_from(j.nodes).ok().filter(|n| *n > 0);
+    s.env_ntasks = j.request.ntasks;
     Ok(())
 }
 
