@@ -19,6 +19,39 @@ pub fn run_lengths(values: &[u32]) -> String {
     out.join(",")
 }
 
+/// The counts a run-length list stands for (`4(x2),2` is 4, 4, 2); `None` when it is not one.
+pub fn expand_run_lengths(text: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let (value, times) = match part.split_once("(x") {
+            Some((v, rest)) => (v, rest.strip_suffix(')')?.parse::<usize>().ok()?),
+            None => (part, 1),
+        };
+        let value: u32 = value.parse().ok()?;
+        out.extend(std::iter::repeat_n(value, times.min(1 << 16)));
+    }
+    Some(out)
+}
+
+/// A batch job's `SLURM_TASKS_PER_NODE`: its `tasks` laid out in blocks on nodes with `cpus`
+/// CPUs each, `cpus_per_task` to a task, as slurmd computes it for the batch environment.
+/// With `--ntasks-per-node` each node has room for that many, the CPUs Slurm's allocation
+/// would hold there (the selection contract carries no per-node task count, so the CPUs a
+/// policy placed may be spread otherwise).
+pub fn tasks_per_node(
+    tasks: u32,
+    cpus: &[u32],
+    cpus_per_task: u32,
+    ntasks_per_node: Option<u32>,
+) -> String {
+    let room: Vec<u32> = match ntasks_per_node {
+        Some(n) => vec![n; cpus.len()],
+        None => cpus.iter().map(|c| c / cpus_per_task.max(1)).collect(),
+    };
+    crate::task_layout::Layout::new(tasks, &room, crate::task_layout::Distribution::Block)
+        .per_node_text()
+}
+
 /// The variables that echo what was asked: `SLURM_NTASKS_PER_NODE`, `SLURM_MEM_PER_CPU`,
 /// `SLURM_GPUS`, `SLURM_GPUS_PER_NODE`, `SLURM_GPUS_PER_TASK`, `SLURM_CPUS_PER_GPU`,
 /// `SLURM_MEM_PER_GPU`, each only when given.
@@ -74,6 +107,23 @@ mod tests {
         assert_eq!(run_lengths(&[8]), "8");
         assert_eq!(run_lengths(&[1, 2, 2, 2, 1]), "1,2(x3),1");
         assert_eq!(run_lengths(&[]), "");
+    }
+
+    #[test]
+    fn batch_tasks_per_node_follow_the_allocation() {
+        assert_eq!(tasks_per_node(8, &[4, 4], 1, None), "4(x2)");
+        assert_eq!(tasks_per_node(3, &[8, 8], 2, None), "2,1");
+        assert_eq!(tasks_per_node(5, &[4, 2], 2, None), "3,2");
+        assert_eq!(tasks_per_node(8, &[7, 1], 1, None), "7,1");
+        assert_eq!(tasks_per_node(8, &[7, 1], 1, Some(4)), "4(x2)");
+    }
+
+    #[test]
+    fn run_lengths_read_back() {
+        assert_eq!(expand_run_lengths("4(x2),2"), Some(vec![4, 4, 2]));
+        assert_eq!(expand_run_lengths("7,1"), Some(vec![7, 1]));
+        assert_eq!(expand_run_lengths("4(x"), None);
+        assert_eq!(expand_run_lengths("a"), None);
     }
 
     #[test]

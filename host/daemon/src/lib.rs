@@ -30,6 +30,7 @@ pub mod snapshot;
 pub mod state_dir;
 pub mod store;
 pub mod supervisor;
+pub mod task_layout;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

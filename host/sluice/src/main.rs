@@ -61,8 +61,12 @@ enum Command {
     Share(cmd::share::Args),
     /// Scheduler statistics (sdiag).
     Sdiag(cmd::sdiag::Args),
-    /// Run a step inside an allocation (srun).
+    /// Run a job step's tasks across an allocation's nodes (srun; also `sluice srun`).
+    #[command(alias = "srun", disable_help_flag = true)]
     Run(cmd::run::Args),
+    /// Get an interactive allocation and run a command in it (salloc).
+    #[command(disable_help_flag = true)]
+    Salloc(cmd::salloc::Args),
     /// Reload the daemon's configuration (scontrol reconfigure).
     Reconfigure(cmd::reconfigure::Args),
     /// Match jobspecs against a Flux resource graph, as flux-sched's resource-query does.
@@ -105,6 +109,7 @@ fn main() -> std::process::ExitCode {
         Command::Prio(args) => cmd::prio::run(args),
         Command::Share(args) => cmd::share::run(args),
         Command::Run(args) => cmd::run::run(args),
+        Command::Salloc(args) => cmd::salloc::run(args),
         Command::Reconfigure(args) => cmd::reconfigure::run(args),
         Command::ResourceQuery(args) => cmd::resource_query::run(args),
         Command::Supervise(args) => cmd::supervise::run(args),

@@ -130,6 +130,15 @@ impl Driver {
             "SLURM_JOB_CPUS_PER_NODE",
             crate::job_env::run_lengths(&alloc.placement.cpus),
         );
+        set(
+            "SLURM_TASKS_PER_NODE",
+            crate::job_env::tasks_per_node(
+                job.spec.tasks,
+                &alloc.placement.cpus,
+                job.spec.cpus_per_task,
+                req.ntasks_per_node,
+            ),
+        );
         set("SLURM_JOB_START_TIME", time.to_string());
         for (k, v) in crate::job_env::request_vars(req) {
             set(k, v);

@@ -1,67 +1,126 @@
-//! `sluice run` (srun inside an allocation): asks the daemon for a step of the job
-//! (`--jobid`, else `SLURM_JOB_ID`), runs the command here with the step's environment, and
-//! reports its exit code; the step's CPUs come from the job's allocation.
+//! `sluice run` / `sluice srun`: srun's options (read as srun reads them, `srun/options.rs`),
+//! then inside an allocation (`--jobid`, `SLURM_JOB_ID`) a step whose tasks run across the
+//! allocation's nodes; outside one, an interactive allocation of the same shape made first
+//! and ended with the tasks' exit code.
 
-use std::process::Command;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
-use anyhow::{Context, bail};
-use sluice_api::{StepEndRequest, StepEnded, StepRequest, StepStarted};
+use anyhow::{anyhow, bail};
 
-use super::daemon_client::{Conn, print_json};
+use super::daemon_client::Conn;
+use super::sbatch::clock::Zone;
+use super::sbatch::options::Context;
+use super::srun::launch::Local;
+use super::srun::options::{self, Srun};
+use super::srun::{allocation, step};
 
-/// Arguments of `sluice run`.
+/// Arguments of `sluice run`: srun's own words, read by `srun::options`, not by clap.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The job whose allocation the step runs in (default: $SLURM_JOB_ID).
-    #[arg(long, env = "SLURM_JOB_ID")]
-    jobid: Option<u64>,
-    /// Nodes of the step.
-    #[arg(short = 'N', long, default_value_t = 1)]
-    nodes: u32,
-    /// CPUs per node.
-    #[arg(short = 'c', long = "cpus-per-task", default_value_t = 1)]
-    cpus: u32,
-    #[command(flatten)]
-    conn: Conn,
-    /// The command and its arguments.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    command: Vec<String>,
+    /// srun options, then the command and its arguments (see `sluice srun --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    words: Vec<String>,
 }
 
-/// Runs `sluice run`; exits with the command's exit code.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let Some(job) = args.jobid else {
-        bail!(
-            "no allocation: pass --jobid ID or run inside a batch job (SLURM_JOB_ID); submit one with `sluice submit`"
-        );
-    };
-    let mut c = args.conn.client();
-    let request = StepRequest {
-        name: args.command[0].clone(),
-        nodes: args.nodes,
-        cpus_per_node: args.cpus,
-    };
-    let step: StepStarted = c.post(&format!("/v1/jobs/{job}/steps"), &request)?;
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]);
-    cmd.envs(&step.env);
-    let status = cmd
-        .status()
-        .with_context(|| format!("cannot run {}", args.command[0]));
-    let code = match &status {
-        Ok(s) => s.code().unwrap_or(128),
-        Err(_) => 127,
-    };
-    let end: StepEnded = c.post(
-        &format!("/v1/jobs/{job}/steps/{}/end", step.step_id),
-        &StepEndRequest { exit_code: code },
-    )?;
-    if args.conn.json {
-        print_json(&end);
+/// The time now and the local clock face, for option values that are dates.
+pub fn context() -> anyhow::Result<Context> {
+    Ok(Context {
+        now: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_secs() as i64,
+        zone: Zone::Local,
+    })
+}
+
+/// The daemon `--state-dir` or `SLUICE_STATE_DIR` names.
+pub fn conn(state_dir: Option<PathBuf>) -> Conn {
+    Conn {
+        state_dir: state_dir.or_else(|| std::env::var_os("SLUICE_STATE_DIR").map(PathBuf::from)),
+        json: false,
     }
-    status?;
+}
+
+/// Runs `sluice run`; exits with the highest exit code of the tasks.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let scanned = options::scan(&args.words, "sluice srun").map_err(|e| anyhow!(e))?;
+    let cx = context()?;
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let s = options::read(&env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
+    if s.help {
+        print!("{}", options::usage("sluice srun", "executable [args...]"));
+        return Ok(());
+    }
+    let argv = scanned.rest;
+    if argv.is_empty() {
+        bail!("No command given to execute.");
+    }
+    if !s.ignored.is_empty() {
+        eprintln!(
+            "srun: note: accepted with no effect on this machine: --{} (docs/srun.md)",
+            s.ignored.join(", --")
+        );
+    }
+    let conn = conn(s.alloc.state_dir.clone());
+    let mut client = conn.client();
+    let code = match s.jobid {
+        Some(job) => {
+            let mut s = s;
+            if s.env_nodes.is_none() {
+                attach(&mut client, job, &mut s)?;
+            }
+            in_allocation(&mut client, job, &s, &argv, &env)?
+        }
+        None => {
+            let (shape, _) = s.shape();
+            let mut opts = s.alloc.clone();
+            opts.nodes = Some((shape.nodes, None));
+            opts.ntasks = Some(shape.tasks);
+            let name = PathBuf::from(&argv[0])
+                .file_name()
+                .map_or_else(|| argv[0].clone(), |n| n.to_string_lossy().into_owned());
+            let alloc = allocation::grant(&mut client, &opts, &name, "srun")?;
+            // Inside it, srun reads the allocation's variables as it would in a batch job.
+            let mut inner_env = env.clone();
+            inner_env.extend(alloc.env.clone());
+            let inner = options::read(&inner_env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
+            let result = in_allocation(&mut client, alloc.job, &inner, &argv, &inner_env);
+            let code = *result.as_ref().unwrap_or(&1);
+            alloc.end(&mut client, code, "srun")?;
+            result?
+        }
+    };
     if code != 0 {
         std::process::exit(code);
     }
     Ok(())
+}
+
+/// `--jobid` from outside the job's own environment: the allocation's shape comes from the
+/// daemon's view of the job, as srun takes it from the controller.
+fn attach(
+    client: &mut sluice_daemon::client::Client,
+    job: u64,
+    s: &mut Srun,
+) -> anyhow::Result<()> {
+    let j: sluice_api::Job = client.get(&format!("/v1/jobs/{job}"))?;
+    s.env_nodes = u32::try_from(j.nodes).ok().filter(|n| *n > 0);
+    s.env_ntasks = j.request.ntasks;
+    Ok(())
+}
+
+/// Runs the step in job `job`; returns its exit code.
+fn in_allocation(
+    client: &mut sluice_daemon::client::Client,
+    job: u64,
+    s: &Srun,
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+) -> anyhow::Result<i32> {
+    let (shape, warnings) = s.shape();
+    for w in warnings {
+        eprintln!("srun: warning: {w}");
+    }
+    let (code, _) = step::run(client, job, &shape, argv, env, s.label, &Local)?;
+    Ok(code)
 }

@@ -12,7 +12,7 @@ use sluice_daemon::client::segment;
 use super::daemon_client::{Conn, print_json};
 use super::sbatch::clock::Zone;
 use super::sbatch::environment;
-use super::sbatch::getopt::{self, TABLE, Takes};
+use super::sbatch::getopt::{self, TABLE};
 use super::sbatch::options::{self, Context};
 use super::sbatch::request::{self, Inputs};
 
@@ -52,15 +52,7 @@ fn usage() -> String {
     let mut out = String::from(
         "Usage: sluice submit [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]\n\nOptions (as sbatch's; see docs/sbatch.md for what each does here):\n",
     );
-    for s in TABLE {
-        let short = s.short.map_or("    ".to_string(), |c| format!("-{c}, "));
-        let value = match s.takes {
-            Takes::Nothing => "",
-            Takes::Value => "=VALUE",
-            Takes::Optional => "[=VALUE]",
-        };
-        out.push_str(&format!("  {short}--{}{value}\n", s.long));
-    }
+    out.push_str(&getopt::describe(TABLE));
     out
 }
 

@@ -24,7 +24,8 @@ pub struct Spec {
     pub takes: Takes,
 }
 
-const fn spec(long: &'static str, short: Option<char>, takes: Takes) -> Spec {
+/// A table entry (for option tables of other Slurm commands, such as srun's).
+pub const fn spec(long: &'static str, short: Option<char>, takes: Takes) -> Spec {
     Spec { long, short, takes }
 }
 
@@ -139,6 +140,21 @@ pub const TABLE: &[Spec] = &[
     spec("wrap", None, V),
 ];
 
+/// One line per option of `table` (`  -N, --nodes=VALUE`), for a command's usage.
+pub fn describe(table: &[Spec]) -> String {
+    let mut out = String::new();
+    for s in table {
+        let short = s.short.map_or("    ".to_string(), |c| format!("-{c}, "));
+        let value = match s.takes {
+            Takes::Nothing => "",
+            Takes::Value => "=VALUE",
+            Takes::Optional => "[=VALUE]",
+        };
+        out.push_str(&format!("  {short}--{}{value}\n", s.long));
+    }
+    out
+}
+
 /// An option found, by its long name, with its value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
@@ -168,11 +184,16 @@ pub struct ScanError {
 
 /// Reads `words` as getopt_long does for sbatch.
 pub fn scan(words: &[String]) -> Result<Scanned, ScanError> {
-    let mut at = 0;
-    scan_words(words, &mut at).map_err(|message| ScanError { word: at, message })
+    scan_with(TABLE, words)
 }
 
-fn scan_words(words: &[String], at: &mut usize) -> Result<Scanned, String> {
+/// Reads `words` as getopt_long does with another command's option `table` (srun, salloc).
+pub fn scan_with(table: &'static [Spec], words: &[String]) -> Result<Scanned, ScanError> {
+    let mut at = 0;
+    scan_words(table, words, &mut at).map_err(|message| ScanError { word: at, message })
+}
+
+fn scan_words(table: &'static [Spec], words: &[String], at: &mut usize) -> Result<Scanned, String> {
     let mut out = Scanned::default();
     let mut i = 0;
     while i < words.len() {
@@ -188,7 +209,7 @@ fn scan_words(words: &[String], at: &mut usize) -> Result<Scanned, String> {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (body, None),
             };
-            let spec = long_spec(name, body)?;
+            let spec = long_spec(table, name, body)?;
             let value = match (spec.takes, inline) {
                 (Takes::Nothing, Some(_)) => {
                     return Err(format!(
@@ -216,7 +237,7 @@ fn scan_words(words: &[String], at: &mut usize) -> Result<Scanned, String> {
             while k < letters.len() {
                 let c = letters[k];
                 k += 1;
-                let spec = TABLE
+                let spec = table
                     .iter()
                     .find(|s| s.short == Some(c))
                     .ok_or_else(|| format!("invalid option -- '{c}'"))?;
@@ -255,11 +276,11 @@ fn scan_words(words: &[String], at: &mut usize) -> Result<Scanned, String> {
 
 /// The option a long name means: itself, else the one option it is a prefix of.
 /// `word` is the whole word without its dashes, as glibc quotes it.
-fn long_spec(name: &str, word: &str) -> Result<&'static Spec, String> {
-    if let Some(s) = TABLE.iter().find(|s| s.long == name) {
+fn long_spec(table: &'static [Spec], name: &str, word: &str) -> Result<&'static Spec, String> {
+    if let Some(s) = table.iter().find(|s| s.long == name) {
         return Ok(s);
     }
-    let matches: Vec<&Spec> = TABLE
+    let matches: Vec<&Spec> = table
         .iter()
         .filter(|s| !name.is_empty() && s.long.starts_with(name))
         .collect();
