@@ -27,6 +27,9 @@ pub struct Health {
     pub journal_bytes: u64,
     /// What the last start-up recovered.
     pub recovery: RecoveryReport,
+    /// Ended jobs the accounting store does not have yet (they wait in the journal).
+    #[serde(default)]
+    pub accounting_unstored: usize,
 }
 
 /// What recovery found at start-up, for the log and `/v1/health`.
@@ -176,6 +179,12 @@ pub struct DaemonConfig {
     /// The program `--mail-type` mail is sent with, as `PROG -s SUBJECT USER` (Slurm's
     /// MailProg, `/bin/mail`); empty sends none.
     pub mail_prog: String,
+    /// Where ended jobs are recorded: absent or `"sqlite"` is `accounting.db` in the state
+    /// directory, `"sqlite:/abs/path"` another file, `"postgres://user@host/db"` (or
+    /// `"postgres: host=… dbname=…"`) a PostgreSQL server. Never shown by `/v1/config`: it may
+    /// hold a password.
+    #[serde(skip_serializing)]
+    pub accounting: Option<String>,
 }
 
 impl Default for DaemonConfig {
@@ -190,6 +199,7 @@ impl Default for DaemonConfig {
             sched_min_interval_ms: 20,
             min_job_age: 300,
             mail_prog: "/bin/mail".into(),
+            accounting: None,
         }
     }
 }

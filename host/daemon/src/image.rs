@@ -163,6 +163,11 @@ pub struct JobRecord {
     pub restarts: u32,
     /// Steps.
     pub steps: Vec<StepRecord>,
+    /// The accounting store holds the job as it is now (any later record about it clears this,
+    /// so an exit reported after the end is stored again); until then the daemon keeps
+    /// offering it to the store, after a restart too.
+    #[serde(default)]
+    pub accounted: bool,
 }
 
 /// One acknowledged change. Inputs (submit, cancel, …) and the engine's decisions (start, end)
@@ -296,6 +301,11 @@ pub enum Record {
         /// When.
         time: i64,
     },
+    /// The accounting store has these ended jobs as they were when this was journaled.
+    Accounted {
+        /// Jobs stored.
+        ids: Vec<u64>,
+    },
     /// A step ended.
     StepEnded {
         /// Job.
@@ -327,7 +337,8 @@ impl Record {
             Record::Node { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
-            | Record::ReservationDelete { .. } => None,
+            | Record::ReservationDelete { .. }
+            | Record::Accounted { .. } => None,
         }
     }
 }
@@ -399,6 +410,13 @@ impl Image {
             Record::ReservationDelete { name } => {
                 self.reservations.remove(name);
             }
+            Record::Accounted { ids } => {
+                for id in ids {
+                    if let Some(job) = self.jobs.get_mut(id) {
+                        job.accounted = true;
+                    }
+                }
+            }
             Record::Ended { id, time, .. } => {
                 self.accrue_usage(*id, *time);
                 self.apply_to_job(*id, record);
@@ -418,6 +436,7 @@ impl Image {
     fn apply_to_job(&mut self, id: u64, record: &Record) {
         if let Some(job) = self.jobs.get_mut(&id) {
             job.apply(record);
+            job.accounted = false;
         }
     }
 
@@ -479,6 +498,7 @@ impl JobRecord {
             cancel_requested: false,
             restarts: 0,
             steps: Vec::new(),
+            accounted: false,
         }
     }
 
@@ -533,7 +553,8 @@ impl JobRecord {
             | Record::Node { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
-            | Record::ReservationDelete { .. } => {}
+            | Record::ReservationDelete { .. }
+            | Record::Accounted { .. } => {}
         }
     }
 

@@ -9,9 +9,11 @@
 //! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
 //! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
 //! pending jobs that can no longer meet their `--deadline`;
+//! `accounting` sends ended jobs to the accounting store and forwards `acct` queries;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. Siblings import each other one way only.
 
+mod accounting;
 mod deadlines;
 mod dispatch;
 mod engine;
@@ -105,6 +107,8 @@ pub struct Driver {
     deadlines: std::collections::BTreeSet<(i64, u64)>,
     admin_uid: u32,
     plugins: plugins::PluginState,
+    /// Ended jobs on their way to the accounting store.
+    acct: accounting::AcctState,
     metrics: sluice_api::Counters,
     started_at: Instant,
     last_tick: Instant,
@@ -151,6 +155,7 @@ impl Driver {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             self.sync_and_answer(replies);
+            self.accounting_flush();
             // Between passes: publish finished loads, then run what is due.
             self.apply_staged();
             self.shadow_loaded();
@@ -279,9 +284,13 @@ impl Driver {
     }
 
     fn commit(&mut self, rec: crate::image::Record) {
+        let job = rec.job_id();
         if let Err(e) = self.store.commit(rec) {
             tracing::error!("journal append failed, stopping: {e}");
             std::process::exit(70);
+        }
+        if let Some(id) = job {
+            self.accounting_note(id);
         }
     }
 
