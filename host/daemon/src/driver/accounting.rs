@@ -81,6 +81,14 @@ impl Driver {
         }
     }
 
+    /// Whether the writer has a batch or one is due: the loop then wakes often, so a backlog
+    /// (after an outage or an upgrade) drains at the store's pace rather than one batch a second.
+    pub(super) fn accounting_busy(&self) -> bool {
+        !self.acct.in_flight.is_empty()
+            || (!self.acct.noted.is_empty()
+                && self.acct.retry_at.is_none_or(|t| Instant::now() >= t))
+    }
+
     /// Takes the writer's outcomes and sends the next batch. Called right after a journal sync,
     /// so every job noted so far has its end durable before the store sees it.
     pub(super) fn accounting_flush(&mut self) {

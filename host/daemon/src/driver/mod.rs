@@ -192,7 +192,7 @@ impl Driver {
     fn next_timeout(&self) -> Duration {
         let now = self.engine.now();
         let mut t = Duration::from_millis(1000);
-        if self.plugins.staging() || self.plugins.shadows.loading() {
+        if self.plugins.staging() || self.plugins.shadows.loading() || self.accounting_busy() {
             t = t.min(Duration::from_millis(20));
         }
         if let Some(w) = self.engine.next_wakeup()
