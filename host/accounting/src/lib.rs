@@ -13,6 +13,8 @@ pub mod postgres;
 pub mod schema;
 pub mod sqlite;
 pub mod target;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::AcctError;
 pub use filter::Filter;

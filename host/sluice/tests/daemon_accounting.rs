@@ -14,6 +14,7 @@ mod common;
 
 use common::unprivileged::TestUser;
 use common::{BIN, Daemon, all_jobs, end_jobs, json_of, poll, sluice, state_dir, wait_for};
+use sluice_accounting::testing::PgServer;
 
 fn submit(dir: &Path, args: &[&str]) -> u64 {
     let mut all = vec!["submit", "--parsable"];
@@ -56,8 +57,40 @@ fn acct_json(dir: &Path, args: &[&str]) -> Vec<AcctJob> {
 #[test]
 fn acct_answers_after_a_restart_and_after_jobs_aged_out() {
     let scratch = state_dir("acct-restart");
+    restart_scenario(scratch.path(), "");
+}
+
+#[test]
+fn acct_answers_the_same_from_postgresql() {
+    let server = match PgServer::start() {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("skipped: no PostgreSQL server to test against: {why}");
+            return;
+        }
+    };
+    let scratch = state_dir("acct-postgres");
     let dir = scratch.path();
-    std::fs::write(dir.join("daemon.toml"), "min_job_age = 1\nkill_wait = 1\n").unwrap();
+    restart_scenario(
+        dir,
+        &format!("accounting = \"postgres: {}\"\n", server.conninfo),
+    );
+    // The jobs are in the server, not in a file beside the journal.
+    assert!(!dir.join("accounting.db").exists());
+    let mut store = sluice_accounting::postgres::PostgresStore::connect(&server.conninfo).unwrap();
+    let stored =
+        sluice_accounting::AccountingStore::query(&mut store, &Default::default(), 100).unwrap();
+    assert_eq!(stored.len(), 3);
+}
+
+/// Three jobs (one with steps, one failing, one cancelled) end; the daemon restarts and they
+/// leave its live view; `acct` answers for them with every option. `settings` go to daemon.toml.
+fn restart_scenario(dir: &Path, settings: &str) {
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("min_job_age = 1\nkill_wait = 1\n{settings}"),
+    )
+    .unwrap();
     let daemon = Daemon::start(dir);
     let ok = submit(
         dir,
