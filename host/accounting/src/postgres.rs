@@ -9,6 +9,9 @@ use crate::schema::{self, Param, RowRead};
 use crate::target::redact;
 use crate::{AccountingStore, AcctError, AcctJob, Filter};
 
+/// The advisory lock key migrations hold (any fixed number the schema owns).
+const MIGRATION_LOCK: i64 = 0x5_1_1ce_ac;
+
 /// A connection to a PostgreSQL accounting store.
 pub struct PostgresStore {
     target: String,
@@ -55,34 +58,55 @@ impl PostgresStore {
         }
     }
 
+    /// Applies the missing migrations, each in one transaction, under a session lock: two
+    /// daemons (or threads) opening the store at once migrate it once (PostgreSQL's
+    /// `CREATE TABLE IF NOT EXISTS` alone may race).
     fn migrate(&mut self) -> Result<(), AcctError> {
-        let current = self.schema_version()?;
-        if current > schema::VERSION {
-            return Err(AcctError::TooNew {
-                store: self.target.clone(),
-                found: current,
-                known: schema::VERSION,
-            });
-        }
+        let err = |source| AcctError::Postgres {
+            target: self.target.clone(),
+            source,
+        };
+        self.client
+            .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+            .map_err(err)?;
+        let result = self.migrate_locked();
+        let unlocked = self
+            .client
+            .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+        result?;
+        unlocked.map(drop).map_err(|e| self.err(e))
+    }
+
+    fn migrate_locked(&mut self) -> Result<(), AcctError> {
         let target = self.target.clone();
         let err = |source| AcctError::Postgres {
             target: target.clone(),
             source,
         };
-        for (n, statements) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
+        self.client
+            .execute(schema::VERSION_TABLE, &[])
+            .map_err(err)?;
+        loop {
             let mut tx = self.client.transaction().map_err(err)?;
-            for sql in *statements {
+            tx.execute("LOCK TABLE schema_version IN ACCESS EXCLUSIVE MODE", &[])
+                .map_err(err)?;
+            let current: Option<i64> = tx
+                .query_one(schema::READ_VERSION, &[])
+                .and_then(|r| r.try_get(0))
+                .map_err(err)?;
+            let Some((n, statements)) =
+                schema::next_migration(current.unwrap_or(0) as u32, &target)?
+            else {
+                return tx.commit().map_err(err);
+            };
+            for sql in statements {
                 tx.execute(*sql, &[]).map_err(err)?;
             }
             tx.execute("DELETE FROM schema_version", &[]).map_err(err)?;
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES ($1)",
-                &[&(n as i64 + 1)],
-            )
-            .map_err(err)?;
+            tx.execute(schema::SET_VERSION, &[&i64::from(n)])
+                .map_err(err)?;
             tx.commit().map_err(err)?;
         }
-        Ok(())
     }
 }
 
@@ -153,12 +177,10 @@ impl AccountingStore for PostgresStore {
     }
 
     fn schema_version(&mut self) -> Result<u32, AcctError> {
-        self.client
-            .execute(schema::VERSION_TABLE, &[])
-            .map_err(|e| self.err(e))?;
+        // The table exists: connecting migrated the store.
         let row = self
             .client
-            .query_one("SELECT MAX(version) FROM schema_version", &[])
+            .query_one(schema::READ_VERSION, &[])
             .map_err(|e| self.err(e))?;
         let v: Option<i64> = row.try_get(0).map_err(|e| self.err(e))?;
         Ok(v.unwrap_or(0) as u32)

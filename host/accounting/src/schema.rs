@@ -9,6 +9,8 @@
 
 use sluice_api::{AcctJob, AcctStep};
 
+use crate::AcctError;
+
 /// The schema version this build writes.
 pub const VERSION: u32 = 1;
 
@@ -61,6 +63,30 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         PRIMARY KEY (job_id, step_id)
     )",
 ]];
+
+/// The migration that follows version `current` of `store`, as (its number, its statements);
+/// `None` when the store is current, [`AcctError::TooNew`] when it is ahead of this build.
+pub fn next_migration(
+    current: u32,
+    store: &str,
+) -> Result<Option<(u32, &'static [&'static str])>, AcctError> {
+    if current > VERSION {
+        return Err(AcctError::TooNew {
+            store: store.to_string(),
+            found: current,
+            known: VERSION,
+        });
+    }
+    Ok(MIGRATIONS
+        .get(current as usize)
+        .map(|statements| (current + 1, *statements)))
+}
+
+/// Reads the version inside a migration's transaction.
+pub const READ_VERSION: &str = "SELECT MAX(version) FROM schema_version";
+
+/// Sets the version inside a migration's transaction (after `DELETE FROM schema_version`).
+pub const SET_VERSION: &str = "INSERT INTO schema_version (version) VALUES ($1)";
 
 /// The job columns in the order [`job_params`] gives their values and [`job_from_row`] reads them.
 pub const JOB_COLUMNS: [&str; 27] = [

@@ -51,11 +51,12 @@ impl SqliteStore {
             source,
         })?;
         let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+        // First the wait for a lock: switching to WAL and migrating take one briefly.
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(err)?;
         let mut store = Self {
             path: path.to_path_buf(),
@@ -72,34 +73,37 @@ impl SqliteStore {
         }
     }
 
+    /// Applies the missing migrations, each in one transaction that holds the write lock from
+    /// its start, so a second connection opening the store at the same moment waits and then
+    /// finds it current.
     fn migrate(&mut self) -> Result<(), AcctError> {
-        let current = self.schema_version()?;
-        if current > schema::VERSION {
-            return Err(AcctError::TooNew {
-                store: self.path.display().to_string(),
-                found: current,
-                known: schema::VERSION,
-            });
-        }
         let path = self.path.clone();
         let err = |source| AcctError::Sqlite {
             path: path.clone(),
             source,
         };
-        for (n, statements) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
-            let tx = self.conn.transaction().map_err(err)?;
-            for sql in *statements {
+        loop {
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err)?;
+            tx.execute(schema::VERSION_TABLE, []).map_err(err)?;
+            let current: Option<i64> = tx
+                .query_row(schema::READ_VERSION, [], |r| r.get(0))
+                .map_err(err)?;
+            let next =
+                schema::next_migration(current.unwrap_or(0) as u32, &path.display().to_string())?;
+            let Some((n, statements)) = next else {
+                return tx.commit().map_err(err);
+            };
+            for sql in statements {
                 tx.execute(sql, []).map_err(err)?;
             }
             tx.execute("DELETE FROM schema_version", []).map_err(err)?;
-            tx.execute(
-                "INSERT INTO schema_version (version) VALUES ($1)",
-                [n as i64 + 1],
-            )
-            .map_err(err)?;
+            tx.execute(schema::SET_VERSION, [i64::from(n)])
+                .map_err(err)?;
             tx.commit().map_err(err)?;
         }
-        Ok(())
     }
 }
 
@@ -191,12 +195,10 @@ impl AccountingStore for SqliteStore {
     }
 
     fn schema_version(&mut self) -> Result<u32, AcctError> {
-        self.conn
-            .execute(schema::VERSION_TABLE, [])
-            .map_err(|e| self.err(e))?;
+        // The table exists: opening migrated the store.
         let v: Option<i64> = self
             .conn
-            .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
+            .query_row(schema::READ_VERSION, [], |r| r.get(0))
             .map_err(|e| self.err(e))?;
         Ok(v.unwrap_or(0) as u32)
     }

@@ -33,6 +33,26 @@ fn a_real_server_is_migrated_and_keeps_the_same_contract() {
     let mut again = open(&target).unwrap();
     assert_eq!(again.schema_version().unwrap(), schema::VERSION);
     assert_eq!(again.query(&Filter::default(), 100).unwrap().len(), 5);
+
+    // Connections opening a new database at once migrate it once.
+    let mut admin = postgres::Client::connect(&server.conninfo, postgres::NoTls).unwrap();
+    admin.execute("CREATE DATABASE racing", &[]).unwrap();
+    let racing = server.conninfo.replace("dbname=postgres", "dbname=racing");
+    let opened: Vec<_> = (0..4)
+        .map(|_| {
+            let url = racing.clone();
+            std::thread::spawn(move || PostgresStore::connect(&url).map(|_| ()))
+        })
+        .collect();
+    for t in opened {
+        t.join().unwrap().unwrap();
+    }
+    let mut check = postgres::Client::connect(&racing, postgres::NoTls).unwrap();
+    let rows: i64 = check
+        .query_one("SELECT COUNT(*) FROM schema_version", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1);
 }
 
 #[test]

@@ -57,3 +57,23 @@ fn a_symlink_in_the_store_s_place_is_refused() {
     std::os::unix::fs::symlink(dir.path().join("elsewhere.db"), &path).unwrap();
     assert!(SqliteStore::open(&path).is_err());
 }
+
+#[test]
+fn connections_opening_a_new_store_at_once_migrate_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accounting.db");
+    let opened: Vec<_> = (0..4)
+        .map(|_| {
+            let p = path.clone();
+            std::thread::spawn(move || SqliteStore::open(&p).map(|_| ()))
+        })
+        .collect();
+    for t in opened {
+        t.join().unwrap().unwrap();
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM schema_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1);
+}

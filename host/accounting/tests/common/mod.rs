@@ -6,8 +6,8 @@ use sluice_accounting::{AccountingStore, AcctJob, AcctStep, Filter, schema};
 pub fn job(id: u64, user: &str, account: &str, state: &str, end: i64) -> AcctJob {
     AcctJob {
         job_id: id,
-        array_job_id: (id % 2 == 0).then_some(id - 1),
-        array_task_id: (id % 2 == 0).then_some(3),
+        array_job_id: id.is_multiple_of(2).then_some(id - 1),
+        array_task_id: id.is_multiple_of(2).then_some(3),
         name: format!("job{id}"),
         user: user.into(),
         uid: 1000 + id as u32,
