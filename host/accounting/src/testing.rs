@@ -109,8 +109,49 @@ impl PgServer {
     }
 }
 
+impl PgServer {
+    /// Sends `signal` to the server and every process it forked (its backends), so a test can
+    /// freeze it (`SIGSTOP`) as a hung database and thaw it (`SIGCONT`).
+    pub fn signal_all(&self, signal: i32) -> Result<(), String> {
+        let pidfile = std::fs::read_to_string(self.data.join("postmaster.pid"))
+            .map_err(|e| format!("postmaster.pid: {e}"))?;
+        let main: i32 = pidfile
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .ok_or("postmaster.pid: no pid on its first line")?;
+        let mut pids = vec![main];
+        for entry in std::fs::read_dir("/proc")
+            .map_err(|e| e.to_string())?
+            .flatten()
+        {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            // `pid (comm) state ppid …`: the parent is the second field after the command.
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<i32>().ok());
+            if ppid == Some(main) {
+                pids.push(pid);
+            }
+        }
+        for pid in pids {
+            // SAFETY: signalling processes of the server this test started.
+            unsafe { libc::kill(pid, signal) };
+        }
+        Ok(())
+    }
+}
+
 impl Drop for PgServer {
     fn drop(&mut self) {
+        // A frozen server would not stop.
+        let _ = self.signal_all(libc::SIGCONT);
         let _ = Self::command(&self.bin, self.user, "pg_ctl")
             .args(["-w", "-m", "immediate", "-D"])
             .arg(&self.data)

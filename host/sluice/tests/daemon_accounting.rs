@@ -313,3 +313,41 @@ fn a_user_sees_only_their_own_jobs() {
     assert_eq!(out, format!("{theirs}|{}\n{roots}|root\n", user.name));
     end_jobs(dir);
 }
+
+#[test]
+fn a_hung_database_never_holds_up_scheduling() {
+    let server = match PgServer::start() {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("skipped: no PostgreSQL server to test against: {why}");
+            return;
+        }
+    };
+    let scratch = state_dir("acct-hung");
+    let dir = scratch.path();
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("accounting = \"postgres: {}\"\n", server.conninfo),
+    )
+    .unwrap();
+    let _daemon = Daemon::start(dir);
+    let first = submit(dir, &["--wrap", "exit 0"]);
+    wait_for(dir, first, &["COMPLETED"], 30);
+    all_stored(dir);
+    // Frozen: connections stay open and nothing answers, as a database stuck on its disk.
+    server.signal_all(libc::SIGSTOP).unwrap();
+    let during: Vec<u64> = (0..3)
+        .map(|i| submit(dir, &["--wrap", &format!("exit {i}")]))
+        .collect();
+    for (i, id) in during.iter().enumerate() {
+        wait_for(dir, *id, &[if i == 0 { "COMPLETED" } else { "FAILED" }], 30);
+    }
+    assert_eq!(health(dir).accounting_unstored, 3);
+    server.signal_all(libc::SIGCONT).unwrap();
+    all_stored(dir);
+    let ids: Vec<String> = during.iter().map(u64::to_string).collect();
+    let got = acct_json(dir, &["-j", &ids.join(",")]);
+    let codes: Vec<(u64, i32)> = got.iter().map(|j| (j.job_id, j.exit_code)).collect();
+    assert_eq!(codes, vec![(during[0], 0), (during[1], 1), (during[2], 2)]);
+    end_jobs(dir);
+}

@@ -61,9 +61,14 @@ impl AcctState {
         }
     }
 
-    /// Ended jobs not yet known to be stored.
+    /// Ended jobs not yet known to be stored (a job in flight and noted again counts once).
     pub(super) fn unstored(&self) -> usize {
-        self.noted.len() + self.in_flight.len()
+        let in_flight_only = self
+            .in_flight
+            .iter()
+            .filter(|id| !self.noted.contains(id))
+            .count();
+        self.noted.len() + in_flight_only
     }
 }
 
