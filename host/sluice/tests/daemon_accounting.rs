@@ -219,15 +219,19 @@ fn restart_scenario(dir: &Path, settings: &str) {
         ],
     ));
     assert_eq!(fixed, format!("{:<8} FAI+   bad \n", bad));
-    // -S: these jobs ended within the last hour, none after an hour from now.
-    let window = |s: &str| {
-        acct_json(dir, &["-S", s, "-u", "root"])
+    // -S/-E: these jobs ended within the last hour; none ended in a window an hour ahead, and
+    // none was eligible in a window that closed an hour ago.
+    let window = |s: &str, e: &str| {
+        acct_json(dir, &["-S", s, "-E", e, "-u", "root"])
             .into_iter()
             .filter(|j| [ok, bad, cancelled].contains(&j.job_id))
             .count()
     };
-    assert_eq!(window("now-1hour"), 3);
-    assert_eq!(window("now+1hour"), 0);
+    assert_eq!(window("now-1hour", "now"), 3);
+    assert_eq!(window("now+1hour", "now+2hours"), 0);
+    assert_eq!(window("now-2hours", "now-1hour"), 0);
+    let empty = sluice(dir, &["acct", "-S", "now", "-E", "now-1hour"]);
+    assert!(!empty.status.success());
     end_jobs(dir);
 }
 

@@ -159,10 +159,13 @@ fn query(args: &Args, now: i64, me: &Identity) -> anyhow::Result<AcctQuery> {
         None if args.jobs.is_some() => None,
         None => Some(time("-S", "midnight")?),
     };
-    let end = args.end.as_deref().map(|t| time("-E", t)).transpose()?;
-    if let (Some(s), Some(e)) = (start, end)
-        && e < s
-    {
+    // sacct's -E defaults to now: a job still waiting for its --begin when it was cancelled
+    // was never eligible.
+    let end = match args.end.as_deref() {
+        Some(t) => time("-E", t)?,
+        None => now,
+    };
+    if start.is_some_and(|s| end < s) {
         bail!("-E is before -S: the window is empty");
     }
     // sacct: root sees everyone's jobs, anyone else their own unless -a or -u says otherwise.
@@ -177,7 +180,7 @@ fn query(args: &Args, now: i64, me: &Identity) -> anyhow::Result<AcctQuery> {
         accounts: args.accounts.clone(),
         states: args.states.clone(),
         start,
-        end,
+        end: Some(end),
     })
 }
 
@@ -623,7 +626,7 @@ mod tests {
         assert_eq!(q.start, parse_past_time("midnight", now, Zone::Local));
         // -j: from the epoch; -a: everyone.
         let q = query(&parse(&["-j", "4,5", "-a"]), now, &me).unwrap();
-        assert_eq!((q.start, q.users), (None, None));
+        assert_eq!((q.start, q.end, q.users), (None, Some(now), None));
         let q = query(
             &parse(&["-S", "now-1hour", "-E", "now", "-s", "CD"]),
             now,
