@@ -355,3 +355,29 @@ fn a_hung_database_never_holds_up_scheduling() {
     assert_eq!(codes, vec![(during[0], 0), (during[1], 1), (during[2], 2)]);
     end_jobs(dir);
 }
+
+#[test]
+fn bad_accounting_queries_are_refused_saying_what_was_expected() {
+    let scratch = state_dir("acct-bad");
+    let dir = scratch.path();
+    let _daemon = Daemon::start(dir);
+    let refused = |query: &str| -> String {
+        let r: Result<AcctAnswer, _> = Client::new(dir).get(&format!("/v1/accounting?{query}"));
+        r.expect_err(query).to_string()
+    };
+    let e = refused("states=done");
+    assert!(
+        e.contains("'done' is not a job state") && e.contains("TIMEOUT (TO)"),
+        "{e}"
+    );
+    assert!(refused("jobs=1,x").contains("'x' is not a job id"));
+    assert!(refused("nope=1").contains("nope"));
+    assert!(refused("start=yesterday").contains("start"));
+    let many: Vec<String> = (0..1001).map(|i| i.to_string()).collect();
+    assert!(refused(&format!("jobs={}", many.join(","))).contains("at most 1000"));
+    // The CLI says the same before asking.
+    let out = sluice(dir, &["acct", "-o", "JobID,Bogus"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no field 'Bogus'"));
+    let out = sluice(dir, &["acct", "-S", "someday"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid time specification"));
+}
