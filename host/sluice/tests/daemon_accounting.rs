@@ -16,8 +16,10 @@ use common::unprivileged::TestUser;
 use common::{BIN, Daemon, all_jobs, end_jobs, json_of, poll, sluice, state_dir, wait_for};
 use sluice_accounting::testing::PgServer;
 
+/// `sluice submit --parsable ARGS…` run in `dir` (the job's output goes there); its id.
 fn submit(dir: &Path, args: &[&str]) -> u64 {
-    let mut all = vec!["submit", "--parsable"];
+    let chdir = format!("--chdir={}", dir.display());
+    let mut all = vec!["submit", "--parsable", &chdir];
     all.extend_from_slice(args);
     let out = sluice(dir, &all);
     assert!(
