@@ -27,6 +27,9 @@ pub struct Health {
     pub journal_bytes: u64,
     /// What the last start-up recovered.
     pub recovery: RecoveryReport,
+    /// Ended jobs the accounting store does not have yet (they wait in the journal).
+    #[serde(default)]
+    pub accounting_unstored: usize,
 }
 
 /// What recovery found at start-up, for the log and `/v1/health`.
@@ -250,6 +253,12 @@ pub struct DaemonConfig {
     /// A file the power side's JSON-lines log is appended to, in `sluice sim --log`'s format
     /// (node state changes and program calls, `t` in Unix seconds); empty writes none.
     pub power_log: String,
+    /// Where ended jobs are recorded: absent or `"sqlite"` is `accounting.db` in the state
+    /// directory, `"sqlite:/abs/path"` another file, `"postgres://user@host/db"` (or
+    /// `"postgres: host=… dbname=…"`) a PostgreSQL server. Never shown by `/v1/config`: it may
+    /// hold a password.
+    #[serde(skip_serializing)]
+    pub accounting: Option<String>,
 }
 
 impl Default for DaemonConfig {
@@ -265,6 +274,7 @@ impl Default for DaemonConfig {
             min_job_age: 300,
             mail_prog: "/bin/mail".into(),
             power_log: String::new(),
+            accounting: None,
         }
     }
 }

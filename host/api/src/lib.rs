@@ -2,6 +2,7 @@
 //! back, so a renamed field is a compile error on both sides. `host/daemon/API.md` documents the
 //! endpoints that carry them.
 
+pub mod accounting;
 pub mod daemon;
 pub mod error;
 pub mod jobs;
@@ -10,6 +11,7 @@ pub mod plugins;
 pub mod query;
 pub mod reports;
 
+pub use accounting::*;
 pub use daemon::*;
 pub use error::ErrorBody;
 pub use jobs::*;

@@ -206,6 +206,8 @@ pub enum ApiRequest {
     Reconfigure,
     /// `GET /v1/config`.
     Config,
+    /// `GET /v1/accounting`.
+    Accounting(sluice_api::AcctQuery),
 }
 
 /// The plugin kind named in a path (`priority`, `selection`, `gres`, `hres`).

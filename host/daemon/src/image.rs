@@ -164,6 +164,11 @@ pub struct JobRecord {
     pub restarts: u32,
     /// Steps.
     pub steps: Vec<StepRecord>,
+    /// The accounting store holds the job as it is now (any later record about it clears this,
+    /// so an exit reported after the end is stored again); until then the daemon keeps
+    /// offering it to the store, after a restart too.
+    #[serde(default)]
+    pub accounted: bool,
 }
 
 /// One acknowledged change. Inputs (submit, cancel, …) and the engine's decisions (start, end)
@@ -360,6 +365,11 @@ pub enum Record {
         /// When.
         time: i64,
     },
+    /// The accounting store has these ended jobs as they were when this was journaled.
+    Accounted {
+        /// Jobs stored.
+        ids: Vec<u64>,
+    },
     /// A step ended.
     StepEnded {
         /// Job.
@@ -400,7 +410,8 @@ impl Record {
             | Record::Registered { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
-            | Record::ReservationDelete { .. } => None,
+            | Record::ReservationDelete { .. }
+            | Record::Accounted { .. } => None,
         }
     }
 }
@@ -535,6 +546,13 @@ impl Image {
             Record::Registered { node, address } => {
                 self.addresses.insert(node.clone(), address.clone());
             }
+            Record::Accounted { ids } => {
+                for id in ids {
+                    if let Some(job) = self.jobs.get_mut(id) {
+                        job.accounted = true;
+                    }
+                }
+            }
             Record::Ended { id, time, .. } => {
                 self.accrue_usage(*id, *time);
                 self.apply_to_job(*id, record);
@@ -555,6 +573,7 @@ impl Image {
     fn apply_to_job(&mut self, id: u64, record: &Record) {
         if let Some(job) = self.jobs.get_mut(&id) {
             job.apply(record);
+            job.accounted = false;
         }
     }
 
@@ -616,6 +635,7 @@ impl JobRecord {
             cancel_requested: false,
             restarts: 0,
             steps: Vec::new(),
+            accounted: false,
         }
     }
 
@@ -690,7 +710,8 @@ impl JobRecord {
             | Record::Registered { .. }
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
-            | Record::ReservationDelete { .. } => {}
+            | Record::ReservationDelete { .. }
+            | Record::Accounted { .. } => {}
         }
     }
 

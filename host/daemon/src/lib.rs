@@ -4,6 +4,8 @@
 //! [`serve`] runs it; [`client::Client`] talks to it. `API.md` documents the endpoints; the
 //! request and answer types are `sluice-api`'s.
 
+pub mod accounting;
+pub mod acct_row;
 pub mod admission;
 pub mod api;
 pub mod caller;

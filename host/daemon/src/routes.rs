@@ -80,6 +80,7 @@ pub fn router(tx: Tx, metrics: SiteMetrics) -> Router {
         )
         .route("/v1/reconfigure", post(fixed(ApiRequest::Reconfigure)))
         .route("/v1/config", get(fixed(ApiRequest::Config)))
+        .route("/v1/accounting", get(accounting))
         .fallback(|method: Method, uri: Uri| async move {
             ApiError::not_found(format!(
                 "{method} {}: no such endpoint (see host/daemon/API.md)",
@@ -335,6 +336,24 @@ async fn plugin_action(
     };
     match req {
         Ok(r) => ask(state, caller, r).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn accounting(
+    state: State<Tx>,
+    caller: Caller,
+    uri: Uri,
+    query: Result<Query<sluice_api::AcctQuery>, QueryRejection>,
+) -> Response {
+    let q = check_query(uri.query().unwrap_or_default())
+        .map_err(|e| ApiError::bad(format!("GET /v1/accounting: query: {e}")))
+        .and_then(|()| {
+            query
+                .map_err(|e| ApiError::bad(format!("GET /v1/accounting: query: {}", e.body_text())))
+        });
+    match q {
+        Ok(Query(q)) => ask(state, caller, ApiRequest::Accounting(q)).await,
         Err(e) => e.into_response(),
     }
 }

@@ -14,12 +14,15 @@ use std::path::{Path, PathBuf};
 pub const SYSTEM_DIR: &str = "/var/lib/sluice";
 
 /// The files of a state directory the daemon reads or writes, checked at start-up.
-pub const STATE_FILES: [&str; 5] = [
+pub const STATE_FILES: [&str; 8] = [
     "lock",
     "journal.log",
     "snapshot.json",
     "snapshot.tmp",
     "daemon.toml",
+    "accounting.db",
+    "accounting.db-wal",
+    "accounting.db-shm",
 ];
 
 /// The directories inside the state directory: the job spool and the compiled-component cache

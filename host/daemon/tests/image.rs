@@ -252,4 +252,39 @@ fn power_records_calls_registrations_and_configuring_jobs() {
     )
     .unwrap();
     assert!(old.power.is_empty() && old.power_calls.is_empty());
+fn a_job_is_accounted_until_anything_about_it_changes_again() {
+    let mut image = Image::new(1);
+    image.apply(&submit(3, false));
+    image.apply(&started(3, 200));
+    image.apply(&Record::Ended {
+        id: 3,
+        time: 260,
+        state: State::Cancelled,
+        exit_code: None,
+        reason: None,
+    });
+    assert!(!image.jobs[&3].accounted);
+    // Ids the image does not know are ignored, as for every record.
+    image.apply(&Record::Accounted { ids: vec![3, 99] });
+    assert!(image.jobs[&3].accounted);
+    assert!(!image.jobs.contains_key(&99));
+    // The signal that killed it arrives after its end: the store must hear of it again.
+    image.apply(&Record::Exited {
+        id: 3,
+        code: None,
+        signal: Some(15),
+    });
+    assert!(!image.jobs[&3].accounted);
+    // The mark survives a snapshot; one written before the field existed reads as unaccounted.
+    image.apply(&Record::Accounted { ids: vec![3] });
+    let json = serde_json::to_value(&image).unwrap();
+    let back: Image = serde_json::from_value(json.clone()).unwrap();
+    assert!(back.jobs[&3].accounted);
+    let mut old = json;
+    old["jobs"]["3"]
+        .as_object_mut()
+        .unwrap()
+        .remove("accounted");
+    let back: Image = serde_json::from_value(old).unwrap();
+    assert!(!back.jobs[&3].accounted);
 }

@@ -15,7 +15,7 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::cmd::sbatch::clock::Zone;
+use crate::cmd::clock::Zone;
 
 /// Logs every command but `serve` to stderr at `SLUICE_LOG`, default `warn`.
 pub fn init_default() {

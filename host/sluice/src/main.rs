@@ -55,6 +55,8 @@ enum Command {
     Create(cmd::reservation::CreateArgs),
     /// Delete an advance reservation (scontrol delete reservation).
     Delete(cmd::reservation::DeleteArgs),
+    /// Ended jobs from the accounting store (sacct).
+    Acct(cmd::acct::Args),
     /// Pending jobs' priority factors (sprio).
     Prio(cmd::prio::Args),
     /// Fair-share tree (sshare -l).
@@ -106,6 +108,7 @@ fn main() -> std::process::ExitCode {
         Command::Register(args) => cmd::register::run(args),
         Command::Create(args) => cmd::reservation::create(args),
         Command::Delete(args) => cmd::reservation::delete(args),
+        Command::Acct(args) => cmd::acct::run(args),
         Command::Prio(args) => cmd::prio::run(args),
         Command::Share(args) => cmd::share::run(args),
         Command::Run(args) => cmd::run::run(args),

@@ -31,6 +31,14 @@ impl Driver {
                     Err(e) => replies.push((reply, Err(e))),
                 }
             }
+            Msg::Api {
+                who,
+                req: ApiRequest::Accounting(query),
+                reply,
+            } => {
+                // Answered by the accounting reader thread, never by a pass-blocking query.
+                self.accounting_query(&who, query, reply);
+            }
             Msg::Api { who, req, reply } => {
                 let result = self.admit(&req).and_then(|()| self.api(&who, req));
                 replies.push((reply, result));
@@ -134,6 +142,9 @@ impl Driver {
                 answer(&self.reconfigure()?)
             }
             ApiRequest::Config => answer(&self.config_report()),
+            ApiRequest::Accounting(_) => Err(ApiError::internal(
+                "accounting queries are answered by their reader",
+            )),
         }
     }
 }

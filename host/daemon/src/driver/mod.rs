@@ -11,11 +11,13 @@
 //! pending jobs that can no longer meet their `--deadline`; `power` journals power state and
 //! program calls, registers nodes and takes scontrol's node updates, and `power_programs` runs
 //! the power programs off the driver thread;
+//! `accounting` sends ended jobs to the accounting store and forwards `acct` queries;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read;
 //! `plugin_restore` makes journaled swaps and shadows active again at start-up. Siblings import each other
 //! one way only.
 
+mod accounting;
 mod deadlines;
 mod dispatch;
 mod engine;
@@ -122,6 +124,8 @@ pub struct Driver {
     deadlines: std::collections::BTreeSet<(i64, u64)>,
     admin_uid: u32,
     plugins: plugins::PluginState,
+    /// Ended jobs on their way to the accounting store.
+    acct: accounting::AcctState,
     metrics: sluice_api::Counters,
     started_at: Instant,
     last_tick: Instant,
@@ -176,6 +180,7 @@ impl Driver {
             }
             self.journal_power();
             self.sync_and_answer(replies);
+            self.accounting_flush();
             // Between passes: publish finished loads, then run what is due.
             self.apply_staged();
             self.shadow_loaded();
@@ -217,7 +222,7 @@ impl Driver {
     fn next_timeout(&self) -> Duration {
         let now = self.engine.now();
         let mut t = Duration::from_millis(1000);
-        if self.plugins.staging() || self.plugins.shadows.loading() {
+        if self.plugins.staging() || self.plugins.shadows.loading() || self.accounting_busy() {
             t = t.min(Duration::from_millis(20));
         }
         if let Some(w) = self.engine.next_wakeup()
@@ -312,9 +317,13 @@ impl Driver {
     }
 
     fn commit(&mut self, rec: crate::image::Record) {
+        let job = rec.job_id();
         if let Err(e) = self.store.commit(rec) {
             tracing::error!("journal append failed, stopping: {e}");
             std::process::exit(70);
+        }
+        if let Some(id) = job {
+            self.accounting_note(id);
         }
     }
 

@@ -49,8 +49,14 @@ pub(super) fn start(
     let power_journaled = (0..cluster.nodes.len())
         .map(|n| crate::power_image::NodePowerImage::of(&engine, sluice_cluster::NodeId(n as u32)))
         .collect();
+    let target = sluice_accounting::Target::parse(cfg.accounting.as_deref(), &opts.state_dir)
+        .map_err(|e| DaemonError::Config(format!("{}: {e}", opts.daemon_file.display())))?;
+    let link = crate::accounting::AcctLink::start(target)
+        .map_err(|e| DaemonError::Other(format!("starting the accounting threads: {e}")))?;
+    let acct = super::accounting::AcctState::new(link, store.image());
     let mut d = Driver {
         plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),
+        acct,
         opts,
         cfg,
         cluster_cpus: cluster.total_cpus(),

@@ -85,7 +85,8 @@ fn journal_bound(req: &ApiRequest) -> Option<u64> {
         | ApiRequest::ShadowStart { .. }
         | ApiRequest::ShadowReport
         | ApiRequest::ShadowStop
-        | ApiRequest::Config => None,
+        | ApiRequest::Config
+        | ApiRequest::Accounting(_) => None,
     }
 }
 

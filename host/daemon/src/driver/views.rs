@@ -76,6 +76,7 @@ impl Driver {
             journal_seq: image.seq,
             journal_bytes: self.store.journal_bytes(),
             recovery: self.store.recovery.clone(),
+            accounting_unstored: self.acct.unstored(),
         }
     }
 

@@ -1,6 +1,8 @@
 //! One module per subcommand; each has an `Args` and a `run`.
 
+pub mod acct;
 pub mod cancel;
+pub mod clock;
 pub mod config;
 pub mod daemon_client;
 pub mod demo;

@@ -6,8 +6,8 @@ use sluice_api::{Job, JobQuery};
 use sluice_daemon::client::jobs_path;
 use sluice_daemon::identity::Identity;
 
+use super::clock::Zone;
 use super::daemon_client::{Conn, duration, print_json};
-use super::sbatch::clock::Zone;
 
 /// squeue's default format.
 pub const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";

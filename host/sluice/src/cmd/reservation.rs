@@ -123,7 +123,7 @@ fn record(pairs: &[String], now: i64) -> anyhow::Result<Reservation> {
 }
 
 fn instant(key: &str, value: &str, now: i64) -> anyhow::Result<i64> {
-    super::sbatch::clock::parse_user_time(value, now, super::sbatch::clock::Zone::Local).ok_or_else(
+    super::clock::parse_user_time(value, now, super::clock::Zone::Local).ok_or_else(
         || anyhow::anyhow!("{key}={value}: expected a date as Slurm writes them (now+N[units], YYYY-MM-DD[THH:MM[:SS]], HH:MM, tomorrow…) or Unix seconds"),
     )
 }

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail};
 
+use super::clock::Zone;
 use super::daemon_client::Conn;
-use super::sbatch::clock::Zone;
 use super::sbatch::options::Context;
 use super::srun::launch::Local;
 use super::srun::options::{self, Srun};

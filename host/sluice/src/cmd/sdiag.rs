@@ -2,8 +2,8 @@
 
 use sluice_api::{CycleStats, Diag};
 
+use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
-use super::sbatch::clock::Zone;
 
 /// Arguments of `sluice sdiag`.
 #[derive(clap::Args)]
@@ -48,7 +48,7 @@ fn when(t: i64) -> String {
 }
 
 /// The local date `c` at midnight, as a civil time to read in UTC.
-fn midnight_of(mut c: super::sbatch::clock::Civil) -> super::sbatch::clock::Civil {
+fn midnight_of(mut c: super::clock::Civil) -> super::clock::Civil {
     c.hour = 0;
     c.minute = 0;
     c.second = 0;

@@ -9,8 +9,8 @@ use sluice_api::{
 };
 use sluice_daemon::client::{jobs_path, segment};
 
+use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
-use super::sbatch::clock::Zone;
 use super::show_layout;
 
 /// Arguments of `sluice show`.

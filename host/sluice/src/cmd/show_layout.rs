@@ -8,7 +8,7 @@ use sluice_api::{Job, NodeReport, PartitionRow};
 use sluice_cluster::time::format_duration;
 use sluice_daemon::filename::{PatternFields, expand};
 
-use super::sbatch::clock::Zone;
+use super::clock::Zone;
 
 /// `(null)` for nothing, as scontrol prints unset strings.
 fn or_null(v: Option<&str>) -> &str {

@@ -9,8 +9,8 @@ use anyhow::{Context as _, anyhow, bail};
 use sluice_api::{Job, JobSubmitted};
 use sluice_daemon::client::segment;
 
+use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
-use super::sbatch::clock::Zone;
 use super::sbatch::environment;
 use super::sbatch::getopt::{self, TABLE};
 use super::sbatch::options::{self, Context};

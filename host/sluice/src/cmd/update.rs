@@ -10,8 +10,8 @@ use sluice_api::{
 
 use sluice_daemon::client::segment;
 
+use super::clock::{Zone, parse_user_time};
 use super::daemon_client::{Conn, print_json};
-use super::sbatch::clock::{Zone, parse_user_time};
 use super::sbatch::values;
 
 /// Arguments of `sluice update`.

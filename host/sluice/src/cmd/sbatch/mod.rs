@@ -2,7 +2,8 @@
 //! lines, `SBATCH_*` variables, option values with Slurm's messages, dates, and the submission
 //! they make.
 
-pub mod clock;
+// Slurm's date forms are shared with the other commands (`acct`, `update`, reservations).
+pub use super::clock;
 pub mod environment;
 pub mod getopt;
 pub mod options;

@@ -294,7 +294,7 @@ pub fn usage(command: &str, operands: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::sbatch::clock::Zone;
+    use crate::cmd::clock::Zone;
 
     const CX: Context = Context {
         now: 1_795_678_215,

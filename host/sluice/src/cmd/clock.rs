@@ -1,7 +1,9 @@
-//! Dates as Slurm's `parse_time` reads them (`--begin`, `--deadline`, `BeginTime=`): `now+N
+//! Dates as Slurm's `parse_time` reads them (`--begin`, `--deadline`, `BeginTime=`, and with
+//! its `past` flag sacct's `-S`/`-E`): `now+N
 //! [units]`, `today`, `tomorrow`, `midnight`, `noon`, `elevenses`, `fika`, `teatime`,
 //! `HH:MM[:SS] [AM|PM]`, `MMDD[YY]`, `MM/DD[/YY]`, `MM.DD[.YY]`, `YYYY-MM-DD[THH:MM[:SS]]`,
-//! `uts<seconds>`; a time of day without a date is the next one to come. Calendar arithmetic
+//! `uts<seconds>`; a time of day without a date is the next one to come (the last one gone, for
+//! `past`). Calendar arithmetic
 //! is the C library's (`localtime_r`/`mktime`, as Slurm), in local time or UTC.
 
 /// A broken-down calendar time (months 0-based, years since 1900, as `struct tm`).
@@ -104,6 +106,16 @@ const UNITS: &[(&str, i64)] = &[
 /// A date as Slurm's `parse_time` reads it, relative to `now`; `None` where Slurm reports an
 /// invalid time specification.
 pub fn parse_time(text: &str, now: i64, zone: Zone) -> Option<i64> {
+    parse(text, now, zone, false)
+}
+
+/// A date as sacct reads `-S`/`-E` (`parse_time` with `past` set): a time of day alone is
+/// today's, and a date without a year is this year's unless its month is still to come.
+pub fn parse_past_time(text: &str, now: i64, zone: Zone) -> Option<i64> {
+    parse(text, now, zone, true)
+}
+
+fn parse(text: &str, now: i64, zone: Zone, past: bool) -> Option<i64> {
     let s = text.as_bytes();
     if s.len() >= 3 && s[..3].eq_ignore_ascii_case(b"uts") {
         let v: i64 = text[3..].parse().ok()?;
@@ -184,12 +196,19 @@ pub fn parse_time(text: &str, now: i64, zone: Zone) -> Option<i64> {
     } else if hour == -1 {
         (hour, minute, second) = (0, 0, 0);
     } else if month == -1 {
-        // A time of day alone is the next one to come.
-        let later_today = hour > today.hour || (hour == today.hour && minute > today.minute);
+        // A time of day alone is the next one to come (today's, looking back).
+        let later_today =
+            past || hour > today.hour || (hour == today.hour && minute > today.minute);
         let d = if later_today { today } else { tomorrow };
         set_date(d, &mut month, &mut day, &mut year);
     }
-    if year == -1 {
+    if year == -1 && past {
+        year = if month > today.month {
+            today.year - 1
+        } else {
+            today.year
+        };
+    } else if year == -1 {
         let ahead = (month, day, hour, minute) > (today.month, today.day, today.hour, today.minute);
         year = if ahead { today.year } else { today.year + 1 };
     }
@@ -431,6 +450,18 @@ mod tests {
         assert_eq!(at("12:00am").unwrap(), "2026-11-27T00:00:00");
         assert_eq!(at("24:00"), None);
         assert_eq!(at("10:61"), None);
+    }
+
+    #[test]
+    fn looking_back_a_time_of_day_is_today_s_and_a_later_month_last_year_s() {
+        let past = |t: &str| parse_past_time(t, NOW, Zone::Utc).map(|t| Zone::Utc.iso(t));
+        assert_eq!(past("07:00").unwrap(), "2026-11-26T07:00:00");
+        assert_eq!(past("16:00").unwrap(), "2026-11-26T16:00:00");
+        assert_eq!(past("1225").unwrap(), "2025-12-25T00:00:00");
+        assert_eq!(past("11/01").unwrap(), "2026-11-01T00:00:00");
+        assert_eq!(past("now-1hour").unwrap(), "2026-11-26T06:30:15");
+        assert_eq!(past("midnight").unwrap(), "2026-11-26T00:00:00");
+        assert_eq!(past("2025-01-02").unwrap(), "2025-01-02T00:00:00");
     }
 
     #[test]

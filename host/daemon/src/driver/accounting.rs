@@ -1,0 +1,179 @@
+//! Ended jobs on their way to the accounting store, and `sluice acct`'s queries.
+//!
+//! A job that ends (or changes after its end) is noted; after each journal sync the driver
+//! sends what was noted, in batches, to the writer thread, and journals `Accounted` for what it
+//! reports stored. The journal is the durable copy until then: at start-up every ended job not
+//! marked accounted is noted again. Only ids wait here, never records, whatever the store's
+//! state; a store that fails is retried after 1, 2, 4 … 60 s.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use sluice_accounting::Filter;
+use sluice_api::AcctQuery;
+use tokio::sync::oneshot;
+
+use super::Driver;
+use crate::accounting::AcctLink;
+use crate::api::{ApiError, ApiResult};
+use crate::identity::Identity;
+use crate::image::{Image, Record};
+
+/// Jobs per batch written in one transaction.
+const BATCH: usize = 256;
+/// The longest wait before a failing store is tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// What the driver keeps about jobs not yet in the store.
+pub(super) struct AcctState {
+    link: AcctLink,
+    /// Ended jobs to send (again), by id.
+    noted: BTreeSet<u64>,
+    /// The batch the writer has, if any.
+    in_flight: Vec<u64>,
+    /// No batch is sent before this (the store failed).
+    retry_at: Option<Instant>,
+    backoff: Duration,
+}
+
+impl AcctState {
+    /// The state at start-up: every ended job the store may not have yet.
+    pub(super) fn new(link: AcctLink, image: &Image) -> Self {
+        let noted = image
+            .jobs
+            .values()
+            .filter(|j| j.state.is_final() && !j.accounted)
+            .map(|j| j.id)
+            .collect::<BTreeSet<_>>();
+        if !noted.is_empty() {
+            tracing::info!(
+                "{} ended jobs to record in the accounting store {}",
+                noted.len(),
+                link.describe
+            );
+        }
+        Self {
+            link,
+            noted,
+            in_flight: Vec::new(),
+            retry_at: None,
+            backoff: Duration::from_secs(1),
+        }
+    }
+
+    /// Ended jobs not yet known to be stored (a job in flight and noted again counts once).
+    pub(super) fn unstored(&self) -> usize {
+        let in_flight_only = self
+            .in_flight
+            .iter()
+            .filter(|id| !self.noted.contains(id))
+            .count();
+        self.noted.len() + in_flight_only
+    }
+}
+
+impl Driver {
+    /// Notes job `id` for the store if it has ended and the store lacks its latest state.
+    pub(super) fn accounting_note(&mut self, id: u64) {
+        if self
+            .store
+            .image()
+            .jobs
+            .get(&id)
+            .is_some_and(|j| j.state.is_final() && !j.accounted)
+        {
+            self.acct.noted.insert(id);
+        }
+    }
+
+    /// Whether the writer has a batch or one is due: the loop then wakes often, so a backlog
+    /// (after an outage or an upgrade) drains at the store's pace rather than one batch a second.
+    pub(super) fn accounting_busy(&self) -> bool {
+        !self.acct.in_flight.is_empty()
+            || (!self.acct.noted.is_empty()
+                && self.acct.retry_at.is_none_or(|t| Instant::now() >= t))
+    }
+
+    /// Takes the writer's outcomes and sends the next batch. Called right after a journal sync,
+    /// so every job noted so far has its end durable before the store sees it.
+    pub(super) fn accounting_flush(&mut self) {
+        while let Ok(outcome) = self.acct.link.outcomes.try_recv() {
+            self.acct.in_flight.clear();
+            match outcome.result {
+                Ok(()) => {
+                    if self.acct.retry_at.take().is_some() {
+                        tracing::info!(
+                            "accounting store {} is taking jobs again",
+                            self.acct.link.describe
+                        );
+                    }
+                    self.acct.backoff = Duration::from_secs(1);
+                    // A job that changed while its batch was written goes again, so the
+                    // `Accounted` mark never covers a state the store does not have.
+                    let ids: Vec<u64> = outcome
+                        .ids
+                        .into_iter()
+                        .filter(|id| !self.acct.noted.contains(id))
+                        .collect();
+                    if !ids.is_empty() {
+                        self.commit(Record::Accounted { ids });
+                    }
+                }
+                Err(e) => {
+                    if self.acct.retry_at.is_none() {
+                        tracing::warn!(
+                            "accounting store: {e}; ended jobs wait in the journal and are retried"
+                        );
+                    }
+                    self.acct.noted.extend(outcome.ids);
+                    self.acct.retry_at = Some(Instant::now() + self.acct.backoff);
+                    self.acct.backoff = (self.acct.backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+        if !self.acct.in_flight.is_empty()
+            || self.acct.noted.is_empty()
+            || self.acct.retry_at.is_some_and(|t| Instant::now() < t)
+        {
+            return;
+        }
+        let mut ids = Vec::with_capacity(BATCH);
+        while ids.len() < BATCH {
+            let Some(id) = self.acct.noted.pop_first() else {
+                break;
+            };
+            ids.push(id);
+        }
+        let image = self.store.image();
+        let batch = ids
+            .iter()
+            .filter_map(|id| image.jobs.get(id))
+            .map(crate::acct_row::acct_job)
+            .collect();
+        match self.acct.link.send(batch) {
+            Ok(()) => self.acct.in_flight = ids,
+            Err(_) => self.acct.noted.extend(ids),
+        }
+    }
+
+    /// `GET /v1/accounting`: answered by the reader thread. A user who is not an admin sees
+    /// only their own jobs, whatever users they named (sacct with `PrivateData=jobs`).
+    pub(super) fn accounting_query(
+        &mut self,
+        who: &Identity,
+        query: AcctQuery,
+        reply: oneshot::Sender<ApiResult>,
+    ) {
+        let mut filter = match Filter::from_query(&query) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = reply.send(Err(ApiError::bad(format!("GET /v1/accounting: {e}"))));
+                return;
+            }
+        };
+        if !self.is_admin(who) {
+            filter.users = vec![who.user.clone()];
+        }
+        self.acct.link.query(filter, reply);
+    }
+}
