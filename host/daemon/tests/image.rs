@@ -252,6 +252,9 @@ fn power_records_calls_registrations_and_configuring_jobs() {
     )
     .unwrap();
     assert!(old.power.is_empty() && old.power_calls.is_empty());
+}
+
+#[test]
 fn a_job_is_accounted_until_anything_about_it_changes_again() {
     let mut image = Image::new(1);
     image.apply(&submit(3, false));
