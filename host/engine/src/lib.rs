@@ -72,6 +72,9 @@
 //! * Power saving: `power/` (its `mod.rs` says which file owns what), with one hook each in
 //!   `start.rs` (allocation), `ending.rs` (release) and `tick.rs` (the power pass).
 
+pub mod array;
+mod array_events;
+pub mod array_spec;
 pub mod backfill;
 pub mod bench;
 pub mod clock;
@@ -111,6 +114,7 @@ mod submit;
 mod tick;
 pub mod usage;
 
+pub use array::{ArrayRecord, ArrayTask, TaskSlot};
 pub use clock::{Clock, ManualClock, WallClock};
 pub use config::{EngineConfig, Policies, SchedulerKind};
 pub use engine::Engine;
