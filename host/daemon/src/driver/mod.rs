@@ -7,11 +7,12 @@
 //! from the store at start-up, `reattach` takes back the jobs still running; `dispatch` routes
 //! messages to handlers and checks admins; `job_ids` maps public to engine job ids; `jobs` takes requests on jobs; `runs` journals the
 //! engine's starts and ends and talks to the executor; `job_views` and `views` answer reads;
-//! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
+//! `mail` sends `--mail-type` mail off the driver thread; `arrays` makes job arrays into jobs; `deadlines` cancels
 //! pending jobs that can no longer meet their `--deadline`;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. Siblings import each other one way only.
 
+mod arrays;
 mod deadlines;
 mod dispatch;
 mod engine;
