@@ -2,7 +2,7 @@
 //! allocation's shape, as sbatch's output environment names them.
 
 use sluice_api::{ArrayMember, SubmitRequest};
-use sluice_engine::array_spec::parse_array;
+use sluice_engine::array_spec::{MAX_ARRAY_SIZE_LIMIT, parse_array};
 
 /// Slurm's run-length list of per-node counts: `4(x2),2` for 4, 4, 2.
 pub fn run_lengths(values: &[u32]) -> String {
@@ -60,9 +60,9 @@ pub fn array_vars(member: ArrayMember, spec: Option<&str>) -> Vec<(&'static str,
         ("SLURM_ARRAY_JOB_ID", member.job_id.to_string()),
         ("SLURM_ARRAY_TASK_ID", member.task_id.to_string()),
     ];
-    // Accepted at submission, so it parses; the bound was checked then.
+    // Accepted at submission below MaxArraySize, so it parses within Slurm's largest bound.
     let tasks = spec
-        .and_then(|s| parse_array(s, u32::MAX).ok())
+        .and_then(|s| parse_array(s, MAX_ARRAY_SIZE_LIMIT).ok())
         .map(|s| s.tasks)
         .unwrap_or_else(|| vec![member.task_id]);
     let (min, max) = (tasks[0], tasks[tasks.len() - 1]);

@@ -32,16 +32,40 @@ pub enum ArraySpecError {
     },
 }
 
-/// Parses `--array` with task ids below `max_array_size` (Slurm's `MaxArraySize`). Every
-/// range is checked against the bound before it is expanded, so no text makes it allocate
-/// more than `max_array_size` ids.
-pub fn parse_array(text: &str, max_array_size: u32) -> Result<ArraySpec, ArraySpecError> {
+/// The largest `MaxArraySize` Slurm accepts: no task id is ever this large.
+pub const MAX_ARRAY_SIZE_LIMIT: u32 = 4_000_001;
+
+/// An `--array` as written, not expanded: `(first, last, step)` per item, and the throttle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayRanges {
+    /// Each comma-separated item as `(first, last, step)`.
+    pub ranges: Vec<(u32, u32, u32)>,
+    /// `%N`; 0 is no limit.
+    pub throttle: u32,
+}
+
+impl ArrayRanges {
+    /// Whether task id `t` is among the ranges.
+    pub fn contains(&self, t: u32) -> bool {
+        self.ranges
+            .iter()
+            .any(|&(first, last, step)| (first..=last).contains(&t) && (t - first) % step == 0)
+    }
+
+    /// The highest task id named.
+    pub fn highest(&self) -> u32 {
+        self.ranges.iter().map(|r| r.1).max().unwrap_or(0)
+    }
+}
+
+/// Reads `--array`'s syntax without expanding it (what sbatch checks before it sends).
+pub fn parse_ranges(text: &str) -> Result<ArrayRanges, ArraySpecError> {
     let syntax = || ArraySpecError::Syntax(text.to_string());
     let (list, throttle) = match text.split_once('%') {
         Some((list, t)) => (list, number(t).ok_or_else(syntax)?),
         None => (text, 0),
     };
-    let mut tasks = BTreeSet::new();
+    let mut ranges = Vec::new();
     for item in list.split(',') {
         let (range, step) = match item.split_once(':') {
             Some((range, step)) => (range, number(step).ok_or_else(syntax)?),
@@ -57,17 +81,29 @@ pub fn parse_array(text: &str, max_array_size: u32) -> Result<ArraySpec, ArraySp
         if step == 0 || last < first {
             return Err(syntax());
         }
-        if last >= max_array_size {
-            return Err(ArraySpecError::TooLarge {
-                text: text.to_string(),
-                max: max_array_size,
-            });
-        }
+        ranges.push((first, last, step));
+    }
+    Ok(ArrayRanges { ranges, throttle })
+}
+
+/// Parses `--array` with task ids below `max_array_size` (Slurm's `MaxArraySize`). The bound
+/// is checked before anything is expanded, so no text makes it allocate more than
+/// `max_array_size` ids.
+pub fn parse_array(text: &str, max_array_size: u32) -> Result<ArraySpec, ArraySpecError> {
+    let parsed = parse_ranges(text)?;
+    if parsed.highest() >= max_array_size {
+        return Err(ArraySpecError::TooLarge {
+            text: text.to_string(),
+            max: max_array_size,
+        });
+    }
+    let mut tasks = BTreeSet::new();
+    for &(first, last, step) in &parsed.ranges {
         tasks.extend((first..=last).step_by(step as usize));
     }
     Ok(ArraySpec {
         tasks: tasks.into_iter().collect(),
-        throttle,
+        throttle: parsed.throttle,
     })
 }
 
@@ -107,6 +143,15 @@ mod tests {
                 "{bad:?} was accepted"
             );
         }
+    }
+
+    #[test]
+    fn ranges_are_read_without_expanding_them() {
+        let r = parse_ranges("0-4000000000:2,7%3").unwrap();
+        assert_eq!(r.throttle, 3);
+        assert!(r.contains(3_999_999_998) && r.contains(7) && !r.contains(3));
+        assert_eq!(r.highest(), 4_000_000_000);
+        assert!(parse_ranges("3-1").is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use anyhow::{Context as _, bail};
 use sluice_api::Job;
-use sluice_engine::array_spec::parse_array;
+use sluice_engine::array_spec::{ArrayRanges, parse_ranges};
 use sluice_engine::show::ranges;
 
 /// A job id as written: one job (or a whole array), or some tasks of an array.
@@ -12,8 +12,9 @@ use sluice_engine::show::ranges;
 pub enum JobRef {
     /// `123`: the job, or every task of array 123.
     Job(u64),
-    /// `123_4`, `123_[4-6]`, `123_[1,3]`: those tasks of array 123.
-    Tasks(u64, Vec<u32>),
+    /// `123_4`, `123_[4-6]`, `123_[1,3]`: those tasks of array 123 (not expanded, so no
+    /// range a user types makes a long list).
+    Tasks(u64, ArrayRanges),
 }
 
 impl JobRef {
@@ -28,12 +29,12 @@ impl JobRef {
             .strip_prefix('[')
             .and_then(|t| t.strip_suffix(']'))
             .unwrap_or(tasks);
-        // The indexes have --array's syntax; the bound is the daemon's, not checked here.
-        let spec = parse_array(list, u32::MAX).ok().with_context(bad)?;
-        if spec.throttle != 0 {
+        // The indexes have --array's syntax.
+        let ranges = parse_ranges(list).ok().with_context(bad)?;
+        if ranges.throttle != 0 {
             bail!(bad());
         }
-        Ok(Self::Tasks(job, spec.tasks))
+        Ok(Self::Tasks(job, ranges))
     }
 
     /// The public ids of the jobs this names among `jobs`: every task of an array named by
@@ -52,7 +53,7 @@ impl JobRef {
                 .iter()
                 .filter(|j| {
                     j.array
-                        .is_some_and(|a| a.job_id == *id && wanted.contains(&a.task_id))
+                        .is_some_and(|a| a.job_id == *id && wanted.contains(a.task_id))
                 })
                 .map(|j| j.job_id)
                 .collect(),
@@ -146,15 +147,14 @@ mod tests {
     #[test]
     fn ids_name_a_job_an_array_or_some_tasks() {
         assert_eq!(JobRef::parse("123").unwrap(), JobRef::Job(123));
-        assert_eq!(JobRef::parse("123_4").unwrap(), JobRef::Tasks(123, vec![4]));
-        assert_eq!(
-            JobRef::parse("123_[4-6]").unwrap(),
-            JobRef::Tasks(123, vec![4, 5, 6])
-        );
-        assert_eq!(
-            JobRef::parse("123_[1,3]").unwrap(),
-            JobRef::Tasks(123, vec![1, 3])
-        );
+        let tasks = |t: &str| match JobRef::parse(t).unwrap() {
+            JobRef::Tasks(123, r) => (0..10).filter(|i| r.contains(*i)).collect::<Vec<u32>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(tasks("123_4"), [4]);
+        assert_eq!(tasks("123_[4-6]"), [4, 5, 6]);
+        assert_eq!(tasks("123_[1,3]"), [1, 3]);
+        assert!(JobRef::parse("123_[0-4000000000]").is_ok(), "not expanded");
         for bad in ["x", "123_", "123_[4-", "123_[1%2]", "_4"] {
             assert!(JobRef::parse(bad).is_err(), "{bad}");
         }
@@ -166,8 +166,11 @@ mod tests {
         ];
         assert_eq!(JobRef::Job(100).resolve(&jobs), [100, 101, 102]);
         assert_eq!(JobRef::Job(42).resolve(&jobs), [42]);
-        assert_eq!(JobRef::Tasks(100, vec![1, 2]).resolve(&jobs), [101, 102]);
-        assert!(JobRef::Tasks(42, vec![0]).resolve(&jobs).is_empty());
+        assert_eq!(
+            JobRef::parse("100_[1-2]").unwrap().resolve(&jobs),
+            [101, 102]
+        );
+        assert!(JobRef::parse("42_0").unwrap().resolve(&jobs).is_empty());
     }
 
     #[test]

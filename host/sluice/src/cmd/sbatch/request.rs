@@ -30,8 +30,7 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
     let mut warnings = Vec::new();
     if let Some(a) = &o.array {
         // The syntax is checked here, as sbatch does; MaxArraySize by the daemon.
-        sluice_engine::array_spec::parse_array(a, u32::MAX)
-            .map_err(|e| format!("--array={a}: {e}"))?;
+        sluice_engine::array_spec::parse_ranges(a).map_err(|e| format!("--array={a}: {e}"))?;
     }
     let mems = [
         o.mem.is_some(),
