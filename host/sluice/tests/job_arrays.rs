@@ -166,6 +166,15 @@ fn max_array_size_bounds_task_ids_and_malformed_specs_are_refused() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+    // A thousand copies of a 20 kB request would hold more than one submission may.
+    let big = format!("true # {}", "x".repeat(20_000));
+    let heavy = run(dir, &["submit", "--array=0-1000", "--wrap", &big]);
+    assert!(!heavy.status.success());
+    assert!(
+        String::from_utf8_lossy(&heavy.stderr).contains("bytes an array may hold"),
+        "{}",
+        String::from_utf8_lossy(&heavy.stderr)
+    );
     assert!(all_jobs(dir).is_empty(), "a refused array left jobs behind");
 }
 

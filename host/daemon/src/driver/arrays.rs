@@ -26,6 +26,17 @@ impl Driver {
             self.metrics.refused += 1;
             ApiError::bad(format!("batch job submission failed: {e}"))
         })?;
+        // Every task keeps (and journals) the request: all of them together may hold no more
+        // than one submission may, so an array cannot multiply a large request a thousandfold.
+        let size = serde_json::to_vec(&request).map_or(usize::MAX, |b| b.len());
+        if size.saturating_mul(spec.tasks.len()) > crate::extract::MAX_BODY {
+            self.metrics.refused += 1;
+            return Err(ApiError::bad(format!(
+                "batch job submission failed: {} tasks of a {size}-byte request exceed the {} bytes an array may hold; submit fewer tasks or a smaller script and environment",
+                spec.tasks.len(),
+                crate::extract::MAX_BODY
+            )));
+        }
         let first = self.store.image().next_id;
         let mut queued: Vec<(u64, JobId, ArrayMember)> = Vec::with_capacity(spec.tasks.len());
         for (i, &task_id) in spec.tasks.iter().enumerate() {

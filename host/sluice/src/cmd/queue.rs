@@ -114,7 +114,7 @@ fn field(job: &Job, c: char) -> String {
     let r = &job.request;
     let null = |v: &Option<String>| v.clone().unwrap_or_else(|| "(null)".into());
     match c {
-        'A' => job.job_id.to_string(),
+        'i' | 'A' => job.job_id.to_string(),
         'P' => job.partition.clone(),
         'j' => job.name.clone(),
         'u' => job.user.clone(),
@@ -448,6 +448,7 @@ pub(crate) mod tests {
                 exclusive: false,
                 contiguous: false,
             },
+            array: None,
         }
     }
 
