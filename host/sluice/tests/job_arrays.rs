@@ -245,3 +245,57 @@ fn an_array_and_its_throttle_survive_a_restart_and_dependencies_wait_for_it() {
     );
     end_jobs(dir);
 }
+
+#[test]
+fn aftercorr_pairs_tasks_by_index() {
+    let scratch = state_dir("arrays-corr");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    // Task 1 of the first array fails; task 0 completes.
+    let a: u64 = ok(&run(
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "--array=0-1",
+            "--wrap",
+            "exit $SLURM_ARRAY_TASK_ID",
+        ],
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    let b: u64 = ok(&run(
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "--array=0-1",
+            &format!("--dependency=aftercorr:{a}"),
+            "--wrap",
+            "true",
+        ],
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    assert_eq!(b, a + 2);
+    assert_eq!(
+        wait_for(dir, a, &["COMPLETED", "FAILED"], 60).state,
+        "COMPLETED"
+    );
+    assert_eq!(
+        wait_for(dir, a + 1, &["COMPLETED", "FAILED"], 60).state,
+        "FAILED"
+    );
+    assert_eq!(
+        wait_for(dir, b, &["COMPLETED", "FAILED"], 60).state,
+        "COMPLETED"
+    );
+    let j = poll(30, "task 1 of the second array held for good", || {
+        let j = wait_for(dir, b + 1, &["PENDING"], 5);
+        (j.reason == "DependencyNeverSatisfied").then_some(j)
+    });
+    assert_eq!(j.state, "PENDING");
+    end_jobs(dir);
+}
