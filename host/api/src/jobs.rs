@@ -110,6 +110,9 @@ pub struct SubmitRequest {
     pub command: Option<String>,
     /// Arguments after the script on sbatch's command line (`$1`…).
     pub script_args: Vec<String>,
+    /// `-a/--array` as written (`1-6%2`): one job per task id, checked against the cluster's
+    /// `MaxArraySize` by the daemon.
+    pub array: Option<String>,
 }
 
 /// `--signal`: a signal sent some time before the job's time limit.
@@ -157,6 +160,8 @@ pub struct UpdateRequest {
     pub comment: Option<String>,
     /// `Account=`.
     pub account: Option<String>,
+    /// `ArrayTaskThrottle=`: most tasks of the job's array that run at once (0: no limit).
+    pub array_task_throttle: Option<u32>,
 }
 
 impl UpdateRequest {
@@ -308,6 +313,21 @@ pub struct Job {
     pub steps: Vec<StepRecord>,
     /// What was asked beyond the columns above.
     pub request: JobRequestSummary,
+    /// The array this job is a task of, if any.
+    #[serde(default)]
+    pub array: Option<ArrayMember>,
+}
+
+/// What a job is of a job array: its `ArrayJobId` (the first task's job id), `ArrayTaskId`
+/// and the array's `ArrayTaskThrottle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayMember {
+    /// `ArrayJobId`: the job id of the array's first task.
+    pub job_id: u64,
+    /// `ArrayTaskId`.
+    pub task_id: u32,
+    /// `ArrayTaskThrottle`: most tasks running at once; 0 is no limit.
+    pub throttle: u32,
 }
 
 /// The parts of a job's submission `scontrol show job` prints besides the columns.

@@ -66,6 +66,7 @@ fn job() -> Job {
             exclusive: false,
             contiguous: false,
         },
+        array: None,
     }
 }
 

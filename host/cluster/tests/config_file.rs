@@ -271,3 +271,25 @@ MaxSubmitJobs = 10
     assert!(bad("[\"high\"]", "[\"low\"]").contains("QOS `low`"));
     assert!(bad("[\"limits\"]", "[\"strict\"]").starts_with("cluster.toml:1:28:"));
 }
+
+#[test]
+fn max_array_size_defaults_to_slurms_and_is_bounded() {
+    let base = "[[nodes]]\nNodeName = \"n1\"\n";
+    assert_eq!(load(base).unwrap().scheduler.max_array_size, 1001);
+    let set = load(&format!("[scheduler]\nMaxArraySize = 20\n{base}")).unwrap();
+    assert_eq!(set.scheduler.max_array_size, 20);
+    let e = load(&format!("[scheduler]\nMaxArraySize = 4000002\n{base}")).unwrap_err();
+    assert!(e.to_string().contains("MaxArraySize"), "{e}");
+    let imported = sluice_cluster::slurm_conf::import_slurm_conf(
+        Source::new(
+            "slurm.conf",
+            "MaxArraySize=50\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n",
+        ),
+        None,
+        None,
+        None,
+    )
+    .unwrap()
+    .cluster;
+    assert_eq!(imported.scheduler.max_array_size, 50);
+}

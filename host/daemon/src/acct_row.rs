@@ -22,8 +22,8 @@ pub fn acct_job(job: &JobRecord) -> AcctJob {
     };
     AcctJob {
         job_id: job.id,
-        array_job_id: None,
-        array_task_id: None,
+        array_job_id: job.array.map(|a| a.job_id),
+        array_task_id: job.array.map(|a| a.task_id),
         name: req.job_name(),
         user: job.user.clone(),
         uid: job.uid,
@@ -184,7 +184,21 @@ mod tests {
                 exit_code: None,
             }],
             accounted: false,
+            array: None,
         }
+    }
+
+    #[test]
+    fn an_array_task_keeps_its_array_and_index() {
+        let mut j = ended(State::Completed);
+        j.array = Some(sluice_api::ArrayMember {
+            job_id: 5,
+            task_id: 3,
+            throttle: 2,
+        });
+        let a = acct_job(&j);
+        assert_eq!((a.array_job_id, a.array_task_id), (Some(5), Some(3)));
+        assert_eq!(acct_job(&ended(State::Completed)).array_job_id, None);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! sbatch's file name patterns (`-o`, `-e`, `-i`), expanded as Slurm's `fname.c` does: `%j`
-//! job id, `%A` array master id (the job's own id outside an array), `%a` array task id
+//! job id, `%A` array job id (the job's own id outside an array), `%a` array task id
 //! (4294967294, Slurm's NO_VAL, outside an array), `%x` name, `%u` user, `%N` first node,
 //! `%n` node index, `%t` task index, `%s` step (`batch`), `%J` `job.step`, `%%`; a number
 //! after `%` zero-pads a numeric field; a backslash anywhere turns expansion off.
@@ -16,6 +16,8 @@ pub struct PatternFields<'a> {
     pub job_id: u64,
     /// Array task id, if the job is an array task.
     pub array_task: Option<u32>,
+    /// The array's job id (`%A`), if the job is an array task.
+    pub array_job: Option<u64>,
     /// Job name.
     pub name: &'a str,
     /// Owner.
@@ -56,7 +58,8 @@ fn expand_text(pattern: &str, f: &PatternFields<'_>) -> String {
         let width = digits.parse::<usize>().unwrap_or(0).min(10);
         let num = |v: u64| format!("{v:0width$}");
         match chars.get(i) {
-            Some('j') | Some('A') => out.push_str(&num(f.job_id)),
+            Some('j') => out.push_str(&num(f.job_id)),
+            Some('A') => out.push_str(&num(f.array_job.unwrap_or(f.job_id))),
             Some('a') => out.push_str(&num(u64::from(f.array_task.unwrap_or(NO_ARRAY_TASK)))),
             Some('J') => out.push_str(&format!("{}.batch", num(f.job_id))),
             Some('s') => out.push_str("batch"),
@@ -86,6 +89,7 @@ mod tests {
         PatternFields {
             job_id: 128,
             array_task: None,
+            array_job: None,
             name: "train",
             user: "alice",
             node: "gpu01",
@@ -104,6 +108,18 @@ mod tests {
         assert_eq!(x("/tmp/%x-%u-%N.log"), "/tmp/train-alice-gpu01.log");
         assert_eq!(x("/tmp/%A_%a"), "/tmp/128_4294967294");
         assert_eq!(x("/tmp/%J-%s-%n-%t-%%"), "/tmp/128.batch-batch-0-0-%");
+    }
+
+    #[test]
+    fn array_tasks_name_their_array_and_index() {
+        let task = PatternFields {
+            job_id: 131,
+            array_task: Some(3),
+            array_job: Some(128),
+            ..f()
+        };
+        let p = expand("out_%A_%a_%j_%3a.txt", &task, Path::new("/w"));
+        assert_eq!(p, Path::new("/w/out_128_3_131_003.txt"));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sluice_engine::{JobState, ReservationSpec};
 
-pub use sluice_api::{HoldBy, NodeAction, StepRecord};
+pub use sluice_api::{ArrayMember, HoldBy, NodeAction, StepRecord};
 
 use crate::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
 use crate::request::{SubmitRequest, UpdateRequest};
@@ -169,6 +169,9 @@ pub struct JobRecord {
     /// offering it to the store, after a restart too.
     #[serde(default)]
     pub accounted: bool,
+    /// The array it is a task of, if any.
+    #[serde(default)]
+    pub array: Option<ArrayMember>,
 }
 
 /// One acknowledged change. Inputs (submit, cancel, …) and the engine's decisions (start, end)
@@ -190,6 +193,9 @@ pub enum Record {
         request: Box<SubmitRequest>,
         /// Submitted held (`-H`).
         hold: bool,
+        /// The array it is a task of, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        array: Option<ArrayMember>,
     },
     /// A cancel was acknowledged (a pending job ends now; a running one by its `Ended`).
     Cancel {
@@ -490,9 +496,11 @@ impl Image {
                 user,
                 request,
                 hold,
+                array,
             } => {
                 self.next_id = self.next_id.max(id + 1);
-                let job = JobRecord::submitted(*id, *time, *uid, user, request, *hold);
+                let mut job = JobRecord::submitted(*id, *time, *uid, user, request, *hold);
+                job.array = *array;
                 self.jobs.insert(*id, job);
             }
             Record::Node {
@@ -636,6 +644,7 @@ impl JobRecord {
             restarts: 0,
             steps: Vec::new(),
             accounted: false,
+            array: None,
         }
     }
 
@@ -645,7 +654,12 @@ impl JobRecord {
             Record::Cancel { time, .. } => self.cancel(*time),
             Record::Hold { by, .. } => self.hold = Some(*by),
             Record::Release { .. } => self.hold = None,
-            Record::Update { changes, .. } => changes.apply(&mut self.request),
+            Record::Update { changes, .. } => {
+                changes.apply(&mut self.request);
+                if let (Some(a), Some(t)) = (&mut self.array, changes.array_task_throttle) {
+                    a.throttle = t;
+                }
+            }
             Record::Started {
                 time,
                 partition,

@@ -1,7 +1,8 @@
 //! The parts of a batch job's `SLURM_*` environment that come from its request and its
 //! allocation's shape, as sbatch's output environment names them.
 
-use sluice_api::SubmitRequest;
+use sluice_api::{ArrayMember, SubmitRequest};
+use sluice_engine::array_spec::{MAX_ARRAY_SIZE_LIMIT, parse_array};
 
 /// Slurm's run-length list of per-node counts: `4(x2),2` for 4, 4, 2.
 pub fn run_lengths(values: &[u32]) -> String {
@@ -84,6 +85,31 @@ pub fn request_vars(req: &SubmitRequest) -> Vec<(&'static str, String)> {
     out
 }
 
+/// An array task's `SLURM_ARRAY_*` variables: its array's job id and its own index, and the
+/// array's task count, lowest and highest index and step (the common difference when the
+/// indexes form one progression, else 1), from the `--array` it was submitted with.
+pub fn array_vars(member: ArrayMember, spec: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut out = vec![
+        ("SLURM_ARRAY_JOB_ID", member.job_id.to_string()),
+        ("SLURM_ARRAY_TASK_ID", member.task_id.to_string()),
+    ];
+    // Accepted at submission below MaxArraySize, so it parses within Slurm's largest bound.
+    let tasks = spec
+        .and_then(|s| parse_array(s, MAX_ARRAY_SIZE_LIMIT).ok())
+        .map(|s| s.tasks)
+        .unwrap_or_else(|| vec![member.task_id]);
+    let (min, max) = (tasks[0], tasks[tasks.len() - 1]);
+    let step = match tasks.as_slice() {
+        [a, b, ..] if tasks.windows(2).all(|w| w[1] - w[0] == b - a) => b - a,
+        _ => 1,
+    };
+    out.push(("SLURM_ARRAY_TASK_COUNT", tasks.len().to_string()));
+    out.push(("SLURM_ARRAY_TASK_MAX", max.to_string()));
+    out.push(("SLURM_ARRAY_TASK_MIN", min.to_string()));
+    out.push(("SLURM_ARRAY_TASK_STEP", step.to_string()));
+    out
+}
+
 /// This machine's host name (`SLURM_SUBMIT_HOST` when the client sent none).
 pub fn host_name() -> String {
     let mut buf = [0u8; 256];
@@ -124,6 +150,27 @@ mod tests {
         assert_eq!(expand_run_lengths("7,1"), Some(vec![7, 1]));
         assert_eq!(expand_run_lengths("4(x"), None);
         assert_eq!(expand_run_lengths("a"), None);
+    }
+
+    #[test]
+    fn array_variables_describe_the_task_and_its_array() {
+        let member = ArrayMember {
+            job_id: 40,
+            task_id: 8,
+            throttle: 2,
+        };
+        let vars: std::collections::BTreeMap<_, _> =
+            array_vars(member, Some("0-15:4%2")).into_iter().collect();
+        assert_eq!(vars["SLURM_ARRAY_JOB_ID"], "40");
+        assert_eq!(vars["SLURM_ARRAY_TASK_ID"], "8");
+        assert_eq!(vars["SLURM_ARRAY_TASK_COUNT"], "4");
+        assert_eq!(vars["SLURM_ARRAY_TASK_MIN"], "0");
+        assert_eq!(vars["SLURM_ARRAY_TASK_MAX"], "12");
+        assert_eq!(vars["SLURM_ARRAY_TASK_STEP"], "4");
+        let vars: std::collections::BTreeMap<_, _> =
+            array_vars(member, Some("1,3,8")).into_iter().collect();
+        assert_eq!(vars["SLURM_ARRAY_TASK_STEP"], "1");
+        assert_eq!(vars["SLURM_ARRAY_TASK_COUNT"], "3");
     }
 
     #[test]

@@ -17,7 +17,60 @@ fn submit(id: u64, hold: bool) -> Record {
             ..SubmitRequest::default()
         }),
         hold,
+        array: None,
     }
+}
+
+#[test]
+fn array_tasks_keep_their_place_and_take_throttle_updates() {
+    let mut image = Image::new(1);
+    for (i, task_id) in [(7u64, 1u32), (8, 3)] {
+        let Record::Submit {
+            id,
+            time,
+            uid,
+            user,
+            request,
+            hold,
+            ..
+        } = submit(i, false)
+        else {
+            unreachable!()
+        };
+        image.apply(&Record::Submit {
+            id,
+            time,
+            uid,
+            user,
+            request,
+            hold,
+            array: Some(sluice_api::ArrayMember {
+                job_id: 7,
+                task_id,
+                throttle: 2,
+            }),
+        });
+    }
+    image.apply(&Record::Update {
+        id: 8,
+        changes: UpdateRequest {
+            array_task_throttle: Some(5),
+            ..UpdateRequest::default()
+        },
+    });
+    let a = image.jobs[&8].array.unwrap();
+    assert_eq!((a.job_id, a.task_id, a.throttle), (7, 3, 5));
+    assert_eq!(
+        image.jobs[&7].array.unwrap().throttle,
+        2,
+        "one record per task"
+    );
+    assert_eq!(image.next_id, 9);
+    // A record written before arrays existed reads as a plain job.
+    let old = r#"{"op":"submit","id":3,"time":1,"uid":0,"user":"u","request":{},"hold":false}"#;
+    let rec: Record = serde_json::from_str(old).unwrap();
+    image.apply(&rec);
+    assert_eq!(image.jobs[&3].array, None);
 }
 
 fn started(id: u64, time: i64) -> Record {

@@ -3,7 +3,7 @@
 //! Hold, begin time and dependencies decide; it sets the job's reason and eligible time.
 
 use crate::engine::Engine;
-use crate::job::{Hold, Job, JobId, JobState, Reason};
+use crate::job::{Hold, Job, JobId, Reason};
 
 impl Engine {
     /// Recomputes one pending job's eligibility (hold, begin time, dependencies) and reason.
@@ -54,18 +54,19 @@ impl Engine {
     /// `Some(Dependency)` while a dependency is unresolved, `Some(DependencyNeverSatisfied)` if one
     /// can never be, `None` once all are satisfied.
     fn dependency_reason(&self, job: &Job) -> Option<Reason> {
+        use crate::array_events::Outcome;
         use crate::request::DependencyKind::*;
         let mut waiting = false;
         for dep in &job.spec.dependencies {
-            let Some(other) = self.jobs.get(&dep.job) else {
-                continue;
-            };
-            let done = other.state.is_final();
-            let ok = other.state == JobState::Completed;
-            match (dep.kind, done) {
-                (_, false) => waiting = true,
-                (AfterOk, true) if !ok => return Some(Reason::DependencyNeverSatisfied),
-                (AfterNotOk, true) if ok => return Some(Reason::DependencyNeverSatisfied),
+            match (dep.kind, self.dependency_outcome(job, dep)) {
+                (_, Outcome::Gone) => {}
+                (_, Outcome::Waiting) => waiting = true,
+                (AfterOk | AfterCorr, Outcome::Ended { ok: false }) => {
+                    return Some(Reason::DependencyNeverSatisfied);
+                }
+                (AfterNotOk, Outcome::Ended { ok: true }) => {
+                    return Some(Reason::DependencyNeverSatisfied);
+                }
                 _ => {}
             }
         }

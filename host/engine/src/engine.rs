@@ -118,6 +118,8 @@ pub struct Engine {
     pub(crate) power: PowerState,
     /// What association and QOS limits count (limits/).
     pub(crate) limits: crate::limits::Limits,
+    /// Job arrays (array.rs).
+    pub(crate) arrays: crate::array::Arrays,
 }
 
 impl Engine {
@@ -165,6 +167,7 @@ impl Engine {
         let limits = crate::limits::Limits::new(&cluster);
         Ok(Self {
             next_id: config.first_job_id.max(1),
+            arrays: Default::default(),
             user_assocs,
             cluster,
             config,

@@ -102,6 +102,9 @@ pub enum SubmitError {
     /// A dependency on a job that was never submitted.
     #[error("job dependency problem: unknown job {0}")]
     Dependency(JobId),
+    /// A task of an array the engine does not know.
+    #[error("job array {0} is unknown")]
+    UnknownArray(JobId),
 }
 
 /// Why an event about an existing job was refused.

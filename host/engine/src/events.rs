@@ -160,8 +160,11 @@ impl Engine {
     /// job's dependency on it then counts as satisfied; a new submission naming it is refused.
     pub fn purge(&mut self, id: JobId) -> bool {
         let done = self.jobs.get(&id).is_some_and(|job| job.state.is_final());
-        if done {
-            self.jobs.remove(&id);
+        if done && let Some(job) = self.jobs.remove(&id) {
+            if let Some(task) = job.spec.array {
+                self.arrays
+                    .forget_job(task, job.state == crate::job::JobState::Completed);
+            }
         }
         done
     }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use sluice_cluster::{AssocId, PartitionId, QosId};
 use sluice_policy::{Charge, Placement};
 
+use crate::array::ArrayTask;
 use crate::gres::job::{JobGres, StepGres};
 use crate::licenses::LicenseDemand;
 use crate::limits::reason::LimitReason;
@@ -81,6 +82,8 @@ pub struct JobSpec {
     /// `--time-min`, seconds: backfill may start the job with this shorter limit where its
     /// whole one does not fit before what is planned.
     pub time_min: Option<u64>,
+    /// The array and index this job is a task of (`--array`), if any.
+    pub array: Option<ArrayTask>,
 }
 
 impl JobSpec {
@@ -135,6 +138,7 @@ impl JobSpec {
             required_nodes: Vec::new(),
             excluded_nodes: Vec::new(),
             time_min: None,
+            array: None,
         }
     }
 }
@@ -249,6 +253,8 @@ pub enum Reason {
     PartitionInactive,
     /// An association or QOS limit holds it.
     Limit(LimitReason),
+    /// As many tasks of its array run as the array's throttle (`%N`) allows.
+    JobArrayTaskLimit,
 }
 
 impl Reason {
@@ -257,7 +263,10 @@ impl Reason {
     pub fn holds_without_reservation(self) -> bool {
         matches!(
             self,
-            Self::Limit(_) | Self::PartitionDown | Self::PartitionInactive
+            Self::Limit(_)
+                | Self::PartitionDown
+                | Self::PartitionInactive
+                | Self::JobArrayTaskLimit
         )
     }
 }
@@ -291,6 +300,7 @@ impl Reason {
             Self::PartitionDown => "PartitionDown",
             Self::PartitionInactive => "PartitionInactive",
             Self::Limit(limit) => limit.as_str(),
+            Self::JobArrayTaskLimit => "JobArrayTaskLimit",
         }
     }
 }

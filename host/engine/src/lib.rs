@@ -48,6 +48,9 @@
 //!   `AccountingStorageEnforce` says: a submission over a submit limit (or a per-job limit with
 //!   `DenyOnLimit`) is refused, a job over a running limit pends with Slurm's reason
 //!   ([`LimitReason`]), in the main loop and backfill alike.
+//! * Job arrays ([`Engine::submit_array`]): each task is a job carrying its [`ArrayTask`];
+//!   the array's throttle holds the rest with `JobArrayTaskLimit` in both loops, and
+//!   dependencies may name a whole array, one task, or (`aftercorr`) the task of the same index.
 //! * The scheduler besides the main loop is chosen with [`SchedulerKind`] (Slurm's backfill by
 //!   default, EASY, conservative, or plain FCFS) via [`EngineConfig`] or [`Engine::set_scheduler`].
 //! * [`bench::run`] times one main-loop and one backfill pass on a synthetic cluster.
@@ -58,7 +61,7 @@
 //! with it, and no two modules import each other (`tests/structure.rs` checks both).
 //!
 //! * State: `engine.rs` (the struct holding the pieces below, and their construction),
-//!   `job.rs` and `job_map.rs` (jobs), `pending.rs`, `node_state.rs` (nodes, partitions' nodes),
+//!   `job.rs` and `job_map.rs` (jobs), `array.rs` (job arrays: tasks, throttle, outcomes), `pending.rs`, `node_state.rs` (nodes, partitions' nodes),
 //!   `licenses.rs`, `gres/` (devices, CPUs held), `reservation.rs`, `usage.rs`, `priority.rs`
 //!   (priority calculation), `pacing.rs` (when passes ran), `stats.rs`, `config.rs`,
 //!   `pass_buffers.rs` and `backfill/planner.rs` (storage passes reuse), `backfill/map.rs`.
@@ -66,12 +69,16 @@
 //!   `backfill/mod.rs` (the loop), `backfill/planner.rs` (one job's plan, through the `fit.rs`
 //!   view and the HRES policy), `start.rs` (a job's start, shared by both loops),
 //!   `priority.rs` (`PriorityPass`).
-//! * Events and reports: `submit.rs`, `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
+//! * Events and reports: `submit.rs`, `array_events.rs` (arrays, their throttle and
+//!   dependencies on them), `events.rs`, `ending.rs`, `eligibility.rs`, `steps.rs`,
 //!   `resize.rs`, `resume.rs` (a running job taken back after a host restart), `report.rs`,
 //!   `show.rs`; `fit.rs` answers whether a job fits.
 //! * Power saving: `power/` (its `mod.rs` says which file owns what), with one hook each in
 //!   `start.rs` (allocation), `ending.rs` (release) and `tick.rs` (the power pass).
 
+pub mod array;
+mod array_events;
+pub mod array_spec;
 pub mod backfill;
 pub mod bench;
 pub mod clock;
@@ -111,6 +118,7 @@ mod submit;
 mod tick;
 pub mod usage;
 
+pub use array::{ArrayRecord, ArrayTask, TaskSlot};
 pub use clock::{Clock, ManualClock, WallClock};
 pub use config::{EngineConfig, Policies, SchedulerKind};
 pub use engine::Engine;

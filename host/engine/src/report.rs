@@ -42,6 +42,9 @@ pub struct QueueRow {
     pub reason: &'static str,
     /// NODELIST of a running job.
     pub nodelist: String,
+    /// The array and index, for a task of a job array.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array: Option<crate::array::ArrayTask>,
 }
 
 impl QueueRow {
@@ -164,6 +167,7 @@ impl Engine {
                     start_time: job.start_time,
                     reason: job.reason.as_str(),
                     nodelist: sluice_hostlist::compress(&names),
+                    array: job.spec.array,
                 }
             })
             .collect()

@@ -151,8 +151,24 @@ pub enum DependencyKind {
     AfterOk,
     /// Start after the job ended in any way (`afterany`).
     AfterAny,
-    /// Start after the job ended in failure (`afternotok`).
+    /// Start after the job ended in failure (`afternotok`); for a whole array, once every
+    /// task ended and one failed.
     AfterNotOk,
+    /// Each task of an array starts after the task of the same index of another array ended
+    /// with exit code 0 (`aftercorr`).
+    AfterCorr,
+}
+
+impl DependencyKind {
+    /// The name users write.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AfterOk => "afterok",
+            Self::AfterAny => "afterany",
+            Self::AfterNotOk => "afternotok",
+            Self::AfterCorr => "aftercorr",
+        }
+    }
 }
 
 /// One `--dependency` entry.
@@ -160,11 +176,25 @@ pub enum DependencyKind {
 pub struct Dependency {
     /// Kind.
     pub kind: DependencyKind,
-    /// The job depended on.
+    /// The job depended on, or the array (every task of it, or the one `task` names).
     pub job: JobId,
+    /// One task of the array `job` (`afterok:123_4`); `None` for a job or a whole array.
+    pub task: Option<u32>,
 }
 
-/// Parses `--dependency=afterok:12:13,afterany:14` (all must hold; `?` alternatives are refused).
+impl Dependency {
+    /// A dependency on job (or whole array) `job`.
+    pub fn on(kind: DependencyKind, job: JobId) -> Self {
+        Self {
+            kind,
+            job,
+            task: None,
+        }
+    }
+}
+
+/// Parses `--dependency=afterok:12:13,afterany:14,aftercorr:15,afterok:16_2` (all must hold;
+/// `?` alternatives are refused); `16_2` is task 2 of array 16.
 pub fn parse_dependencies(text: &str) -> Result<Vec<Dependency>, ParseError> {
     let mut out = Vec::new();
     if text.contains('?') {
@@ -180,20 +210,24 @@ pub fn parse_dependencies(text: &str) -> Result<Vec<Dependency>, ParseError> {
             "afterok" => DependencyKind::AfterOk,
             "afterany" => DependencyKind::AfterAny,
             "afternotok" => DependencyKind::AfterNotOk,
+            "aftercorr" => DependencyKind::AfterCorr,
             _ => {
                 return Err(invalid(
                     "dependency",
                     item,
-                    "afterok, afterany or afternotok",
+                    "afterok, afterany, afternotok or aftercorr",
                 ));
             }
         };
         let mut any = false;
         for id in parts {
-            let job = id
-                .parse()
-                .map_err(|_| invalid("dependency", item, "kind:jobid[:jobid…]"))?;
-            out.push(Dependency { kind, job });
+            let bad = || invalid("dependency", item, "kind:jobid[_task][:jobid…]");
+            let (job, task) = match id.split_once('_') {
+                Some((job, task)) => (job, Some(task.parse().map_err(|_| bad())?)),
+                None => (id, None),
+            };
+            let job = job.parse().map_err(|_| bad())?;
+            out.push(Dependency { kind, job, task });
             any = true;
         }
         if !any {
@@ -283,13 +317,11 @@ mod tests {
     fn dependencies_and_constraints() {
         let d = parse_dependencies("afterok:3:4,afterany:5").unwrap();
         assert_eq!(d.len(), 3);
-        assert_eq!(
-            d[2],
-            Dependency {
-                kind: DependencyKind::AfterAny,
-                job: 5
-            }
-        );
+        assert_eq!(d[2], Dependency::on(DependencyKind::AfterAny, 5));
+        let d = parse_dependencies("aftercorr:7,afterok:8_3").unwrap();
+        assert_eq!(d[0], Dependency::on(DependencyKind::AfterCorr, 7));
+        assert_eq!((d[1].job, d[1].task), (8, Some(3)));
+        assert!(parse_dependencies("afterok:8_x").is_err());
         assert!(parse_dependencies("after:3").is_err());
         assert!(parse_dependencies("afterok").is_err());
         let c = Constraint::parse("ib&fat").unwrap();

@@ -29,7 +29,7 @@ impl Engine {
         let demand = self.resolve_demand(&spec)?;
         let reservation = self.resolve_reservation(&spec, &account)?;
         for dep in &spec.dependencies {
-            if !self.jobs.contains_key(&dep.job) {
+            if !self.dependency_known(dep) {
                 return Err(SubmitError::Dependency(dep.job));
             }
         }
@@ -77,6 +77,11 @@ impl Engine {
         if job.partitions.is_empty() {
             return Err(SubmitError::NodeConfig);
         }
+        if let Some(task) = job.spec.array
+            && self.array(task.array).is_none()
+        {
+            return Err(SubmitError::UnknownArray(task.array));
+        }
         self.check_submit_limits(&job)?;
         job.priority = vec![0; job.partitions.len()];
         let id = job.id;
@@ -85,7 +90,11 @@ impl Engine {
             .enter(id, &job.spec.user, counted_qos, self.assoc_path(assoc));
         self.next_id += 1;
         self.pending.insert(id, job.cpus());
+        let array = job.spec.array;
         self.jobs.insert(id, job);
+        if let Some(task) = array {
+            self.join_array(task, id);
+        }
         self.refresh_job(id, now);
         self.pacing.requested = true;
         Ok(id)

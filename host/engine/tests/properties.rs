@@ -139,6 +139,7 @@ fn simulate(
                             DependencyKind::AfterAny
                         },
                         job,
+                        task: None,
                     }]
                 })
                 .unwrap_or_default();

@@ -163,7 +163,7 @@ fn stdin_scripts_wait_noheader_update_and_cancel_by_name() {
 }
 
 #[test]
-fn excluding_every_node_is_refused_and_arrays_say_they_are_not_there_yet() {
+fn excluding_every_node_is_refused_and_arrays_run() {
     let scratch = state_dir("placement");
     let dir = scratch.path();
     let _d = Daemon::start(dir);
@@ -196,13 +196,32 @@ fn excluding_every_node_is_refused_and_arrays_say_they_are_not_there_yet() {
     .unwrap();
     let j = wait_for(dir, id, &["COMPLETED"], 60);
     assert_eq!(j.nodelist, *last);
-    let out = run_in(dir, dir, &["submit", "--array=1-4", "--wrap", "true"], None);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("job arrays are not supported yet"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Arrays are taken now: four tasks under ids in a row, each completing.
+    let a: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "--array=1-4",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    for t in 0..4 {
+        let j = wait_for(dir, a + t, &["COMPLETED", "FAILED"], 60);
+        assert_eq!(j.state, "COMPLETED");
+        assert_eq!(
+            j.array.map(|m| (m.job_id, m.task_id)),
+            Some((a, t as u32 + 1))
+        );
+    }
     end_jobs(dir);
 }
 

@@ -74,6 +74,10 @@ pub struct SchedulerParams {
     pub bf_window_linear: u64,
     /// Node allocation options (`SelectTypeParameters`, default `CR_Core_Memory`).
     pub select_type_parameters: Vec<String>,
+    /// `MaxArraySize` (slurm.conf): job array task ids must be below it, so an array has at
+    /// most this many tasks (1001; 0 refuses arrays; at most 4,000,001).
+    #[serde(rename = "MaxArraySize")]
+    pub max_array_size: u32,
 }
 
 impl Default for SchedulerParams {
@@ -112,6 +116,7 @@ impl Default for SchedulerParams {
             bf_running_job_reserve: false,
             bf_window_linear: 0,
             select_type_parameters: vec!["CR_Core_Memory".into()],
+            max_array_size: 1001,
         }
     }
 }

@@ -66,6 +66,7 @@ impl Origins {
                     "scheduler" if key.starts_with("bf_") || key.contains("sched") => {
                         "SchedulerParameters"
                     }
+                    "scheduler" if key == "MaxArraySize" => key,
                     "scheduler" => "SelectTypeParameters",
                     "plugins.selection" => "SelectType",
                     "plugins.priority" => "PriorityType",

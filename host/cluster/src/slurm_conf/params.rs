@@ -15,6 +15,7 @@ pub fn global_pair(importer: &mut Importer, pair: &Pair) -> Result<(), ConfigErr
     match pair.key.to_ascii_lowercase().as_str() {
         "clustername" => file.cluster_name = pair.value.clone(),
         "schedulerparameters" => scheduler_parameters(importer, pair)?,
+        "maxarraysize" => file.scheduler.max_array_size = number(pair)?,
         "schedulertype" => match pair.value.as_str() {
             "sched/backfill" => {}
             "sched/builtin" => file.scheduler.bf_interval = -1,

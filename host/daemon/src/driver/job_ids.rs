@@ -13,6 +13,8 @@ pub(super) struct JobIds {
     public: HashMap<JobId, u64>,
     /// Ended jobs to purge from the engine after MinJobAge: (when, engine id), oldest first.
     purge: VecDeque<(i64, JobId)>,
+    /// Each job array's engine id by its public `ArrayJobId`; the engine keeps arrays for good.
+    arrays: HashMap<u64, JobId>,
 }
 
 impl JobIds {
@@ -37,6 +39,21 @@ impl JobIds {
     /// The public id of engine job `engine`.
     pub(super) fn public(&self, engine: JobId) -> Option<u64> {
         self.public.get(&engine).copied()
+    }
+
+    /// Public array `public` is engine array `engine`.
+    pub(super) fn link_array(&mut self, public: u64, engine: JobId) {
+        self.arrays.insert(public, engine);
+    }
+
+    /// The engine array of public array `public`, once a task of it was queued.
+    pub(super) fn array(&self, public: u64) -> Option<JobId> {
+        self.arrays.get(&public).copied()
+    }
+
+    /// Forgets public array `public` (its submission failed).
+    pub(super) fn unlink_array(&mut self, public: u64) {
+        self.arrays.remove(&public);
     }
 
     /// Engine job `engine` ended at `time`; it is purged once MinJobAge has passed.

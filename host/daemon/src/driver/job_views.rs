@@ -106,6 +106,7 @@ impl Driver {
                 exclusive: request.exclusive,
                 contiguous: request.contiguous,
             },
+            array: job.array,
         }
     }
 

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use sluice_api::{
-    JobCancelled, JobHeld, JobReleased, JobSubmitted, JobUpdated, StepEnded, StepRequest,
-    StepStarted,
+    ArrayMember, JobCancelled, JobHeld, JobReleased, JobSubmitted, JobUpdated, StepEnded,
+    StepRequest, StepStarted,
 };
-use sluice_engine::{Dependency, DependencyKind, Hold, JobId};
+use sluice_engine::{Hold, JobId};
 
 use super::Driver;
 use crate::admission::Admission;
@@ -18,48 +18,21 @@ use crate::image::{HoldBy, JobRecord, Record, State};
 use crate::request::{SubmitRequest, SubmitRequestExt, UpdateRequest};
 
 impl Driver {
-    /// Submits `request` to the engine under public id `id`; returns the engine's id.
+    /// Submits `request` to the engine under public id `id` (as task `array` of its array, if
+    /// one); returns the engine's id.
     pub(super) fn enqueue(
         &mut self,
         id: u64,
         user: &str,
         request: &SubmitRequest,
+        array: Option<ArrayMember>,
     ) -> Result<JobId, String> {
         let mut deps = Vec::new();
         for d in request.dependencies()? {
-            if let Some(e) = self.ids.engine(u64::from(d.job)) {
-                deps.push(Dependency {
-                    kind: d.kind,
-                    job: e,
-                });
-                continue;
-            }
-            // Not in the engine: ended long enough ago to be purged, or never existed.
-            let Some(target) = self.store.image().jobs.get(&u64::from(d.job)) else {
-                return Err(format!("job dependency problem: unknown job {}", d.job));
-            };
-            let ok = match d.kind {
-                DependencyKind::AfterAny => target.state.is_final(),
-                DependencyKind::AfterOk => target.state == State::Completed,
-                DependencyKind::AfterNotOk => {
-                    target.state.is_final() && target.state != State::Completed
-                }
-            };
-            if !ok {
-                let kind = match d.kind {
-                    DependencyKind::AfterOk => "afterok",
-                    DependencyKind::AfterAny => "afterany",
-                    DependencyKind::AfterNotOk => "afternotok",
-                };
-                return Err(format!(
-                    "job dependency problem: job {} ended {}, so {kind}:{} can never be satisfied",
-                    d.job,
-                    target.state.as_str(),
-                    d.job
-                ));
-            }
+            deps.extend(self.resolve_dependency(d, array)?);
         }
         let mut spec = request.to_spec(user, deps)?;
+        spec.array = array.map(|m| self.engine_task(m));
         spec.requeue = Some(request.requeue.unwrap_or(self.cfg.job_requeue));
         if self
             .cluster
@@ -87,7 +60,12 @@ impl Driver {
     }
 
     /// Checks that `who` may act on job `id`; says why not.
-    fn authorize(&self, who: &Identity, id: u64, action: &str) -> Result<JobRecord, ApiError> {
+    pub(super) fn authorize(
+        &self,
+        who: &Identity,
+        id: u64,
+        action: &str,
+    ) -> Result<JobRecord, ApiError> {
         let job = self.job_record(id)?.clone();
         if job.uid != who.uid && !self.is_admin(who) {
             return Err(ApiError::forbidden(format!(
@@ -127,8 +105,11 @@ impl Driver {
                 "batch job submission failed: Required partition not available (inactive or drain)",
             ));
         }
+        if let Some(text) = request.array.clone() {
+            return self.submit_array(who, request, &text);
+        }
         let id = self.store.image().next_id;
-        let eid = match self.enqueue(id, &who.user, &request) {
+        let eid = match self.enqueue(id, &who.user, &request, None) {
             Ok(e) => e,
             Err(e) => {
                 self.metrics.refused += 1;
@@ -148,6 +129,7 @@ impl Driver {
             user: who.user.clone(),
             request: Box::new(request),
             hold,
+            array: None,
         });
         if hold {
             let _ = self.engine.hold(eid, Hold::User);
@@ -269,8 +251,14 @@ impl Driver {
         &mut self,
         who: &Identity,
         id: u64,
-        changes: UpdateRequest,
+        mut changes: UpdateRequest,
     ) -> Result<JobUpdated, ApiError> {
+        if let Some(throttle) = changes.array_task_throttle.take() {
+            let done = self.update_throttle(who, id, throttle)?;
+            if changes.is_empty() {
+                return Ok(done);
+            }
+        }
         let job = self.authorize(who, id, "update")?;
         if job.state == State::Running {
             return self.update_running(who, &job, changes);
@@ -288,11 +276,11 @@ impl Driver {
         let _ = self.engine.cancel(eid);
         let _ = self.engine.purge(eid);
         self.clock.pin(job.submit_time);
-        let result = self.enqueue(id, &job.user, &request);
+        let result = self.enqueue(id, &job.user, &request, job.array);
         let result = match result {
             Ok(e) => Ok(e),
             Err(e) => {
-                let back = self.enqueue(id, &job.user, &job.request);
+                let back = self.enqueue(id, &job.user, &job.request, job.array);
                 self.clock.unpin();
                 let back = back.map_err(|b| {
                     ApiError::internal(format!("update job {id}: restoring it failed: {b}"))

@@ -10,7 +10,7 @@
 //! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
 //! pending jobs that can no longer meet their `--deadline`; `power` journals power state and
 //! program calls, registers nodes and takes scontrol's node updates, and `power_programs` runs
-//! the power programs off the driver thread;
+//! the power programs off the driver thread; `arrays` makes job arrays into jobs;
 //! `accounting` sends ended jobs to the accounting store and forwards `acct` queries;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read;
@@ -18,6 +18,7 @@
 //! one way only.
 
 mod accounting;
+mod arrays;
 mod deadlines;
 mod dispatch;
 mod engine;

@@ -120,6 +120,7 @@ impl Driver {
         }
         let now = self.engine.now();
         let mut not_started = Vec::new();
+        let mut ended_tasks = Vec::new();
         for job in image.jobs.values() {
             let mut running = false;
             let mut launch = false;
@@ -135,11 +136,16 @@ impl Driver {
                         }
                     }
                 },
-                _ => continue,
+                s => {
+                    if let Some(member) = job.array {
+                        ended_tasks.push((member, s));
+                    }
+                    continue;
+                }
             }
             // Its original submit time, so its age and place in the queue survive.
             self.clock.pin(job.submit_time);
-            let result = self.enqueue(job.id, &job.user, &job.request);
+            let result = self.enqueue(job.id, &job.user, &job.request, job.array);
             self.clock.unpin();
             match result {
                 Ok(eid) if running => {
@@ -178,6 +184,7 @@ impl Driver {
                 }
             }
         }
+        self.note_ended_tasks(&ended_tasks);
         // A job whose nodes still boot is journaled CONFIGURING and launched when they register.
         let launches: Vec<_> = not_started
             .into_iter()

@@ -143,6 +143,11 @@ impl Driver {
         for (k, v) in crate::job_env::request_vars(req) {
             set(k, v);
         }
+        if let Some(member) = rec.array {
+            for (k, v) in crate::job_env::array_vars(member, req.array.as_deref()) {
+                set(k, v);
+            }
+        }
         set("SLURM_CLUSTER_NAME", self.cluster.name.clone());
         set(
             "SLURMD_NODENAME",
@@ -170,13 +175,20 @@ impl Driver {
         let name = req.job_name();
         let fields = crate::filename::PatternFields {
             job_id: id,
-            array_task: None,
+            array_task: rec.array.map(|a| a.task_id),
+            array_job: rec.array.map(|a| a.job_id),
             name: &name,
             user: &rec.user,
             node: nodes.first().map_or("", String::as_str),
         };
         let pattern = |p: &str| crate::filename::expand(p, &fields, &workdir);
-        let output = pattern(req.output.as_deref().unwrap_or("slurm-%j.out"));
+        // Slurm's default names an array task by its array and index.
+        let default_output = if rec.array.is_some() {
+            "slurm-%A_%a.out"
+        } else {
+            "slurm-%j.out"
+        };
+        let output = pattern(req.output.as_deref().unwrap_or(default_output));
         let error = req.error.as_deref().map(pattern);
         let input = req.input.as_deref().map(pattern);
         Some(Launch {

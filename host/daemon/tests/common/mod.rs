@@ -35,6 +35,7 @@ pub fn submit_as(id: u64, uid: u32, user: &str) -> Record {
             ..SubmitRequest::default()
         }),
         hold: false,
+        array: None,
     }
 }
 

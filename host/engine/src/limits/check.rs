@@ -26,13 +26,16 @@ struct Subject<'a> {
 }
 
 impl Engine {
-    /// Why `job` may not start in `part` now: the partition's state, then (with
+    /// Why `job` may not start in `part` now: the partition's state, its array's throttle, then (with
     /// `AccountingStorageEnforce=limits`) the first limit it is over. `None` if it may start.
     pub(crate) fn limit_reason(&self, job: &Job, part: PartitionId) -> Option<Reason> {
         match self.cluster.partitions[part.index()].access.state {
             PartitionState::Down => return Some(Reason::PartitionDown),
             PartitionState::Inactive => return Some(Reason::PartitionInactive),
             PartitionState::Up | PartitionState::Drain => {}
+        }
+        if let Some(reason) = self.array_throttle_reason(job) {
+            return Some(reason);
         }
         if !self.limits.enforce.limits || !self.limits.any {
             return None;

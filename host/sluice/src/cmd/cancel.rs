@@ -1,5 +1,5 @@
 //! `sluice cancel` (scancel): cancel jobs, or signal them with `-s/--signal=NAME|NUMBER`;
-//! jobs by id and/or by `-u/--user`, `--me`, `-n/--name`, `-p/--partition`, `-t/--state`.
+//! jobs by id (`123` is every task of array 123, `123_4` and `123_[4-6]` some) and/or by `-u/--user`, `--me`, `-n/--name`, `-p/--partition`, `-t/--state`.
 
 use anyhow::{Context as _, bail};
 use sluice_api::{CancelRequest, Job, JobCancelled, JobQuery};
@@ -7,6 +7,7 @@ use sluice_daemon::client::jobs_path;
 use sluice_daemon::identity::Identity;
 
 use super::daemon_client::{Conn, print_json};
+use super::job_arrays::JobRef;
 use super::sbatch::values::signal_number;
 
 /// Arguments of `sluice cancel`.
@@ -63,13 +64,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .map(|s| signal_number(s).with_context(|| format!("Invalid job signal: {s}")))
         .transpose()?;
-    let mut ids = Vec::new();
-    for j in &args.jobs {
-        ids.push(
-            j.parse::<u64>()
-                .with_context(|| format!("Invalid job id {j}"))?,
-        );
-    }
+    let refs = args
+        .jobs
+        .iter()
+        .map(|j| JobRef::parse(j))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let user = if args.me {
         Some(Identity::current().user)
     } else {
@@ -84,6 +83,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         || filter.name.is_some()
         || filter.partition.is_some();
     let mut c = args.conn.client();
+    let mut ids = Vec::new();
+    if !refs.is_empty() {
+        // `123` is every task of array 123, `123_[4-6]` some of them: read which jobs they are.
+        let live: Vec<Job> = c.get(&jobs_path(&JobQuery::default()))?;
+        for (r, text) in refs.iter().zip(&args.jobs) {
+            let found = r.resolve(&live);
+            if found.is_empty() {
+                bail!("Kill job error on job id {text}: Invalid job id specified");
+            }
+            ids.extend(found);
+        }
+    }
     if filtered {
         let query = JobQuery {
             user,

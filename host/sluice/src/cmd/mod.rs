@@ -9,6 +9,7 @@ pub mod demo;
 pub mod hold;
 pub mod hostlist;
 pub mod info;
+pub mod job_arrays;
 pub mod plugin;
 pub mod prio;
 pub mod queue;

@@ -64,6 +64,8 @@ fn header(c: char) -> &'static str {
     match c {
         'i' => "JOBID",
         'A' => "JOBID",
+        'F' => "ARRAY_JOB_ID",
+        'K' => "ARRAY_TASK_ID",
         'P' => "PARTITION",
         'j' => "NAME",
         'u' => "USER",
@@ -168,7 +170,8 @@ fn field(job: &Job, c: char) -> String {
 const LONG_NAMES: &[(&str, char)] = &[
     ("jobid", 'i'),
     ("jobarrayid", 'i'),
-    ("arrayjobid", 'A'),
+    ("arrayjobid", 'F'),
+    ("arraytaskid", 'K'),
     ("partition", 'P'),
     ("name", 'j'),
     ("username", 'u'),
@@ -237,9 +240,21 @@ pub fn long_format(list: &str) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// Renders jobs with a squeue format string.
-pub fn render(rows: &[Job], format: &str, with_header: bool) -> String {
-    render_rows(rows, format, with_header, |c| header(c).to_string(), field)
+/// Renders jobs with a squeue format string, each array's pending tasks as one row.
+pub fn render(jobs: &[Job], format: &str, with_header: bool) -> String {
+    let rows = super::job_arrays::rows(jobs);
+    render_rows(
+        &rows,
+        format,
+        with_header,
+        |c| header(c).to_string(),
+        |row, c| match c {
+            'i' => row.job_id(),
+            'F' => row.array_job_id(),
+            'K' => row.task_id(),
+            _ => field(row.job, c),
+        },
+    )
 }
 
 /// Renders rows with a squeue/sinfo-style format string: `%[.][-][width]letter` fields
@@ -335,12 +350,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         })
     };
+    // `-j 123` names every task of array 123 and `123_4` one: the ids are matched here.
     let query = JobQuery {
         user,
         states,
-        jobs: args.jobs.clone(),
+        jobs: None,
     };
     let mut rows: Vec<Job> = args.conn.client().get(&jobs_path(&query))?;
+    if let Some(list) = &args.jobs {
+        let mut wanted = Vec::new();
+        for text in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            wanted.extend(super::job_arrays::JobRef::parse(text)?.resolve(&rows));
+        }
+        rows.retain(|j| wanted.contains(&j.job_id));
+    }
     if let Some(parts) = &args.partition {
         let wanted: Vec<&str> = parts.split(',').map(str::trim).collect();
         rows.retain(|j| j.partition.split(',').any(|p| wanted.contains(&p)));
@@ -425,6 +448,7 @@ pub(crate) mod tests {
                 exclusive: false,
                 contiguous: false,
             },
+            array: None,
         }
     }
 

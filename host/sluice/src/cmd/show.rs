@@ -11,6 +11,7 @@ use sluice_daemon::client::{jobs_path, segment};
 
 use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
+use super::job_arrays::JobRef;
 use super::show_layout;
 
 /// Arguments of `sluice show`.
@@ -102,6 +103,15 @@ enum Shown {
     Fields(Value),
 }
 
+/// Whether job `id` is the first task of an array, so that `show job ID` means the array.
+fn array_named(c: &mut sluice_daemon::client::Client, id: &str) -> anyhow::Result<bool> {
+    let Ok(n) = id.parse::<u64>() else {
+        return Ok(false);
+    };
+    let job = c.get::<Job>(&format!("/v1/jobs/{n}"))?;
+    Ok(job.array.is_some_and(|a| a.job_id == n))
+}
+
 /// Reads what `show WHAT [NAME]` names from the daemon.
 fn fetch(
     c: &mut sluice_daemon::client::Client,
@@ -109,6 +119,22 @@ fn fetch(
     name: Option<&String>,
 ) -> anyhow::Result<Shown> {
     Ok(match (what, name) {
+        ("job" | "jobs" | "jobid", Some(id)) if id.contains('_') || array_named(c, id)? => {
+            // An array id shows every task, `123_4` the one task, as scontrol does.
+            let all: Vec<Job> = c.get(&jobs_path(&JobQuery {
+                states: Some(JobQuery::ALL_STATES.into()),
+                ..JobQuery::default()
+            }))?;
+            let wanted = JobRef::parse(id)?.resolve(&all);
+            let jobs: Vec<Job> = all
+                .into_iter()
+                .filter(|j| j.array.is_some() && wanted.contains(&j.job_id))
+                .collect();
+            if jobs.is_empty() {
+                bail!("Invalid job id specified: {id}");
+            }
+            Shown::Jobs { jobs, one: false }
+        }
         ("job" | "jobs" | "jobid", Some(id)) => Shown::Jobs {
             jobs: vec![c.get::<Job>(&format!("/v1/jobs/{}", segment(id)))?],
             one: true,

@@ -41,14 +41,20 @@ pub fn job(j: &Job, zone: Zone) -> String {
     let batch_host = j.nodelist.split(',').next().unwrap_or_default();
     let fields = PatternFields {
         job_id: j.job_id,
-        array_task: None,
+        array_task: j.array.map(|a| a.task_id),
+        array_job: j.array.map(|a| a.job_id),
         name: &j.name,
         user: &j.user,
         node: batch_host,
     };
     let dir = Path::new(&j.workdir);
     let path = |p: &str| expand(p, &fields, dir).to_string_lossy().into_owned();
-    let stdout = path(r.output.as_deref().unwrap_or("slurm-%j.out"));
+    let default_output = if j.array.is_some() {
+        "slurm-%A_%a.out"
+    } else {
+        "slurm-%j.out"
+    };
+    let stdout = path(r.output.as_deref().unwrap_or(default_output));
     let stderr = r.error.as_deref().map_or(stdout.clone(), path);
     let stdin = r.input.as_deref().map_or("/dev/null".into(), path);
     let tasks = r
@@ -56,7 +62,17 @@ pub fn job(j: &Job, zone: Zone) -> String {
         .or(r.ntasks_per_node.map(|n| n * j.nodes.max(1) as u32))
         .unwrap_or(1);
     let lines = [
-        format!("JobId={} JobName={}", j.job_id, j.name),
+        match j.array {
+            Some(a) if a.throttle > 0 => format!(
+                "JobId={} ArrayJobId={} ArrayTaskId={} ArrayTaskThrottle={} JobName={}",
+                j.job_id, a.job_id, a.task_id, a.throttle, j.name
+            ),
+            Some(a) => format!(
+                "JobId={} ArrayJobId={} ArrayTaskId={} JobName={}",
+                j.job_id, a.job_id, a.task_id, j.name
+            ),
+            None => format!("JobId={} JobName={}", j.job_id, j.name),
+        },
         format!("UserId={}({})", j.user, j.uid),
         format!(
             "Priority={} Nice={} Account={} QOS={}",
@@ -292,6 +308,7 @@ mod tests {
             workdir: "/home/alice".into(),
             steps: vec![],
             request: summary(),
+            array: None,
         }
     }
 

@@ -20,8 +20,9 @@ pub struct Args {
     /// `JobId=ID Key=Value…`, `NodeName=NAMES State=… Reason=…`, `PartitionName=P State=…`;
     /// or `job ID Key=Value…`, `node NAMES Key=Value…`. Job keys: TimeLimit (also +N/-N),
     /// Nice, Name/JobName, Partition, QOS, NumNodes, BeginTime/StartTime, Dependency, Comment,
-    /// Account. Node State: DRAIN, DOWN, RESUME, IDLE, UNDRAIN, FAIL, FUTURE, NORESP, POWER_UP,
-    /// POWER_UP_FORCE, POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE (admins only).
+    /// Account, ArrayTaskThrottle. Node State: DRAIN, DOWN, RESUME, IDLE, UNDRAIN, FAIL, FUTURE,
+    /// NORESP, POWER_UP, POWER_UP_FORCE, POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE (admins
+    /// only).
     words: Vec<String>,
     #[command(flatten)]
     conn: Conn,
@@ -148,8 +149,13 @@ pub fn job_changes(
             "dependency" => u.dependency = Some(v.clone()),
             "comment" => u.comment = Some(v.clone()),
             "account" => u.account = Some(v.clone()),
+            "arraytaskthrottle" => {
+                u.array_task_throttle = Some(v.parse().with_context(|| {
+                    format!("ArrayTaskThrottle={v}: expected a number of tasks (0: no limit)")
+                })?)
+            }
             other => bail!(
-                "update job: {other} cannot be changed here yet; expected TimeLimit, Nice, Name, Partition, QOS, NumNodes, BeginTime, Dependency, Comment or Account"
+                "update job: {other} cannot be changed here yet; expected TimeLimit, Nice, Name, Partition, QOS, NumNodes, BeginTime, Dependency, Comment, Account or ArrayTaskThrottle"
             ),
         }
     }

@@ -102,7 +102,8 @@ fn value_at<T>(source: Source<'_>, spanned: &Spanned<T>) -> Location {
 /// Slurm's accepted ranges for the backfill parameters that have them.
 fn check_scheduler(params: &crate::SchedulerParams, source: Source<'_>) -> Result<(), ConfigError> {
     let table = source.text.find("[scheduler]").unwrap_or(0);
-    let checks: [(&str, i128, i128, i128); 5] = [
+    let checks: [(&str, i128, i128, i128); 6] = [
+        ("MaxArraySize", params.max_array_size.into(), 0, 4_000_001),
         ("bf_interval", params.bf_interval.into(), -1, 10_800),
         ("bf_resolution", params.bf_resolution.into(), 1, 3600),
         ("bf_window", params.bf_window.into(), 1, 43_200),

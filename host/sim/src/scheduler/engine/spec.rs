@@ -102,7 +102,7 @@ fn slurm_spec(
             Dependency::Singleton => continue,
         };
         if let Some(job) = resolve(target) {
-            spec.dependencies.push(EngineDependency { kind, job });
+            spec.dependencies.push(EngineDependency::on(kind, job));
         }
     }
     Ok(spec)
@@ -168,10 +168,7 @@ mod tests {
         assert_eq!(spec.nice, 10);
         assert_eq!(
             spec.dependencies,
-            vec![EngineDependency {
-                kind: DependencyKind::AfterOk,
-                job: 30
-            }]
+            vec![EngineDependency::on(DependencyKind::AfterOk, 30)]
         );
     }
 }

@@ -29,7 +29,8 @@ pub struct Inputs {
 pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>), String> {
     let mut warnings = Vec::new();
     if let Some(a) = &o.array {
-        return Err(format!("--array={a}: job arrays are not supported yet"));
+        // The syntax is checked here, as sbatch does; MaxArraySize by the daemon.
+        sluice_engine::array_spec::parse_ranges(a).map_err(|e| format!("--array={a}: {e}"))?;
     }
     let mems = [
         o.mem.is_some(),
@@ -110,6 +111,7 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         wckey: o.wckey.clone(),
         command: inputs.command,
         script_args: Vec::new(),
+        array: o.array.clone(),
     };
     Ok((req, warnings))
 }
@@ -343,9 +345,29 @@ mod tests {
     }
 
     #[test]
-    fn arrays_are_refused_plainly_for_now() {
-        let e = request("#!/bin/sh\n#SBATCH --array=1-10%2\n", "").unwrap_err();
-        assert_eq!(e, "--array=1-10%2: job arrays are not supported yet");
+    fn sbatch_array_inx_gives_the_array() {
+        let env = BTreeMap::from([("SBATCH_ARRAY_INX".to_string(), "2-3%1".to_string())]);
+        let found = super::super::environment::options(&env);
+        let cx = Context {
+            now: 1_795_678_215,
+            zone: Zone::Utc,
+        };
+        let o = read("job.sh", Some("#!/bin/sh\n"), &found, &[], cx).unwrap();
+        assert_eq!(o.array.as_deref(), Some("2-3%1"));
+    }
+
+    #[test]
+    fn arrays_come_from_the_script_the_command_line_or_the_environment() {
+        let (r, _) = request("#!/bin/sh\n#SBATCH --array=1-10%2\n", "").unwrap();
+        assert_eq!(r.array.as_deref(), Some("1-10%2"));
+        let (r, _) = request("#!/bin/sh\n#SBATCH --array=1-10%2\n", "-a 0-15:4").unwrap();
+        assert_eq!(r.array.as_deref(), Some("0-15:4"), "the command line wins");
+        let e = request("#!/bin/sh\n#SBATCH --array=5-2\n", "").unwrap_err();
+        assert!(
+            e.starts_with("--array=5-2: invalid job array specification"),
+            "{e}"
+        );
+        assert!(request("#!/bin/sh\n", "--array=1,,2").is_err());
     }
 
     #[test]
