@@ -24,6 +24,7 @@ pub mod image;
 pub mod job_env;
 pub mod journal;
 pub mod metrics;
+pub mod node_counts;
 pub mod power_image;
 pub mod request;
 pub mod routes;

@@ -139,7 +139,7 @@ impl Layout {
     /// Slurm's compressed tasks-per-node text (`SLURM_STEP_TASKS_PER_NODE`,
     /// `SLURM_TASKS_PER_NODE`): `4(x2)`, `3,2`.
     pub fn per_node_text(&self) -> String {
-        crate::job_env::run_lengths(&self.counts())
+        crate::node_counts::run_lengths(&self.counts())
     }
 }
 

@@ -128,7 +128,7 @@ impl Driver {
         );
         set(
             "SLURM_JOB_CPUS_PER_NODE",
-            crate::job_env::run_lengths(&alloc.placement.cpus),
+            crate::node_counts::run_lengths(&alloc.placement.cpus),
         );
         set(
             "SLURM_TASKS_PER_NODE",

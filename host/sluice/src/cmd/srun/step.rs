@@ -62,7 +62,7 @@ fn claim(shape: &Shape, base: &BTreeMap<String, String>) -> u32 {
     let want = shape.per_node * shape.cpus_per_task;
     let fewest = base
         .get("SLURM_JOB_CPUS_PER_NODE")
-        .and_then(|t| sluice_daemon::job_env::expand_run_lengths(t))
+        .and_then(|t| sluice_daemon::node_counts::expand_run_lengths(t))
         .and_then(|cpus| cpus.into_iter().min());
     fewest.map_or(want, |f| want.min(f)).max(1)
 }
