@@ -430,7 +430,6 @@ impl Driver {
                 "SLURM_STEP_NODELIST".into(),
                 sluice_hostlist::compress(&names),
             );
-            env.insert("SLURM_STEP_NUM_TASKS".into(), names.len().to_string());
         }
         if let Ok(gres) = self.engine.step_env(eid, step, 0) {
             env.extend(gres);

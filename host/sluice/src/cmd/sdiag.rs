@@ -31,10 +31,11 @@ fn when(t: i64) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    // 1970-01-01 was a Thursday; the weekday of the local date counts from it.
+    // 1970-01-01 was a Thursday; the local date's day number (its civil time read as UTC)
+    // counts the weekday from it.
     let local_days = Zone::Utc
-        .instant(midnight_of(c))
-        .map_or(0, |midnight| midnight.div_euclid(86_400));
+        .instant(c)
+        .map_or(0, |local| local.div_euclid(86_400));
     format!(
         "{} {} {:2} {:02}:{:02}:{:02} {} ({t})",
         DAYS[local_days.rem_euclid(7) as usize],
@@ -45,14 +46,6 @@ fn when(t: i64) -> String {
         c.second,
         c.year + 1900
     )
-}
-
-/// The local date `c` at midnight, as a civil time to read in UTC.
-fn midnight_of(mut c: super::clock::Civil) -> super::clock::Civil {
-    c.hour = 0;
-    c.minute = 0;
-    c.second = 0;
-    c
 }
 
 fn cycles(out: &mut String, s: &CycleStats, per_minute: u64) {
