@@ -408,6 +408,22 @@ pub struct JobSubmitted {
     pub job_id: u64,
 }
 
+/// The answer to `POST /v1/jobs/will-run` (sbatch `--test-only`): when and where the job would
+/// start if it were submitted now, from the backfill plan. Nothing is queued.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobWillRun {
+    /// The id a submission now would get.
+    pub job_id: u64,
+    /// The expected start, Unix seconds.
+    pub start_time: i64,
+    /// The CPUs it would be given.
+    pub processors: u32,
+    /// Its nodes as a hostlist expression.
+    pub nodes: String,
+    /// The partition it would run in.
+    pub partition: String,
+}
+
 /// The answer to a cancel: either cancelled, or signalled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobCancelled {

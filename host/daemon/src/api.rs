@@ -102,6 +102,8 @@ pub enum ApiRequest {
     Diag,
     /// `POST /v1/jobs`.
     Submit(Box<SubmitRequest>),
+    /// `POST /v1/jobs/will-run`.
+    WillRun(Box<SubmitRequest>),
     /// `GET /v1/jobs`.
     ListJobs(JobFilter),
     /// `GET /v1/jobs/{id}`.

@@ -53,6 +53,7 @@ pub fn router(tx: Tx, metrics: SiteMetrics) -> Router {
         .route("/v1/metrics", get(fixed(ApiRequest::Metrics)))
         .route("/v1/diag", get(fixed(ApiRequest::Diag)))
         .route("/v1/jobs", get(list_jobs).post(submit))
+        .route("/v1/jobs/will-run", post(will_run))
         .route("/v1/jobs/{id}", get(show_job))
         .route("/v1/jobs/{id}/{action}", post(job_action))
         .route("/v1/jobs/{id}/steps/{step}/end", post(step_end))
@@ -190,6 +191,14 @@ async fn submit(
     Required(req): Required<sluice_api::SubmitRequest>,
 ) -> Response {
     ask(state, caller, ApiRequest::Submit(Box::new(req))).await
+}
+
+async fn will_run(
+    state: State<Tx>,
+    caller: Caller,
+    Required(req): Required<sluice_api::SubmitRequest>,
+) -> Response {
+    ask(state, caller, ApiRequest::WillRun(Box::new(req))).await
 }
 
 async fn show_job(state: State<Tx>, caller: Caller, Params(id): Params<String>) -> Response {

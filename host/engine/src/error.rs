@@ -107,6 +107,20 @@ pub enum SubmitError {
     UnknownArray(JobId),
 }
 
+/// Why `--test-only` found no start for a job ([`crate::Engine::will_run`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WillRunError {
+    /// Submission would refuse the job.
+    #[error(transparent)]
+    Submit(#[from] SubmitError),
+    /// Nothing planned lets it start within the backfill window.
+    #[error("job would not start within the backfill window (bf_window={window_minutes} minutes)")]
+    NoStart {
+        /// The window, in minutes.
+        window_minutes: u64,
+    },
+}
+
 /// Why an event about an existing job was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum JobError {

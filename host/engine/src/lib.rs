@@ -119,10 +119,11 @@ mod tick;
 pub mod usage;
 
 pub use array::{ArrayRecord, ArrayTask, TaskSlot};
+pub use backfill::WillRunAnswer;
 pub use clock::{Clock, ManualClock, WallClock};
 pub use config::{EngineConfig, Policies, SchedulerKind};
 pub use engine::Engine;
-pub use error::{JobError, SubmitError};
+pub use error::{JobError, SubmitError, WillRunError};
 pub use event::{Event, Loop};
 pub use gres::{GresConfigError, GresRecord, JobGres, StepGres};
 pub use job::{Allocation, CpuIds, Hold, Job, JobId, JobSpec, JobState, Reason, Step};

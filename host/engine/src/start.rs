@@ -98,20 +98,12 @@ impl Engine {
             request: req,
         } = buffers;
         let id = rec.job;
-        let (own, limit, licenses, demands) = {
-            let job = &self.jobs[&id];
-            (
-                job.reservation,
-                job.time_limit,
-                job.demand.licenses.clone(),
-                job.demand.hres.clone(),
-            )
-        };
+        let (own, limit, licenses, demands) = self.start_needs(id);
         let end = now + plan_limit(limit) as i64;
         self.admits_start(own, limit.is_some(), &licenses, plan, (now, end))?;
         let layers = self.start_candidates(rec, &demands, usable, plan, (now, end), cand)?;
         self.fill_job_request(id, cand, req);
-        let placement = self.ask_placement(req)?;
+        let placement = self.ask_placement(req, PlaceMode::Allocate)?;
         if let Err(reason) = self.power_admits(&placement) {
             self.policies.selection.release(id, &placement);
             return Err(reason);
@@ -134,6 +126,45 @@ impl Engine {
         self.commit_gres(id, &placement, picks);
         self.commit_start(id, rec, placement, licenses, charges, now, by);
         Ok(())
+    }
+
+    /// Where the record could start now on nodes not in `plan.exclude`, asking the selection
+    /// policy in test mode, so that nothing changes (`--test-only`; GRES devices and HRES
+    /// charges are not picked).
+    pub(crate) fn test_start(
+        &mut self,
+        rec: &QueueRecord,
+        now: i64,
+        usable: &NodeBitmap,
+        plan: &Plan,
+        buffers: &mut StartBuffers,
+    ) -> Result<Placement, Reason> {
+        let StartBuffers {
+            candidates: cand,
+            request: req,
+        } = buffers;
+        let (own, limit, licenses, demands) = self.start_needs(rec.job);
+        let end = now + plan_limit(limit) as i64;
+        self.admits_start(own, limit.is_some(), &licenses, plan, (now, end))?;
+        self.start_candidates(rec, &demands, usable, plan, (now, end), cand)?;
+        self.fill_job_request(rec.job, cand, req);
+        self.ask_placement(req, PlaceMode::Test)
+    }
+
+    /// What a start checks besides nodes: the job's reservation, time limit, licenses and
+    /// HRES demands.
+    #[inline]
+    fn start_needs(
+        &self,
+        id: JobId,
+    ) -> (Option<usize>, Option<u64>, Vec<(usize, u32)>, Vec<Demand>) {
+        let job = &self.jobs[&id];
+        (
+            job.reservation,
+            job.time_limit,
+            job.demand.licenses.clone(),
+            job.demand.hres.clone(),
+        )
     }
 
     /// Whether a job in reservation `own` may start over `[now, end)` as far as its
@@ -211,7 +242,7 @@ impl Engine {
     /// Asks the selection policy to place `req` (handing it this pass's node table first), and
     /// checks its answer against the contract.
     #[inline]
-    fn ask_placement(&mut self, req: &JobRequest) -> Result<Placement, Reason> {
+    fn ask_placement(&mut self, req: &JobRequest, mode: PlaceMode) -> Result<Placement, Reason> {
         if !self
             .nodes
             .table()
@@ -224,7 +255,7 @@ impl Engine {
             self.policies.selection.begin_pass(self.nodes.table());
             self.selection_begun = true;
         }
-        let Some(placement) = self.policies.selection.place(req, PlaceMode::Allocate) else {
+        let Some(placement) = self.policies.selection.place(req, mode) else {
             return Err(Reason::Resources);
         };
         if self.nodes.table().check_placement(req, &placement).is_err() {

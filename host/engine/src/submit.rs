@@ -15,9 +15,35 @@ use crate::licenses::{LicenseDemand, LicenseError};
 impl Engine {
     /// Submits a job (sbatch). It is validated and queued; the next [`Engine::tick`] runs the
     /// event-triggered main loop over it unless `defer` is set.
-    pub fn submit(&mut self, mut spec: JobSpec) -> Result<JobId, SubmitError> {
+    pub fn submit(&mut self, spec: JobSpec) -> Result<JobId, SubmitError> {
         let now = self.clock.now();
         let assoc = self.resolve_assoc(&spec)?;
+        let mut job = self.admit(spec, assoc, now)?;
+        job.priority = vec![0; job.partitions.len()];
+        let id = job.id;
+        let counted_qos = self.qos_order(job.qos, job.partitions[0]);
+        self.limits
+            .enter(id, &job.spec.user, counted_qos, self.assoc_path(assoc));
+        self.next_id += 1;
+        self.pending.insert(id, job.cpus());
+        let array = job.spec.array;
+        self.jobs.insert(id, job);
+        if let Some(task) = array {
+            self.join_array(task, id);
+        }
+        self.refresh_job(id, now);
+        self.pacing.requested = true;
+        Ok(id)
+    }
+
+    /// Validates a spec against the cluster as submission does and makes the job it would
+    /// queue (with the next id, not yet taken), changing nothing.
+    pub(crate) fn admit(
+        &self,
+        mut spec: JobSpec,
+        assoc: AssocId,
+        now: i64,
+    ) -> Result<Job, SubmitError> {
         let account = self.account_of(assoc);
         let qos = self.resolve_qos(&spec, assoc)?;
         let mut parts = self.resolve_partitions(&spec)?;
@@ -83,21 +109,7 @@ impl Engine {
             return Err(SubmitError::UnknownArray(task.array));
         }
         self.check_submit_limits(&job)?;
-        job.priority = vec![0; job.partitions.len()];
-        let id = job.id;
-        let counted_qos = self.qos_order(qos, job.partitions[0]);
-        self.limits
-            .enter(id, &job.spec.user, counted_qos, self.assoc_path(assoc));
-        self.next_id += 1;
-        self.pending.insert(id, job.cpus());
-        let array = job.spec.array;
-        self.jobs.insert(id, job);
-        if let Some(task) = array {
-            self.join_array(task, id);
-        }
-        self.refresh_job(id, now);
-        self.pacing.requested = true;
-        Ok(id)
+        Ok(job)
     }
 
     /// The licenses and HRES the job asks for, by index; HRES only where a policy decides them.
@@ -171,30 +183,10 @@ impl Engine {
     }
 
     fn resolve_assoc(&mut self, spec: &JobSpec) -> Result<AssocId, SubmitError> {
-        let found = match &spec.account {
-            Some(account) => self.cluster.user_assoc(&spec.user, account),
-            None => self.user_assocs.get(&spec.user).copied(),
+        let parent = match self.find_assoc(spec)? {
+            AssocFound::Existing(id) => return Ok(id),
+            AssocFound::ToCreateUnder(parent) => parent,
         };
-        if let Some(id) = found {
-            return Ok(id);
-        }
-        let account_known = spec
-            .account
-            .as_deref()
-            .is_none_or(|a| self.cluster.account_id(a).is_some());
-        let create = self.config.create_missing_associations
-            || (self.config.create_missing_users && account_known);
-        if !create || self.cluster.associations.is_empty() {
-            return Err(SubmitError::UnknownAssociation {
-                user: spec.user.clone(),
-                account: spec.account.clone(),
-            });
-        }
-        let parent = spec
-            .account
-            .as_deref()
-            .and_then(|a| self.cluster.account_id(a))
-            .unwrap_or(AssocId::ROOT);
         let id = AssocId(self.cluster.associations.len() as u32);
         self.cluster.associations.push(Association {
             kind: AssocKind::User(spec.user.clone()),
@@ -210,6 +202,36 @@ impl Engine {
         self.user_assocs.entry(spec.user.clone()).or_insert(id);
         self.usage.grow(parent);
         Ok(id)
+    }
+
+    /// The job's association if it exists, else the account one would be created under when
+    /// the engine creates missing associations; refused otherwise.
+    pub(crate) fn find_assoc(&self, spec: &JobSpec) -> Result<AssocFound, SubmitError> {
+        let found = match &spec.account {
+            Some(account) => self.cluster.user_assoc(&spec.user, account),
+            None => self.user_assocs.get(&spec.user).copied(),
+        };
+        if let Some(id) = found {
+            return Ok(AssocFound::Existing(id));
+        }
+        let account_known = spec
+            .account
+            .as_deref()
+            .is_none_or(|a| self.cluster.account_id(a).is_some());
+        let create = self.config.create_missing_associations
+            || (self.config.create_missing_users && account_known);
+        if !create || self.cluster.associations.is_empty() {
+            return Err(SubmitError::UnknownAssociation {
+                user: spec.user.clone(),
+                account: spec.account.clone(),
+            });
+        }
+        Ok(AssocFound::ToCreateUnder(
+            spec.account
+                .as_deref()
+                .and_then(|a| self.cluster.account_id(a))
+                .unwrap_or(AssocId::ROOT),
+        ))
     }
 
     /// The account a user association sits under (the association's own name for an account).
@@ -262,6 +284,14 @@ impl Engine {
         }
         Ok(out)
     }
+}
+
+/// Where a job's association is, as [`Engine::find_assoc`] finds it.
+pub(crate) enum AssocFound {
+    /// The association exists.
+    Existing(AssocId),
+    /// It does not, and submission would create it under this account.
+    ToCreateUnder(AssocId),
 }
 
 /// (GRES kind, count) per node.

@@ -563,3 +563,89 @@ fn reserved_idle_nodes_show_as_resv() {
     assert!(out.lines().any(|l| l == format!("{last} resv")), "{out}");
     end_jobs(dir);
 }
+
+#[test]
+fn test_only_says_when_and_where_a_job_would_start_and_queues_nothing() {
+    let scratch = state_dir("testonly");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
+    let all = nodes.len().to_string();
+    let out = run_in(
+        dir,
+        dir,
+        &["submit", "--test-only", "-n", "1", "--wrap", "true"],
+        None,
+    );
+    ok(&out);
+    let line = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        line.starts_with("sbatch: Job 1 to start at 20")
+            && line.contains(" using 1 processors on nodes "),
+        "{line}"
+    );
+    let jobs: Vec<Job> = Client::new(dir).get("/v1/jobs").unwrap();
+    assert!(jobs.is_empty(), "--test-only queued {jobs:?}");
+    // A job on every node for five minutes: a whole-cluster job would start when it ends.
+    let busy: u64 = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--parsable",
+            "--exclusive",
+            "-N",
+            &all,
+            "-t",
+            "5",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 300",
+        ],
+        None,
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    assert_eq!(
+        busy, 1,
+        "the id --test-only reported is the next submission's"
+    );
+    let running = wait_for(dir, busy, &["RUNNING"], 30);
+    let out = ok(&run_in(
+        dir,
+        dir,
+        &[
+            "submit",
+            "--json",
+            "--test-only",
+            "--exclusive",
+            "-N",
+            &all,
+            "-t",
+            "1",
+            "--wrap",
+            "true",
+        ],
+        None,
+    ));
+    let answer: sluice_api::JobWillRun = serde_json::from_str(&out).unwrap();
+    let ends = running.start_time.unwrap() + 300;
+    assert!(
+        answer.start_time >= ends && answer.start_time < ends + 120,
+        "{answer:?} should start when job {busy} ends at {ends}"
+    );
+    assert_eq!(answer.job_id, 2);
+    // A job no node could ever hold is refused as sbatch refuses it.
+    let out = run_in(
+        dir,
+        dir,
+        &["submit", "--test-only", "-N", "100000", "--wrap", "true"],
+        None,
+    );
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("allocation failure"), "{err}");
+    end_jobs(dir);
+}

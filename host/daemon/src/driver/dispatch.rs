@@ -75,6 +75,7 @@ impl Driver {
             ApiRequest::Metrics => answer(&self.metrics_report()),
             ApiRequest::Diag => answer(&self.diag_report()),
             ApiRequest::Submit(r) => answer(&self.submit(who, *r)?),
+            ApiRequest::WillRun(r) => answer(&self.will_run(who, *r)?),
             ApiRequest::ListJobs(f) => answer(&self.list_jobs(&f)),
             ApiRequest::ShowJob(id) => answer(&self.show_job(id)?),
             ApiRequest::Cancel { id, signal } => answer(&self.cancel(who, id, signal)?),

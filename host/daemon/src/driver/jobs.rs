@@ -8,7 +8,7 @@ use sluice_api::{
     ArrayMember, JobCancelled, JobHeld, JobReleased, JobSubmitted, JobUpdated, StepEnded,
     StepRequest, StepStarted,
 };
-use sluice_engine::{Hold, JobId};
+use sluice_engine::{Hold, JobId, JobSpec};
 
 use super::Driver;
 use crate::admission::Admission;
@@ -27,6 +27,24 @@ impl Driver {
         request: &SubmitRequest,
         array: Option<ArrayMember>,
     ) -> Result<JobId, String> {
+        let spec = self.job_spec(user, request, array)?;
+        let eid = self.engine.submit(spec).map_err(|e| e.to_string())?;
+        self.ids.link(id, eid);
+        if request.deadline.is_some() {
+            let limit = self.engine.job(eid).and_then(|j| j.time_limit);
+            self.note_deadline(id, request, limit);
+        }
+        Ok(eid)
+    }
+
+    /// The engine's spec of `request` from `user` (as task `array` of its array, if one), its
+    /// dependencies resolved to engine ids.
+    pub(super) fn job_spec(
+        &mut self,
+        user: &str,
+        request: &SubmitRequest,
+        array: Option<ArrayMember>,
+    ) -> Result<JobSpec, String> {
         let mut deps = Vec::new();
         for d in request.dependencies()? {
             deps.extend(self.resolve_dependency(d, array)?);
@@ -42,13 +60,7 @@ impl Driver {
         {
             spec.groups = crate::identity::group_names(user);
         }
-        let eid = self.engine.submit(spec).map_err(|e| e.to_string())?;
-        self.ids.link(id, eid);
-        if request.deadline.is_some() {
-            let limit = self.engine.job(eid).and_then(|j| j.time_limit);
-            self.note_deadline(id, request, limit);
-        }
-        Ok(eid)
+        Ok(spec)
     }
 
     pub(super) fn job_record(&self, id: u64) -> Result<&JobRecord, ApiError> {
@@ -77,7 +89,7 @@ impl Driver {
     }
 
     /// The rule submit and update share, for `who` on this cluster.
-    fn admission(&self, who: &Identity) -> Admission {
+    pub(super) fn admission(&self, who: &Identity) -> Admission {
         Admission {
             admin: self.is_admin(who),
             cluster_cpus: self.cluster_cpus,
@@ -319,7 +331,7 @@ impl Driver {
 
     /// Whether one of the partitions a new job names (else the default one) takes new jobs:
     /// not DRAIN or INACTIVE. Names the cluster lacks are left to the engine to refuse.
-    fn partitions_take_jobs(&self, request: &SubmitRequest) -> bool {
+    pub(super) fn partitions_take_jobs(&self, request: &SubmitRequest) -> bool {
         let parts = &self.cluster.partitions;
         let named: Vec<usize> = match &request.partition {
             Some(list) => list

@@ -38,6 +38,7 @@ mod room;
 mod runs;
 mod shadow;
 mod views;
+mod will_run;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

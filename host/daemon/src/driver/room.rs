@@ -86,7 +86,8 @@ fn journal_bound(req: &ApiRequest) -> Option<u64> {
         | ApiRequest::ShadowReport
         | ApiRequest::ShadowStop
         | ApiRequest::Config
-        | ApiRequest::Accounting(_) => None,
+        | ApiRequest::Accounting(_)
+        | ApiRequest::WillRun(_) => None,
     }
 }
 

@@ -9,7 +9,10 @@
 pub mod map;
 pub(crate) mod planner;
 mod releases;
+mod test_only;
 mod times;
+
+pub use test_only::WillRunAnswer;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -28,6 +31,16 @@ use releases::Releases;
 
 /// Conservative backfilling plans this far ahead, whatever bf_window says.
 const CONSERVATIVE_WINDOW: i64 = 10 * 365 * 86_400;
+
+/// The end of the window a pass starting at `now` plans in: bf_window, or ten years when
+/// conservative.
+fn window_end(kind: SchedulerKind, params: &SchedulerParams, now: i64) -> i64 {
+    if kind == SchedulerKind::Conservative {
+        now + CONSERVATIVE_WINDOW
+    } else {
+        now + params.bf_window as i64 * 60
+    }
+}
 
 /// What one backfill pass holds while it walks the queue: its settings, counters, and what it
 /// plans with.
@@ -112,11 +125,7 @@ impl Engine {
         let kind = self.config.scheduler;
         let limited = kind == SchedulerKind::Backfill;
         let res = params.bf_resolution.max(1) as i64;
-        let window_end = if kind == SchedulerKind::Conservative {
-            now + CONSERVATIVE_WINDOW
-        } else {
-            now + params.bf_window as i64 * 60
-        };
+        let window_end = window_end(kind, &params, now);
         let max_records = if limited {
             params.effective_bf_node_space_size() as usize
         } else {

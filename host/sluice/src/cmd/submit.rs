@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, anyhow, bail};
-use sluice_api::{Job, JobSubmitted};
+use sluice_api::{Job, JobSubmitted, JobWillRun};
 use sluice_daemon::client::segment;
 
 use super::clock::Zone;
@@ -119,11 +119,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(file) = &opts.nodefile {
         opts.nodelist = Some(request::read_node_file(file, &cwd).map_err(|e| anyhow!(e))?);
     }
-    if opts.test_only {
-        bail!(
-            "--test-only is not supported yet: sluice cannot yet ask the backfill plan about a job it does not queue"
-        );
-    }
     let command = (cli.wrap.is_none() && file != "(stdin)" && file != "-")
         .then(|| cwd.join(&file).to_string_lossy().into_owned());
     let export_file = opts
@@ -167,6 +162,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         json: opts.json,
     };
     let mut client = conn.client();
+    if opts.test_only {
+        let answer: JobWillRun = client.post("/v1/jobs/will-run", &req)?;
+        if conn.json {
+            print_json(&answer);
+        } else {
+            eprintln!("sbatch: {}", will_run_line(&answer, Zone::Local));
+        }
+        return Ok(());
+    }
     let answer: JobSubmitted = client.post("/v1/jobs", &req)?;
     if conn.json {
         print_json(&answer);
@@ -182,6 +186,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// sbatch's `--test-only` line: `Job 7 to start at 2026-11-26T13:45:00 using 4 processors on
+/// nodes n[1-2] in partition batch`.
+fn will_run_line(answer: &JobWillRun, zone: Zone) -> String {
+    format!(
+        "Job {} to start at {} using {} processors on nodes {} in partition {}",
+        answer.job_id,
+        zone.iso(answer.start_time),
+        answer.processors,
+        answer.nodes,
+        answer.partition
+    )
+}
+
 /// `--wait`: polls the job until it ends; its exit code is sbatch's (1 when it never ran).
 fn wait_for(conn: &Conn, job: u64) -> anyhow::Result<i32> {
     let mut client = conn.client();
@@ -194,5 +211,25 @@ fn wait_for(conn: &Conn, job: u64) -> anyhow::Result<i32> {
             return Ok(j.exit_code.unwrap_or(1));
         }
         std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_test_only_line_is_sbatchs() {
+        let answer = JobWillRun {
+            job_id: 7,
+            start_time: 1_795_700_700,
+            processors: 8,
+            nodes: "n[1-2]".into(),
+            partition: "batch".into(),
+        };
+        assert_eq!(
+            will_run_line(&answer, Zone::Utc),
+            "Job 7 to start at 2026-11-26T13:45:00 using 8 processors on nodes n[1-2] in partition batch"
+        );
     }
 }
