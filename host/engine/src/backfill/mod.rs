@@ -26,21 +26,8 @@ use crate::job::{Reason, plan_limit};
 use crate::pass_buffers::BackfillPassBuffers;
 use crate::queue::{Gate, QueueRecord};
 use crate::stats::PassStats;
-use planner::{Planning, PlanningBuffers, ceil_to, floor_to};
+use planner::{Planning, PlanningBuffers, ceil_to, floor_to, window_end};
 use releases::Releases;
-
-/// Conservative backfilling plans this far ahead, whatever bf_window says.
-const CONSERVATIVE_WINDOW: i64 = 10 * 365 * 86_400;
-
-/// The end of the window a pass starting at `now` plans in: bf_window, or ten years when
-/// conservative.
-fn window_end(kind: SchedulerKind, params: &SchedulerParams, now: i64) -> i64 {
-    if kind == SchedulerKind::Conservative {
-        now + CONSERVATIVE_WINDOW
-    } else {
-        now + params.bf_window as i64 * 60
-    }
-}
 
 /// What one backfill pass holds while it walks the queue: its settings, counters, and what it
 /// plans with.

@@ -2,14 +2,29 @@
 //!
 //! The earliest time after now at which a job fits on whole nodes that no planned job holds.
 
+use sluice_cluster::SchedulerParams;
 use sluice_policy::{Charge, Demand, HresLayer, HresPolicy, NodeBitmap, hres::check_charges};
 
 use super::map::{self, NodeSpaceMap};
 use super::releases::{ReleaseBuffers, Releases};
 use super::times::{CandidateTimes, MergedTimes};
+use crate::config::SchedulerKind;
 use crate::fit::Fit;
 use crate::job::{Job, plan_limit};
 use crate::queue::QueueRecord;
+
+/// Conservative backfilling plans this far ahead, whatever bf_window says.
+const CONSERVATIVE_WINDOW: i64 = 10 * 365 * 86_400;
+
+/// The end of the window a pass starting at `now` plans in: bf_window, or ten years when
+/// conservative.
+pub(super) fn window_end(kind: SchedulerKind, params: &SchedulerParams, now: i64) -> i64 {
+    if kind == SchedulerKind::Conservative {
+        now + CONSERVATIVE_WINDOW
+    } else {
+        now + params.bf_window as i64 * 60
+    }
+}
 
 /// A planned start: when, and the licenses and HRES it holds over its run (its nodes are
 /// [`PlanningBuffers::chosen`]).

@@ -10,9 +10,8 @@
 use sluice_policy::NodeBitmap;
 
 use super::map::NodeSpaceMap;
-use super::planner::{Planning, PlanningBuffers, floor_to};
+use super::planner::{Planning, PlanningBuffers, floor_to, window_end};
 use super::releases::Releases;
-use super::window_end;
 use crate::engine::Engine;
 use crate::error::WillRunError;
 use crate::job::{JobSpec, plan_limit};
