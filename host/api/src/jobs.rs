@@ -42,6 +42,9 @@ pub struct SubmitRequest {
     pub exclusive: bool,
     /// `--nice`.
     pub nice: i32,
+    /// `--priority`: a fixed priority, which replaces what the priority policy computes (an
+    /// admin's; its owner may only lower it by an update).
+    pub priority: Option<u32>,
     /// `--begin`, Unix seconds.
     pub begin: Option<i64>,
     /// `-d/--dependency` as written (`afterok:12:13`).
@@ -146,6 +149,11 @@ pub struct UpdateRequest {
     pub time_limit: Option<u64>,
     /// `Nice=`.
     pub nice: Option<i32>,
+    /// `Priority=`: fixes the job's priority (0 holds it).
+    pub priority: Option<u32>,
+    /// `TimeLimit=UNLIMITED`: a pending job takes its partition's limit again, as sbatch's
+    /// `-t UNLIMITED` does; a running one (an admin's change) has no limit.
+    pub unlimited_time: bool,
     /// `Partition=`.
     pub partition: Option<String>,
     /// `QOS=`.
@@ -175,6 +183,12 @@ impl UpdateRequest {
         }
         if let Some(v) = self.nice {
             req.nice = v;
+        }
+        if let Some(v) = self.priority {
+            req.priority = Some(v);
+        }
+        if self.unlimited_time {
+            req.time_limit = None;
         }
         if let Some(v) = &self.partition {
             req.partition = Some(v.clone());

@@ -185,6 +185,7 @@ mod tests {
             }],
             accounted: false,
             array: None,
+            unlimited_while_running: false,
         }
     }
 

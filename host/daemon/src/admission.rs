@@ -43,6 +43,12 @@ impl Admission {
                 "{what}: --mail-user={to}: expected a user name or mail address"
             )));
         }
+        if after.priority.is_some() && before.is_none() && !self.admin {
+            // An update's Priority= is the driver's to check: its owner may lower it.
+            return Err(ApiError::forbidden(format!(
+                "{what}: --priority: access denied: only an admin may set a job's priority"
+            )));
+        }
         self.check_nice(what, after, before)?;
         self.check_time_limit(what, after, before)?;
         self.check_cpus(what, after)
@@ -136,6 +142,17 @@ mod tests {
             ..SubmitRequest::default()
         };
         assert!(USER.check("submit", &bad, None).is_err());
+    }
+
+    #[test]
+    fn only_an_admin_submits_with_a_priority() {
+        let with_priority = SubmitRequest {
+            priority: Some(5),
+            ..SubmitRequest::default()
+        };
+        let err = USER.check("submit", &with_priority, None).unwrap_err();
+        assert!(err.message.contains("only an admin"), "{err:?}");
+        assert!(ADMIN.check("submit", &with_priority, None).is_ok());
     }
 
     const USER: Admission = Admission {

@@ -172,6 +172,10 @@ pub struct JobRecord {
     /// The array it is a task of, if any.
     #[serde(default)]
     pub array: Option<ArrayMember>,
+    /// An admin made its time limit UNLIMITED while it ran (its request, which a pending job
+    /// is rebuilt from, cannot say so: there UNLIMITED means the partition's limit).
+    #[serde(default)]
+    pub unlimited_while_running: bool,
 }
 
 /// One acknowledged change. Inputs (submit, cancel, …) and the engine's decisions (start, end)
@@ -645,6 +649,7 @@ impl JobRecord {
             steps: Vec::new(),
             accounted: false,
             array: None,
+            unlimited_while_running: false,
         }
     }
 
@@ -655,6 +660,11 @@ impl JobRecord {
             Record::Hold { by, .. } => self.hold = Some(*by),
             Record::Release { .. } => self.hold = None,
             Record::Update { changes, .. } => {
+                if self.state == State::Running
+                    && (changes.unlimited_time || changes.time_limit.is_some())
+                {
+                    self.unlimited_while_running = changes.unlimited_time;
+                }
                 changes.apply(&mut self.request);
                 if let (Some(a), Some(t)) = (&mut self.array, changes.array_task_throttle) {
                     a.throttle = t;

@@ -55,6 +55,9 @@ pub struct JobSpec {
     pub exclusive: bool,
     /// `--nice` (0); positive lowers priority.
     pub nice: i32,
+    /// A fixed priority (an admin's `--priority` or `Priority=`): stored in place of the
+    /// priority policy's answer, in every partition (Slurm's `direct_set_prio`).
+    pub priority: Option<u32>,
     /// `--begin`, Unix seconds.
     pub begin_time: Option<i64>,
     /// `--dependency`.
@@ -127,6 +130,7 @@ impl JobSpec {
             constraint: None,
             exclusive: false,
             nice: 0,
+            priority: None,
             begin_time: None,
             dependencies: Vec::new(),
             hold: false,

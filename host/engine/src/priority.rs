@@ -346,7 +346,7 @@ impl PriorityPass<'_> {
         }
         for (i, &(id, pos)) in rows.iter().enumerate() {
             let job = self.jobs.get_mut(&id).expect("eligible job exists");
-            job.priority[pos as usize] = answer.priority[i];
+            job.priority[pos as usize] = job.spec.priority.unwrap_or(answer.priority[i]);
             job.priority_time = Some(now);
         }
         self.state.last = PriorityReport {

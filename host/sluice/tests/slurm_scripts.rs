@@ -11,7 +11,7 @@ use sluice_daemon::client::Client;
 
 mod common;
 
-use common::{BIN, Daemon, end_jobs, state_dir, wait_for};
+use common::{BIN, Daemon, end_jobs, poll, state_dir, wait_for};
 
 /// `sluice ARGS…` in `cwd`, with the state directory in the environment (sbatch's options end
 /// at the script, so `--state-dir` cannot come after it).
@@ -647,5 +647,58 @@ fn test_only_says_when_and_where_a_job_would_start_and_queues_nothing() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("allocation failure"), "{err}");
+    end_jobs(dir);
+}
+
+#[test]
+fn priority_and_unlimited_time_as_scontrol_sets_them() {
+    let scratch = state_dir("prio");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
+    let all = nodes.len().to_string();
+    // One job holds every node, so the next ones stay pending with their priorities.
+    let submit = |args: &[&str]| -> u64 {
+        let mut words = vec!["submit", "--parsable", "-o", "/dev/null"];
+        words.extend_from_slice(args);
+        ok(&run_in(dir, dir, &words, None)).trim().parse().unwrap()
+    };
+    let busy = submit(&["--exclusive", "-N", &all, "-t", "1", "--wrap", "sleep 300"]);
+    wait_for(dir, busy, &["RUNNING"], 30);
+    let fixed = submit(&["--priority=777", "-t", "1", "--wrap", "true"]);
+    let job = |id: u64| -> Job { Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap() };
+    let fixed_priority = poll(30, "a priority for the job", || {
+        Some(job(fixed).priority).filter(|&p| p > 0)
+    });
+    assert_eq!(
+        fixed_priority, 777,
+        "--priority replaces the policy's answer"
+    );
+    ok(&run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={fixed}"), "Priority=4242"],
+        None,
+    ));
+    poll(30, "the new priority", || {
+        (job(fixed).priority == 4242).then_some(())
+    });
+    // Priority=0 holds it.
+    ok(&run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={fixed}"), "Priority=0"],
+        None,
+    ));
+    assert_eq!(job(fixed).reason, "JobHeldUser");
+    // The running job's limit becomes UNLIMITED (the daemon's user is an admin).
+    ok(&run_in(
+        dir,
+        dir,
+        &["update", &format!("JobId={busy}"), "TimeLimit=UNLIMITED"],
+        None,
+    ));
+    let j = job(busy);
+    assert_eq!((j.state.as_str(), j.time_limit), ("RUNNING", None));
     end_jobs(dir);
 }

@@ -276,6 +276,20 @@ impl Driver {
             return self.update_running(who, &job, changes);
         }
         let eid = self.pending_eid(&job, "update")?;
+        if let Some(p) = changes.priority {
+            self.check_priority_change(who, id, eid, p)?;
+            if p == 0 {
+                // As scontrol: Priority=0 holds the job, and the priority is left as it was.
+                changes.priority = None;
+                let held = self.hold(who, id)?;
+                if changes.is_empty() {
+                    return Ok(JobUpdated {
+                        job_id: held.job_id,
+                        updated: true,
+                    });
+                }
+            }
+        }
         if changes.is_empty() {
             return Err(ApiError::bad(format!("update job {id}: nothing to change")));
         }
@@ -348,8 +362,34 @@ impl Driver {
             })
     }
 
+    /// `Priority=` of a pending job, as slurmctld's `_update_job` allows it: an admin sets any
+    /// priority, the job's owner may only lower it.
+    fn check_priority_change(
+        &self,
+        who: &Identity,
+        id: u64,
+        eid: JobId,
+        new: u32,
+    ) -> Result<(), ApiError> {
+        if self.is_admin(who) {
+            return Ok(());
+        }
+        let current = self
+            .engine
+            .job(eid)
+            .and_then(|j| j.priority.iter().copied().max())
+            .unwrap_or(0);
+        if new >= current {
+            return Err(ApiError::forbidden(format!(
+                "update job {id}: Priority={new}: access denied: only an admin may raise a job's priority (it is {current})"
+            )));
+        }
+        Ok(())
+    }
+
     /// `TimeLimit=` of a running job: anyone may shorten their job's limit, only an admin may
-    /// extend it (Slurm's rule); the engine and the job's supervisor both hold it to the new one.
+    /// extend it (Slurm's rule, which makes UNLIMITED an admin's); the engine and the job's
+    /// supervisor both hold it to the new one.
     fn update_running(
         &mut self,
         who: &Identity,
@@ -359,9 +399,16 @@ impl Driver {
         let id = job.id;
         let limit_only = UpdateRequest {
             time_limit: changes.time_limit,
+            unlimited_time: changes.unlimited_time,
             ..UpdateRequest::default()
         };
-        let Some(new) = changes.time_limit.filter(|_| changes == limit_only) else {
+        let new = match (changes.time_limit, changes.unlimited_time) {
+            _ if changes != limit_only => None,
+            (Some(limit), false) => Some(Some(limit)),
+            (None, true) => Some(None),
+            _ => None,
+        };
+        let Some(new) = new else {
             return Err(ApiError::conflict(format!(
                 "update job {id}: job is RUNNING; only TimeLimit can change while it runs"
             )));
@@ -371,17 +418,22 @@ impl Driver {
         })?;
         // Compared with the limit in force, which may be the partition's default.
         let current = self.engine.job(eid).and_then(|j| j.time_limit);
-        if current.is_none_or(|c| new > c) && !self.is_admin(who) {
+        let extends = match (current, new) {
+            (None, _) => true,
+            (Some(_), None) => true,
+            (Some(c), Some(n)) => n > c,
+        };
+        if extends && !self.is_admin(who) {
             return Err(ApiError::forbidden(format!(
                 "update job {id}: TimeLimit: only an admin may extend a job's time limit"
             )));
         }
         self.engine
-            .set_time_limit(eid, Some(new))
+            .set_time_limit(eid, new)
             .map_err(|e| ApiError::conflict(format!("update job {id}: {e}")))?;
         if let Err(e) = self
             .exec
-            .set_time_limit(id, Some(std::time::Duration::from_secs(new)))
+            .set_time_limit(id, new.map(std::time::Duration::from_secs))
         {
             // The daemon still ends the job at the new limit; only its fallback is the old one.
             tracing::warn!("update job {id}: the supervisor's limit stays: {e}");

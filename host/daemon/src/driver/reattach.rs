@@ -57,6 +57,9 @@ impl Driver {
         let result = self.engine.resume_running(eid, partition, &nodes, start);
         self.clock.unpin();
         result.map_err(|e| e.to_string())?;
+        if job.unlimited_while_running {
+            let _ = self.engine.set_time_limit(eid, None);
+        }
         self.resumed.insert(job.id);
         if job.cancel_requested {
             // The cancel was acknowledged before the restart: it still applies.

@@ -18,8 +18,8 @@ use super::sbatch::values;
 #[derive(clap::Args)]
 pub struct Args {
     /// `JobId=ID Key=Value…`, `NodeName=NAMES State=… Reason=…`, `PartitionName=P State=…`;
-    /// or `job ID Key=Value…`, `node NAMES Key=Value…`. Job keys: TimeLimit (also +N/-N),
-    /// Nice, Name/JobName, Partition, QOS, NumNodes, BeginTime/StartTime, Dependency, Comment,
+    /// or `job ID Key=Value…`, `node NAMES Key=Value…`. Job keys: TimeLimit (also +N/-N,
+    /// UNLIMITED), Priority (0 holds), Nice, Name/JobName, Partition, QOS, NumNodes, BeginTime/StartTime, Dependency, Comment,
     /// Account, ArrayTaskThrottle. Node State: DRAIN, DOWN, RESUME, IDLE, UNDRAIN, FAIL, FUTURE,
     /// NORESP, POWER_UP, POWER_UP_FORCE, POWER_DOWN, POWER_DOWN_ASAP, POWER_DOWN_FORCE (admins
     /// only).
@@ -99,15 +99,16 @@ pub fn job_changes(
                     Some(b'-') if v != "-1" => (-1, &v[1..]),
                     _ => (0, v.as_str()),
                 };
-                let secs = values::time_limit("time", text)
-                    .map_err(|_| {
-                        anyhow::anyhow!("TimeLimit={v}: Invalid time limit specification")
-                    })?
-                    .with_context(|| {
-                        format!(
-                            "TimeLimit={v}: an unlimited time limit cannot be set here yet; give a duration"
-                        )
-                    })?;
+                let limit = values::time_limit("time", text).map_err(|_| {
+                    anyhow::anyhow!("TimeLimit={v}: Invalid time limit specification")
+                })?;
+                let Some(secs) = limit else {
+                    if sign != 0 {
+                        bail!("TimeLimit={v}: Invalid time limit specification");
+                    }
+                    u.unlimited_time = true;
+                    continue;
+                };
                 u.time_limit = Some(if sign == 0 {
                     secs
                 } else {
@@ -123,6 +124,11 @@ pub fn job_changes(
                         now_limit.saturating_sub(secs).max(60)
                     }
                 });
+            }
+            "priority" => {
+                u.priority = Some(v.parse().with_context(|| {
+                    format!("Priority={v}: expected a number (0 holds the job)")
+                })?)
             }
             "nice" => {
                 u.nice = Some(
@@ -155,7 +161,7 @@ pub fn job_changes(
                 })?)
             }
             other => bail!(
-                "update job: {other} cannot be changed here yet; expected TimeLimit, Nice, Name, Partition, QOS, NumNodes, BeginTime, Dependency, Comment, Account or ArrayTaskThrottle"
+                "update job: {other} cannot be changed here yet; expected TimeLimit, Priority, Nice, Name, Partition, QOS, NumNodes, BeginTime, Dependency, Comment, Account or ArrayTaskThrottle"
             ),
         }
     }
@@ -327,7 +333,19 @@ mod tests {
         let pairs = vec![("timelimit".to_string(), "1-00:00:00".to_string())];
         let u = job_changes(&pairs, || Ok(None), 0, Zone::Utc).unwrap();
         assert_eq!(u.time_limit, Some(86_400));
+        let pairs = vec![("timelimit".to_string(), "UNLIMITED".to_string())];
+        let u = job_changes(&pairs, || Ok(None), 0, Zone::Utc).unwrap();
+        assert_eq!((u.time_limit, u.unlimited_time), (None, true));
+        let pairs = vec![("timelimit".to_string(), "+UNLIMITED".to_string())];
+        assert!(job_changes(&pairs, || Ok(Some(60)), 0, Zone::Utc).is_err());
+    }
+
+    #[test]
+    fn priority_is_a_number() {
         let pairs = vec![("priority".to_string(), "5".to_string())];
+        let u = job_changes(&pairs, || Ok(None), 0, Zone::Utc).unwrap();
+        assert_eq!(u.priority, Some(5));
+        let pairs = vec![("priority".to_string(), "high".to_string())];
         assert!(job_changes(&pairs, || Ok(None), 0, Zone::Utc).is_err());
     }
 

@@ -106,6 +106,8 @@ pub struct Options {
     pub hold: bool,
     /// `--nice` (a bare `--nice` is 100, as in Slurm).
     pub nice: Option<i32>,
+    /// `--priority` (`TOP` is the highest a job may have, Slurm's `NO_VAL - 1`).
+    pub priority: Option<u32>,
     /// `-W/--wait`.
     pub wait: bool,
     /// `--test-only`.
@@ -209,6 +211,7 @@ impl Options {
                         .map_err(|_| format!("Invalid numeric value \"{n}\" for nice."))?,
                 })
             }
+            "priority" => self.priority = Some(values::priority(&v)?),
             "no-requeue" => self.requeue = Some(false),
             "nodelist" => self.nodelist = s(),
             "nodefile" => self.nodefile = Some(PathBuf::from(&v)),

@@ -78,9 +78,11 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         constraint: o.constraint.clone(),
         exclusive: o.exclusive,
         nice: o.nice.unwrap_or(0),
+        // A priority of 0 is Slurm's held job.
+        priority: o.priority.filter(|&p| p != 0),
         begin: o.begin,
         dependency: o.dependency.clone(),
-        hold: o.hold,
+        hold: o.hold || o.priority == Some(0),
         reservation: o.reservation.clone(),
         requeue: o.requeue,
         script: inputs.script,

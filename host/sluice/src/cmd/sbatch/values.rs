@@ -263,6 +263,20 @@ pub fn export(text: &str) -> Result<Export, String> {
     Ok(e)
 }
 
+/// `--priority`: a number below Slurm's `NO_VAL`, or `TOP` (`NO_VAL - 1`), as sbatch reads it.
+pub fn priority(text: &str) -> Result<u32, String> {
+    const NO_VAL: u64 = 0xffff_fffe;
+    if text.eq_ignore_ascii_case("top") {
+        return Ok((NO_VAL - 1) as u32);
+    }
+    match text.trim().parse::<i64>() {
+        Ok(p) if p < 0 => Err("Priority must be >= 0".into()),
+        Ok(p) if p as u64 >= NO_VAL => Err(format!("Priority must be < {NO_VAL}")),
+        Ok(p) => Ok(p as u32),
+        Err(_) => Err(format!("Invalid numeric value \"{text}\" for priority.")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +397,14 @@ mod tests {
         );
         assert!(export("NONE,FOO").is_err());
         assert!(export("=x").is_err());
+    }
+
+    #[test]
+    fn priorities_are_numbers_below_no_val_or_top() {
+        assert_eq!(priority("10"), Ok(10));
+        assert_eq!(priority("TOP"), Ok(0xffff_fffd));
+        assert!(priority("-1").is_err());
+        assert!(priority("4294967294").is_err());
+        assert!(priority("x").is_err());
     }
 }
