@@ -7,6 +7,7 @@
 use sluice_cluster::{AssocId, AssocLimits, PartitionId, PartitionState, Qos, QosId, TresLimits};
 
 use super::reason::{Limit, LimitReason, Scope};
+use super::start::INFINITE_MINUTES;
 use super::tres::TresLayout;
 use crate::engine::Engine;
 use crate::error::SubmitError;
@@ -134,15 +135,20 @@ impl Engine {
     }
 
     /// The TRES a job asks for: CPUs, memory over its minimum nodes, nodes, GRES per node
-    /// times nodes.
+    /// times nodes, cluster licenses.
     pub(crate) fn requested_tres(&self, job: &Job) -> Vec<u64> {
         let nodes = u64::from(job.spec.min_nodes.max(1));
+        let names = self.lic.names();
         self.limits.layout.amounts(
             (job.cpus(), job.spec.memory_per_node_mb * nodes, nodes),
             job.gres
                 .records
                 .iter()
                 .map(|r| (r.name.as_str(), u64::from(r.per_node) * nodes)),
+            job.demand
+                .licenses
+                .iter()
+                .filter_map(|(i, n)| Some((names.get(*i)?.as_str(), u64::from(*n)))),
         )
     }
 
@@ -157,7 +163,8 @@ impl Engine {
     }
 
     /// The first limit on the job alone it is over: `MaxWall`, `MaxTRESPerJob`,
-    /// `MaxTRESMinsPerJob`, and `MaxTRESPerUser` (a job bigger than a user may ever run).
+    /// `MaxTRESMinsPerJob`, `MaxTRESPerNode`, and `MaxTRESPerUser` (a job bigger than a user
+    /// may ever run).
     fn per_job_limit(&self, s: &Subject<'_>) -> Option<LimitReason> {
         let wall = self.qos_or_assoc(
             s,
@@ -170,8 +177,10 @@ impl Engine {
             return Some(LimitReason::of(scope, Limit::MaxWall));
         }
         let minutes = s.time_limit.map(|t| t.div_ceil(60));
+        let layout = &self.limits.layout;
+        let nodes = TresLayout::nodes(&s.tres);
         for (i, &asked) in s.tres.iter().enumerate() {
-            let tres = TresLayout::kind(i);
+            let tres = layout.kind(i);
             let reason = |scope, limit| LimitReason { scope, limit, tres };
             let per_job = self.tres_qos_or_assoc(
                 s,
@@ -198,6 +207,17 @@ impl Engine {
             {
                 return Some(reason(scope, Limit::TresMinsPerJob));
             }
+            let per_node = self.tres_qos_or_assoc(
+                s,
+                i,
+                |q| &q.limits.max_tres_per_node,
+                |a| &a.max_tres_per_node,
+            );
+            if let Some((scope, max)) = per_node
+                && layout.per_node(i, asked, nodes).is_some_and(|n| n > max)
+            {
+                return Some(reason(scope, Limit::TresPerNode));
+            }
             if let Some((_, max)) = self.tres_qos(s, i, |q| &q.limits.max_tres_per_user)
                 && asked > max
             {
@@ -207,8 +227,9 @@ impl Engine {
         None
     }
 
-    /// The first limit on what is running that the job's start would go over: running jobs
-    /// per user (or association), `GrpJobs`, `MaxTRESPerUser`, `GrpTRES`.
+    /// The first limit on what is running (or has run) that the job's start would go over:
+    /// running jobs per user (or association), `GrpJobs`, `GrpWall`, then per TRES
+    /// `MaxTRESPerUser`, `GrpTRES`, `GrpTRESMins`, `GrpTRESRunMins`.
     fn running_limit(&self, s: &Subject<'_>) -> Option<LimitReason> {
         let l = &self.limits;
         let own = s.path[0];
@@ -241,8 +262,26 @@ impl Engine {
         if let Some(scope) = grp_jobs {
             return Some(LimitReason::of(scope, Limit::GrpJobs));
         }
+        let used = &l.used;
+        let grp_wall = self.grp_over(
+            s,
+            (
+                |q: &Qos| q.limits.grp_wall.and_then(|w| w.seconds()).map(|w| w / 60),
+                |a: &AssocLimits| a.grp_wall.and_then(|w| w.seconds()).map(|w| w / 60),
+            ),
+            (
+                |q| used.qos(q).map_or(0, |u| u.wall_mins()),
+                |a| used.assoc(a).map_or(0, |u| u.wall_mins()),
+            ),
+            |used, max| used >= max,
+        );
+        if let Some(scope) = grp_wall {
+            return Some(LimitReason::of(scope, Limit::GrpWall));
+        }
+        let now = self.clock.now();
+        let minutes = s.time_limit.map_or(INFINITE_MINUTES, |t| t.div_ceil(60));
         for (i, &asked) in s.tres.iter().enumerate() {
-            let tres = TresLayout::kind(i);
+            let tres = l.layout.kind(i);
             if let Some((q, max)) = self.tres_qos(s, i, |q| &q.limits.max_tres_per_user)
                 && l.qos_user(q, s.user).map_or(0, |c| c.tres(i)) + asked > max
             {
@@ -272,8 +311,65 @@ impl Engine {
                     tres,
                 });
             }
+            let job_mins = asked.saturating_mul(minutes);
+            if let Some(limit) = self.tres_minutes_limit(s, i, job_mins, now) {
+                return Some(LimitReason { scope: limit.0, limit: limit.1, tres });
+            }
         }
         None
+    }
+
+    /// `GrpTRESMins` and `GrpTRESRunMins` for entry `i` of a job asking `job_mins`
+    /// TRES-minutes: the decayed use reaching the limit holds the job (with
+    /// `AccountingStorageEnforce=safe`, so does use plus what running jobs may still use plus
+    /// the job's own minutes going over it); running jobs' remaining minutes plus the job's
+    /// going over `GrpTRESRunMins` holds it until some end.
+    fn tres_minutes_limit(
+        &self,
+        s: &Subject<'_>,
+        i: usize,
+        job_mins: u64,
+        now: i64,
+    ) -> Option<(Scope, Limit)> {
+        let l = &self.limits;
+        let layout = &l.layout;
+        let qos_run = |q| l.qos(q).map_or(0, |c| c.run_mins(i, now));
+        let assoc_run = |a| l.assoc(a).map_or(0, |c| c.run_mins(i, now));
+        let mins_limit = (
+            |q: &Qos| layout.limit(&q.limits.grp_tres_mins, i),
+            |a: &AssocLimits| layout.limit(&a.grp_tres_mins, i),
+        );
+        let qos_used = |q| l.used.qos(q).map_or(0, |u| u.tres_mins(i));
+        let assoc_used = |a| l.used.assoc(a).map_or(0, |u| u.tres_mins(i));
+        if l.used.on {
+            if let Some(scope) =
+                self.grp_over(s, mins_limit, (qos_used, assoc_used), |used, max| used >= max)
+            {
+                return Some((scope, Limit::GrpTresMins));
+            }
+            let safe = self.grp_over(
+                s,
+                mins_limit,
+                (
+                    |q| qos_used(q).saturating_add(qos_run(q)),
+                    |a| assoc_used(a).saturating_add(assoc_run(a)),
+                ),
+                |used, max| l.enforce.safe && used.saturating_add(job_mins) > max,
+            );
+            if let Some(scope) = safe {
+                return Some((scope, Limit::GrpTresMins));
+            }
+        }
+        self.grp_over(
+            s,
+            (
+                |q: &Qos| layout.limit(&q.limits.grp_tres_run_mins, i),
+                |a: &AssocLimits| layout.limit(&a.grp_tres_run_mins, i),
+            ),
+            (qos_run, assoc_run),
+            |run, max| run.saturating_add(job_mins) > max,
+        )
+        .map(|scope| (scope, Limit::GrpTresRunMins))
     }
 
     /// The first submit count the job would go over.
