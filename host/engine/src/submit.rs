@@ -229,10 +229,14 @@ impl Engine {
         if !self.cluster.enforce.qos {
             return Ok(qos);
         }
-        let allowed = self
-            .assoc_path(assoc)
-            .into_iter()
-            .find_map(|a| self.cluster.associations.get(a.index())?.limits.qos.as_ref());
+        let allowed = self.assoc_path(assoc).into_iter().find_map(|a| {
+            self.cluster
+                .associations
+                .get(a.index())?
+                .limits
+                .qos
+                .as_ref()
+        });
         match allowed {
             Some(list) if !list.contains(&qos) => Err(SubmitError::QosNotInAssociation {
                 qos: self

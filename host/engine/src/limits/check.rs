@@ -313,7 +313,11 @@ impl Engine {
             }
             let job_mins = asked.saturating_mul(minutes);
             if let Some(limit) = self.tres_minutes_limit(s, i, job_mins, now) {
-                return Some(LimitReason { scope: limit.0, limit: limit.1, tres });
+                return Some(LimitReason {
+                    scope: limit.0,
+                    limit: limit.1,
+                    tres,
+                });
             }
         }
         None
@@ -343,7 +347,9 @@ impl Engine {
         let assoc_used = |a| l.used.assoc(a).map_or(0, |u| u.tres_mins(i));
         if l.used.on {
             if let Some(scope) =
-                self.grp_over(s, mins_limit, (qos_used, assoc_used), |used, max| used >= max)
+                self.grp_over(s, mins_limit, (qos_used, assoc_used), |used, max| {
+                    used >= max
+                })
             {
                 return Some((scope, Limit::GrpTresMins));
             }

@@ -128,10 +128,7 @@ impl TresLayout {
             MEM => l.mem_mb,
             NODE => l.node,
             _ if i < FIXED + self.gres.len() => named(&l.gres, &self.gres[i - FIXED]),
-            _ => named(
-                &l.licenses,
-                self.licenses.get(i - FIXED - self.gres.len())?,
-            ),
+            _ => named(&l.licenses, self.licenses.get(i - FIXED - self.gres.len())?),
         }
     }
 }

@@ -75,11 +75,14 @@ impl Used {
     /// No use yet but the associations' configured starting usage, which is CPU-seconds (Slurm
     /// keeps `usage_tres_raw[cpu]` in step with it): each association's own, added up the tree.
     pub fn of_cluster(cluster: &Cluster) -> Self {
-        let on = cluster.qos.iter().any(|q| {
-            !q.limits.grp_tres_mins.is_empty() || q.limits.grp_wall.is_some()
-        }) || cluster.associations.iter().any(|a| {
-            !a.limits.grp_tres_mins.is_empty() || a.limits.grp_wall.is_some()
-        });
+        let on = cluster
+            .qos
+            .iter()
+            .any(|q| !q.limits.grp_tres_mins.is_empty() || q.limits.grp_wall.is_some())
+            || cluster
+                .associations
+                .iter()
+                .any(|a| !a.limits.grp_tres_mins.is_empty() || a.limits.grp_wall.is_some());
         let mut assoc = vec![Spent::default(); cluster.associations.len()];
         for (i, a) in cluster.associations.iter().enumerate() {
             let mut cur = Some(AssocId(i as u32));

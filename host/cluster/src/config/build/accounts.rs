@@ -143,12 +143,14 @@ fn lookup_qos(
     name: &Option<Spanned<String>>,
     source: Source<'_>,
 ) -> Result<Option<QosId>, ConfigError> {
-    name.as_ref()
-        .map(|n| qos_named(qos, n, source))
-        .transpose()
+    name.as_ref().map(|n| qos_named(qos, n, source)).transpose()
 }
 
-fn qos_named(qos: &[Qos], name: &Spanned<String>, source: Source<'_>) -> Result<QosId, ConfigError> {
+fn qos_named(
+    qos: &[Qos],
+    name: &Spanned<String>,
+    source: Source<'_>,
+) -> Result<QosId, ConfigError> {
     qos.iter()
         .position(|q| &q.name == name.get_ref())
         .map(|i| QosId(i as u32))
@@ -180,7 +182,10 @@ fn check_default_in_list(
             }
             return Err(ConfigError::invalid(
                 value_at(source, name),
-                format!("DefaultQOS `{}` outside the association's QOS list", name.get_ref()),
+                format!(
+                    "DefaultQOS `{}` outside the association's QOS list",
+                    name.get_ref()
+                ),
                 "a DefaultQOS the QOS list (own or inherited) allows",
             ));
         }
