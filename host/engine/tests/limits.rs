@@ -950,3 +950,43 @@ fn an_association_qos_list_refuses_other_qos_unless_qos_are_not_enforced() {
     })
     .unwrap();
 }
+
+#[test]
+fn with_safe_grp_tres_mins_holds_a_job_that_could_not_run_to_its_limit() {
+    for via in BOTH {
+        for safe in [false, true] {
+            let mut c = base();
+            c.enforce.safe = safe;
+            c.priority.priority_decay_half_life = 0;
+            c.priority.priority_calc_period = 60;
+            let chem = account(&c, "chem");
+            c.associations[chem.index()].limits.grp_tres_mins =
+                TresLimits::parse("cpu=100").unwrap();
+            let (mut e, clock) = run_quiet(c);
+            // 8 CPUs × 10 minutes each: 80 CPU-minutes a job.
+            let plain = JobSpec {
+                qos: None,
+                ..job("carol", 8)
+            };
+            let first = e.submit(plain.clone()).unwrap();
+            let second = e.submit(plain).unwrap();
+            pass(&mut e, via);
+            assert_eq!(state(&e, first), RUNNING);
+            if !safe {
+                assert_eq!(state(&e, second), RUNNING, "{via:?}: nothing used yet");
+                continue;
+            }
+            assert_eq!(
+                state(&e, second),
+                held_tres(Scope::Assoc, Limit::GrpTresMins, Tres::Cpu),
+                "{via:?}: 80 left to the first and 80 of its own"
+            );
+            // The first ends after a minute: 8 used, and 8 + 80 fit in 100.
+            clock.advance(60);
+            e.job_finished(first, 0).unwrap();
+            clock.advance(60);
+            e.tick();
+            assert_eq!(started(&pass(&mut e, via)), vec![second], "{via:?}");
+        }
+    }
+}

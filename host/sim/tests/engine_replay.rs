@@ -13,7 +13,7 @@ use sluice_plugin_select_cons_tres::ConsTres;
 use sluice_policy::{FromSettings, SettingValue, Settings};
 use sluice_sim::compare::compare;
 use sluice_sim::csv::CsvWriter;
-use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
+use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine, Passes};
 use sluice_sim::{
     MemoryWorkload, ReplayConfig, ReplayOutput, RuntimeMode, SlurmRequest, SwfFields, Time,
     Workload, WorkloadJob, replay,
@@ -293,7 +293,9 @@ fn a_replay_honours_qos_limits() {
 
 /// A replay holds jobs to `GrpTRESRunMins` as the live engine does: with room for 4 CPU-minutes
 /// of time left, two one-CPU jobs with two-minute limits leave no room for a third until their
-/// time left drops under three minutes together (t = 31), long before either ends.
+/// time left drops under three minutes together (t = 31), long before either ends. Time alone
+/// frees the room, so the passes run periodically (with passes at events only, the third job
+/// waits for the next event).
 #[test]
 fn a_replay_honours_grp_tres_run_mins() {
     let mut cluster = FlatMachine {
@@ -315,7 +317,10 @@ fn a_replay_honours_grp_tres_run_mins() {
         deny_on_limit: false,
         over_part_qos: false,
     });
-    let options = EngineOptions::for_cluster("slurm", &cluster);
+    let options = EngineOptions {
+        passes: Passes::Periodic,
+        ..EngineOptions::for_cluster("slurm", &cluster)
+    };
     let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Basic), options);
     let jobs = vec![
         user_job(1, 0, 120, 1, 1),

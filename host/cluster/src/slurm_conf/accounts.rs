@@ -127,7 +127,7 @@ fn fields(line: &DumpLine, skipped: &mut Vec<Skipped>) -> Result<Fields, ConfigE
                     ConfigError::invalid(
                         at.clone(),
                         format!("{key}={value} ({e})"),
-                        "cpu=, mem=, node=, gres/<name>= counts",
+                        "cpu=, mem=, node=, gres/<name>=, license/<name>= counts",
                     )
                 })
         };

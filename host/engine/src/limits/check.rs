@@ -207,13 +207,15 @@ impl Engine {
             {
                 return Some(reason(scope, Limit::TresMinsPerJob));
             }
-            let per_node = self.tres_qos_or_assoc(
-                s,
-                i,
-                |q| &q.limits.max_tres_per_node,
-                |a| &a.max_tres_per_node,
-            );
-            if let Some((scope, max)) = per_node
+            let per_node = self.limits.per_node.then(|| {
+                self.tres_qos_or_assoc(
+                    s,
+                    i,
+                    |q| &q.limits.max_tres_per_node,
+                    |a| &a.max_tres_per_node,
+                )
+            });
+            if let Some(Some((scope, max))) = per_node
                 && layout.per_node(i, asked, nodes).is_some_and(|n| n > max)
             {
                 return Some(reason(scope, Limit::TresPerNode));
@@ -263,19 +265,21 @@ impl Engine {
             return Some(LimitReason::of(scope, Limit::GrpJobs));
         }
         let used = &l.used;
-        let grp_wall = self.grp_over(
-            s,
-            (
-                |q: &Qos| q.limits.grp_wall.and_then(|w| w.seconds()).map(|w| w / 60),
-                |a: &AssocLimits| a.grp_wall.and_then(|w| w.seconds()).map(|w| w / 60),
-            ),
-            (
-                |q| used.qos(q).map_or(0, |u| u.wall_mins()),
-                |a| used.assoc(a).map_or(0, |u| u.wall_mins()),
-            ),
-            |used, max| used >= max,
-        );
-        if let Some(scope) = grp_wall {
+        let grp_wall = used.on.then(|| {
+            self.grp_over(
+                s,
+                (
+                    |q: &Qos| q.limits.grp_wall.and_then(|w| w.seconds()).map(|w| w / 60),
+                    |a: &AssocLimits| a.grp_wall.and_then(|w| w.seconds()).map(|w| w / 60),
+                ),
+                (
+                    |q| used.qos(q).map_or(0, |u| u.wall_mins()),
+                    |a| used.assoc(a).map_or(0, |u| u.wall_mins()),
+                ),
+                |used, max| used >= max,
+            )
+        });
+        if let Some(Some(scope)) = grp_wall {
             return Some(LimitReason::of(scope, Limit::GrpWall));
         }
         let now = self.clock.now();
@@ -336,6 +340,9 @@ impl Engine {
         now: i64,
     ) -> Option<(Scope, Limit)> {
         let l = &self.limits;
+        if !l.used.on && !l.run_mins {
+            return None;
+        }
         let layout = &l.layout;
         let qos_run = |q| l.qos(q).map_or(0, |c| c.run_mins(i, now));
         let assoc_run = |a| l.assoc(a).map_or(0, |c| c.run_mins(i, now));
@@ -365,6 +372,9 @@ impl Engine {
             if let Some(scope) = safe {
                 return Some((scope, Limit::GrpTresMins));
             }
+        }
+        if !l.run_mins {
+            return None;
         }
         self.grp_over(
             s,

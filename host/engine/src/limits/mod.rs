@@ -88,6 +88,10 @@ pub(crate) struct Limits {
     /// passes skip them.
     pub any: bool,
     layout: TresLayout,
+    /// Whether some QOS or association sets `MaxTRESPerNode`, `GrpTRESRunMins`: checks of a
+    /// kind no one sets are skipped.
+    per_node: bool,
+    run_mins: bool,
     /// Decayed TRES-minutes and wall time, for `GrpTRESMins` and `GrpWall`.
     used: Used,
     qos: Vec<Count>,
@@ -108,9 +112,17 @@ impl Limits {
                 };
                 limits != Default::default()
             });
+        let qos_sets =
+            |f: fn(&sluice_cluster::QosLimits) -> bool| cluster.qos.iter().any(|q| f(&q.limits));
+        let assoc_sets =
+            |f: fn(&AssocLimits) -> bool| cluster.associations.iter().any(|a| f(&a.limits));
         Self {
             enforce: cluster.enforce,
             any,
+            per_node: qos_sets(|l| !l.max_tres_per_node.is_empty())
+                || assoc_sets(|l| !l.max_tres_per_node.is_empty()),
+            run_mins: qos_sets(|l| !l.grp_tres_run_mins.is_empty())
+                || assoc_sets(|l| !l.grp_tres_run_mins.is_empty()),
             layout: TresLayout::of(cluster),
             used: Used::of_cluster(cluster),
             qos: vec![Count::default(); cluster.qos.len()],
