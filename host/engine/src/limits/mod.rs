@@ -7,8 +7,8 @@
 //! to, charged by `accrue` as usage is.
 //!
 //! `check` decides with these counts whether a job may start (its pending reason if not) and
-//! whether a submission is refused; `access` applies a partition's access rules at submission.
-//! Both loops ask [`crate::Engine`]'s `limit_reason` before `try_start`, so the main loop,
+//! whether a submission is refused (`time_check` for the limits on time used and left);
+//! `access` applies a partition's access rules at submission. Both loops ask [`crate::Engine`]'s `limit_reason` before `try_start`, so the main loop,
 //! backfill and a replay hold jobs identically.
 
 mod access;
@@ -16,6 +16,7 @@ mod accrue;
 mod check;
 pub mod reason;
 mod start;
+mod time_check;
 mod tres;
 mod used;
 
