@@ -1,6 +1,6 @@
 //! The sluice cluster file: defaults, round trips through `to_toml`, and located errors.
 
-use sluice_cluster::{Cluster, NodeState, PluginKind, Source, TimeLimit};
+use sluice_cluster::{Cluster, NodeState, PluginKind, QosId, Source, TimeLimit};
 
 fn load(text: &str) -> Result<Cluster, sluice_cluster::ConfigError> {
     Cluster::from_toml(Source::new("cluster.toml", text), None)
@@ -270,6 +270,75 @@ MaxSubmitJobs = 10
     assert!(bad("cpu=64", "cpus=64").starts_with("cluster.toml:19:18:"));
     assert!(bad("[\"high\"]", "[\"low\"]").contains("QOS `low`"));
     assert!(bad("[\"limits\"]", "[\"strict\"]").starts_with("cluster.toml:1:28:"));
+}
+
+#[test]
+fn time_and_use_limits_license_tres_and_qos_lists_load_and_round_trip() {
+    let text = r#"
+[[nodes]]
+NodeName = "n[1-4]"
+
+[[partitions]]
+PartitionName = "p"
+Nodes = "ALL"
+
+[[qos]]
+Name = "normal"
+
+[[qos]]
+Name = "high"
+Flags = ["NoDecay"]
+MaxTRESPerNode = "cpu=16,gres/gpu=2"
+GrpTRESMins = "cpu=6000,license/MatLab=60"
+GrpTRESRunMins = "cpu=1200"
+GrpWall = "2-00:00:00"
+
+[[accounts]]
+Account = "physics"
+QOS = ["normal", "high"]
+DefaultQOS = "high"
+GrpTRESMins = "cpu=100"
+GrpWall = 90
+MaxTRESPerNode = "mem=4G"
+GrpTRESRunMins = "license/MatLab=10"
+
+[[users]]
+User = "alice"
+Account = "physics"
+QosLevel = ["normal"]
+DefaultQOS = "normal"
+"#;
+    let c = load(text).unwrap();
+    let high = &c.qos[1].limits;
+    assert_eq!(high.max_tres_per_node.cpu, Some(16));
+    assert_eq!(high.max_tres_per_node.gres, vec![("gpu".to_owned(), 2)]);
+    assert_eq!(high.grp_tres_mins.licenses, vec![("MatLab".to_owned(), 60)]);
+    assert_eq!(high.grp_tres_run_mins.cpu, Some(1200));
+    assert_eq!(high.grp_wall, Some(TimeLimit::Seconds(2 * 86_400)));
+    let physics = &c.associations[c.account_id("physics").unwrap().index()];
+    assert_eq!(physics.limits.qos, Some(vec![QosId(0), QosId(1)]));
+    assert_eq!(physics.limits.grp_wall, Some(TimeLimit::Seconds(90 * 60)));
+    assert_eq!(physics.limits.max_tres_per_node.mem_mb, Some(4096));
+    let alice = c.user_assoc("alice", "physics").unwrap();
+    assert_eq!(
+        c.associations[alice.index()].limits.qos,
+        Some(vec![QosId(0)])
+    );
+    assert_eq!(load(&c.to_toml()).unwrap(), c);
+
+    let bad = |from: &str, to: &str| load(&text.replace(from, to)).unwrap_err().to_string();
+    let outside = bad("DefaultQOS = \"normal\"", "DefaultQOS = \"high\"");
+    assert!(
+        outside.starts_with("cluster.toml:33:15:") && outside.contains("QOS list"),
+        "{outside}"
+    );
+    let unknown = bad("QosLevel = [\"normal\"]", "QosLevel = [\"low\"]");
+    assert!(
+        unknown.starts_with("cluster.toml:32:") && unknown.contains("QOS `low`"),
+        "{unknown}"
+    );
+    let nameless = bad("license/MatLab=60", "license/=60");
+    assert!(nameless.starts_with("cluster.toml:16:16:"), "{nameless}");
 }
 
 #[test]

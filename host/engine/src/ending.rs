@@ -19,23 +19,20 @@ impl Engine {
         reason: Reason,
     ) {
         let now = self.clock.now();
-        let (assoc, qos, start, cpus) = {
+        let (assoc, start, cpus) = {
             let job = &self.jobs[&id];
             (
                 job.assoc,
-                job.qos,
                 job.start_time.unwrap_or(now),
                 job.alloc.as_ref().map_or(0, |a| a.cpus()),
             )
         };
         if self.jobs[&id].state == JobState::Running {
             let from = start.max(self.usage.last_ran());
-            let factor = self
-                .qos_view
-                .get(qos.index())
-                .map_or(1.0, |q| q.usage_factor);
+            let factor = self.usage_factor(id);
             let amount = self.usage.job_delta(now - from, cpus, factor);
             self.usage.add_at_next_decay(assoc, amount);
+            self.charge_limits_at_end(id, from, now);
         }
         self.limits.leave(id);
         let job = self.jobs.get_mut(&id).expect("ending a known job");
@@ -116,6 +113,7 @@ impl Engine {
         };
         // Slurm's decay thread recalculates every pending job's priority after decaying usage.
         self.priorities.due = true;
+        self.charge_limits_running(&decayed);
         for id in self.running.iter() {
             let job = &self.jobs[id];
             if job.state != JobState::Running {
@@ -123,10 +121,7 @@ impl Engine {
             }
             let from = job.start_time.unwrap_or(now).max(decayed.since);
             let cpus = job.alloc.as_ref().map_or(0, |a| a.cpus());
-            let factor = self
-                .qos_view
-                .get(job.qos.index())
-                .map_or(1.0, |q| q.usage_factor);
+            let factor = self.usage_factor(*id);
             let amount = decayed.job_delta(&self.usage, from, cpus, factor);
             self.usage.add(job.assoc, amount);
         }

@@ -24,6 +24,14 @@ pub enum SubmitError {
     /// A QOS that does not exist.
     #[error("invalid qos specification: {0}")]
     UnknownQos(String),
+    /// A QOS outside the association's QOS list (with `AccountingStorageEnforce=qos`).
+    #[error("invalid qos specification: qos {qos} is not in the QOS list of account {account}")]
+    QosNotInAssociation {
+        /// The QOS asked for (or the default the job would take).
+        qos: String,
+        /// The job's account.
+        account: String,
+    },
     /// A GRES no node has.
     #[error("invalid generic resource (gres) specification: {0}")]
     UnknownGres(String),

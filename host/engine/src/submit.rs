@@ -243,7 +243,36 @@ impl Engine {
         }
     }
 
+    /// The job's QOS: the one it names, else its association's DefaultQOS (inherited), else
+    /// `normal`; refused when it is outside the association's QOS list and QOS are enforced,
+    /// as sbatch refuses it.
     fn resolve_qos(&self, spec: &JobSpec, assoc: AssocId) -> Result<QosId, SubmitError> {
+        let qos = self.named_or_default_qos(spec, assoc)?;
+        if !self.cluster.enforce.qos {
+            return Ok(qos);
+        }
+        let allowed = self.assoc_path(assoc).into_iter().find_map(|a| {
+            self.cluster
+                .associations
+                .get(a.index())?
+                .limits
+                .qos
+                .as_ref()
+        });
+        match allowed {
+            Some(list) if !list.contains(&qos) => Err(SubmitError::QosNotInAssociation {
+                qos: self
+                    .cluster
+                    .qos
+                    .get(qos.index())
+                    .map_or_else(|| "normal".to_owned(), |q| q.name.clone()),
+                account: self.account_of(assoc),
+            }),
+            _ => Ok(qos),
+        }
+    }
+
+    fn named_or_default_qos(&self, spec: &JobSpec, assoc: AssocId) -> Result<QosId, SubmitError> {
         if let Some(name) = &spec.qos {
             if self.cluster.qos.is_empty() && name == "normal" {
                 return Ok(QosId(0));

@@ -10,6 +10,7 @@ use sluice_cluster::{
     TresLimits,
 };
 use sluice_engine::limits::reason::{Limit, LimitReason, Scope, Tres};
+use sluice_engine::request::parse_licenses;
 use sluice_engine::{Engine, Event, JobId, JobSpec, JobState, ManualClock, Reason, SubmitError};
 
 /// Which pass runs the queue.
@@ -558,4 +559,434 @@ fn requeue_and_cancel_give_their_counts_back() {
     e.cancel(a).unwrap();
     assert_eq!(started(&e.schedule()), vec![b]);
     e.submit(job("alice", 1)).unwrap();
+}
+
+/// An engine whose ticks decay usage and run no pass, so that each test picks the pass.
+fn run_quiet(c: Cluster) -> (Engine, ManualClock) {
+    engine_configured(c, Box::new(SiteFactorPriority), |cfg| {
+        cfg.params.sched_interval = -1;
+        cfg.params.defer = true;
+        cfg.params.bf_interval = i64::MAX / 4;
+    })
+}
+
+#[test]
+fn max_tres_per_node_holds_a_job_too_big_for_one_node() {
+    for via in BOTH {
+        let mut c = base();
+        high(&mut c).max_tres_per_node = TresLimits::parse("cpu=4").unwrap();
+        let physics = account(&c, "physics");
+        c.associations[physics.index()].limits.max_tres_per_node =
+            TresLimits::parse("mem=1000").unwrap();
+        let (mut e, _clock) = run(c);
+        let wide = e.submit(job("alice", 8)).unwrap();
+        let spread = e
+            .submit(JobSpec {
+                min_nodes: 2,
+                ..job("alice", 8)
+            })
+            .unwrap();
+        let hungry = e
+            .submit(JobSpec {
+                qos: None,
+                memory_per_node_mb: 2000,
+                ..job("bob", 1)
+            })
+            .unwrap();
+        let modest = e
+            .submit(JobSpec {
+                qos: None,
+                memory_per_node_mb: 1000,
+                ..job("bob", 1)
+            })
+            .unwrap();
+        pass(&mut e, via);
+        assert_eq!(
+            state(&e, wide),
+            held_tres(Scope::Qos, Limit::TresPerNode, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(e.job(wide).unwrap().reason.as_str(), "QOSMaxCpuPerNode");
+        assert_eq!(state(&e, spread), RUNNING, "{via:?}: four CPUs a node");
+        assert_eq!(
+            state(&e, hungry),
+            held_tres(Scope::Assoc, Limit::TresPerNode, Tres::Mem),
+            "{via:?}"
+        );
+        assert_eq!(e.job(hungry).unwrap().reason.as_str(), "AssocMaxMemPerNode");
+        assert_eq!(state(&e, modest), RUNNING, "{via:?}");
+    }
+    let mut c = base();
+    high(&mut c).max_tres_per_node = TresLimits::parse("cpu=4").unwrap();
+    c.qos[1].deny_on_limit = true;
+    let (mut e, _clock) = run(c);
+    assert_eq!(
+        e.submit(job("alice", 8)).unwrap_err(),
+        SubmitError::AccountingPolicy(LimitReason {
+            scope: Scope::Qos,
+            limit: Limit::TresPerNode,
+            tres: Tres::Cpu
+        })
+    );
+    e.submit(job("alice", 4)).unwrap();
+}
+
+#[test]
+fn grp_tres_run_mins_holds_a_job_until_running_jobs_use_up_their_time() {
+    for via in BOTH {
+        let mut c = base();
+        // Room for 8 CPUs × 10 minutes (the jobs' time limit) and no more.
+        high(&mut c).grp_tres_run_mins = TresLimits::parse("cpu=80").unwrap();
+        let chem = account(&c, "chem");
+        c.associations[chem.index()].limits.grp_tres_run_mins =
+            TresLimits::parse("cpu=40").unwrap();
+        let (mut e, clock) = run(c);
+        let a = e.submit(job("alice", 4)).unwrap();
+        let b = e.submit(job("bob", 4)).unwrap();
+        let late = e.submit(job("alice", 2)).unwrap();
+        pass(&mut e, via);
+        assert_eq!((state(&e, a), state(&e, b)), (RUNNING, RUNNING));
+        assert_eq!(
+            state(&e, late),
+            held_tres(Scope::Qos, Limit::GrpTresRunMins, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(
+            e.job(late).unwrap().reason.as_str(),
+            "QOSGrpCPURunMinutesLimit"
+        );
+        // Half their time gone: 8 × 5 minutes left, and 2 × 10 more fit in 80.
+        clock.advance(300);
+        assert_eq!(started(&pass(&mut e, via)), vec![late], "{via:?}");
+
+        let plain = JobSpec {
+            qos: None,
+            ..job("carol", 4)
+        };
+        let c1 = e.submit(plain.clone()).unwrap();
+        let c2 = e.submit(plain).unwrap();
+        pass(&mut e, via);
+        assert_eq!(state(&e, c1), RUNNING);
+        assert_eq!(
+            state(&e, c2),
+            held_tres(Scope::Assoc, Limit::GrpTresRunMins, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(
+            e.job(c2).unwrap().reason.as_str(),
+            "AssocGrpCPURunMinutesLimit"
+        );
+        e.job_finished(c1, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![c2], "{via:?}");
+    }
+}
+
+#[test]
+fn grp_tres_mins_holds_jobs_once_decayed_use_reaches_it() {
+    for via in BOTH {
+        let mut c = base();
+        c.priority.priority_decay_half_life = 3600;
+        c.priority.priority_calc_period = 60;
+        let physics = account(&c, "physics");
+        // 100 CPU-minutes of the limit's 100 already used (a migrated site's usage).
+        c.associations[physics.index()].raw_usage = 100.0 * 60.0;
+        c.associations[physics.index()].limits.grp_tres_mins =
+            TresLimits::parse("cpu=100").unwrap();
+        high(&mut c).grp_tres_mins = TresLimits::parse("cpu=30").unwrap();
+        let (mut e, clock) = run_quiet(c);
+        let plain = |user: &str| JobSpec {
+            qos: None,
+            ..job(user, 1)
+        };
+        let alice = e.submit(plain("alice")).unwrap();
+        let carol = e.submit(plain("carol")).unwrap();
+        pass(&mut e, via);
+        assert_eq!(
+            state(&e, alice),
+            held_tres(Scope::Assoc, Limit::GrpTresMins, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(
+            e.job(alice).unwrap().reason.as_str(),
+            "AssocGrpCPUMinutesLimit"
+        );
+        assert_eq!(state(&e, carol), RUNNING, "chem has used nothing");
+        // A half-life later half the use is left: physics may run again.
+        clock.advance(3600);
+        e.tick();
+        assert_eq!(started(&pass(&mut e, via)), vec![alice], "{via:?}");
+
+        // QOS high: 8 CPUs for two minutes, times UsageFactor 2, is 32 CPU-minutes of its 30.
+        let big = e.submit(job("carol", 8)).unwrap();
+        pass(&mut e, via);
+        assert_eq!(state(&e, big), RUNNING);
+        clock.advance(120);
+        e.tick();
+        e.job_finished(big, 0).unwrap();
+        clock.advance(60);
+        e.tick();
+        let next = e.submit(job("carol", 1)).unwrap();
+        pass(&mut e, via);
+        assert_eq!(
+            state(&e, next),
+            held_tres(Scope::Qos, Limit::GrpTresMins, Tres::Cpu),
+            "{via:?}"
+        );
+        assert_eq!(
+            e.job(next).unwrap().reason.as_str(),
+            "QOSGrpCPUMinutesLimit"
+        );
+        // Three half-lives on, an eighth of it is left.
+        clock.advance(3 * 3600);
+        e.tick();
+        assert_eq!(started(&pass(&mut e, via)), vec![next], "{via:?}");
+    }
+}
+
+#[test]
+fn grp_wall_holds_jobs_once_decayed_wall_time_reaches_it() {
+    for via in BOTH {
+        let mut c = base();
+        c.priority.priority_decay_half_life = 3600;
+        c.priority.priority_calc_period = 60;
+        let chem = account(&c, "chem");
+        c.associations[chem.index()].limits.grp_wall = Some(TimeLimit::Seconds(20 * 60));
+        let (mut e, clock) = run_quiet(c);
+        let plain = JobSpec {
+            qos: None,
+            time_limit: Some(3600),
+            ..job("carol", 8)
+        };
+        let first = e.submit(plain.clone()).unwrap();
+        pass(&mut e, via);
+        assert_eq!(state(&e, first), RUNNING);
+        // Twenty-five minutes of one job's wall time, whatever its CPUs.
+        for _ in 0..25 {
+            clock.advance(60);
+            e.tick();
+        }
+        let second = e.submit(plain).unwrap();
+        let other = e.submit(JobSpec {
+            qos: None,
+            ..job("alice", 1)
+        });
+        pass(&mut e, via);
+        assert_eq!(
+            state(&e, second),
+            held(Scope::Assoc, Limit::GrpWall),
+            "{via:?}"
+        );
+        assert_eq!(e.job(second).unwrap().reason.as_str(), "AssocGrpWallLimit");
+        assert_eq!(state(&e, other.unwrap()), RUNNING, "physics has no GrpWall");
+        e.job_finished(first, 0).unwrap();
+        // Decayed below twenty minutes after a while with nothing running.
+        for _ in 0..30 {
+            clock.advance(60);
+            e.tick();
+        }
+        assert_eq!(started(&pass(&mut e, via)), vec![second], "{via:?}");
+    }
+}
+
+#[test]
+fn qos_grp_wall_counts_every_job_of_the_qos() {
+    let mut c = base();
+    c.priority.priority_decay_half_life = 0;
+    c.priority.priority_calc_period = 60;
+    c.qos[1].usage_factor = 1.0;
+    high(&mut c).grp_wall = Some(TimeLimit::Seconds(10 * 60));
+    let (mut e, clock) = run_quiet(c);
+    let a = e.submit(job("alice", 1)).unwrap();
+    let b = e.submit(job("bob", 1)).unwrap();
+    e.schedule();
+    // Two jobs for five minutes each: ten minutes of the QOS's wall time, never decayed.
+    for _ in 0..5 {
+        clock.advance(60);
+        e.tick();
+    }
+    e.job_finished(a, 0).unwrap();
+    e.job_finished(b, 0).unwrap();
+    let c3 = e.submit(job("carol", 1)).unwrap();
+    e.schedule();
+    assert_eq!(state(&e, c3), held(Scope::Qos, Limit::GrpWall));
+    assert_eq!(e.job(c3).unwrap().reason.as_str(), "QOSGrpWallLimit");
+}
+
+#[test]
+fn license_limits_count_licenses_as_tres() {
+    for via in BOTH {
+        let mut c = with_licenses(base(), &[("matlab", 10), ("fluent", 10)]);
+        high(&mut c).grp_tres = TresLimits::parse("license/matlab=4").unwrap();
+        high(&mut c).max_tres_per_user = TresLimits::parse("license/matlab=3").unwrap();
+        high(&mut c).max_tres_per_job = TresLimits::parse("license/fluent=2").unwrap();
+        let (mut e, _clock) = run(c);
+        let with = |user: &str, lic: &str| JobSpec {
+            licenses: parse_licenses(lic).unwrap(),
+            ..job(user, 1)
+        };
+        let a1 = e.submit(with("alice", "matlab:2")).unwrap();
+        let a2 = e.submit(with("alice", "matlab:2")).unwrap();
+        let b1 = e.submit(with("bob", "matlab:2")).unwrap();
+        let c1 = e.submit(with("carol", "matlab:1")).unwrap();
+        let greedy = e.submit(with("carol", "fluent:3")).unwrap();
+        pass(&mut e, via);
+        assert_eq!((state(&e, a1), state(&e, b1)), (RUNNING, RUNNING));
+        assert_eq!(
+            state(&e, a2),
+            held_tres(Scope::Qos, Limit::TresPerUser, Tres::License),
+            "{via:?}"
+        );
+        assert_eq!(e.job(a2).unwrap().reason.as_str(), "QOSMaxLicensePerUser");
+        assert_eq!(
+            state(&e, c1),
+            held_tres(Scope::Qos, Limit::GrpTres, Tres::License),
+            "{via:?}"
+        );
+        assert_eq!(e.job(c1).unwrap().reason.as_str(), "QOSGrpLicense");
+        assert_eq!(
+            state(&e, greedy),
+            held_tres(Scope::Qos, Limit::TresPerJob, Tres::License)
+        );
+        assert_eq!(
+            e.job(greedy).unwrap().reason.as_str(),
+            "QOSMaxLicensePerJob"
+        );
+        e.job_finished(b1, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![c1], "{via:?}");
+        e.job_finished(a1, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![a2], "{via:?}");
+    }
+}
+
+#[test]
+fn association_grp_license_holds_the_subtree() {
+    for via in BOTH {
+        let mut c = with_licenses(base(), &[("matlab", 10)]);
+        let physics = account(&c, "physics");
+        c.associations[physics.index()].limits.grp_tres =
+            TresLimits::parse("license/matlab=2").unwrap();
+        let (mut e, _clock) = run(c);
+        let with = |user: &str| JobSpec {
+            qos: None,
+            licenses: parse_licenses("matlab:2").unwrap(),
+            ..job(user, 1)
+        };
+        let a = e.submit(with("alice")).unwrap();
+        let b = e.submit(with("bob")).unwrap();
+        let carol = e.submit(with("carol")).unwrap();
+        pass(&mut e, via);
+        assert_eq!((state(&e, a), state(&e, carol)), (RUNNING, RUNNING));
+        assert_eq!(
+            state(&e, b),
+            held_tres(Scope::Assoc, Limit::GrpTres, Tres::License),
+            "{via:?}"
+        );
+        assert_eq!(e.job(b).unwrap().reason.as_str(), "AssocGrpLicense");
+        e.job_finished(a, 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![b], "{via:?}");
+    }
+}
+
+#[test]
+fn an_association_qos_list_refuses_other_qos_unless_qos_are_not_enforced() {
+    let high_only = |enforce: AccountingEnforce| {
+        let mut c = base();
+        c.enforce = enforce;
+        let physics = account(&c, "physics");
+        c.associations[physics.index()].limits.qos = Some(vec![QosId(1)]);
+        c.associations[physics.index()].default_qos = Some(QosId(1));
+        let alice = c.user_assoc("alice", "physics").unwrap();
+        // alice's own list (normal only) shadows physics' list.
+        c.associations[alice.index()].limits.qos = Some(vec![QosId(0)]);
+        c.associations[alice.index()].default_qos = Some(QosId(0));
+        run(c).0
+    };
+    let mut e = high_only(AccountingEnforce::ALL);
+    let err = e.submit(JobSpec {
+        qos: Some("normal".into()),
+        ..job("bob", 1)
+    });
+    assert_eq!(
+        err.unwrap_err(),
+        SubmitError::QosNotInAssociation {
+            qos: "normal".into(),
+            account: "physics".into()
+        }
+    );
+    assert!(
+        e.submit(JobSpec {
+            qos: Some("normal".into()),
+            ..job("bob", 1)
+        })
+        .unwrap_err()
+        .to_string()
+        .starts_with("invalid qos specification")
+    );
+    // bob's default comes from physics and is in its list.
+    let bob = e
+        .submit(JobSpec {
+            qos: None,
+            ..job("bob", 1)
+        })
+        .unwrap();
+    assert_eq!(e.job(bob).unwrap().qos, QosId(1));
+    assert!(matches!(
+        e.submit(job("alice", 1)),
+        Err(SubmitError::QosNotInAssociation { .. })
+    ));
+    e.submit(JobSpec {
+        qos: None,
+        ..job("alice", 1)
+    })
+    .unwrap();
+    e.submit(job("carol", 1)).unwrap();
+    let mut lax = high_only(AccountingEnforce {
+        qos: false,
+        ..AccountingEnforce::ALL
+    });
+    lax.submit(JobSpec {
+        qos: Some("normal".into()),
+        ..job("bob", 1)
+    })
+    .unwrap();
+}
+
+#[test]
+fn with_safe_grp_tres_mins_holds_a_job_that_could_not_run_to_its_limit() {
+    for via in BOTH {
+        for safe in [false, true] {
+            let mut c = base();
+            c.enforce.safe = safe;
+            c.priority.priority_decay_half_life = 0;
+            c.priority.priority_calc_period = 60;
+            let chem = account(&c, "chem");
+            c.associations[chem.index()].limits.grp_tres_mins =
+                TresLimits::parse("cpu=100").unwrap();
+            let (mut e, clock) = run_quiet(c);
+            // 8 CPUs × 10 minutes each: 80 CPU-minutes a job.
+            let plain = JobSpec {
+                qos: None,
+                ..job("carol", 8)
+            };
+            let first = e.submit(plain.clone()).unwrap();
+            let second = e.submit(plain).unwrap();
+            pass(&mut e, via);
+            assert_eq!(state(&e, first), RUNNING);
+            if !safe {
+                assert_eq!(state(&e, second), RUNNING, "{via:?}: nothing used yet");
+                continue;
+            }
+            assert_eq!(
+                state(&e, second),
+                held_tres(Scope::Assoc, Limit::GrpTresMins, Tres::Cpu),
+                "{via:?}: 80 left to the first and 80 of its own"
+            );
+            // The first ends after a minute: 8 used, and 8 + 80 fit in 100.
+            clock.advance(60);
+            e.job_finished(first, 0).unwrap();
+            clock.advance(60);
+            e.tick();
+            assert_eq!(started(&pass(&mut e, via)), vec![second], "{via:?}");
+        }
+    }
 }

@@ -25,8 +25,10 @@ fn site() -> Cluster {
     )
     .unwrap();
     assert!(
-        skipped.iter().any(|s| s.key == "QOS" && s.at.line == 8),
-        "an association's QOS list is listed: {skipped:?}"
+        !skipped
+            .iter()
+            .any(|s| s.at.line > 2 && (s.key == "QOS" || s.key.starts_with("Grp"))),
+        "associations' QOS lists and group limits are carried over: {skipped:?}"
     );
     let text = file.to_toml_string();
     Cluster::from_toml(Source::new("site.toml", &text), None).unwrap()
@@ -38,6 +40,17 @@ fn the_imported_site_enforces_its_access_rules() {
     assert!(c.qos_id("high").is_some(), "a DefaultQOS the dump names");
     let alice = c.user_assoc("alice", "physics").unwrap();
     assert_eq!(c.associations[alice.index()].default_qos, c.qos_id("high"));
+    assert_eq!(
+        c.associations[alice.index()].limits.qos,
+        Some(vec![c.qos_id("high").unwrap(), c.qos_id("normal").unwrap()])
+    );
+    let chem = c.account_id("chem").unwrap();
+    let chem = &c.associations[chem.index()].limits;
+    assert_eq!(chem.grp_tres_run_mins.cpu, Some(100_000));
+    assert_eq!(
+        chem.grp_wall,
+        Some(sluice_cluster::TimeLimit::Seconds(10_000 * 60))
+    );
     let (mut e, _clock) = engine(c);
     let job = |user: &str, partition: &str| JobSpec {
         partitions: vec![partition.into()],
@@ -50,6 +63,16 @@ fn the_imported_site_enforces_its_access_rules() {
     ));
     // carol's default account is chem, whatever the order of the dump's lines.
     let carol = e.submit(job("carol", "chem")).unwrap();
+    assert!(
+        matches!(
+            e.submit(JobSpec {
+                qos: Some("high".into()),
+                ..job("carol", "chem")
+            }),
+            Err(SubmitError::QosNotInAssociation { .. })
+        ),
+        "chem's QOS list is normal alone"
+    );
     assert!(
         e.submit(JobSpec {
             account: Some("nosuch".into()),

@@ -13,7 +13,7 @@ use sluice_plugin_select_cons_tres::ConsTres;
 use sluice_policy::{FromSettings, SettingValue, Settings};
 use sluice_sim::compare::compare;
 use sluice_sim::csv::CsvWriter;
-use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine};
+use sluice_sim::scheduler::{EngineOptions, EngineScheduler, FlatMachine, Passes};
 use sluice_sim::{
     MemoryWorkload, ReplayConfig, ReplayOutput, RuntimeMode, SlurmRequest, SwfFields, Time,
     Workload, WorkloadJob, replay,
@@ -289,4 +289,44 @@ fn a_replay_honours_qos_limits() {
     ];
     let out = run_on(&mut scheduler, &jobs, 4, RuntimeMode::KillAtLimit);
     assert_eq!(starts(&out), expect(&[(1, 0), (2, 100), (3, 2)]));
+}
+
+/// A replay holds jobs to `GrpTRESRunMins` as the live engine does: with room for 4 CPU-minutes
+/// of time left, two one-CPU jobs with two-minute limits leave no room for a third until their
+/// time left drops under three minutes together (t = 31), long before either ends. Time alone
+/// frees the room, so the passes run periodically (with passes at events only, the third job
+/// waits for the next event).
+#[test]
+fn a_replay_honours_grp_tres_run_mins() {
+    let mut cluster = FlatMachine {
+        procs: 4,
+        cpus_per_node: 1,
+    }
+    .cluster()
+    .unwrap();
+    cluster.scheduler.bf_interval = 1;
+    cluster.qos.push(sluice_cluster::Qos {
+        name: "normal".into(),
+        priority: 0,
+        usage_factor: 1.0,
+        no_decay: false,
+        limits: sluice_cluster::QosLimits {
+            grp_tres_run_mins: sluice_cluster::TresLimits::parse("cpu=4").unwrap(),
+            ..Default::default()
+        },
+        deny_on_limit: false,
+        over_part_qos: false,
+    });
+    let options = EngineOptions {
+        passes: Passes::Periodic,
+        ..EngineOptions::for_cluster("slurm", &cluster)
+    };
+    let mut scheduler = EngineScheduler::new(cluster, policies(Priority::Basic), options);
+    let jobs = vec![
+        user_job(1, 0, 120, 1, 1),
+        user_job(2, 1, 120, 1, 2),
+        user_job(3, 2, 120, 1, 3),
+    ];
+    let out = run_on(&mut scheduler, &jobs, 4, RuntimeMode::KillAtLimit);
+    assert_eq!(starts(&out), expect(&[(1, 0), (2, 1), (3, 31)]));
 }

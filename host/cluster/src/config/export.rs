@@ -96,6 +96,10 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                 max_tres_per_user: tres_text(&q.limits.max_tres_per_user),
                 max_tres_mins_per_job: tres_text(&q.limits.max_tres_mins_per_job),
                 grp_tres: tres_text(&q.limits.grp_tres),
+                max_tres_per_node: tres_text(&q.limits.max_tres_per_node),
+                grp_tres_mins: tres_text(&q.limits.grp_tres_mins),
+                grp_tres_run_mins: tres_text(&q.limits.grp_tres_run_mins),
+                grp_wall: q.limits.grp_wall,
             })
             .collect(),
         accounts: cluster
@@ -110,7 +114,7 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                     .map(|p| Spanned::new(0..0, cluster.associations[p.index()].name().to_owned()));
                 (spec.fairshare, spec.raw_usage) = (a.shares, a.raw_usage);
                 (spec.priority, spec.default_qos) = (a.priority, a.default_qos.map(qos_name));
-                spec.set_limits(limit_spec(&a.limits));
+                spec.set_limits(limit_spec(cluster, &a.limits));
                 spec
             })
             .collect(),
@@ -125,7 +129,7 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                     let mut spec = UserSpec::named(user, &account);
                     (spec.fairshare, spec.raw_usage) = (a.shares, a.raw_usage);
                     (spec.priority, spec.default_qos) = (a.priority, a.default_qos.map(qos_name));
-                    spec.set_limits(limit_spec(&a.limits));
+                    spec.set_limits(limit_spec(cluster, &a.limits));
                     Some(spec)
                 }
                 AssocKind::Account(_) => None,
@@ -135,7 +139,7 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
 }
 
 /// An association's limits as the file writes them.
-fn limit_spec(l: &crate::AssocLimits) -> AssocLimitSpec {
+fn limit_spec(cluster: &Cluster, l: &crate::AssocLimits) -> AssocLimitSpec {
     AssocLimitSpec {
         max_jobs: l.max_jobs,
         max_submit_jobs: l.max_submit_jobs,
@@ -145,6 +149,15 @@ fn limit_spec(l: &crate::AssocLimits) -> AssocLimitSpec {
         grp_tres: tres_text(&l.grp_tres),
         grp_jobs: l.grp_jobs,
         grp_submit_jobs: l.grp_submit_jobs,
+        max_tres_per_node: tres_text(&l.max_tres_per_node),
+        grp_tres_mins: tres_text(&l.grp_tres_mins),
+        grp_tres_run_mins: tres_text(&l.grp_tres_run_mins),
+        grp_wall: l.grp_wall,
+        qos: l.qos.as_ref().map(|list| {
+            list.iter()
+                .map(|q| Spanned::new(0..0, cluster.qos[q.index()].name.clone()))
+                .collect()
+        }),
     }
 }
 

@@ -331,6 +331,34 @@ pub struct QosSpec {
     /// GrpTRES (unlimited).
     #[serde(rename = "GrpTRES", default, skip_serializing_if = "Option::is_none")]
     pub grp_tres: Option<Spanned<String>>,
+    /// MaxTRESPerNode (unlimited).
+    #[serde(
+        rename = "MaxTRESPerNode",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_node: Option<Spanned<String>>,
+    /// GrpTRESMins: decayed TRES-minutes used (unlimited).
+    #[serde(
+        rename = "GrpTRESMins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_tres_mins: Option<Spanned<String>>,
+    /// GrpTRESRunMins: TRES × remaining time of running jobs (unlimited).
+    #[serde(
+        rename = "GrpTRESRunMins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_tres_run_mins: Option<Spanned<String>>,
+    /// GrpWall: minutes or a Slurm time of decayed wall-clock use (unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_wall: Option<TimeLimit>,
 }
 
 /// `[[accounts]]`.
@@ -396,6 +424,42 @@ pub struct AccountSpec {
     /// GrpSubmitJobs over the subtree (unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grp_submit_jobs: Option<u32>,
+    /// MaxTRESPerNode (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRESPerNode",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_node: Option<Spanned<String>>,
+    /// GrpTRESMins over the subtree: decayed TRES-minutes used (unlimited).
+    #[serde(
+        rename = "GrpTRESMins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_tres_mins: Option<Spanned<String>>,
+    /// GrpTRESRunMins over the subtree: TRES × remaining time of running jobs (unlimited).
+    #[serde(
+        rename = "GrpTRESRunMins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_tres_run_mins: Option<Spanned<String>>,
+    /// GrpWall over the subtree: minutes or a Slurm time of decayed wall-clock use (unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_wall: Option<TimeLimit>,
+    /// QOS (sacctmgr's QosLevel): the QOS jobs may ask (inherited, else any).
+    #[serde(
+        rename = "QOS",
+        alias = "QosLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qos: Option<Vec<Spanned<String>>>,
 }
 
 /// `[[users]]`: a user association under an account.
@@ -460,6 +524,42 @@ pub struct UserSpec {
     /// GrpSubmitJobs over the subtree (unlimited).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grp_submit_jobs: Option<u32>,
+    /// MaxTRESPerNode (inherited, else unlimited).
+    #[serde(
+        rename = "MaxTRESPerNode",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_tres_per_node: Option<Spanned<String>>,
+    /// GrpTRESMins over the subtree: decayed TRES-minutes used (unlimited).
+    #[serde(
+        rename = "GrpTRESMins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_tres_mins: Option<Spanned<String>>,
+    /// GrpTRESRunMins over the subtree: TRES × remaining time of running jobs (unlimited).
+    #[serde(
+        rename = "GrpTRESRunMins",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_tres_run_mins: Option<Spanned<String>>,
+    /// GrpWall over the subtree: minutes or a Slurm time of decayed wall-clock use (unlimited).
+    #[serde(
+        default,
+        with = "crate::time::option::minutes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grp_wall: Option<TimeLimit>,
+    /// QOS (sacctmgr's QosLevel): the QOS jobs may ask (inherited, else any).
+    #[serde(
+        rename = "QOS",
+        alias = "QosLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub qos: Option<Vec<Spanned<String>>>,
 }
 
 /// The limit keys `[[accounts]]` and `[[users]]` share.
@@ -481,6 +581,16 @@ pub struct AssocLimitSpec {
     pub grp_jobs: Option<u32>,
     /// GrpSubmitJobs.
     pub grp_submit_jobs: Option<u32>,
+    /// MaxTRESPerNode.
+    pub max_tres_per_node: Option<Spanned<String>>,
+    /// GrpTRESMins.
+    pub grp_tres_mins: Option<Spanned<String>>,
+    /// GrpTRESRunMins.
+    pub grp_tres_run_mins: Option<Spanned<String>>,
+    /// GrpWall.
+    pub grp_wall: Option<TimeLimit>,
+    /// QOS.
+    pub qos: Option<Vec<Spanned<String>>>,
 }
 
 /// The limit keys of `[[accounts]]` and `[[users]]` read and written as one [`AssocLimitSpec`]
@@ -500,6 +610,11 @@ macro_rules! limit_spec {
                     grp_tres: self.grp_tres.clone(),
                     grp_jobs: self.grp_jobs,
                     grp_submit_jobs: self.grp_submit_jobs,
+                    max_tres_per_node: self.max_tres_per_node.clone(),
+                    grp_tres_mins: self.grp_tres_mins.clone(),
+                    grp_tres_run_mins: self.grp_tres_run_mins.clone(),
+                    grp_wall: self.grp_wall,
+                    qos: self.qos.clone(),
                 }
             }
 
@@ -513,6 +628,11 @@ macro_rules! limit_spec {
                 self.grp_tres = l.grp_tres;
                 self.grp_jobs = l.grp_jobs;
                 self.grp_submit_jobs = l.grp_submit_jobs;
+                self.max_tres_per_node = l.max_tres_per_node;
+                self.grp_tres_mins = l.grp_tres_mins;
+                self.grp_tres_run_mins = l.grp_tres_run_mins;
+                self.grp_wall = l.grp_wall;
+                self.qos = l.qos;
             }
         }
     };
@@ -561,6 +681,10 @@ impl QosSpec {
             max_tres_per_user: None,
             max_tres_mins_per_job: None,
             grp_tres: None,
+            max_tres_per_node: None,
+            grp_tres_mins: None,
+            grp_tres_run_mins: None,
+            grp_wall: None,
         }
     }
 }

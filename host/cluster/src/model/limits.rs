@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::TimeLimit;
 
-/// TRES amounts named in one limit (sacctmgr `cpu=4,mem=10G,node=2,gres/gpu=2`); a TRES left
-/// out is not limited.
+/// TRES amounts named in one limit (sacctmgr `cpu=4,mem=10G,node=2,gres/gpu=2,license/matlab=1`);
+/// a TRES left out is not limited.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct TresLimits {
     /// `cpu=`.
@@ -16,6 +16,8 @@ pub struct TresLimits {
     pub node: Option<u64>,
     /// `gres/<name>=` (the untyped count of a GRES name), in the order written.
     pub gres: Vec<(String, u64)>,
+    /// `license/<name>=` (a cluster license of `Licenses=`), in the order written.
+    pub licenses: Vec<(String, u64)>,
 }
 
 /// Why a TRES string could not be read.
@@ -25,7 +27,7 @@ pub enum TresError {
     #[error("found `{0}`, expected name=count")]
     NotPair(String),
     /// A TRES sluice does not track.
-    #[error("found TRES `{0}`, expected cpu, mem, node or gres/<name>")]
+    #[error("found TRES `{0}`, expected cpu, mem, node, gres/<name> or license/<name>")]
     UnknownTres(String),
     /// A count that is not a number (with K/M/G/T suffix for mem).
     #[error("found count `{0}`, expected a whole number")]
@@ -35,7 +37,11 @@ pub enum TresError {
 impl TresLimits {
     /// True when no TRES is limited.
     pub fn is_empty(&self) -> bool {
-        self.cpu.is_none() && self.mem_mb.is_none() && self.node.is_none() && self.gres.is_empty()
+        self.cpu.is_none()
+            && self.mem_mb.is_none()
+            && self.node.is_none()
+            && self.gres.is_empty()
+            && self.licenses.is_empty()
     }
 
     /// Reads sacctmgr's form: comma-separated `name=count`; `mem` takes M (default), G or T
@@ -46,7 +52,8 @@ impl TresLimits {
             let (name, count) = item
                 .split_once('=')
                 .ok_or_else(|| TresError::NotPair(item.to_owned()))?;
-            let name = name.trim().to_ascii_lowercase();
+            let written = name.trim();
+            let name = written.to_ascii_lowercase();
             let count = count.trim();
             if count == "-1" {
                 continue;
@@ -62,8 +69,13 @@ impl TresLimits {
                 "cpu" => out.cpu = Some(value),
                 "mem" => out.mem_mb = Some(value),
                 "node" => out.node = Some(value),
-                _ => match name.strip_prefix("gres/") {
-                    Some(gres) if !gres.is_empty() => out.gres.push((gres.to_owned(), value)),
+                _ => match (name.strip_prefix("gres/"), name.strip_prefix("license/")) {
+                    (Some(gres), _) if !gres.is_empty() => out.gres.push((gres.to_owned(), value)),
+                    // License names keep their case: `Licenses=` names are case-sensitive.
+                    (_, Some(lic)) if !lic.is_empty() => {
+                        let own = &written[written.len() - lic.len()..];
+                        out.licenses.push((own.to_owned(), value))
+                    }
                     _ => return Err(TresError::UnknownTres(name)),
                 },
             }
@@ -87,6 +99,9 @@ impl std::fmt::Display for TresLimits {
         }
         for (name, count) in &self.gres {
             items.push(format!("gres/{name}={count}"));
+        }
+        for (name, count) in &self.licenses {
+            items.push(format!("license/{name}={count}"));
         }
         f.write_str(&items.join(","))
     }
@@ -130,6 +145,18 @@ pub struct AssocLimits {
     pub grp_jobs: Option<u32>,
     /// `GrpSubmitJobs`: pending plus running jobs of the subtree.
     pub grp_submit_jobs: Option<u32>,
+    /// `MaxTRESPerNode`: TRES a job may ask on any one node.
+    pub max_tres_per_node: TresLimits,
+    /// `GrpTRESMins`: TRES-minutes the subtree's jobs used (decayed with
+    /// PriorityDecayHalfLife, running jobs' accrued time included).
+    pub grp_tres_mins: TresLimits,
+    /// `GrpTRESRunMins`: TRES × remaining time limit of the subtree's running jobs.
+    pub grp_tres_run_mins: TresLimits,
+    /// `GrpWall`: wall-clock time the subtree's jobs ran (decayed like usage).
+    pub grp_wall: Option<TimeLimit>,
+    /// `QOS` (sacctmgr's `QosLevel`): the QOS a job under the association may ask;
+    /// inherited from the nearest association above that sets a list, any QOS when none does.
+    pub qos: Option<Vec<super::QosId>>,
 }
 
 /// `AccountingStorageEnforce`: what the controller enforces of the association and QOS records.
@@ -237,6 +264,13 @@ mod tests {
         assert_eq!(t.node, Some(2));
         assert_eq!(t.gres, vec![("gpu".to_owned(), 4)]);
         assert_eq!(TresLimits::parse(&t.to_string()).unwrap(), t);
+        let l = TresLimits::parse("license/MatLab=2,cpu=1").unwrap();
+        assert_eq!(l.licenses, vec![("MatLab".to_owned(), 2)]);
+        assert_eq!(TresLimits::parse(&l.to_string()).unwrap(), l);
+        assert!(matches!(
+            TresLimits::parse("license/=2"),
+            Err(TresError::UnknownTres(_))
+        ));
         assert_eq!(TresLimits::parse("cpu=-1").unwrap(), TresLimits::default());
         assert!(matches!(
             TresLimits::parse("energy=5"),

@@ -56,4 +56,13 @@ pub struct QosLimits {
     pub grp_jobs: Option<u32>,
     /// `GrpSubmitJobs`: pending plus running jobs of the QOS.
     pub grp_submit_jobs: Option<u32>,
+    /// `MaxTRESPerNode`: TRES a job may ask on any one node.
+    pub max_tres_per_node: TresLimits,
+    /// `GrpTRESMins`: TRES-minutes the QOS's jobs used (decayed with PriorityDecayHalfLife
+    /// unless `NoDecay`, running jobs' accrued time included).
+    pub grp_tres_mins: TresLimits,
+    /// `GrpTRESRunMins`: TRES × remaining time limit of the QOS's running jobs.
+    pub grp_tres_run_mins: TresLimits,
+    /// `GrpWall`: wall-clock time the QOS's jobs ran (decayed like usage).
+    pub grp_wall: Option<TimeLimit>,
 }

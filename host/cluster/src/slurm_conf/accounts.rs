@@ -85,8 +85,12 @@ pub fn import_accounts(
     users.sort_by_key(|(u, is_default)| (u.user.get_ref().clone(), !*is_default));
     let named_qos: Vec<String> = accounts
         .iter()
-        .filter_map(|a| a.default_qos.as_ref())
-        .chain(users.iter().filter_map(|(u, _)| u.default_qos.as_ref()))
+        .flat_map(|a| a.default_qos.iter().chain(a.qos.iter().flatten()))
+        .chain(
+            users
+                .iter()
+                .flat_map(|(u, _)| u.default_qos.iter().chain(u.qos.iter().flatten())),
+        )
         .map(|q| q.get_ref().clone())
         .collect();
     for q in named_qos {
@@ -123,9 +127,18 @@ fn fields(line: &DumpLine, skipped: &mut Vec<Skipped>) -> Result<Fields, ConfigE
                     ConfigError::invalid(
                         at.clone(),
                         format!("{key}={value} ({e})"),
-                        "cpu=, mem=, node=, gres/<name>= counts",
+                        "cpu=, mem=, node=, gres/<name>=, license/<name>= counts",
                     )
                 })
+        };
+        let time = || {
+            parse_limit(value, 60).ok_or_else(|| {
+                ConfigError::invalid(
+                    at.clone(),
+                    format!("{key}={value}"),
+                    "minutes or a Slurm time such as 1-00:00:00",
+                )
+            })
         };
         match key.to_ascii_lowercase().as_str() {
             "fairshare" | "shares" => {
@@ -140,18 +153,24 @@ fn fields(line: &DumpLine, skipped: &mut Vec<Skipped>) -> Result<Fields, ConfigE
             "defaultaccount" => f.default_account = Some(value.clone()),
             "maxjobs" => f.limits.max_jobs = Some(number()?),
             "maxsubmitjobs" => f.limits.max_submit_jobs = Some(number()?),
-            "maxwall" | "maxwalldurationperjob" => {
-                f.limits.max_wall = Some(parse_limit(value, 60).ok_or_else(|| {
-                    ConfigError::invalid(
-                        at.clone(),
-                        format!("{key}={value}"),
-                        "minutes or a Slurm time such as 1-00:00:00",
-                    )
-                })?)
-            }
+            "maxwall" | "maxwalldurationperjob" => f.limits.max_wall = Some(time()?),
             "maxtres" | "maxtresperjob" => f.limits.max_tres = tres()?,
             "maxtresmins" | "maxtresminsperjob" => f.limits.max_tres_mins = tres()?,
             "grptres" => f.limits.grp_tres = tres()?,
+            "maxtrespernode" => f.limits.max_tres_per_node = tres()?,
+            "grptresmins" => f.limits.grp_tres_mins = tres()?,
+            "grptresrunmins" => f.limits.grp_tres_run_mins = tres()?,
+            "grpwall" => f.limits.grp_wall = Some(time()?),
+            "qos" | "qoslevel" => {
+                f.limits.qos = Some(
+                    value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|q| !q.is_empty())
+                        .map(|q| Spanned::new(0..0, q.trim_start_matches(['+', '=']).to_owned()))
+                        .collect(),
+                )
+            }
             "grpjobs" => f.limits.grp_jobs = Some(number()?),
             "grpsubmitjobs" => f.limits.grp_submit_jobs = Some(number()?),
             // Bookkeeping that does not bear on scheduling.

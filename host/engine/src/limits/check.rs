@@ -7,6 +7,7 @@
 use sluice_cluster::{AssocId, AssocLimits, PartitionId, PartitionState, Qos, QosId, TresLimits};
 
 use super::reason::{Limit, LimitReason, Scope};
+use super::start::INFINITE_MINUTES;
 use super::tres::TresLayout;
 use crate::engine::Engine;
 use crate::error::SubmitError;
@@ -14,7 +15,7 @@ use crate::job::{Job, Reason};
 use crate::queue::QueueRecord;
 
 /// One job in one partition, as the limits see it.
-struct Subject<'a> {
+pub(super) struct Subject<'a> {
     user: &'a str,
     /// QOS whose limits apply, in precedence order.
     qos: Vec<QosId>,
@@ -134,15 +135,20 @@ impl Engine {
     }
 
     /// The TRES a job asks for: CPUs, memory over its minimum nodes, nodes, GRES per node
-    /// times nodes.
+    /// times nodes, cluster licenses.
     pub(crate) fn requested_tres(&self, job: &Job) -> Vec<u64> {
         let nodes = u64::from(job.spec.min_nodes.max(1));
+        let names = self.lic.names();
         self.limits.layout.amounts(
             (job.cpus(), job.spec.memory_per_node_mb * nodes, nodes),
             job.gres
                 .records
                 .iter()
                 .map(|r| (r.name.as_str(), u64::from(r.per_node) * nodes)),
+            job.demand
+                .licenses
+                .iter()
+                .filter_map(|(i, n)| Some((names.get(*i)?.as_str(), u64::from(*n)))),
         )
     }
 
@@ -157,7 +163,8 @@ impl Engine {
     }
 
     /// The first limit on the job alone it is over: `MaxWall`, `MaxTRESPerJob`,
-    /// `MaxTRESMinsPerJob`, and `MaxTRESPerUser` (a job bigger than a user may ever run).
+    /// `MaxTRESMinsPerJob`, `MaxTRESPerNode`, and `MaxTRESPerUser` (a job bigger than a user
+    /// may ever run).
     fn per_job_limit(&self, s: &Subject<'_>) -> Option<LimitReason> {
         let wall = self.qos_or_assoc(
             s,
@@ -170,8 +177,10 @@ impl Engine {
             return Some(LimitReason::of(scope, Limit::MaxWall));
         }
         let minutes = s.time_limit.map(|t| t.div_ceil(60));
+        let layout = &self.limits.layout;
+        let nodes = TresLayout::nodes(&s.tres);
         for (i, &asked) in s.tres.iter().enumerate() {
-            let tres = TresLayout::kind(i);
+            let tres = layout.kind(i);
             let reason = |scope, limit| LimitReason { scope, limit, tres };
             let per_job = self.tres_qos_or_assoc(
                 s,
@@ -198,6 +207,19 @@ impl Engine {
             {
                 return Some(reason(scope, Limit::TresMinsPerJob));
             }
+            let per_node = self.limits.per_node.then(|| {
+                self.tres_qos_or_assoc(
+                    s,
+                    i,
+                    |q| &q.limits.max_tres_per_node,
+                    |a| &a.max_tres_per_node,
+                )
+            });
+            if let Some(Some((scope, max))) = per_node
+                && layout.per_node(i, asked, nodes).is_some_and(|n| n > max)
+            {
+                return Some(reason(scope, Limit::TresPerNode));
+            }
             if let Some((_, max)) = self.tres_qos(s, i, |q| &q.limits.max_tres_per_user)
                 && asked > max
             {
@@ -207,8 +229,9 @@ impl Engine {
         None
     }
 
-    /// The first limit on what is running that the job's start would go over: running jobs
-    /// per user (or association), `GrpJobs`, `MaxTRESPerUser`, `GrpTRES`.
+    /// The first limit on what is running (or has run) that the job's start would go over:
+    /// running jobs per user (or association), `GrpJobs`, `GrpWall`, then per TRES
+    /// `MaxTRESPerUser`, `GrpTRES`, `GrpTRESMins`, `GrpTRESRunMins`.
     fn running_limit(&self, s: &Subject<'_>) -> Option<LimitReason> {
         let l = &self.limits;
         let own = s.path[0];
@@ -241,8 +264,13 @@ impl Engine {
         if let Some(scope) = grp_jobs {
             return Some(LimitReason::of(scope, Limit::GrpJobs));
         }
+        if let Some(scope) = self.grp_wall(s) {
+            return Some(LimitReason::of(scope, Limit::GrpWall));
+        }
+        let now = self.clock.now();
+        let minutes = s.time_limit.map_or(INFINITE_MINUTES, |t| t.div_ceil(60));
         for (i, &asked) in s.tres.iter().enumerate() {
-            let tres = TresLayout::kind(i);
+            let tres = l.layout.kind(i);
             if let Some((q, max)) = self.tres_qos(s, i, |q| &q.limits.max_tres_per_user)
                 && l.qos_user(q, s.user).map_or(0, |c| c.tres(i)) + asked > max
             {
@@ -269,6 +297,14 @@ impl Engine {
                 return Some(LimitReason {
                     scope,
                     limit: Limit::GrpTres,
+                    tres,
+                });
+            }
+            let job_mins = asked.saturating_mul(minutes);
+            if let Some(limit) = self.tres_minutes_limit(s, i, job_mins, now) {
+                return Some(LimitReason {
+                    scope: limit.0,
+                    limit: limit.1,
                     tres,
                 });
             }
@@ -312,7 +348,7 @@ impl Engine {
 
     /// Whether a group limit holds the job: the first QOS that sets it decides alone, else
     /// every association on the path that sets it; `over(used, max)` compares.
-    fn grp_over(
+    pub(super) fn grp_over(
         &self,
         s: &Subject<'_>,
         (qos_limit, assoc_limit): (

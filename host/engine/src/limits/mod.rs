@@ -3,23 +3,30 @@
 //! own association and every one above it, as Slurm's `acct_policy_add_job_submit` and
 //! `acct_policy_job_begin` count them).
 //!
+//! `used` keeps the decayed TRES-minutes and wall time `GrpTRESMins` and `GrpWall` are held
+//! to, charged by `accrue` as usage is.
+//!
 //! `check` decides with these counts whether a job may start (its pending reason if not) and
-//! whether a submission is refused; `access` applies a partition's access rules at submission.
-//! Both loops ask [`crate::Engine`]'s `limit_reason` before `try_start`, so the main loop,
+//! whether a submission is refused (`time_check` for the limits on time used and left);
+//! `access` applies a partition's access rules at submission. Both loops ask [`crate::Engine`]'s `limit_reason` before `try_start`, so the main loop,
 //! backfill and a replay hold jobs identically.
 
 mod access;
+mod accrue;
 mod check;
 pub mod reason;
 mod start;
+mod time_check;
 mod tres;
+mod used;
 
 use std::collections::HashMap;
 
-use sluice_cluster::{AccountingEnforce, AssocId, Cluster, QosId};
+use sluice_cluster::{AccountingEnforce, AssocId, AssocLimits, Cluster, QosId};
 
 use crate::job::JobId;
 use tres::TresLayout;
+use used::{Run, Used};
 
 /// Jobs and TRES counted against one QOS, QOS and user, or association.
 #[derive(Clone, Debug, Default)]
@@ -30,6 +37,9 @@ pub(crate) struct Count {
     pub submitted: u32,
     /// TRES the running jobs hold, in the [`TresLayout`]; empty until a job starts.
     pub tres: Vec<u64>,
+    /// Σ TRES × end of time limit (seconds since the epoch) over the running jobs, from which
+    /// the TRES-seconds left on their time limits follow at any time (`GrpTRESRunMins`).
+    tres_end: Vec<u128>,
 }
 
 impl Count {
@@ -37,6 +47,25 @@ impl Count {
     pub fn tres(&self, i: usize) -> u64 {
         self.tres.get(i).copied().unwrap_or(0)
     }
+
+    /// TRES-minutes of entry `i` left on the running jobs' time limits at `now` (Slurm's
+    /// `grp_used_tres_run_secs / 60`).
+    pub fn run_mins(&self, i: usize, now: i64) -> u64 {
+        let end = self.tres_end.get(i).copied().unwrap_or(0);
+        let spent = u128::from(self.tres(i)) * u128::from(now.max(0) as u64);
+        u64::try_from(end.saturating_sub(spent) / 60).unwrap_or(u64::MAX)
+    }
+}
+
+/// What a running job holds and is counted in.
+#[derive(Clone, Debug)]
+struct Running {
+    /// The QOS counted (the job's and its partition's).
+    qos: Vec<QosId>,
+    /// The TRES it holds, in the layout.
+    tres: Vec<u64>,
+    /// When its time limit ends.
+    end: u64,
 }
 
 /// What one job is counted in, so that its end takes back exactly what it added.
@@ -47,8 +76,8 @@ struct Charged {
     qos: Vec<QosId>,
     /// Its association and those above it.
     assocs: Vec<AssocId>,
-    /// While it runs: the QOS counted (the job's and its partition's) and the TRES it holds.
-    running: Option<(Vec<QosId>, Vec<u64>)>,
+    /// While it runs: what it holds.
+    running: Option<Running>,
 }
 
 /// The limit counts of every QOS, user and association.
@@ -60,6 +89,12 @@ pub(crate) struct Limits {
     /// passes skip them.
     pub any: bool,
     layout: TresLayout,
+    /// Whether some QOS or association sets `MaxTRESPerNode`, `GrpTRESRunMins`: checks of a
+    /// kind no one sets are skipped.
+    per_node: bool,
+    run_mins: bool,
+    /// Decayed TRES-minutes and wall time, for `GrpTRESMins` and `GrpWall`.
+    used: Used,
     qos: Vec<Count>,
     qos_user: HashMap<(QosId, String), Count>,
     assoc: Vec<Count>,
@@ -69,15 +104,28 @@ pub(crate) struct Limits {
 impl Limits {
     /// No job counted yet, on `cluster`'s QOS and associations.
     pub fn new(cluster: &Cluster) -> Self {
+        // A QOS list is access, checked at submission, and holds no job.
         let any = cluster.qos.iter().any(|q| q.limits != Default::default())
-            || cluster
-                .associations
-                .iter()
-                .any(|a| a.limits != Default::default());
+            || cluster.associations.iter().any(|a| {
+                let limits = AssocLimits {
+                    qos: None,
+                    ..a.limits.clone()
+                };
+                limits != Default::default()
+            });
+        let qos_sets =
+            |f: fn(&sluice_cluster::QosLimits) -> bool| cluster.qos.iter().any(|q| f(&q.limits));
+        let assoc_sets =
+            |f: fn(&AssocLimits) -> bool| cluster.associations.iter().any(|a| f(&a.limits));
         Self {
             enforce: cluster.enforce,
             any,
+            per_node: qos_sets(|l| !l.max_tres_per_node.is_empty())
+                || assoc_sets(|l| !l.max_tres_per_node.is_empty()),
+            run_mins: qos_sets(|l| !l.grp_tres_run_mins.is_empty())
+                || assoc_sets(|l| !l.grp_tres_run_mins.is_empty()),
             layout: TresLayout::of(cluster),
+            used: Used::of_cluster(cluster),
             qos: vec![Count::default(); cluster.qos.len()],
             qos_user: HashMap::new(),
             assoc: vec![Count::default(); cluster.associations.len()],
@@ -117,8 +165,9 @@ impl Limits {
         );
     }
 
-    /// A queued job started holding `tres`, counted against the QOS in `qos`.
-    pub fn start(&mut self, job: JobId, qos: Vec<QosId>, tres: Vec<u64>) {
+    /// A queued job started holding `tres` until `end` (its time limit's end), counted against
+    /// the QOS in `qos`.
+    pub fn start(&mut self, job: JobId, qos: Vec<QosId>, tres: Vec<u64>, end: u64) {
         let Some(charged) = self.jobs.get(&job).cloned() else {
             return;
         };
@@ -129,11 +178,13 @@ impl Limits {
         self.each_count(&charged.user, &qos, &charged.assocs, |c| {
             c.jobs += 1;
             c.tres.resize(width, 0);
-            for (held, add) in c.tres.iter_mut().zip(&tres) {
-                *held += add;
+            c.tres_end.resize(width, 0);
+            for (i, add) in tres.iter().enumerate() {
+                c.tres[i] += add;
+                c.tres_end[i] += u128::from(*add) * u128::from(end);
             }
         });
-        self.jobs.get_mut(&job).expect("charged above").running = Some((qos, tres));
+        self.jobs.get_mut(&job).expect("charged above").running = Some(Running { qos, tres, end });
     }
 
     /// A running job stopped holding what it held (it ended or was requeued).
@@ -141,16 +192,42 @@ impl Limits {
         let Some(charged) = self.jobs.get_mut(&job) else {
             return;
         };
-        let Some((qos, tres)) = charged.running.take() else {
+        let Some(Running { qos, tres, end }) = charged.running.take() else {
             return;
         };
         let (user, assocs) = (charged.user.clone(), charged.assocs.clone());
+        let width = tres.len();
         self.each_count(&user, &qos, &assocs, |c| {
             c.jobs = c.jobs.saturating_sub(1);
-            for (held, sub) in c.tres.iter_mut().zip(&tres) {
-                *held = held.saturating_sub(*sub);
+            // A count made after the job started (a grown tree) holds nothing of it yet.
+            if c.tres.len() < width {
+                c.tres.resize(width, 0);
+                c.tres_end.resize(width, 0);
+            }
+            for (i, sub) in tres.iter().enumerate() {
+                c.tres[i] = c.tres[i].saturating_sub(*sub);
+                c.tres_end[i] = c.tres_end[i].saturating_sub(u128::from(*sub) * u128::from(end));
             }
         });
+    }
+
+    /// Charges a running job's `run` to the decayed use of its QOS and associations now, or
+    /// (for a job that is ending) at the next decay, as fair-share usage is charged.
+    pub fn charge_use(&mut self, job: JobId, run: Run, ending: bool) {
+        let Some(Charged {
+            assocs,
+            running: Some(r),
+            ..
+        }) = self.jobs.get(&job)
+        else {
+            return;
+        };
+        if ending {
+            self.used
+                .charge_at_next_decay(r.qos.clone(), assocs.clone(), r.tres.clone(), run);
+        } else {
+            self.used.charge(&r.qos, assocs, &r.tres, run);
+        }
     }
 
     /// A job left the queue for good (it ended or was cancelled).

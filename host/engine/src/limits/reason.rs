@@ -33,6 +33,14 @@ pub enum Limit {
     TresMinsPerJob,
     /// `GrpTRES`.
     GrpTres,
+    /// `MaxTRESPerNode`.
+    TresPerNode,
+    /// `GrpTRESMins`: decayed TRES-minutes used.
+    GrpTresMins,
+    /// `GrpTRESRunMins`: TRES × remaining time limit of running jobs.
+    GrpTresRunMins,
+    /// `GrpWall`: decayed wall-clock time used.
+    GrpWall,
 }
 
 /// Which TRES a TRES limit is about.
@@ -46,6 +54,8 @@ pub enum Tres {
     Node,
     /// `gres/<name>`.
     Gres,
+    /// `license/<name>`.
+    License,
 }
 
 /// One limit that holds (or refuses) a job: whose, which, and for TRES limits which TRES.
@@ -95,30 +105,68 @@ impl LimitReason {
             (Qos, GrpTres, Mem) => "QOSGrpMemLimit",
             (Qos, GrpTres, Node) => "QOSGrpNodeLimit",
             (Qos, GrpTres, Gres) => "QOSGrpGRES",
+            (Qos, GrpTres, License) => "QOSGrpLicense",
             (Assoc, GrpTres, Cpu) => "AssocGrpCpuLimit",
             (Assoc, GrpTres, Mem) => "AssocGrpMemLimit",
             (Assoc, GrpTres, Node) => "AssocGrpNodeLimit",
             (Assoc, GrpTres, Gres) => "AssocGrpGRES",
+            (Assoc, GrpTres, License) => "AssocGrpLicense",
             (Qos, TresPerJob, Cpu) => "QOSMaxCpuPerJobLimit",
             (Qos, TresPerJob, Mem) => "QOSMaxMemoryPerJob",
             (Qos, TresPerJob, Node) => "QOSMaxNodePerJobLimit",
             (Qos, TresPerJob, Gres) => "QOSMaxGRESPerJob",
+            (Qos, TresPerJob, License) => "QOSMaxLicensePerJob",
             (Assoc, TresPerJob, Cpu) => "AssocMaxCpuPerJobLimit",
             (Assoc, TresPerJob, Mem) => "AssocMaxMemPerJob",
             (Assoc, TresPerJob, Node) => "AssocMaxNodePerJobLimit",
             (Assoc, TresPerJob, Gres) => "AssocMaxGRESPerJob",
+            (Assoc, TresPerJob, License) => "AssocMaxLicensePerJob",
             (_, TresPerUser, Cpu) => "QOSMaxCpuPerUserLimit",
             (_, TresPerUser, Mem) => "QOSMaxMemoryPerUser",
             (_, TresPerUser, Node) => "QOSMaxNodePerUserLimit",
             (_, TresPerUser, Gres) => "QOSMaxGRESPerUser",
+            (_, TresPerUser, License) => "QOSMaxLicensePerUser",
             (Qos, TresMinsPerJob, Cpu) => "QOSMaxCpuMinutesPerJobLimit",
             (Qos, TresMinsPerJob, Mem) => "QOSMaxMemoryMinutesPerJob",
             (Qos, TresMinsPerJob, Node) => "QOSMaxNodeMinutesPerJob",
             (Qos, TresMinsPerJob, Gres) => "QOSMaxGRESMinutesPerJob",
+            (Qos, TresMinsPerJob, License) => "QOSMaxLicenseMinutesPerJob",
             (Assoc, TresMinsPerJob, Cpu) => "AssocMaxCpuMinutesPerJobLimit",
             (Assoc, TresMinsPerJob, Mem) => "AssocMaxMemMinutesPerJob",
             (Assoc, TresMinsPerJob, Node) => "AssocMaxNodeMinutesPerJob",
             (Assoc, TresMinsPerJob, Gres) => "AssocMaxGRESMinutesPerJob",
+            (Assoc, TresMinsPerJob, License) => "AssocMaxLicenseMinutesPerJob",
+            (Qos, TresPerNode, Cpu) => "QOSMaxCpuPerNode",
+            (Qos, TresPerNode, Mem) => "QOSMaxMemoryPerNode",
+            (Qos, TresPerNode, Gres) => "QOSMaxGRESPerNode",
+            // Slurm has no per-node reason of its own for nodes and licenses.
+            (Qos, TresPerNode, Node | License) => "QOSMaxUnknownPerNode",
+            (Assoc, TresPerNode, Cpu) => "AssocMaxCpuPerNode",
+            (Assoc, TresPerNode, Mem) => "AssocMaxMemPerNode",
+            (Assoc, TresPerNode, Gres) => "AssocMaxGRESPerNode",
+            (Assoc, TresPerNode, Node | License) => "AssocMaxUnknownPerNode",
+            (Qos, GrpTresMins, Cpu) => "QOSGrpCPUMinutesLimit",
+            (Qos, GrpTresMins, Mem) => "QOSGrpMemoryMinutes",
+            (Qos, GrpTresMins, Node) => "QOSGrpNodeMinutes",
+            (Qos, GrpTresMins, Gres) => "QOSGrpGRESMinutes",
+            (Qos, GrpTresMins, License) => "QOSGrpLicenseMinutes",
+            (Assoc, GrpTresMins, Cpu) => "AssocGrpCPUMinutesLimit",
+            (Assoc, GrpTresMins, Mem) => "AssocGrpMemMinutes",
+            (Assoc, GrpTresMins, Node) => "AssocGrpNodeMinutes",
+            (Assoc, GrpTresMins, Gres) => "AssocGrpGRESMinutes",
+            (Assoc, GrpTresMins, License) => "AssocGrpLicenseMinutes",
+            (Qos, GrpTresRunMins, Cpu) => "QOSGrpCPURunMinutesLimit",
+            (Qos, GrpTresRunMins, Mem) => "QOSGrpMemoryRunMinutes",
+            (Qos, GrpTresRunMins, Node) => "QOSGrpNodeRunMinutes",
+            (Qos, GrpTresRunMins, Gres) => "QOSGrpGRESRunMinutes",
+            (Qos, GrpTresRunMins, License) => "QOSGrpLicenseRunMinutes",
+            (Assoc, GrpTresRunMins, Cpu) => "AssocGrpCPURunMinutesLimit",
+            (Assoc, GrpTresRunMins, Mem) => "AssocGrpMemRunMinutes",
+            (Assoc, GrpTresRunMins, Node) => "AssocGrpNodeRunMinutes",
+            (Assoc, GrpTresRunMins, Gres) => "AssocGrpGRESRunMinutes",
+            (Assoc, GrpTresRunMins, License) => "AssocGrpLicenseRunMinutes",
+            (Qos, GrpWall, _) => "QOSGrpWallLimit",
+            (Assoc, GrpWall, _) => "AssocGrpWallLimit",
         }
     }
 }

@@ -51,7 +51,8 @@ pub fn build_associations(
             spec.priority,
             lookup_qos(qos, &spec.default_qos, source)?,
         );
-        tree[id.index()].limits = assoc_limits(spec.limit_spec(), source)?;
+        tree[id.index()].limits = assoc_limits(spec.limit_spec(), qos, source)?;
+        check_default_in_list(&tree, id, &spec.default_qos, source)?;
         account_ids.insert(name.clone(), id);
     }
     for spec in users {
@@ -80,7 +81,8 @@ pub fn build_associations(
             spec.priority,
             lookup_qos(qos, &spec.default_qos, source)?,
         );
-        tree[id.index()].limits = assoc_limits(spec.limit_spec(), source)?;
+        tree[id.index()].limits = assoc_limits(spec.limit_spec(), qos, source)?;
+        check_default_in_list(&tree, id, &spec.default_qos, source)?;
     }
     for (spec_usage, spanned) in accounts
         .iter()
@@ -141,10 +143,17 @@ fn lookup_qos(
     name: &Option<Spanned<String>>,
     source: Source<'_>,
 ) -> Result<Option<QosId>, ConfigError> {
-    let Some(name) = name else { return Ok(None) };
+    name.as_ref().map(|n| qos_named(qos, n, source)).transpose()
+}
+
+fn qos_named(
+    qos: &[Qos],
+    name: &Spanned<String>,
+    source: Source<'_>,
+) -> Result<QosId, ConfigError> {
     qos.iter()
         .position(|q| &q.name == name.get_ref())
-        .map(|i| Some(QosId(i as u32)))
+        .map(|i| QosId(i as u32))
         .ok_or_else(|| {
             ConfigError::invalid(
                 value_at(source, name),
@@ -154,8 +163,52 @@ fn lookup_qos(
         })
 }
 
+/// Refuses a `DefaultQOS` outside the QOS list the association has (its own or inherited),
+/// as sacctmgr does: jobs taking the default would be refused.
+fn check_default_in_list(
+    tree: &[Association],
+    id: AssocId,
+    default: &Option<Spanned<String>>,
+    source: Source<'_>,
+) -> Result<(), ConfigError> {
+    let (Some(name), Some(q)) = (default, tree[id.index()].default_qos) else {
+        return Ok(());
+    };
+    let mut cur = Some(id);
+    while let Some(a) = cur {
+        if let Some(list) = &tree[a.index()].limits.qos {
+            if list.contains(&q) {
+                return Ok(());
+            }
+            return Err(ConfigError::invalid(
+                value_at(source, name),
+                format!(
+                    "DefaultQOS `{}` outside the association's QOS list",
+                    name.get_ref()
+                ),
+                "a DefaultQOS the QOS list (own or inherited) allows",
+            ));
+        }
+        cur = tree[a.index()].parent;
+    }
+    Ok(())
+}
+
 /// The limits an `[[accounts]]` or `[[users]]` table sets on its own association.
-fn assoc_limits(spec: AssocLimitSpec, source: Source<'_>) -> Result<AssocLimits, ConfigError> {
+fn assoc_limits(
+    spec: AssocLimitSpec,
+    qos: &[Qos],
+    source: Source<'_>,
+) -> Result<AssocLimits, ConfigError> {
+    let allowed = match &spec.qos {
+        Some(names) => Some(
+            names
+                .iter()
+                .map(|n| qos_named(qos, n, source))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => None,
+    };
     Ok(AssocLimits {
         max_jobs: spec.max_jobs,
         max_submit_jobs: spec.max_submit_jobs,
@@ -165,5 +218,10 @@ fn assoc_limits(spec: AssocLimitSpec, source: Source<'_>) -> Result<AssocLimits,
         grp_tres: tres_at(source, spec.grp_tres.as_ref(), "GrpTRES")?,
         grp_jobs: spec.grp_jobs,
         grp_submit_jobs: spec.grp_submit_jobs,
+        max_tres_per_node: tres_at(source, spec.max_tres_per_node.as_ref(), "MaxTRESPerNode")?,
+        grp_tres_mins: tres_at(source, spec.grp_tres_mins.as_ref(), "GrpTRESMins")?,
+        grp_tres_run_mins: tres_at(source, spec.grp_tres_run_mins.as_ref(), "GrpTRESRunMins")?,
+        grp_wall: spec.grp_wall,
+        qos: allowed,
     })
 }

@@ -84,7 +84,7 @@ fn tres_at(
         ConfigError::invalid(
             value_at(source, text),
             format!("{key} = \"{}\" ({e})", text.get_ref()),
-            "comma-separated cpu=, mem=, node=, gres/<name>= counts",
+            "comma-separated cpu=, mem=, node=, gres/<name>=, license/<name>= counts",
         )
     })
 }

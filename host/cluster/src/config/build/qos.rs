@@ -85,5 +85,9 @@ fn qos_limits(spec: &QosSpec, source: Source<'_>) -> Result<QosLimits, ConfigErr
         grp_tres,
         grp_jobs: spec.grp_jobs,
         grp_submit_jobs: spec.grp_submit_jobs,
+        max_tres_per_node: tres_at(source, spec.max_tres_per_node.as_ref(), "MaxTRESPerNode")?,
+        grp_tres_mins: tres_at(source, spec.grp_tres_mins.as_ref(), "GrpTRESMins")?,
+        grp_tres_run_mins: tres_at(source, spec.grp_tres_run_mins.as_ref(), "GrpTRESRunMins")?,
+        grp_wall: spec.grp_wall,
     })
 }
