@@ -42,7 +42,7 @@ impl AcctState {
         let noted = image
             .jobs
             .values()
-            .filter(|j| j.state.is_final() && !j.accounted)
+            .filter(|j| unstored(j))
             .map(|j| j.id)
             .collect::<BTreeSet<_>>();
         if !noted.is_empty() {
@@ -72,16 +72,15 @@ impl AcctState {
     }
 }
 
+/// Whether the store lacks something of `job`: its end, or a run that ended in a requeue.
+fn unstored(job: &crate::image::JobRecord) -> bool {
+    (job.state.is_final() && !job.accounted) || !job.runs.is_empty()
+}
+
 impl Driver {
-    /// Notes job `id` for the store if it has ended and the store lacks its latest state.
+    /// Notes job `id` for the store if it lacks the job's end or one of its requeued runs.
     pub(super) fn accounting_note(&mut self, id: u64) {
-        if self
-            .store
-            .image()
-            .jobs
-            .get(&id)
-            .is_some_and(|j| j.state.is_final() && !j.accounted)
-        {
+        if self.store.image().jobs.get(&id).is_some_and(unstored) {
             self.acct.noted.insert(id);
         }
     }
@@ -148,7 +147,7 @@ impl Driver {
         let batch = ids
             .iter()
             .filter_map(|id| image.jobs.get(id))
-            .map(crate::acct_row::acct_job)
+            .flat_map(crate::acct_row::acct_runs)
             .collect();
         match self.acct.link.send(batch) {
             Ok(()) => self.acct.in_flight = ids,
