@@ -155,8 +155,7 @@ impl Driver {
         }
     }
 
-    /// `GET /v1/accounting`: answered by the reader thread. A user who is not an admin sees
-    /// only their own jobs, whatever users they named (sacct with `PrivateData=jobs`).
+    /// `GET /v1/accounting`: answered by the reader thread, with [`visible_users`] applied.
     pub(super) fn accounting_query(
         &mut self,
         who: &Identity,
@@ -170,9 +169,76 @@ impl Driver {
                 return;
             }
         };
-        if !self.is_admin(who) {
-            filter.users = vec![who.user.clone()];
-        }
+        let private = self.cfg.private_data.iter().any(|w| w == "jobs");
+        visible_users(&mut filter, who, self.is_admin(who), private);
         self.acct.link.query(filter, reply);
+    }
+}
+
+/// Slurm's PrivateData words.
+const PRIVATE_DATA: [&str; 9] = [
+    "accounts",
+    "cloud",
+    "events",
+    "jobs",
+    "nodes",
+    "partitions",
+    "reservations",
+    "usage",
+    "users",
+];
+
+/// Checks daemon.toml's `private_data`: each word one of Slurm's, any case.
+pub(crate) fn check_private_data(words: &[String]) -> Result<(), String> {
+    match words
+        .iter()
+        .find(|w| !PRIVATE_DATA.contains(&w.to_ascii_lowercase().as_str()))
+    {
+        Some(w) => Err(format!(
+            "private_data: '{w}' is not one of Slurm's PrivateData words ({})",
+            PRIVATE_DATA.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whose records a query may read: an admin's or, unless the site keeps jobs private
+/// (`private_data` has `jobs`, sacct's `PrivateData=jobs`), anyone's, as asked; otherwise the
+/// caller's own only, whatever users they named.
+fn visible_users(filter: &mut Filter, who: &Identity, admin: bool, private: bool) {
+    if private && !admin {
+        filter.users = vec![who.user.clone()];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_jobs_limit_non_admins_to_their_own_records() {
+        let ann = Identity {
+            uid: 1000,
+            user: "ann".into(),
+            known: true,
+        };
+        let asked = |users: &[&str]| Filter {
+            users: users.iter().map(|u| u.to_string()).collect(),
+            ..Filter::default()
+        };
+        let seen = |users: &[&str], admin, private| {
+            let mut f = asked(users);
+            visible_users(&mut f, &ann, admin, private);
+            f.users
+        };
+        assert_eq!(seen(&[], false, true), vec!["ann"]);
+        assert_eq!(seen(&["bob"], false, true), vec!["ann"]);
+        assert!(seen(&[], true, true).is_empty(), "an admin sees everyone's");
+        // Without PrivateData=jobs, sacct -a shows everyone's, -u bob bob's.
+        assert!(seen(&[], false, false).is_empty());
+        assert_eq!(seen(&["bob"], false, false), vec!["bob"]);
+        assert!(check_private_data(&["jobs".into(), "Usage".into()]).is_ok());
+        let e = check_private_data(&["job".into()]).unwrap_err();
+        assert!(e.contains("'job'") && e.contains("reservations"), "{e}");
     }
 }
