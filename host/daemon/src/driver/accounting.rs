@@ -216,6 +216,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sacct_s_selections_arrive_from_the_query_string_as_a_filter() {
+        // As `sluice acct --name sim,post -r gpu -q high -N n[1,3] -D` sends them.
+        let q: AcctQuery = serde_urlencoded::from_str(
+            "names=sim,post&partitions=gpu&qos=high&nodes=n%5B1,3%5D&duplicates=true",
+        )
+        .unwrap();
+        let f = Filter::from_query(&q).unwrap();
+        assert_eq!(f.names, vec!["sim", "post"]);
+        assert_eq!(
+            (f.partitions.as_slice(), f.qos.as_slice()),
+            (&["gpu".to_string()][..], &["high".to_string()][..])
+        );
+        assert_eq!(f.nodes, vec!["n1", "n3"]);
+        assert!(f.duplicates);
+        assert!(
+            !Filter::from_query(&AcctQuery::default())
+                .unwrap()
+                .duplicates
+        );
+        assert!(serde_urlencoded::from_str::<AcctQuery>("cluster=x").is_err());
+    }
+
+    #[test]
     fn private_jobs_limit_non_admins_to_their_own_records() {
         let ann = Identity {
             uid: 1000,
