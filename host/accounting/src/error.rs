@@ -54,6 +54,17 @@ pub enum AcctError {
         /// What was wrong.
         message: String,
     },
+    /// A purge setting is not one of slurmdbd's ages.
+    #[error(
+        "{key} = {given:?}: expected a number of hours, days or months (`720hours`, `30days`, \
+         `12months`; a bare number is months)"
+    )]
+    BadPurge {
+        /// The daemon.toml key.
+        key: &'static str,
+        /// What was given.
+        given: String,
+    },
     /// The `accounting` setting is not a store this daemon can use.
     #[error("accounting = {given:?}: {expected}")]
     BadTarget {

@@ -44,6 +44,16 @@ pub struct Filter {
     pub start: Option<i64>,
     /// `-E`: eligible at or before.
     pub end: Option<i64>,
+    /// `--name`: job names.
+    pub names: Vec<String>,
+    /// `-r`: partitions.
+    pub partitions: Vec<String>,
+    /// `-q`: QOS names.
+    pub qos: Vec<String>,
+    /// `-N`: node names (the hostlist expanded); a job matches if it ran on any of them.
+    pub nodes: Vec<String>,
+    /// `-D`: every run of a requeued job; without it, of the runs that match, the newest.
+    pub duplicates: bool,
 }
 
 /// A filter the API could not take: which field and what was expected.
@@ -107,6 +117,18 @@ impl Filter {
         let names = |field, text: Option<&str>| -> Result<Vec<String>, BadFilter> {
             Ok(list(field, text)?.into_iter().map(String::from).collect())
         };
+        // One hostlist, whose brackets may hold commas: expanded whole, never split on them.
+        let nodes = match q.nodes.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
+            None => Vec::new(),
+            Some(expr) => {
+                sluice_hostlist::expand_at_most(expr, MAX_ITEMS as u64).map_err(|e| BadFilter {
+                    field: "nodes",
+                    message: format!(
+                        "'{expr}': {e}; expected a hostlist of at most {MAX_ITEMS} nodes"
+                    ),
+                })?
+            }
+        };
         Ok(Self {
             job_ids,
             users: names("users", q.users.as_deref())?,
@@ -114,6 +136,11 @@ impl Filter {
             states,
             start: q.start,
             end: q.end,
+            names: names("names", q.names.as_deref())?,
+            partitions: names("partitions", q.partitions.as_deref())?,
+            qos: names("qos", q.qos.as_deref())?,
+            nodes,
+            duplicates: q.duplicates,
         })
     }
 
@@ -139,10 +166,26 @@ impl Filter {
         any_of("user_name", texts(&self.users), &mut params);
         any_of("account", texts(&self.accounts), &mut params);
         any_of("state", texts(&self.states), &mut params);
+        any_of("job_name", texts(&self.names), &mut params);
+        any_of("partition_name", texts(&self.partitions), &mut params);
+        any_of("qos", texts(&self.qos), &mut params);
         let mark = |p: Param, params: &mut Vec<Param>| {
             params.push(p);
             format!("${}", first + params.len() - 1)
         };
+        if !self.nodes.is_empty() {
+            // The run's own node rows: a hostlist in `node_list` cannot be matched in SQL.
+            let marks: Vec<String> = self
+                .nodes
+                .iter()
+                .map(|n| mark(Param::Text(Some(n.clone())), &mut params))
+                .collect();
+            terms.push(format!(
+                "EXISTS (SELECT 1 FROM job_nodes jn WHERE jn.job_id = j.job_id \
+                 AND jn.restarts = j.restarts AND jn.node IN ({}))",
+                marks.join(", ")
+            ));
+        }
         if let Some(s) = self.start {
             let m = mark(Param::Int(Some(s)), &mut params);
             terms.push(format!("j.end_time >= {m}"));
@@ -190,6 +233,42 @@ mod tests {
         assert_eq!(params.len(), 6);
         assert_eq!(params[3], Param::Text(Some("FAILED".into())));
         assert_eq!(Filter::default().to_sql(1).0, "TRUE");
+    }
+
+    #[test]
+    fn names_partitions_qos_and_a_hostlist_become_terms() {
+        let q = AcctQuery {
+            names: Some("sim,post".into()),
+            partitions: Some("gpu".into()),
+            qos: Some("high".into()),
+            nodes: Some("n[1,3-4],g7".into()),
+            duplicates: true,
+            ..AcctQuery::default()
+        };
+        let f = Filter::from_query(&q).unwrap();
+        // The hostlist's own commas are not list separators.
+        assert_eq!(f.nodes, vec!["n1", "n3", "n4", "g7"]);
+        assert!(f.duplicates);
+        let (sql, params) = f.to_sql(1);
+        assert_eq!(
+            sql,
+            "j.job_name IN ($1, $2) AND j.partition_name IN ($3) AND j.qos IN ($4) AND \
+             EXISTS (SELECT 1 FROM job_nodes jn WHERE jn.job_id = j.job_id \
+             AND jn.restarts = j.restarts AND jn.node IN ($5, $6, $7, $8))"
+        );
+        assert_eq!(params[7], Param::Text(Some("g7".into())));
+        let q = AcctQuery {
+            nodes: Some("n[1-2000]".into()),
+            ..AcctQuery::default()
+        };
+        let e = Filter::from_query(&q).unwrap_err();
+        assert_eq!(e.field, "nodes");
+        assert!(e.message.contains("at most 1000 nodes"), "{}", e.message);
+        let q = AcctQuery {
+            nodes: Some("n[1-".into()),
+            ..AcctQuery::default()
+        };
+        assert_eq!(Filter::from_query(&q).unwrap_err().field, "nodes");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod error;
 pub mod filter;
 pub mod postgres;
+pub mod purge;
 pub mod schema;
 pub mod sqlite;
 pub mod target;
@@ -18,6 +19,7 @@ pub mod testing;
 
 pub use error::AcctError;
 pub use filter::Filter;
+pub use purge::{Purge, Purged};
 pub use sluice_api::{AcctJob, AcctStep};
 pub use target::Target;
 
@@ -28,6 +30,15 @@ pub trait AccountingStore: Send {
 
     /// The jobs matching `filter`, by job id, at most `limit` of them.
     fn query(&mut self, filter: &Filter, limit: usize) -> Result<Vec<AcctJob>, AcctError>;
+
+    /// Deletes the runs that ended before `jobs_before` (their steps and nodes with them) and
+    /// the steps that ended before `steps_before`, in one transaction: slurmdbd's
+    /// `PurgeJobAfter` and `PurgeStepAfter` applied at a moment.
+    fn purge(
+        &mut self,
+        jobs_before: Option<i64>,
+        steps_before: Option<i64>,
+    ) -> Result<Purged, AcctError>;
 
     /// The schema version the store is at.
     fn schema_version(&mut self) -> Result<u32, AcctError>;

@@ -7,7 +7,7 @@ use postgres::{Client, NoTls};
 
 use crate::schema::{self, Param, RowRead};
 use crate::target::redact;
-use crate::{AccountingStore, AcctError, AcctJob, Filter};
+use crate::{AccountingStore, AcctError, AcctJob, Filter, Purged};
 
 /// The advisory lock key migrations hold (any fixed number the schema owns).
 const MIGRATION_LOCK: i64 = 0x5_1_1ce_ac;
@@ -102,6 +102,18 @@ impl PostgresStore {
             for sql in statements {
                 tx.execute(*sql, &[]).map_err(err)?;
             }
+            if n == schema::NODES_MIGRATION {
+                let lists = tx.query(schema::NODE_LISTS, &[]).map_err(err)?;
+                let insert = tx.prepare(schema::INSERT_NODE).map_err(err)?;
+                for row in lists {
+                    let job_id: i64 = row.try_get(0).map_err(err)?;
+                    let restarts: i64 = row.try_get(1).map_err(err)?;
+                    let list: String = row.try_get(2).map_err(err)?;
+                    for values in schema::node_params(job_id, restarts, &list) {
+                        tx.execute(&insert, &bind(&values)).map_err(err)?;
+                    }
+                }
+            }
             tx.execute("DELETE FROM schema_version", &[]).map_err(err)?;
             tx.execute(schema::SET_VERSION, &[&i64::from(n)])
                 .map_err(err)?;
@@ -119,23 +131,34 @@ impl AccountingStore for PostgresStore {
         };
         let mut tx = self.client.transaction().map_err(err)?;
         let job = tx
-            .prepare(&schema::upsert("jobs", &schema::JOB_COLUMNS, "job_id"))
+            .prepare(&schema::upsert(
+                "jobs",
+                &schema::JOB_COLUMNS,
+                schema::JOB_KEY,
+            ))
             .map_err(err)?;
         let clear = tx.prepare(schema::DELETE_STEPS).map_err(err)?;
         let step = tx
             .prepare(&schema::upsert(
                 "steps",
                 &schema::STEP_COLUMNS,
-                "job_id, step_id",
+                schema::STEP_KEY,
             ))
             .map_err(err)?;
+        let clear_nodes = tx.prepare(schema::DELETE_NODES).map_err(err)?;
+        let node = tx.prepare(schema::INSERT_NODE).map_err(err)?;
         for j in jobs {
+            let (id, restarts) = (j.job_id as i64, i64::from(j.restarts));
             tx.execute(&job, &bind(&schema::job_params(j)))
                 .map_err(err)?;
-            tx.execute(&clear, &[&(j.job_id as i64)]).map_err(err)?;
+            tx.execute(&clear, &[&id, &restarts]).map_err(err)?;
             for s in &j.steps {
-                tx.execute(&step, &bind(&schema::step_params(j.job_id, s)))
+                tx.execute(&step, &bind(&schema::step_params(j, s)))
                     .map_err(err)?;
+            }
+            tx.execute(&clear_nodes, &[&id, &restarts]).map_err(err)?;
+            for values in schema::node_params(id, restarts, &j.nodes) {
+                tx.execute(&node, &bind(&values)).map_err(err)?;
             }
         }
         tx.commit().map_err(err)
@@ -150,7 +173,10 @@ impl AccountingStore for PostgresStore {
         };
         let rows = self
             .client
-            .query(&schema::select_jobs(&where_sql, limit), &bind(&params))
+            .query(
+                &schema::select_jobs(&where_sql, limit, filter.duplicates),
+                &bind(&params),
+            )
             .map_err(|e| self.err(e))?;
         let mut jobs = Vec::with_capacity(rows.len());
         for row in &rows {
@@ -174,6 +200,28 @@ impl AccountingStore for PostgresStore {
             .collect::<Result<Vec<_>, _>>()?;
         schema::attach_steps(&mut jobs, steps);
         Ok(jobs)
+    }
+
+    fn purge(
+        &mut self,
+        jobs_before: Option<i64>,
+        steps_before: Option<i64>,
+    ) -> Result<Purged, AcctError> {
+        let target = self.target.clone();
+        let err = |source| AcctError::Postgres {
+            target: target.clone(),
+            source,
+        };
+        let mut tx = self.client.transaction().map_err(err)?;
+        let mut purged = Purged::default();
+        if let Some(t) = jobs_before {
+            purged.jobs = tx.execute(schema::PURGE_JOBS, &[&t]).map_err(err)?;
+        }
+        if let Some(t) = steps_before {
+            purged.steps = tx.execute(schema::PURGE_STEPS, &[&t]).map_err(err)?;
+        }
+        tx.commit().map_err(err)?;
+        Ok(purged)
     }
 
     fn schema_version(&mut self) -> Result<u32, AcctError> {

@@ -12,7 +12,7 @@ use sluice_api::{AcctJob, AcctStep};
 use crate::AcctError;
 
 /// The schema version this build writes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Creates the version table if the store is empty; both databases accept it.
 pub const VERSION_TABLE: &str =
@@ -20,8 +20,9 @@ pub const VERSION_TABLE: &str =
 
 /// The migrations, in order: migration `n` (1-based) takes a store from version `n - 1` to `n`.
 /// Each is a list of statements run in one transaction.
-pub const MIGRATIONS: &[&[&str]] = &[&[
-    "CREATE TABLE jobs (
+pub const MIGRATIONS: &[&[&str]] = &[
+    &[
+        "CREATE TABLE jobs (
         job_id BIGINT PRIMARY KEY,
         array_job_id BIGINT,
         array_task_id BIGINT,
@@ -50,9 +51,9 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         restarts BIGINT NOT NULL,
         reason TEXT
     )",
-    "CREATE INDEX jobs_by_end ON jobs (end_time)",
-    "CREATE INDEX jobs_by_user ON jobs (user_name, end_time)",
-    "CREATE TABLE steps (
+        "CREATE INDEX jobs_by_end ON jobs (end_time)",
+        "CREATE INDEX jobs_by_user ON jobs (user_name, end_time)",
+        "CREATE TABLE steps (
         job_id BIGINT NOT NULL REFERENCES jobs (job_id) ON DELETE CASCADE,
         step_id BIGINT NOT NULL,
         step_name TEXT NOT NULL,
@@ -62,7 +63,104 @@ pub const MIGRATIONS: &[&[&str]] = &[&[
         end_time BIGINT NOT NULL,
         PRIMARY KEY (job_id, step_id)
     )",
-]];
+    ],
+    // 2: one row per run (`restarts` joins the key), so a requeued job's earlier runs are kept
+    // (sacct -D); each run's nodes as rows (sacct -N); indexes for purging old rows. Tables are
+    // rebuilt and renamed, as neither database can change a primary key in place.
+    &[
+        "CREATE TABLE jobs_v2 (
+        job_id BIGINT NOT NULL,
+        array_job_id BIGINT,
+        array_task_id BIGINT,
+        job_name TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        uid BIGINT NOT NULL,
+        account TEXT NOT NULL,
+        partition_name TEXT NOT NULL,
+        qos TEXT NOT NULL,
+        state TEXT NOT NULL,
+        exit_code BIGINT NOT NULL,
+        exit_signal BIGINT NOT NULL,
+        submit_time BIGINT NOT NULL,
+        eligible_time BIGINT NOT NULL,
+        start_time BIGINT,
+        end_time BIGINT NOT NULL,
+        elapsed BIGINT NOT NULL,
+        time_limit BIGINT,
+        req_tres TEXT NOT NULL,
+        alloc_tres TEXT NOT NULL,
+        node_list TEXT NOT NULL,
+        nnodes BIGINT NOT NULL,
+        ncpus BIGINT NOT NULL,
+        cpu_time BIGINT NOT NULL,
+        work_dir TEXT NOT NULL,
+        restarts BIGINT NOT NULL,
+        reason TEXT,
+        PRIMARY KEY (job_id, restarts)
+    )",
+        "INSERT INTO jobs_v2 SELECT * FROM jobs",
+        "CREATE TABLE steps_v2 (
+        job_id BIGINT NOT NULL,
+        restarts BIGINT NOT NULL,
+        step_id BIGINT NOT NULL,
+        step_name TEXT NOT NULL,
+        state TEXT NOT NULL,
+        exit_code BIGINT NOT NULL,
+        start_time BIGINT NOT NULL,
+        end_time BIGINT NOT NULL,
+        PRIMARY KEY (job_id, restarts, step_id),
+        FOREIGN KEY (job_id, restarts) REFERENCES jobs_v2 (job_id, restarts) ON DELETE CASCADE
+    )",
+        "INSERT INTO steps_v2 SELECT s.job_id, j.restarts, s.step_id, s.step_name, s.state,
+        s.exit_code, s.start_time, s.end_time FROM steps s JOIN jobs j ON s.job_id = j.job_id",
+        "CREATE TABLE job_nodes (
+        job_id BIGINT NOT NULL,
+        restarts BIGINT NOT NULL,
+        node TEXT NOT NULL,
+        PRIMARY KEY (job_id, restarts, node),
+        FOREIGN KEY (job_id, restarts) REFERENCES jobs_v2 (job_id, restarts) ON DELETE CASCADE
+    )",
+        "DROP TABLE steps",
+        "DROP TABLE jobs",
+        "ALTER TABLE jobs_v2 RENAME TO jobs",
+        "ALTER TABLE steps_v2 RENAME TO steps",
+        "CREATE INDEX jobs_by_end ON jobs (end_time)",
+        "CREATE INDEX jobs_by_user ON jobs (user_name, end_time)",
+        "CREATE INDEX steps_by_end ON steps (end_time)",
+        "CREATE INDEX job_nodes_by_node ON job_nodes (node)",
+    ],
+];
+
+/// The migration after which each stored run's `node_list` is expanded into `job_nodes` (a
+/// hostlist cannot be expanded in SQL): see [`NODE_LISTS`] and [`node_params`].
+pub const NODES_MIGRATION: u32 = 2;
+
+/// Every stored run's node list, for filling `job_nodes` after [`NODES_MIGRATION`].
+pub const NODE_LISTS: &str = "SELECT job_id, restarts, node_list FROM jobs";
+
+/// Adds one node of a run.
+pub const INSERT_NODE: &str = "INSERT INTO job_nodes (job_id, restarts, node) VALUES ($1, $2, $3)";
+
+/// Deletes a run's nodes before its current ones are written.
+pub const DELETE_NODES: &str = "DELETE FROM job_nodes WHERE job_id = $1 AND restarts = $2";
+
+/// The rows of `job_nodes` for a run on `node_list`: one per node, each as `(job_id, restarts,
+/// node)` values. A list that is not a hostlist (never written by the daemon) gives none.
+pub fn node_params(job_id: i64, restarts: i64, node_list: &str) -> Vec<Vec<Param>> {
+    let mut nodes = sluice_hostlist::expand(node_list).unwrap_or_default();
+    nodes.sort();
+    nodes.dedup();
+    nodes
+        .into_iter()
+        .map(|n| vec![int(job_id), int(restarts), Param::Text(Some(n))])
+        .collect()
+}
+
+/// Deletes the runs (steps and nodes with them) that ended before `$1` (`PurgeJobAfter`).
+pub const PURGE_JOBS: &str = "DELETE FROM jobs WHERE end_time < $1";
+
+/// Deletes the steps that ended before `$1` (`PurgeStepAfter`); their jobs stay.
+pub const PURGE_STEPS: &str = "DELETE FROM steps WHERE end_time < $1";
 
 /// The migration that follows version `current` of `store`, as (its number, its statements);
 /// `None` when the store is current, [`AcctError::TooNew`] when it is ahead of this build.
@@ -120,8 +218,9 @@ pub const JOB_COLUMNS: [&str; 27] = [
 ];
 
 /// The step columns, likewise.
-pub const STEP_COLUMNS: [&str; 7] = [
+pub const STEP_COLUMNS: [&str; 8] = [
     "job_id",
+    "restarts",
     "step_id",
     "step_name",
     "state",
@@ -164,8 +263,14 @@ pub fn upsert(table: &str, columns: &[&str], key: &str) -> String {
     )
 }
 
-/// Deletes a job's steps before its current ones are written (a step it no longer has goes).
-pub const DELETE_STEPS: &str = "DELETE FROM steps WHERE job_id = $1";
+/// Deletes a run's steps before its current ones are written (a step it no longer has goes).
+pub const DELETE_STEPS: &str = "DELETE FROM steps WHERE job_id = $1 AND restarts = $2";
+
+/// The key of a job's row: one row per run.
+pub const JOB_KEY: &str = "job_id, restarts";
+
+/// The key of a step's row.
+pub const STEP_KEY: &str = "job_id, restarts, step_id";
 
 /// The values of `job`'s row, in [`JOB_COLUMNS`] order.
 pub fn job_params(job: &AcctJob) -> Vec<Param> {
@@ -200,10 +305,11 @@ pub fn job_params(job: &AcctJob) -> Vec<Param> {
     ]
 }
 
-/// The values of one step's row, in [`STEP_COLUMNS`] order.
-pub fn step_params(job_id: u64, step: &AcctStep) -> Vec<Param> {
+/// The values of one step's row of `job`'s run, in [`STEP_COLUMNS`] order.
+pub fn step_params(job: &AcctJob, step: &AcctStep) -> Vec<Param> {
     vec![
-        int(job_id as i64),
+        int(job.job_id as i64),
+        int(job.restarts),
         int(step.step_id),
         text(&step.name),
         text(&step.state),
@@ -269,8 +375,11 @@ pub fn job_from_row(row: &impl RowRead) -> Result<AcctJob, String> {
     })
 }
 
-/// Reads a step row (columns in [`STEP_COLUMNS`] order): its job id and the step.
-pub fn step_from_row(row: &impl RowRead) -> Result<(u64, AcctStep), String> {
+/// Which run of which job a step row belongs to: (job id, restarts).
+pub type RunKey = (u64, u32);
+
+/// Reads a step row (columns in [`STEP_COLUMNS`] order): its run and the step.
+pub fn step_from_row(row: &impl RowRead) -> Result<(RunKey, AcctStep), String> {
     let i = |c: usize| {
         row.int(c)?
             .ok_or_else(|| format!("{} is null", STEP_COLUMNS[c]))
@@ -280,44 +389,54 @@ pub fn step_from_row(row: &impl RowRead) -> Result<(u64, AcctStep), String> {
             .ok_or_else(|| format!("{} is null", STEP_COLUMNS[c]))
     };
     let step = AcctStep {
-        step_id: u32::try_from(i(1)?).map_err(|_| "step_id is out of range".to_string())?,
-        name: t(2)?,
-        state: t(3)?,
-        exit_code: i32::try_from(i(4)?).map_err(|_| "exit_code is out of range".to_string())?,
-        start: i(5)?,
-        end: i(6)?,
+        step_id: u32::try_from(i(2)?).map_err(|_| "step_id is out of range".to_string())?,
+        name: t(3)?,
+        state: t(4)?,
+        exit_code: i32::try_from(i(5)?).map_err(|_| "exit_code is out of range".to_string())?,
+        start: i(6)?,
+        end: i(7)?,
     };
-    Ok((i(0)? as u64, step))
+    let restarts = u32::try_from(i(1)?).map_err(|_| "restarts is out of range".to_string())?;
+    Ok(((i(0)? as u64, restarts), step))
 }
 
-/// The jobs matching `where_sql` (over alias `j`), by job id, at most `limit`.
-pub fn select_jobs(where_sql: &str, limit: usize) -> String {
+/// The runs matching `where_sql` (over alias `j`), by job id and run, at most `limit`; unless
+/// `every_run`, only the newest run of each job among those that match (sacct without `-D`).
+pub fn select_jobs(where_sql: &str, limit: usize, every_run: bool) -> String {
     let cols: Vec<String> = JOB_COLUMNS.iter().map(|c| format!("j.{c}")).collect();
+    let cols = cols.join(", ");
+    if every_run {
+        return format!(
+            "SELECT {cols} FROM jobs j WHERE {where_sql} ORDER BY j.job_id, j.restarts LIMIT {limit}"
+        );
+    }
     format!(
-        "SELECT {} FROM jobs j WHERE {where_sql} ORDER BY j.job_id LIMIT {limit}",
-        cols.join(", ")
+        "SELECT {cols} FROM (SELECT j.*, ROW_NUMBER() OVER \
+         (PARTITION BY j.job_id ORDER BY j.restarts DESC) AS newest FROM jobs j WHERE {where_sql}) j \
+         WHERE j.newest = 1 ORDER BY j.job_id, j.restarts LIMIT {limit}"
     )
 }
 
-/// The steps of the jobs matching `where_sql` whose id is at most placeholder `last_mark` (the
-/// last job a limited [`select_jobs`] returned), by job and step id.
+/// The steps of the runs matching `where_sql` whose job id is at most placeholder `last_mark`
+/// (the last job a limited [`select_jobs`] returned), by job, run and step id. Steps of runs
+/// [`select_jobs`] left out are dropped by [`attach_steps`].
 pub fn select_steps(where_sql: &str, last_mark: &str) -> String {
     let cols: Vec<String> = STEP_COLUMNS.iter().map(|c| format!("s.{c}")).collect();
     format!(
-        "SELECT {} FROM steps s JOIN jobs j ON s.job_id = j.job_id \
-         WHERE {where_sql} AND j.job_id <= {last_mark} ORDER BY s.job_id, s.step_id",
+        "SELECT {} FROM steps s JOIN jobs j ON s.job_id = j.job_id AND s.restarts = j.restarts \
+         WHERE {where_sql} AND j.job_id <= {last_mark} ORDER BY s.job_id, s.restarts, s.step_id",
         cols.join(", ")
     )
 }
 
-/// Puts each step read back under its job (both lists in job id order).
-pub fn attach_steps(jobs: &mut [AcctJob], steps: Vec<(u64, AcctStep)>) {
+/// Puts each step read back under its run (both lists in job id and run order).
+pub fn attach_steps(jobs: &mut [AcctJob], steps: Vec<(RunKey, AcctStep)>) {
     let mut at = 0;
-    for (job_id, step) in steps {
-        while at < jobs.len() && jobs[at].job_id < job_id {
+    for (key, step) in steps {
+        while at < jobs.len() && (jobs[at].job_id, jobs[at].restarts) < key {
             at += 1;
         }
-        if let Some(job) = jobs.get_mut(at).filter(|j| j.job_id == job_id) {
+        if let Some(job) = jobs.get_mut(at).filter(|j| (j.job_id, j.restarts) == key) {
             job.steps.push(step);
         }
     }
@@ -329,20 +448,20 @@ mod tests {
 
     #[test]
     fn an_upsert_updates_every_column_but_the_key() {
-        let sql = upsert("steps", &STEP_COLUMNS, "job_id, step_id");
-        assert!(sql.starts_with("INSERT INTO steps (job_id, step_id, step_name"));
-        assert!(sql.contains("VALUES ($1, $2, $3, $4, $5, $6, $7)"));
+        let sql = upsert("steps", &STEP_COLUMNS, STEP_KEY);
+        assert!(sql.starts_with("INSERT INTO steps (job_id, restarts, step_id, step_name"));
+        assert!(sql.contains("VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"));
         assert!(sql.contains(
-            "ON CONFLICT (job_id, step_id) DO UPDATE SET step_name = excluded.step_name"
+            "ON CONFLICT (job_id, restarts, step_id) DO UPDATE SET step_name = excluded.step_name"
         ));
-        assert!(!sql.contains("job_id = excluded"));
+        assert!(!sql.contains("job_id = excluded") && !sql.contains("restarts = excluded"));
     }
 
     #[test]
     fn a_job_has_one_value_per_column() {
         assert_eq!(job_params(&AcctJob::default()).len(), JOB_COLUMNS.len());
         assert_eq!(
-            step_params(1, &AcctStep::default()).len(),
+            step_params(&AcctJob::default(), &AcctStep::default()).len(),
             STEP_COLUMNS.len()
         );
     }

@@ -7,7 +7,7 @@ use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags, ToSql};
 
 use crate::schema::{self, Param, RowRead};
-use crate::{AccountingStore, AcctError, AcctJob, Filter};
+use crate::{AccountingStore, AcctError, AcctJob, Filter, Purged};
 
 /// An open SQLite accounting store.
 pub struct SqliteStore {
@@ -99,6 +99,29 @@ impl SqliteStore {
             for sql in statements {
                 tx.execute(sql, []).map_err(err)?;
             }
+            if n == schema::NODES_MIGRATION {
+                let lists = {
+                    let mut stmt = tx.prepare(schema::NODE_LISTS).map_err(err)?;
+                    stmt.query_map([], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, String>(2)?,
+                        ))
+                    })
+                    .map_err(err)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(err)?
+                };
+                let mut insert = tx.prepare(schema::INSERT_NODE).map_err(err)?;
+                for (job_id, restarts, list) in lists {
+                    for row in schema::node_params(job_id, restarts, &list) {
+                        insert
+                            .execute(rusqlite::params_from_iter(row))
+                            .map_err(err)?;
+                    }
+                }
+            }
             tx.execute("DELETE FROM schema_version", []).map_err(err)?;
             tx.execute(schema::SET_VERSION, [i64::from(n)])
                 .map_err(err)?;
@@ -129,23 +152,34 @@ impl AccountingStore for SqliteStore {
         let tx = self.conn.transaction().map_err(err)?;
         {
             let mut job = tx
-                .prepare_cached(&schema::upsert("jobs", &schema::JOB_COLUMNS, "job_id"))
+                .prepare_cached(&schema::upsert(
+                    "jobs",
+                    &schema::JOB_COLUMNS,
+                    schema::JOB_KEY,
+                ))
                 .map_err(err)?;
             let mut clear = tx.prepare_cached(schema::DELETE_STEPS).map_err(err)?;
             let mut step = tx
                 .prepare_cached(&schema::upsert(
                     "steps",
                     &schema::STEP_COLUMNS,
-                    "job_id, step_id",
+                    schema::STEP_KEY,
                 ))
                 .map_err(err)?;
+            let mut clear_nodes = tx.prepare_cached(schema::DELETE_NODES).map_err(err)?;
+            let mut node = tx.prepare_cached(schema::INSERT_NODE).map_err(err)?;
             for j in jobs {
+                let run = [j.job_id as i64, i64::from(j.restarts)];
                 job.execute(rusqlite::params_from_iter(schema::job_params(j)))
                     .map_err(err)?;
-                clear.execute([j.job_id as i64]).map_err(err)?;
+                clear.execute(run).map_err(err)?;
                 for s in &j.steps {
-                    step.execute(rusqlite::params_from_iter(schema::step_params(j.job_id, s)))
+                    step.execute(rusqlite::params_from_iter(schema::step_params(j, s)))
                         .map_err(err)?;
+                }
+                clear_nodes.execute(run).map_err(err)?;
+                for row in schema::node_params(run[0], run[1], &j.nodes) {
+                    node.execute(rusqlite::params_from_iter(row)).map_err(err)?;
                 }
             }
         }
@@ -161,7 +195,7 @@ impl AccountingStore for SqliteStore {
         };
         let mut stmt = self
             .conn
-            .prepare(&schema::select_jobs(&where_sql, limit))
+            .prepare(&schema::select_jobs(&where_sql, limit, filter.duplicates))
             .map_err(|e| self.err(e))?;
         let mut rows = stmt
             .query(rusqlite::params_from_iter(params.iter()))
@@ -192,6 +226,28 @@ impl AccountingStore for SqliteStore {
         }
         schema::attach_steps(&mut jobs, steps);
         Ok(jobs)
+    }
+
+    fn purge(
+        &mut self,
+        jobs_before: Option<i64>,
+        steps_before: Option<i64>,
+    ) -> Result<Purged, AcctError> {
+        let path = self.path.clone();
+        let err = |source| AcctError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(err)?;
+        let mut purged = Purged::default();
+        if let Some(t) = jobs_before {
+            purged.jobs = tx.execute(schema::PURGE_JOBS, [t]).map_err(err)? as u64;
+        }
+        if let Some(t) = steps_before {
+            purged.steps = tx.execute(schema::PURGE_STEPS, [t]).map_err(err)? as u64;
+        }
+        tx.commit().map_err(err)?;
+        Ok(purged)
     }
 
     fn schema_version(&mut self) -> Result<u32, AcctError> {

@@ -22,6 +22,9 @@ fn a_real_server_is_migrated_and_keeps_the_same_contract() {
     let mut store = PostgresStore::connect(&server.conninfo).unwrap();
     common::store_contract(&mut store);
     common::values_never_become_sql(&mut store);
+    common::selections_contract(&mut store);
+    common::runs_contract(&mut store);
+    common::purge_contract(&mut store);
     drop(store);
 
     // Reconnecting through the daemon's setting finds the schema migrated and the jobs kept.
@@ -32,7 +35,9 @@ fn a_real_server_is_migrated_and_keeps_the_same_contract() {
     .unwrap();
     let mut again = open(&target).unwrap();
     assert_eq!(again.schema_version().unwrap(), schema::VERSION);
-    assert_eq!(again.query(&Filter::default(), 100).unwrap().len(), 5);
+    // Jobs 1-4 and 10, the selections' three, the requeued job's newest run and the purge's
+    // two left.
+    assert_eq!(again.query(&Filter::default(), 100).unwrap().len(), 11);
 
     // Connections opening a new database at once migrate it once.
     let mut admin = postgres::Client::connect(&server.conninfo, postgres::NoTls).unwrap();
@@ -53,6 +58,20 @@ fn a_real_server_is_migrated_and_keeps_the_same_contract() {
         .unwrap()
         .get(0);
     assert_eq!(rows, 1);
+
+    // A store a version 1 daemon wrote is migrated with its jobs.
+    admin.execute("CREATE DATABASE old", &[]).unwrap();
+    let old = server.conninfo.replace("dbname=postgres", "dbname=old");
+    let mut v1 = postgres::Client::connect(&old, postgres::NoTls).unwrap();
+    v1.execute(schema::VERSION_TABLE, &[]).unwrap();
+    for sql in schema::MIGRATIONS[0] {
+        v1.execute(*sql, &[]).unwrap();
+    }
+    for sql in common::version_one_rows() {
+        v1.execute(&sql, &[]).unwrap();
+    }
+    drop(v1);
+    common::version_one_is_migrated(&mut PostgresStore::connect(&old).unwrap());
 }
 
 #[test]

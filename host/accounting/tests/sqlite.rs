@@ -14,6 +14,26 @@ fn an_empty_file_is_migrated_and_keeps_the_contract() {
     let mut store = SqliteStore::open(&dir.path().join("accounting.db")).unwrap();
     common::store_contract(&mut store);
     common::values_never_become_sql(&mut store);
+    common::selections_contract(&mut store);
+    common::runs_contract(&mut store);
+    common::purge_contract(&mut store);
+}
+
+#[test]
+fn a_version_one_store_is_migrated_with_its_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("accounting.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(schema::VERSION_TABLE, []).unwrap();
+    for sql in schema::MIGRATIONS[0] {
+        conn.execute(sql, []).unwrap();
+    }
+    for sql in common::version_one_rows() {
+        conn.execute(&sql, []).unwrap();
+    }
+    drop(conn);
+    let mut store = SqliteStore::open(&path).unwrap();
+    common::version_one_is_migrated(&mut store);
 }
 
 #[test]

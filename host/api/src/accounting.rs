@@ -108,6 +108,21 @@ pub struct AcctQuery {
     /// `-E`: only jobs that were eligible at or before this time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<i64>,
+    /// `--name`: job names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub names: Option<String>,
+    /// `-r`: partitions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<String>,
+    /// `-q`: QOS names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qos: Option<String>,
+    /// `-N`: only jobs that ran on any of these nodes (a hostlist, `n[1-4],gpu7`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
+    /// `-D`: every run of a requeued job, not only its newest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub duplicates: bool,
 }
 
 /// The answer of `GET /v1/accounting`.

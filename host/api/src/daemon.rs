@@ -259,6 +259,21 @@ pub struct DaemonConfig {
     /// hold a password.
     #[serde(skip_serializing)]
     pub accounting: Option<String>,
+    /// Slurm's PrivateData words in effect; `jobs` (the default here, where Slurm's is none)
+    /// lets a user who is not an admin read only their own jobs' accounting records, whatever
+    /// `-a`, `-u` or `-j` they give. Without it `sluice acct -a` shows everyone's, as sacct.
+    /// The other words (`accounts`, `events`, `nodes`, `partitions`, `reservations`, `usage`,
+    /// `users`, `cloud`) are accepted and have no effect yet.
+    pub private_data: Vec<String>,
+    /// Job runs (with their steps) that ended longer ago than this are deleted from the
+    /// accounting store (slurmdbd's PurgeJobAfter: `12months`, `30days`, `720hours`, a bare
+    /// number being months); absent keeps them for ever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub purge_job_after: Option<String>,
+    /// Steps that ended longer ago than this are deleted, their jobs kept (PurgeStepAfter; same
+    /// forms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub purge_step_after: Option<String>,
 }
 
 impl Default for DaemonConfig {
@@ -275,6 +290,9 @@ impl Default for DaemonConfig {
             mail_prog: "/bin/mail".into(),
             power_log: String::new(),
             accounting: None,
+            private_data: vec!["jobs".into()],
+            purge_job_after: None,
+            purge_step_after: None,
         }
     }
 }

@@ -6,10 +6,15 @@
 //! Both queues are bounded: the writer's holds one batch (the driver sends the next only when
 //! the last is answered, and keeps the ids of what waits), the reader's a few queries (more are
 //! refused with 503).
+//!
+//! The writer also prunes the store (`purge_job_after`, `purge_step_after`): after the first
+//! batch it stores and then at most hourly, after a batch or when idle, before it reports the
+//! batch, so the database's work never reaches the driver.
 
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::time::{Duration, Instant};
 
-use sluice_accounting::{AccountingStore, AcctJob, Filter, Target};
+use sluice_accounting::{AccountingStore, AcctJob, Filter, Purge, Target};
 use sluice_api::AcctAnswer;
 use tokio::sync::oneshot;
 
@@ -17,6 +22,8 @@ use crate::api::{ApiError, ApiResult, answer};
 
 /// Queries waiting for the reader at most; more are refused.
 const QUERY_QUEUE: usize = 8;
+/// The longest time between two purges of the store (slurmdbd purges hourly at the finest).
+const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// What became of one batch: its job ids, and whether the store took them.
 pub struct Outcome {
@@ -40,8 +47,9 @@ pub struct AcctLink {
 }
 
 impl AcctLink {
-    /// Starts the writer and reader threads for `target`; they connect when first needed.
-    pub fn start(target: Target) -> std::io::Result<Self> {
+    /// Starts the writer and reader threads for `target`, the writer pruning it as `purge`
+    /// says; they connect when first needed.
+    pub fn start(target: Target, purge: Purge) -> std::io::Result<Self> {
         let (batches, batch_rx) = sync_channel::<Vec<AcctJob>>(1);
         let (outcome_tx, outcomes) = sync_channel(2);
         let (queries, query_rx) = sync_channel::<Query>(QUERY_QUEUE);
@@ -51,9 +59,22 @@ impl AcctLink {
             .name("acct-writer".into())
             .spawn(move || {
                 let mut conn = Connection::new(t);
-                for batch in batch_rx {
-                    let ids = batch.iter().map(|j| j.job_id).collect();
+                let mut pruner = Pruner { purge, last: None };
+                loop {
+                    let batch = match batch_rx.recv_timeout(PURGE_EVERY) {
+                        Ok(b) => b,
+                        Err(RecvTimeoutError::Timeout) => {
+                            pruner.run_if_due(&mut conn);
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    };
+                    let mut ids: Vec<u64> = batch.iter().map(|j| j.job_id).collect();
+                    ids.dedup();
                     let result = conn.with(|s| s.store(&batch));
+                    if result.is_ok() {
+                        pruner.run_if_due(&mut conn);
+                    }
                     if outcome_tx.send(Outcome { ids, result }).is_err() {
                         return;
                     }
@@ -104,6 +125,40 @@ impl AcctLink {
     }
 }
 
+/// When the writer last pruned the store, and by what rule.
+struct Pruner {
+    purge: Purge,
+    last: Option<Instant>,
+}
+
+impl Pruner {
+    /// Purges what the rule says is too old, if the rule says anything and the last purge was
+    /// [`PURGE_EVERY`] ago (or never); a failure is logged and tried again at the next chance.
+    fn run_if_due(&mut self, conn: &mut Connection) {
+        if !self.purge.is_set() || self.last.is_some_and(|t| t.elapsed() < PURGE_EVERY) {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let (jobs, steps) = self.purge.cutoffs(now);
+        match conn.with(|s| s.purge(jobs, steps)) {
+            Ok(p) => {
+                self.last = Some(Instant::now());
+                if p.jobs + p.steps > 0 {
+                    tracing::info!(
+                        "accounting store: purged {} job runs and {} steps (purge_job_after, \
+                         purge_step_after)",
+                        p.jobs,
+                        p.steps
+                    );
+                }
+            }
+            Err(e) => tracing::warn!("accounting store: purging old records failed: {e}"),
+        }
+    }
+}
+
 /// A connection opened on first use and dropped after any failure, so the next use reconnects.
 struct Connection {
     target: Target,
@@ -133,5 +188,57 @@ impl Connection {
             self.store = None;
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_accounting::purge::Age;
+
+    fn ended(id: u64, days_ago: i64, now: i64) -> AcctJob {
+        AcctJob {
+            job_id: id,
+            name: format!("job{id}"),
+            user: "ann".into(),
+            state: "COMPLETED".into(),
+            end: now - days_ago * 86_400,
+            steps: vec![sluice_api::AcctStep {
+                step_id: 0,
+                end: now - days_ago * 86_400,
+                ..sluice_api::AcctStep::default()
+            }],
+            ..AcctJob::default()
+        }
+    }
+
+    #[test]
+    fn the_writer_purges_what_is_older_than_the_setting_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target::Sqlite(dir.path().join("accounting.db"));
+        let purge = Purge {
+            jobs: Some(Age::Days(30)),
+            steps: Some(Age::Hours(24 * 7)),
+        };
+        let link = AcctLink::start(target, purge).unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        // 40 days: the run goes; 10 days: the job stays, its step goes; 1 day: all stays.
+        let batch = vec![ended(1, 40, now), ended(2, 10, now), ended(3, 1, now)];
+        link.send(batch).unwrap();
+        let outcome = link.outcomes.recv_timeout(Duration::from_secs(30)).unwrap();
+        assert_eq!((outcome.ids, outcome.result), (vec![1, 2, 3], Ok(())));
+        let (tx, rx) = oneshot::channel();
+        link.query(Filter::default(), tx);
+        let answer: AcctAnswer =
+            serde_json::from_value(rx.blocking_recv().unwrap().unwrap()).unwrap();
+        let kept: Vec<(u64, usize)> = answer
+            .jobs
+            .iter()
+            .map(|j| (j.job_id, j.steps.len()))
+            .collect();
+        assert_eq!(kept, vec![(2, 0), (3, 1)]);
     }
 }

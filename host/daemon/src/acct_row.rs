@@ -1,9 +1,45 @@
 //! An ended job as the accounting store records it: the journal's [`JobRecord`] turned into
-//! sacct's fields (TRES strings, hostlist, exit code and signal, elapsed and CPU time).
+//! sacct's fields (TRES strings, hostlist, exit code and signal, elapsed and CPU time), one row
+//! per run (a requeued run is a row of its own, as sacct -D shows it).
 
 use sluice_api::{AcctJob, AcctStep, SubmitRequest};
 
-use crate::image::{JobRecord, State};
+use crate::image::{EarlierRun, JobRecord, State};
+
+/// What the accounting store lacks of `job`: each run that ended in a requeue, then the job
+/// itself if it has ended and is not marked accounted.
+pub fn acct_runs(job: &JobRecord) -> Vec<AcctJob> {
+    let mut rows: Vec<AcctJob> = job.runs.iter().map(|r| earlier_run(job, r)).collect();
+    if job.state.is_final() && !job.accounted {
+        rows.push(acct_job(job));
+    }
+    rows
+}
+
+/// A run that ended in a requeue: the job as it was then, in Slurm's REQUEUED state, its steps
+/// still open cut short (CANCELLED).
+fn earlier_run(job: &JobRecord, run: &EarlierRun) -> AcctJob {
+    let then = JobRecord {
+        state: State::Cancelled,
+        partition: run.partition.clone(),
+        nodes: run.nodes.clone(),
+        cpus: run.cpus,
+        account: run.account.clone(),
+        start_time: Some(run.start),
+        end_time: Some(run.end),
+        exit_code: None,
+        signal: None,
+        reason: Some(run.reason.clone()),
+        restarts: run.restarts,
+        steps: run.steps.clone(),
+        runs: Vec::new(),
+        ..job.clone()
+    };
+    AcctJob {
+        state: "REQUEUED".into(),
+        ..acct_job(&then)
+    }
+}
 
 /// The accounting record of `job`, which has ended.
 pub fn acct_job(job: &JobRecord) -> AcctJob {
@@ -186,7 +222,45 @@ mod tests {
             accounted: false,
             array: None,
             unlimited_while_running: false,
+            runs: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_requeued_run_is_a_row_before_the_job_s_own() {
+        let mut j = ended(State::Completed);
+        j.restarts = 1;
+        j.runs = vec![EarlierRun {
+            restarts: 0,
+            start: 150,
+            end: 180,
+            partition: Some("debug".into()),
+            nodes: vec!["n9".into()],
+            cpus: 2,
+            account: Some("phys".into()),
+            reason: "requeued".into(),
+            steps: j.steps.clone(),
+        }];
+        let rows = acct_runs(&j);
+        let brief: Vec<_> = rows
+            .iter()
+            .map(|r| (r.restarts, r.state.as_str(), r.nodes.as_str(), r.elapsed))
+            .collect();
+        assert_eq!(
+            brief,
+            vec![(0, "REQUEUED", "n9", 30), (1, "COMPLETED", "n[1-2]", 90)]
+        );
+        assert_eq!(
+            (rows[0].partition.as_str(), rows[0].cpu_time),
+            ("debug", 60)
+        );
+        assert_eq!(rows[0].steps[0].state, "CANCELLED");
+        // Stored already: only runs not yet stored are offered.
+        j.accounted = true;
+        j.runs.clear();
+        assert!(acct_runs(&j).is_empty());
+        j.state = State::Pending;
+        assert!(acct_runs(&j).is_empty());
     }
 
     #[test]

@@ -176,6 +176,33 @@ pub struct JobRecord {
     /// is rebuilt from, cannot say so: there UNLIMITED means the partition's limit).
     #[serde(default)]
     pub unlimited_while_running: bool,
+    /// Runs that ended in a requeue and the accounting store does not have yet (sacct -D
+    /// shows them); cleared by `Accounted`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<EarlierRun>,
+}
+
+/// A run of a job that went back to the queue, as it was when it did.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlierRun {
+    /// Requeues before this run (the job's `restarts` while it ran).
+    pub restarts: u32,
+    /// Its start.
+    pub start: i64,
+    /// When it was requeued.
+    pub end: i64,
+    /// Partition it ran in.
+    pub partition: Option<String>,
+    /// Nodes it ran on.
+    pub nodes: Vec<String>,
+    /// CPUs allocated.
+    pub cpus: u64,
+    /// Account charged.
+    pub account: Option<String>,
+    /// Why it was requeued.
+    pub reason: String,
+    /// Its steps.
+    pub steps: Vec<StepRecord>,
 }
 
 /// One acknowledged change. Inputs (submit, cancel, …) and the engine's decisions (start, end)
@@ -562,6 +589,7 @@ impl Image {
                 for id in ids {
                     if let Some(job) = self.jobs.get_mut(id) {
                         job.accounted = true;
+                        job.runs.clear();
                     }
                 }
             }
@@ -650,6 +678,7 @@ impl JobRecord {
             accounted: false,
             array: None,
             unlimited_while_running: false,
+            runs: Vec::new(),
         }
     }
 
@@ -701,7 +730,12 @@ impl JobRecord {
                 self.exit_code = *code;
                 self.signal = *signal;
             }
-            Record::Requeued { reason, begin, .. } => self.requeue(reason, *begin),
+            Record::Requeued {
+                time,
+                reason,
+                begin,
+                ..
+            } => self.requeue(*time, reason, *begin),
             Record::StepStarted {
                 step, name, time, ..
             } => self.steps.push(StepRecord {
@@ -777,9 +811,23 @@ impl JobRecord {
     }
 
     /// Back to pending after a run, counting the restart; eligible again from `begin`, if given.
-    fn requeue(&mut self, reason: &str, begin: Option<i64>) {
+    /// The run that ends here is kept for the accounting store.
+    fn requeue(&mut self, time: i64, reason: &str, begin: Option<i64>) {
         if begin.is_some() {
             self.request.begin = begin;
+        }
+        if let Some(start) = self.start_time {
+            self.runs.push(EarlierRun {
+                restarts: self.restarts,
+                start,
+                end: time,
+                partition: self.partition.clone(),
+                nodes: std::mem::take(&mut self.nodes),
+                cpus: self.cpus,
+                account: self.account.clone(),
+                reason: reason.to_string(),
+                steps: std::mem::take(&mut self.steps),
+            });
         }
         self.state = State::Pending;
         self.start_time = None;

@@ -1,6 +1,6 @@
 //! The image as a function of its records: a job's life from submit through a run, its steps,
-//! a requeue and an end, with usage accrued; cancels, holds, node states and reservations;
-//! power records, program calls and registrations.
+//! a requeue (its run kept for the accounting store) and an end, with usage accrued; cancels,
+//! holds, node states and reservations; power records, program calls and registrations.
 
 use sluice_daemon::image::{HoldBy, Image, NodeAction, Record, State};
 use sluice_daemon::request::{SubmitRequest, UpdateRequest};
@@ -140,6 +140,22 @@ fn a_job_runs_steps_is_requeued_runs_again_and_ends_with_its_usage() {
     // Eligible again only 121 s later, also after a restart.
     assert_eq!(job.request.begin, Some(351));
     assert!(job.nodes.is_empty() && job.steps.is_empty() && job.start_time.is_none());
+    // The run that ended here waits for the accounting store (sacct -D), then goes.
+    let run = &job.runs[0];
+    assert_eq!(
+        (
+            run.restarts,
+            run.start,
+            run.end,
+            run.cpus,
+            run.reason.as_str()
+        ),
+        (0, 200, 230, 4, "NodeFail")
+    );
+    assert_eq!(run.nodes, vec!["node01", "node02"]);
+    assert_eq!(run.steps[0].exit_code, Some(3));
+    image.apply(&Record::Accounted { ids: vec![7] });
+    assert!(image.jobs[&7].runs.is_empty());
 
     image.apply(&started(7, 300));
     image.apply(&Record::StepStarted {

@@ -2,7 +2,7 @@
 //! restarts and the jobs leave its live view, and `sluice acct` still answers with their states,
 //! exit codes, elapsed times and steps, through `-j`, `-s`, `-S`, `--format`, `-P` and `--json`;
 //! ended jobs wait in the journal while the store cannot take them and are stored after a
-//! restart; a user sees only their own jobs.
+//! restart; a user sees only their own jobs unless the site turns `private_data`'s `jobs` off.
 
 use std::path::Path;
 use std::process::Output;
@@ -292,7 +292,7 @@ fn a_user_sees_only_their_own_jobs() {
     };
     let scratch = state_dir("acct-private");
     let dir = scratch.path();
-    let _daemon = Daemon::start(dir);
+    let daemon = Daemon::start(dir);
     let theirs = user.submit(dir, &["--wrap", "exit 0"]);
     let roots = submit(dir, &["--wrap", "exit 0"]);
     wait_for(dir, theirs, &["COMPLETED"], 30);
@@ -316,7 +316,33 @@ fn a_user_sees_only_their_own_jobs() {
         dir,
         &["acct", "-j", &ids, "-n", "-P", "-X", "-o", "JobID,User"],
     ));
-    assert_eq!(out, format!("{theirs}|{}\n{roots}|root\n", user.name));
+    let both = format!("{theirs}|{}\n{roots}|root\n", user.name);
+    assert_eq!(out, both);
+    // A site without PrivateData=jobs: the user reads others' records as sacct lets them
+    // (-j names jobs of every user, -u picks one), and by default still only their own.
+    daemon.terminate();
+    std::fs::write(dir.join("daemon.toml"), "private_data = []\n").unwrap();
+    let _daemon = Daemon::start(dir);
+    let as_user = |extra: &[&str]| {
+        let mut args = vec![
+            "acct",
+            "-n",
+            "-P",
+            "-X",
+            "-o",
+            "JobID,User",
+            "-S",
+            "now-1hour",
+        ];
+        args.extend_from_slice(extra);
+        text(&user.sluice(dir, &args))
+    };
+    assert_eq!(as_user(&["-j", &ids]), both);
+    assert_eq!(
+        as_user(&["-j", &ids, "-u", "root"]),
+        format!("{roots}|root\n")
+    );
+    assert_eq!(as_user(&[]), format!("{theirs}|{}\n", user.name));
     end_jobs(dir);
 }
 

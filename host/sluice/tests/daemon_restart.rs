@@ -1,17 +1,18 @@
 //! A daemon restart is invisible to running jobs (issue 33, item 8): across a graceful SIGTERM
 //! and a kill -9, a running job keeps running under its supervisor and runs exactly once, with
 //! `Restarts=0`; a job that ended while the daemon was away has its exit code recorded after the
-//! restart; a job whose processes are gone without a recorded end is requeued or failed.
+//! restart; a job whose processes are gone without a recorded end is requeued (its lost run kept
+//! in the accounting store) or failed.
 
 use std::path::Path;
 use std::time::Duration;
 
-use sluice_api::{Job, JobSubmitted};
+use sluice_api::{AcctAnswer, Job, JobSubmitted};
 use sluice_daemon::client::Client;
 
 mod common;
 
-use common::{Daemon, poll, state_dir, wait_for, wrap};
+use common::{Daemon, json_of, poll, sluice, state_dir, wait_for, wrap};
 
 /// A job that appends a line to `count-NAME` when it starts, then waits for `go-NAME` to exist
 /// and exits with `code`: its runs are counted and its end is the test's to decide.
@@ -149,6 +150,24 @@ fn a_job_whose_processes_vanished_without_an_end_is_requeued_and_runs_again() {
     std::fs::write(dir.join("go-lost"), "").unwrap();
     let j = wait_for(dir, id, &["COMPLETED"], 30);
     assert_eq!(j.restarts, 1, "{j:?}");
+    // The accounting store keeps the lost run too: sacct -D shows it, REQUEUED, before the
+    // last; without -D only the last.
+    let ids = id.to_string();
+    let acct = |extra: &[&str]| {
+        let mut args = vec!["acct", "--json", "-j", &ids];
+        args.extend_from_slice(extra);
+        json_of::<AcctAnswer>(&sluice(dir, &args)).jobs
+    };
+    let every = poll(30, "both runs in the accounting store", || {
+        Some(acct(&["-D"])).filter(|runs| runs.len() == 2)
+    });
+    let seen: Vec<(u32, &str)> = every
+        .iter()
+        .map(|r| (r.restarts, r.state.as_str()))
+        .collect();
+    assert_eq!(seen, vec![(0, "REQUEUED"), (1, "COMPLETED")]);
+    let last = acct(&[]);
+    assert_eq!((last.len(), last[0].restarts), (1, 1));
 }
 
 #[test]

@@ -42,7 +42,7 @@ impl AcctState {
         let noted = image
             .jobs
             .values()
-            .filter(|j| j.state.is_final() && !j.accounted)
+            .filter(|j| unstored(j))
             .map(|j| j.id)
             .collect::<BTreeSet<_>>();
         if !noted.is_empty() {
@@ -72,16 +72,15 @@ impl AcctState {
     }
 }
 
+/// Whether the store lacks something of `job`: its end, or a run that ended in a requeue.
+fn unstored(job: &crate::image::JobRecord) -> bool {
+    (job.state.is_final() && !job.accounted) || !job.runs.is_empty()
+}
+
 impl Driver {
-    /// Notes job `id` for the store if it has ended and the store lacks its latest state.
+    /// Notes job `id` for the store if it lacks the job's end or one of its requeued runs.
     pub(super) fn accounting_note(&mut self, id: u64) {
-        if self
-            .store
-            .image()
-            .jobs
-            .get(&id)
-            .is_some_and(|j| j.state.is_final() && !j.accounted)
-        {
+        if self.store.image().jobs.get(&id).is_some_and(unstored) {
             self.acct.noted.insert(id);
         }
     }
@@ -148,7 +147,7 @@ impl Driver {
         let batch = ids
             .iter()
             .filter_map(|id| image.jobs.get(id))
-            .map(crate::acct_row::acct_job)
+            .flat_map(crate::acct_row::acct_runs)
             .collect();
         match self.acct.link.send(batch) {
             Ok(()) => self.acct.in_flight = ids,
@@ -156,8 +155,7 @@ impl Driver {
         }
     }
 
-    /// `GET /v1/accounting`: answered by the reader thread. A user who is not an admin sees
-    /// only their own jobs, whatever users they named (sacct with `PrivateData=jobs`).
+    /// `GET /v1/accounting`: answered by the reader thread, with [`visible_users`] applied.
     pub(super) fn accounting_query(
         &mut self,
         who: &Identity,
@@ -171,9 +169,99 @@ impl Driver {
                 return;
             }
         };
-        if !self.is_admin(who) {
-            filter.users = vec![who.user.clone()];
-        }
+        let private = self.cfg.private_data.iter().any(|w| w == "jobs");
+        visible_users(&mut filter, who, self.is_admin(who), private);
         self.acct.link.query(filter, reply);
+    }
+}
+
+/// Slurm's PrivateData words.
+const PRIVATE_DATA: [&str; 9] = [
+    "accounts",
+    "cloud",
+    "events",
+    "jobs",
+    "nodes",
+    "partitions",
+    "reservations",
+    "usage",
+    "users",
+];
+
+/// Checks daemon.toml's `private_data`: each word one of Slurm's, any case.
+pub(crate) fn check_private_data(words: &[String]) -> Result<(), String> {
+    match words
+        .iter()
+        .find(|w| !PRIVATE_DATA.contains(&w.to_ascii_lowercase().as_str()))
+    {
+        Some(w) => Err(format!(
+            "private_data: '{w}' is not one of Slurm's PrivateData words ({})",
+            PRIVATE_DATA.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whose records a query may read: an admin's or, unless the site keeps jobs private
+/// (`private_data` has `jobs`, sacct's `PrivateData=jobs`), anyone's, as asked; otherwise the
+/// caller's own only, whatever users they named.
+fn visible_users(filter: &mut Filter, who: &Identity, admin: bool, private: bool) {
+    if private && !admin {
+        filter.users = vec![who.user.clone()];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sacct_s_selections_arrive_from_the_query_string_as_a_filter() {
+        // As `sluice acct --name sim,post -r gpu -q high -N n[1,3] -D` sends them.
+        let q: AcctQuery = serde_urlencoded::from_str(
+            "names=sim,post&partitions=gpu&qos=high&nodes=n%5B1,3%5D&duplicates=true",
+        )
+        .unwrap();
+        let f = Filter::from_query(&q).unwrap();
+        assert_eq!(f.names, vec!["sim", "post"]);
+        assert_eq!(
+            (f.partitions.as_slice(), f.qos.as_slice()),
+            (&["gpu".to_string()][..], &["high".to_string()][..])
+        );
+        assert_eq!(f.nodes, vec!["n1", "n3"]);
+        assert!(f.duplicates);
+        assert!(
+            !Filter::from_query(&AcctQuery::default())
+                .unwrap()
+                .duplicates
+        );
+        assert!(serde_urlencoded::from_str::<AcctQuery>("cluster=x").is_err());
+    }
+
+    #[test]
+    fn private_jobs_limit_non_admins_to_their_own_records() {
+        let ann = Identity {
+            uid: 1000,
+            user: "ann".into(),
+            known: true,
+        };
+        let asked = |users: &[&str]| Filter {
+            users: users.iter().map(|u| u.to_string()).collect(),
+            ..Filter::default()
+        };
+        let seen = |users: &[&str], admin, private| {
+            let mut f = asked(users);
+            visible_users(&mut f, &ann, admin, private);
+            f.users
+        };
+        assert_eq!(seen(&[], false, true), vec!["ann"]);
+        assert_eq!(seen(&["bob"], false, true), vec!["ann"]);
+        assert!(seen(&[], true, true).is_empty(), "an admin sees everyone's");
+        // Without PrivateData=jobs, sacct -a shows everyone's, -u bob bob's.
+        assert!(seen(&[], false, false).is_empty());
+        assert_eq!(seen(&["bob"], false, false), vec!["bob"]);
+        assert!(check_private_data(&["jobs".into(), "Usage".into()]).is_ok());
+        let e = check_private_data(&["job".into()]).unwrap_err();
+        assert!(e.contains("'job'") && e.contains("reservations"), "{e}");
     }
 }

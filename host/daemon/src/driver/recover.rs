@@ -51,7 +51,14 @@ pub(super) fn start(
         .collect();
     let target = sluice_accounting::Target::parse(cfg.accounting.as_deref(), &opts.state_dir)
         .map_err(|e| DaemonError::Config(format!("{}: {e}", opts.daemon_file.display())))?;
-    let link = crate::accounting::AcctLink::start(target)
+    super::accounting::check_private_data(&cfg.private_data)
+        .map_err(|e| DaemonError::Config(format!("{}: {e}", opts.daemon_file.display())))?;
+    let purge = sluice_accounting::Purge::parse(
+        cfg.purge_job_after.as_deref(),
+        cfg.purge_step_after.as_deref(),
+    )
+    .map_err(|e| DaemonError::Config(format!("{}: {e}", opts.daemon_file.display())))?;
+    let link = crate::accounting::AcctLink::start(target, purge)
         .map_err(|e| DaemonError::Other(format!("starting the accounting threads: {e}")))?;
     let acct = super::accounting::AcctState::new(link, store.image());
     let mut d = Driver {
