@@ -516,11 +516,12 @@ impl Job {
     /// Fewest nodes the job can run on: `--nodes`, and with `--ntasks-per-node` enough nodes to
     /// hold the tasks at that many each (the selection contract's `fewest_nodes`).
     pub fn fewest_nodes(&self) -> u32 {
-        let min = self.spec.min_nodes.max(1);
-        match self.spec.tasks_per_node {
-            0 => min,
-            per_node => min.max(self.spec.tasks.max(1).div_ceil(per_node)),
-        }
+        let spec = &self.spec;
+        sluice_policy::selection::fewest_nodes(
+            spec.min_nodes,
+            spec.tasks.max(1),
+            spec.tasks_per_node,
+        )
     }
 
     /// Largest node count the job accepts.

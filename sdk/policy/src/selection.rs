@@ -365,11 +365,18 @@ impl JobRequest {
     /// The fewest nodes a placement may have: `min_nodes`, and with a per-node count enough
     /// nodes to hold the tasks at tasks-per-node each.
     pub fn fewest_nodes(&self) -> u32 {
-        let min = self.min_nodes.max(1);
-        match self.tasks_per_node {
-            0 => min,
-            per_node => min.max(self.tasks.div_ceil(per_node)),
-        }
+        fewest_nodes(self.min_nodes, self.tasks, self.tasks_per_node)
+    }
+}
+
+/// The fewest nodes a job of `tasks` tasks may have: `min_nodes` (at least one), and with a
+/// per-node count (`tasks_per_node` > 0) enough nodes to hold the tasks at that many each.
+/// The host's own view of a job uses it too, so both count the same.
+pub fn fewest_nodes(min_nodes: u32, tasks: u32, tasks_per_node: u32) -> u32 {
+    let min = min_nodes.max(1);
+    match tasks_per_node {
+        0 => min,
+        per_node => min.max(tasks.div_ceil(per_node)),
     }
 }
 
