@@ -12,7 +12,7 @@
 // calls is kept here for the component instance's life. See examples/deadline-priority-js and
 // `sluice plugin new KIND NAME --lang js`.
 
-import { log, settings as hostSettings } from "sluice:policy/host@0.7.0";
+import { log, settings as hostSettings } from "sluice:policy/host@0.8.0";
 
 // Column order of the contract's job table (sdk/policy/src/job_columns.rs).
 const U32_COLUMNS = ["jobId", "association", "partition", "qos", "nodes", "cpus", "gpus", "timeLimit"];
@@ -232,6 +232,11 @@ function jobOf(r) {
     tasks: r.tasks,
     cpusPerTask: r.cpusPerTask,
     totalCpus: r.tasks * Math.max(r.cpusPerTask, 1),
+    // --ntasks-per-node, 0 for none: then every chosen node must give `cpusPerNode` CPUs and
+    // there must be at least `fewestNodes` of them, or the host refuses the placement.
+    tasksPerNode: r.tasksPerNode,
+    cpusPerNode: r.tasksPerNode * Math.max(r.cpusPerTask, 1),
+    fewestNodes: Math.max(r.minNodes, 1, r.tasksPerNode ? Math.ceil(r.tasks / r.tasksPerNode) : 0),
     memoryPerNodeMb: Number(r.memoryPerNodeMb),
     gresPerNode: Array.from(r.gresPerNode, ([k, c]) => [k, c]),
     exclusive: r.exclusive,

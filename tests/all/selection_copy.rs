@@ -40,6 +40,7 @@ pub(crate) fn request(job_id: u32, cpus: u32) -> JobRequest {
         max_nodes: 1,
         tasks: cpus,
         cpus_per_task: 1,
+        tasks_per_node: 0,
         memory_per_node_mb: 0,
         gres_per_node: Vec::new(),
         exclusive: false,

@@ -6,9 +6,9 @@ use sluice_engine::array_spec::{MAX_ARRAY_SIZE_LIMIT, parse_array};
 
 /// A batch job's `SLURM_TASKS_PER_NODE`: its `tasks` laid out in blocks on nodes with `cpus`
 /// CPUs each, `cpus_per_task` to a task, as slurmd computes it for the batch environment.
-/// With `--ntasks-per-node` each node has room for that many, the CPUs Slurm's allocation
-/// would hold there (the selection contract carries no per-node task count, so the CPUs a
-/// policy placed may be spread otherwise).
+/// With `--ntasks-per-node` each node has room for that many: the selection contract's
+/// `tasks-per-node` gives every node at least their CPUs (an exclusive job's whole nodes may
+/// hold more).
 pub fn tasks_per_node(
     tasks: u32,
     cpus: &[u32],

@@ -34,6 +34,7 @@ impl SubmitRequestExt for SubmitRequest {
         spec.max_nodes = self.max_nodes.map(|m| m.max(shape.min_nodes));
         spec.tasks = shape.tasks;
         spec.cpus_per_task = shape.cpus_per_task;
+        spec.tasks_per_node = shape.tasks_per_node;
         spec.memory_per_node_mb = shape.memory_per_node_mb;
         spec.time_limit = self.time_limit;
         if let Some(g) = &self.gres {
@@ -98,6 +99,8 @@ pub struct Shape {
     pub tasks: u32,
     /// CPUs per task.
     pub cpus_per_task: u32,
+    /// `--ntasks-per-node`, 0 when not given: every node of the job runs that many tasks.
+    pub tasks_per_node: u32,
     /// Memory per node, MB.
     pub memory_per_node_mb: u64,
     /// GPUs over the whole job.
@@ -160,9 +163,9 @@ impl Shape {
             let per_task = cpus.div_ceil(u64::from(tasks)).min(u64::from(u32::MAX)) as u32;
             cpus_per_task = cpus_per_task.max(per_task);
         }
-        let tasks_per_node = per_node.unwrap_or_else(|| tasks.div_ceil(min_nodes));
+        let node_tasks = per_node.unwrap_or_else(|| tasks.div_ceil(min_nodes));
         let memory_per_node_mb = if let Some(m) = r.mem_per_cpu_mb {
-            m.saturating_mul(u64::from(tasks_per_node) * u64::from(cpus_per_task))
+            m.saturating_mul(u64::from(node_tasks) * u64::from(cpus_per_task))
         } else if let Some(m) = r.mem_per_gpu_mb {
             let per_node_gpus = gpus_per_node
                 .or(total_gpus.map(|g| g.div_ceil(min_nodes)))
@@ -175,6 +178,14 @@ impl Shape {
             min_nodes,
             tasks,
             cpus_per_task,
+            tasks_per_node: per_node
+                .filter(|&p| {
+                    // Slurm ignores a --ntasks-per-node whose nodes cannot hold the -n tasks
+                    // ("can't honor --ntasks-per-node"); kept, no node count would fit the job.
+                    let max_nodes = r.max_nodes.unwrap_or(min_nodes).max(min_nodes);
+                    u64::from(p) * u64::from(max_nodes) >= u64::from(tasks)
+                })
+                .unwrap_or(0),
             memory_per_node_mb,
             gpus,
             gpus_per_node,
@@ -199,12 +210,24 @@ mod tests {
             r.min_nodes = Some(2);
             r.ntasks_per_node = Some(4);
         });
-        assert_eq!((s.min_nodes, s.tasks), (2, 8));
+        assert_eq!((s.min_nodes, s.tasks, s.tasks_per_node), (2, 8, 4));
         let s = shape(|r| {
             r.ntasks = Some(10);
             r.ntasks_per_node = Some(4);
         });
-        assert_eq!((s.min_nodes, s.tasks), (3, 10));
+        assert_eq!((s.min_nodes, s.tasks, s.tasks_per_node), (3, 10, 4));
+        let s = shape(|r| r.ntasks = Some(10));
+        assert_eq!(s.tasks_per_node, 0, "no per-node count unless one is given");
+        let s = shape(|r| {
+            r.ntasks = Some(10);
+            r.min_nodes = Some(2);
+            r.ntasks_per_node = Some(4);
+        });
+        assert_eq!(
+            (s.min_nodes, s.tasks, s.tasks_per_node),
+            (2, 10, 0),
+            "two nodes cannot hold ten tasks at four each"
+        );
     }
 
     #[test]

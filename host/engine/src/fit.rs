@@ -32,7 +32,7 @@ impl Fit<'_> {
     /// Whether at least the job's minimum node count of partition `p` could ever hold one node's
     /// share of it (stops counting as soon as enough are found).
     pub fn fits_somewhere(&self, job: &Job, p: PartitionId) -> bool {
-        let need = job.spec.min_nodes.max(1) as usize;
+        let need = job.fewest_nodes() as usize;
         let nodes = &self.parts[p.index()].nodes;
         if self.every_node_can_hold(job) {
             return nodes.len() >= need;

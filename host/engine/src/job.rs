@@ -35,6 +35,9 @@ pub struct JobSpec {
     pub tasks: u32,
     /// `--cpus-per-task` (1).
     pub cpus_per_task: u32,
+    /// `--ntasks-per-node`; 0 when not given. When given, every node of the job runs that many
+    /// tasks (at most, if `--ntasks` leaves fewer) and gets their CPUs.
+    pub tasks_per_node: u32,
     /// `--mem` per node in MB; 0 asks for no memory.
     pub memory_per_node_mb: u64,
     /// `--time` in seconds; `None` takes the partition's DefaultTime, else its MaxTime.
@@ -120,6 +123,7 @@ impl JobSpec {
             max_nodes: None,
             tasks: 1,
             cpus_per_task: 1,
+            tasks_per_node: 0,
             memory_per_node_mb: 0,
             time_limit: None,
             gres: Vec::new(),
@@ -496,9 +500,13 @@ impl Job {
     }
 
     /// One node's share of [`Job::cpus`] spread over `nodes` nodes, saturating: a share too big
-    /// for `u32` fits no node rather than wrapping round to a small one.
+    /// for `u32` fits no node rather than wrapping round to a small one. With
+    /// `--ntasks-per-node` every node must give that many tasks' CPUs, whatever the share.
     pub fn cpus_per_node(&self, nodes: u32) -> u32 {
-        u32::try_from(self.cpus().div_ceil(u64::from(nodes.max(1)))).unwrap_or(u32::MAX)
+        let share = self.cpus().div_ceil(u64::from(nodes.max(1)));
+        let per_node =
+            u64::from(self.spec.tasks_per_node) * u64::from(self.spec.cpus_per_task.max(1));
+        u32::try_from(share.max(per_node)).unwrap_or(u32::MAX)
     }
 
     /// Whether the job asks for nodes alone: no licenses, no HRES, no advance reservation. When
@@ -507,6 +515,17 @@ impl Job {
     /// it reports first.
     pub fn needs_nodes_alone(&self) -> bool {
         self.demand.licenses.is_empty() && self.demand.hres.is_empty() && self.reservation.is_none()
+    }
+
+    /// Fewest nodes the job can run on: `--nodes`, and with `--ntasks-per-node` enough nodes to
+    /// hold the tasks at that many each (the selection contract's `fewest_nodes`).
+    pub fn fewest_nodes(&self) -> u32 {
+        let spec = &self.spec;
+        sluice_policy::selection::fewest_nodes(
+            spec.min_nodes,
+            spec.tasks.max(1),
+            spec.tasks_per_node,
+        )
     }
 
     /// Largest node count the job accepts.

@@ -65,6 +65,7 @@ impl Engine {
             max_nodes,
             tasks,
             cpus_per_task,
+            tasks_per_node,
             memory_per_node_mb,
             gres_per_node,
             exclusive,
@@ -75,6 +76,7 @@ impl Engine {
         *max_nodes = job.max_nodes();
         *tasks = job.spec.tasks.max(1);
         *cpus_per_task = job.spec.cpus_per_task.max(1);
+        *tasks_per_node = job.spec.tasks_per_node;
         *memory_per_node_mb = job.spec.memory_per_node_mb;
         gres_per_node.clone_from(&job.gres_per_node);
         *exclusive = job.spec.exclusive;
@@ -209,7 +211,7 @@ impl Engine {
     ) -> Result<Vec<HresLayer>, Reason> {
         let (own, min_nodes) = {
             let job = &self.jobs[&rec.job];
-            (job.reservation, job.spec.min_nodes.max(1))
+            (job.reservation, job.fewest_nodes())
         };
         self.candidates(rec, now, end, usable, &plan.exclude, cand);
         if (cand.len() as u32) < min_nodes {

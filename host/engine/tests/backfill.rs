@@ -497,3 +497,52 @@ fn every_pass_is_counted_and_timed_on_the_engine_clock() {
         "one pass: its length is the total"
     );
 }
+
+/// `sbatch -N 2 --ntasks-per-node=4` (eight one-CPU tasks) as the main loop and backfill start
+/// it under cons_tres: four CPUs on each of two nodes that can give them, never 7 + 1.
+#[test]
+fn tasks_per_node_gives_each_node_its_tasks_in_both_loops() {
+    let per_node_job = |prio: i64, minutes: u64| JobSpec {
+        site_factor: prio,
+        min_nodes: 2,
+        tasks: 8,
+        tasks_per_node: 4,
+        time_limit: Some(minutes * 60),
+        ..JobSpec::new("alice")
+    };
+    let cpus_of = |e: &Engine, id| {
+        let placement = &e.job(id).unwrap().alloc.as_ref().unwrap().placement;
+        (placement.nodes.clone(), placement.cpus.clone())
+    };
+
+    // The main loop, on two idle 8-CPU nodes.
+    let (mut e, _clock) = engine(cluster(2, 8));
+    with_cons_tres(&mut e);
+    let j = e.submit(per_node_job(1, 10)).unwrap();
+    e.tick();
+    assert_eq!(e.job(j).unwrap().state, JobState::Running);
+    assert_eq!(cpus_of(&e, j), (vec![0, 1], vec![4, 4]));
+
+    // Backfill: node01 keeps 3 CPUs free under a 5-task job, a 3-node exclusive job waits for
+    // it, and the per-node job fits before that on node02 and node03 (node01 cannot run four).
+    let (mut e, _clock) = engine(cluster(3, 8));
+    with_cons_tres(&mut e);
+    let first = e
+        .submit(JobSpec {
+            site_factor: 10,
+            tasks: 5,
+            time_limit: Some(600),
+            ..JobSpec::new("alice")
+        })
+        .unwrap();
+    let wide = e.submit(job(5, 3, 10)).unwrap();
+    let j = e.submit(per_node_job(1, 5)).unwrap();
+    e.tick();
+    assert_eq!(e.job(first).unwrap().state, JobState::Running);
+    assert_eq!(e.job(wide).unwrap().reason, Reason::Resources);
+    assert_eq!(e.job(j).unwrap().state, JobState::Pending);
+    let events = e.backfill();
+    assert_eq!(backfilled(&events), vec![j]);
+    assert_eq!(cpus_of(&e, j), (vec![1, 2], vec![4, 4]));
+    assert_eq!(e.job(wide).unwrap().start_time, Some(T0 + 600));
+}

@@ -8,7 +8,7 @@
 //! to the earlier run. select/linear includes this file through `#[path]` so the two plugins share
 //! one implementation without a crate dependency (which would clash on the component exports).
 
-use sluice_sdk::{NodeTable, Power};
+use sluice_sdk::{JobRequest, NodeTable, Power};
 
 /// Nodes of one scheduling tier (same power state and Weight), as bitmap words over a span.
 #[derive(Debug)]
@@ -79,6 +79,34 @@ pub struct Need {
     pub min_nodes: u32,
     /// Most nodes (at least `min_nodes`).
     pub max_nodes: u32,
+}
+
+impl Need {
+    /// What `req` needs: its tasks as slots, on at least [`JobRequest::fewest_nodes`] nodes
+    /// (with `--ntasks-per-node`, enough to hold the tasks at that many each). `None` when that
+    /// is more nodes than the job accepts: no placement could satisfy it.
+    pub fn of(req: &JobRequest) -> Option<Self> {
+        let min_nodes = req.fewest_nodes();
+        let max_nodes = req.max_nodes.max(req.min_nodes).max(1);
+        (min_nodes <= max_nodes).then_some(Need {
+            slots: u64::from(req.tasks),
+            min_nodes,
+            max_nodes,
+        })
+    }
+}
+
+/// The task slots a node that could run `slots` of the job's tasks offers it. With a per-node
+/// count (`tasks_per_node` > 0) a node runs exactly that many, as Slurm's cons_tres gives each
+/// node ntasks-per-node × cpus-per-task CPUs, so a node that cannot hold them offers none;
+/// without one, all it could run.
+#[inline(always)]
+pub fn per_node_slots(slots: u32, tasks_per_node: u32) -> u32 {
+    match tasks_per_node {
+        0 => slots,
+        per_node if slots >= per_node => per_node,
+        _ => 0,
+    }
 }
 
 /// A run of consecutive usable nodes in one tier.

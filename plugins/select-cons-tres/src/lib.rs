@@ -5,12 +5,13 @@
 //! if it has the memory per node, the GRES per node and room for at least one task
 //! (cpus-per-task CPUs); an exclusive job needs an idle node and gets all its CPUs, memory and
 //! free GRES. Tasks are spread one per chosen node first, then packed in ascending node order
-//! (block distribution), and each node gets tasks × cpus-per-task CPUs.
+//! (block distribution), and each node gets tasks × cpus-per-task CPUs. With `--ntasks-per-node`
+//! a node must hold that many tasks and gets exactly their CPUs, as Slurm's cons_tres does.
 
 pub mod consec;
 pub mod free_maps;
 
-use consec::{Need, Search, Tiers};
+use consec::{Need, Search, Tiers, per_node_slots};
 use free_maps::{FreeMaps, and_word};
 use sluice_sdk::*;
 
@@ -60,6 +61,7 @@ impl SelectionPolicy for ConsTres {
     }
 
     fn place(&mut self, req: &JobRequest, mode: PlaceMode) -> Option<Placement> {
+        let need = Need::of(req)?;
         if !self.load_gres_need(req) {
             return None;
         }
@@ -78,11 +80,6 @@ impl SelectionPolicy for ConsTres {
         };
         let open = |w| and_word(&req.candidates, busy_ok, w);
         let slots = |n: u32| node_slots(table, gres_need, req, cpt, n);
-        let need = Need {
-            slots: req.tasks as u64,
-            min_nodes: req.min_nodes,
-            max_nodes: req.max_nodes,
-        };
         if !search.best_fit(tiers, open, slots, need) {
             return None;
         }
@@ -108,7 +105,8 @@ impl SelectionPolicy for ConsTres {
     }
 }
 
-/// Task slots node `n` offers the job: 0 unless memory and GRES fit and one task fits.
+/// Task slots node `n` offers the job: 0 unless memory and GRES fit and one task fits (its
+/// `--ntasks-per-node` tasks, when it gives one: then exactly those).
 #[inline(always)]
 fn node_slots(table: &NodeTable, gres_need: &[u32], req: &JobRequest, cpt: u32, n: u32) -> u32 {
     let i = n as usize;
@@ -125,7 +123,7 @@ fn node_slots(table: &NodeTable, gres_need: &[u32], req: &JobRequest, cpt: u32, 
     } else {
         table.free_cpus[i]
     };
-    cpus / cpt
+    per_node_slots(cpus / cpt, req.tasks_per_node)
 }
 
 impl ConsTres {
@@ -152,7 +150,10 @@ impl ConsTres {
             memory_mb: Vec::with_capacity(chosen.len()),
             gres: Vec::with_capacity(chosen.len() * kinds),
         };
-        // Every node runs at least one task; the rest fill nodes in ascending order.
+        // With --ntasks-per-node every node runs that many tasks (Slurm's cons_tres: exactly
+        // ntasks-per-node × cpus-per-task CPUs each, whatever -n leaves for the last node).
+        let per_node = req.tasks_per_node.saturating_mul(cpt);
+        // Otherwise every node runs at least one task; the rest fill nodes in ascending order.
         let mut extra = (req.tasks as u64).saturating_sub(chosen.len() as u64);
         for &(n, slots) in chosen {
             let i = n as usize;
@@ -164,6 +165,10 @@ impl ConsTres {
                 p.memory_mb.push(self.table.memory_mb[i]);
                 p.gres
                     .extend_from_slice(&self.table.gres_free[i * kinds..(i + 1) * kinds]);
+            } else if per_node > 0 {
+                p.cpus.push(per_node);
+                p.memory_mb.push(req.memory_per_node_mb);
+                p.gres.extend_from_slice(&self.gres_need);
             } else {
                 p.cpus.push((1 + more as u32) * cpt);
                 p.memory_mb.push(req.memory_per_node_mb);

@@ -198,3 +198,52 @@ fn a_full_pass_never_breaks_the_contract() {
 fn conformance() {
     testing::assert_conformant(&testing::conformance::selection(&mut ConsTres::default()));
 }
+
+/// Job `id` of `tasks` one-CPU tasks on `nodes` nodes (`-N`) at `per_node` tasks each, over
+/// `candidates` nodes.
+fn per_node_job(id: u32, tasks: u32, nodes: u32, per_node: u32, candidates: usize) -> JobRequest {
+    JobRequest {
+        tasks_per_node: per_node,
+        ..job(id, tasks, nodes, nodes, candidates)
+    }
+}
+
+#[test]
+fn tasks_per_node_gives_every_node_exactly_its_tasks() {
+    // sbatch -N 2 --ntasks-per-node=4 on two idle 8-CPU nodes: 4 + 4, not 7 + 1.
+    let t = table(&[8, 8]);
+    let p = place(&t, &per_node_job(1, 8, 2, 4, 2)).unwrap();
+    assert_eq!((p.nodes, p.cpus), (vec![0, 1], vec![4, 4]));
+    // -n 6 with --ntasks-per-node=4: each node still gets four tasks' CPUs.
+    let p = place(&t, &per_node_job(2, 6, 2, 4, 2)).unwrap();
+    assert_eq!(p.cpus, vec![4, 4]);
+    // Two CPUs per task: eight CPUs on each node.
+    let mut req = per_node_job(3, 4, 2, 2, 2);
+    req.cpus_per_task = 2;
+    assert_eq!(place(&t, &req).unwrap().cpus, vec![4, 4]);
+    req.tasks_per_node = 4;
+    req.tasks = 8;
+    assert_eq!(place(&t, &req).unwrap().cpus, vec![8, 8]);
+}
+
+#[test]
+fn a_node_that_cannot_hold_its_tasks_per_node_is_not_chosen() {
+    // Node 0 has 3 CPUs free: it cannot run four tasks, so nodes 1 and 2 are chosen.
+    let t = table(&[3, 8, 8]);
+    let p = place(&t, &per_node_job(1, 8, 2, 4, 3)).unwrap();
+    assert_eq!((p.nodes, p.cpus), (vec![1, 2], vec![4, 4]));
+    let t = table(&[3, 8]);
+    assert!(place(&t, &per_node_job(2, 8, 2, 4, 2)).is_none());
+    // Ten tasks at four per node need three nodes; a job limited to two cannot have them.
+    let t = table(&[8, 8, 8]);
+    assert!(place(&t, &per_node_job(3, 10, 2, 4, 3)).is_none());
+    let p = place(
+        &t,
+        &JobRequest {
+            max_nodes: 3,
+            ..per_node_job(4, 10, 2, 4, 3)
+        },
+    )
+    .unwrap();
+    assert_eq!(p.cpus, vec![4, 4, 4]);
+}

@@ -74,14 +74,17 @@ fn request() -> impl Strategy<Value = JobRequest> {
         0u32..3,
         0u8..10,
         any::<u64>(),
+        // --ntasks-per-node: none half the time.
+        prop_oneof![Just(0u32), 1u32..5],
     )
         .prop_map(
-            |(tasks, cpt, min, spread, mem, gres, exclusive, candidates)| JobRequest {
+            |(tasks, cpt, min, spread, mem, gres, exclusive, candidates, per_node)| JobRequest {
                 job_id: 1,
                 min_nodes: min,
                 max_nodes: min + spread,
                 tasks,
                 cpus_per_task: cpt,
+                tasks_per_node: per_node,
                 memory_per_node_mb: mem,
                 gres_per_node: if gres > 0 { vec![(0, gres)] } else { vec![] },
                 exclusive: exclusive == 0,
@@ -92,7 +95,12 @@ fn request() -> impl Strategy<Value = JobRequest> {
 
 /// Whether node `n` alone can hold a one-node job.
 fn holds(t: &NodeTable, req: &JobRequest, n: usize) -> bool {
-    let need = req.tasks * req.cpus_per_task;
+    let need = match req.tasks_per_node {
+        0 => req.tasks * req.cpus_per_task,
+        // More tasks than one node may run: no single node holds the job.
+        per_node if req.tasks > per_node => return false,
+        per_node => per_node * req.cpus_per_task,
+    };
     let idle = t.free_cpus[n] == t.cpus[n] && t.free_memory_mb[n] == t.memory_mb[n];
     let cpus_ok = if req.exclusive {
         idle && t.cpus[n] >= need
@@ -110,6 +118,21 @@ proptest! {
     #[test]
     fn a_queue_never_breaks_the_contract(t in table(), queue in proptest::collection::vec(request(), 1..30)) {
         allocate_all(&mut ConsTres::default(), &t, &queue);
+    }
+
+    /// With --ntasks-per-node, every node of a shared job gets exactly that many tasks' CPUs,
+    /// and the nodes hold all the tasks.
+    #[test]
+    fn tasks_per_node_gives_each_node_exactly_its_tasks(t in table(), queue in proptest::collection::vec(request(), 1..30)) {
+        let placed = allocate_all(&mut ConsTres::default(), &t, &queue);
+        for (req, p) in queue.iter().zip(&placed) {
+            let (Some(p), per_node) = (p, req.tasks_per_node) else { continue };
+            if per_node == 0 || req.exclusive {
+                continue;
+            }
+            prop_assert!(p.cpus.iter().all(|&c| c == per_node * req.cpus_per_task), "{:?} for {:?}", p, req);
+            prop_assert!(p.nodes.len() as u32 * per_node >= req.tasks);
+        }
     }
 
     #[test]

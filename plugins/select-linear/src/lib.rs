@@ -10,7 +10,7 @@ mod consec;
 #[path = "../../select-cons-tres/src/free_maps.rs"]
 mod free_maps;
 
-use consec::{Need, Search, Tiers};
+use consec::{Need, Search, Tiers, per_node_slots};
 use free_maps::{FreeMaps, and_word};
 use sluice_sdk::*;
 
@@ -45,11 +45,7 @@ impl SelectionPolicy for Linear {
         } = self;
         let open = |w| and_word(&req.candidates, &maps.idle, w);
         let slots = |n: u32| whole_node_slots(table, req, n);
-        let need = Need {
-            slots: req.tasks as u64,
-            min_nodes: req.min_nodes,
-            max_nodes: req.max_nodes,
-        };
+        let need = Need::of(req)?;
         if !search.best_fit(tiers, open, slots, need) {
             return None;
         }
@@ -82,7 +78,8 @@ impl SelectionPolicy for Linear {
     }
 }
 
-/// Tasks an idle node can run for the job, 0 if its memory or GRES are too small.
+/// Tasks an idle node can run for the job (its `--ntasks-per-node` if it gives one), 0 if its
+/// memory, GRES or CPUs are too small.
 fn whole_node_slots(table: &NodeTable, req: &JobRequest, n: u32) -> u32 {
     let i = n as usize;
     let kinds = table.gres_kinds.len();
@@ -93,7 +90,7 @@ fn whole_node_slots(table: &NodeTable, req: &JobRequest, n: u32) -> u32 {
     if !gres_fit || table.memory_mb[i] < req.memory_per_node_mb {
         return 0;
     }
-    table.cpus[i] / req.cpus_per_task.max(1)
+    per_node_slots(table.cpus[i] / req.cpus_per_task.max(1), req.tasks_per_node)
 }
 
 #[cfg(feature = "export")]

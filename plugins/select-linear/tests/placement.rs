@@ -101,3 +101,27 @@ fn a_full_pass_never_breaks_the_contract() {
 fn conformance() {
     testing::assert_conformant(&testing::conformance::selection(&mut Linear::default()));
 }
+
+#[test]
+fn tasks_per_node_spreads_the_tasks_over_whole_nodes() {
+    // -n 8 --ntasks-per-node=4: one 8-CPU node would hold the CPUs, but not four tasks a node.
+    let t = table(&[8, 8, 8]);
+    let req = JobRequest {
+        tasks_per_node: 4,
+        ..job(1, 8, 1, 3, 3)
+    };
+    let p = allocate_all(&mut Linear::default(), &t, &[req.clone()])
+        .remove(0)
+        .unwrap();
+    assert_eq!((p.nodes, p.cpus), (vec![0, 1], vec![8, 8]));
+    // Three CPUs per task: four tasks need 12 CPUs on a node, more than any has.
+    let wide = JobRequest {
+        cpus_per_task: 3,
+        ..req
+    };
+    assert!(
+        allocate_all(&mut Linear::default(), &t, &[wide])
+            .remove(0)
+            .is_none()
+    );
+}

@@ -202,6 +202,7 @@ pub fn job_requests(nodes: usize, n: usize, seed: u64) -> Vec<JobRequest> {
                 max_nodes: want,
                 tasks: want * (1 + rng.below(32) as u32),
                 cpus_per_task: 1 + rng.below(2) as u32,
+                tasks_per_node: 0,
                 memory_per_node_mb: 1024 * (1 + rng.below(16)),
                 gres_per_node: if rng.below(5) == 0 {
                     vec![(0, 1)]
@@ -224,10 +225,26 @@ pub fn tasks_job(id: u32, tasks: u32, min: u32, max: u32, nodes: usize) -> JobRe
         max_nodes: max,
         tasks,
         cpus_per_task: 1,
+        tasks_per_node: 0,
         memory_per_node_mb: 100,
         gres_per_node: vec![],
         exclusive: false,
         candidates: NodeBitmap::full(nodes).words,
+    }
+}
+
+/// `n` up nodes of `cpus` CPUs and 1000 MB with `free_cpus[i]` of node `i`'s CPUs free, no GRES:
+/// the small tables hand-made selection cases place on.
+pub fn cpu_nodes(cpus: u32, free_cpus: &[u32]) -> NodeTable {
+    let n = free_cpus.len();
+    NodeTable {
+        cpus: vec![cpus; n],
+        free_cpus: free_cpus.iter().map(|&f| f.min(cpus)).collect(),
+        memory_mb: vec![1000; n],
+        free_memory_mb: vec![1000; n],
+        weight: vec![1; n],
+        power: vec![Power::Up; n],
+        ..Default::default()
     }
 }
 

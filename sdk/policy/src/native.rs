@@ -16,12 +16,12 @@ use crate::{
 /// The ABI string both sides must agree on. The layout number goes up whenever a type that
 /// crosses this boundary changes shape while the crate version stays (2: `PriorityContext`
 /// gained `cluster_version`; 3: `skip_factors`; 4: association
-/// `priority` and the GRES node's `cores`), so a library built before is refused rather
-/// than misread.
+/// `priority` and the GRES node's `cores`; 5: the job request's `tasks_per_node`), so a
+/// library built before is refused rather than misread.
 pub const NATIVE_ABI: &str = concat!(
     "sluice-policy ",
     env!("CARGO_PKG_VERSION"),
-    " layout 4",
+    " layout 5",
     " built by ",
     env!("SLUICE_RUSTC_VERSION")
 );

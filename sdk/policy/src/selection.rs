@@ -144,8 +144,9 @@ impl NodeTable {
     }
 
     /// Whether some placement could pass [`NodeTable::check_placement`] for `req`: at least
-    /// `min_nodes` candidates with a free CPU and the memory and GRES asked free (all of the node
-    /// when exclusive), holding enough free CPUs between them. A host asks the policy only then,
+    /// [`JobRequest::fewest_nodes`] candidates with a free CPU (and the per-node count's CPUs,
+    /// if any) and the memory and GRES asked free (all of the node when exclusive), holding
+    /// enough free CPUs between them. A host asks the policy only then,
     /// so a job that cannot fit costs no call across the boundary.
     pub fn could_fit(&self, req: &JobRequest) -> bool {
         self.could_fit_reading(req, |w| req.candidates[w])
@@ -162,8 +163,10 @@ impl NodeTable {
     /// [`NodeTable::could_fit`] over the candidates word `w` of `word` gives.
     fn could_fit_reading(&self, req: &JobRequest, word: impl Fn(usize) -> u64) -> bool {
         let kinds = self.gres_kinds.len();
-        let min_nodes = req.min_nodes.max(1);
-        let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
+        let min_nodes = req.fewest_nodes();
+        let needed = req.total_cpus();
+        // A node short of a per-node count's CPUs cannot be chosen (0 without one: any will do).
+        let per_node = req.cpus_per_node();
         let (mut nodes, mut cpus) = (0u32, 0u64);
         // Each column cut to the node count, so that one comparison bounds every read below.
         let len = self.len();
@@ -186,7 +189,11 @@ impl NodeTable {
                     .get(i * kinds + k as usize)
                     .is_some_and(|&f| f >= c)
             });
-            if free_mem >= req.memory_per_node_mb && (whole || !req.exclusive) && gres_ok {
+            if free_mem >= req.memory_per_node_mb
+                && (whole || !req.exclusive)
+                && u64::from(free) >= per_node
+                && gres_ok
+            {
                 nodes += 1;
                 cpus += u64::from(free);
                 if nodes >= min_nodes && cpus >= needed {
@@ -209,6 +216,13 @@ impl NodeTable {
             )));
         }
         self.check_fits(p)?;
+        if (k as u32) < req.fewest_nodes() {
+            return Err(ContractError::Invalid(format!(
+                "placement has {k} nodes, too few for {} tasks at {} per node",
+                req.tasks, req.tasks_per_node
+            )));
+        }
+        let per_node = req.cpus_per_node();
         let mut cpus = 0u64;
         // `check_fits` found the columns as long as the nodes, and every node in the table.
         for (i, ((&n, &node_cpus), &memory)) in
@@ -221,6 +235,14 @@ impl NodeTable {
             if node_cpus == 0 {
                 return Err(ContractError::Invalid(format!(
                     "node {n} is allocated no cpus"
+                )));
+            }
+            if u64::from(node_cpus) < per_node {
+                return Err(ContractError::Invalid(format!(
+                    "node {n} gets {node_cpus} cpus, job needs {per_node} per node \
+                     ({} tasks of {} cpus)",
+                    req.tasks_per_node,
+                    req.cpus_per_task.max(1)
                 )));
             }
             if memory < req.memory_per_node_mb {
@@ -244,7 +266,7 @@ impl NodeTable {
             }
             cpus += node_cpus as u64;
         }
-        let needed = req.tasks as u64 * req.cpus_per_task.max(1) as u64;
+        let needed = req.total_cpus();
         if cpus < needed {
             return Err(ContractError::Invalid(format!(
                 "placement has {cpus} cpus, job needs {needed}"
@@ -316,6 +338,8 @@ pub struct JobRequest {
     pub tasks: u32,
     /// CPUs per task.
     pub cpus_per_task: u32,
+    /// Tasks on each allocated node (`--ntasks-per-node`); 0 means no per-node count.
+    pub tasks_per_node: u32,
     /// Memory per allocated node, MB.
     pub memory_per_node_mb: u64,
     /// GRES per node as (kind index, count).
@@ -330,6 +354,29 @@ impl JobRequest {
     /// CPUs the job needs in total.
     pub fn total_cpus(&self) -> u64 {
         self.tasks as u64 * self.cpus_per_task.max(1) as u64
+    }
+
+    /// CPUs every chosen node must give: tasks-per-node × cpus-per-task, or 0 without a
+    /// per-node count (any node with a CPU to give will do).
+    pub fn cpus_per_node(&self) -> u64 {
+        u64::from(self.tasks_per_node) * u64::from(self.cpus_per_task.max(1))
+    }
+
+    /// The fewest nodes a placement may have: `min_nodes`, and with a per-node count enough
+    /// nodes to hold the tasks at tasks-per-node each.
+    pub fn fewest_nodes(&self) -> u32 {
+        fewest_nodes(self.min_nodes, self.tasks, self.tasks_per_node)
+    }
+}
+
+/// The fewest nodes a job of `tasks` tasks may have: `min_nodes` (at least one), and with a
+/// per-node count (`tasks_per_node` > 0) enough nodes to hold the tasks at that many each.
+/// The host's own view of a job uses it too, so both count the same.
+pub fn fewest_nodes(min_nodes: u32, tasks: u32, tasks_per_node: u32) -> u32 {
+    let min = min_nodes.max(1);
+    match tasks_per_node {
+        0 => min,
+        per_node => min.max(tasks.div_ceil(per_node)),
     }
 }
 
@@ -423,6 +470,7 @@ mod tests {
             max_nodes: 1,
             tasks: 4,
             cpus_per_task: 1,
+            tasks_per_node: 0,
             memory_per_node_mb: 100,
             gres_per_node: vec![(0, 1)],
             exclusive: false,
@@ -497,6 +545,7 @@ mod tests {
         fn could_fit_holds_whenever_a_valid_placement_exists(
             nodes in proptest::collection::vec((1u32..5, 0u32..5, 1u64..4, 0u64..4, 0u32..3), 1..7),
             pick in proptest::collection::vec(proptest::bool::ANY, 7),
+            tasks_per_node in 0u32..3,
             exclusive in proptest::bool::ANY,
             extra_candidates in 0u64..128,
         ) {
@@ -520,6 +569,12 @@ mod tests {
                 memory_mb: chosen.iter().map(|&i| if exclusive { t.memory_mb[i] } else { mem }).collect(),
                 gres: chosen.iter().map(|&i| if exclusive { t.gres_free[i] } else { gpus }).collect(),
             };
+            // A per-node count every chosen node can give, with the tasks it implies.
+            let tasks_per_node = tasks_per_node.min(p.cpus.iter().copied().min().unwrap());
+            let tasks = match tasks_per_node {
+                0 => p.cpus.iter().sum(),
+                t => t * chosen.len() as u32,
+            };
             let mut candidates = extra_candidates & ((1 << nodes.len()) - 1);
             for &i in &chosen {
                 candidates |= 1 << i;
@@ -528,8 +583,9 @@ mod tests {
                 job_id: 1,
                 min_nodes: chosen.len() as u32,
                 max_nodes: chosen.len() as u32,
-                tasks: p.cpus.iter().sum(),
+                tasks,
                 cpus_per_task: 1,
+                tasks_per_node,
                 memory_per_node_mb: mem,
                 gres_per_node: if gpus > 0 { vec![(0, gpus)] } else { vec![] },
                 exclusive,
@@ -545,6 +601,7 @@ mod tests {
         fn could_fit_among_open_nodes_answers_as_could_fit(
             nodes in proptest::collection::vec((1u32..5, 0u32..5, 1u64..4, 0u64..4), 1..70),
             tasks in 1u32..12,
+            tasks_per_node in 0u32..4,
             min_nodes in 1u32..4,
             exclusive in proptest::bool::ANY,
             candidates in proptest::collection::vec(proptest::num::u64::ANY, 2),
@@ -563,6 +620,7 @@ mod tests {
                 max_nodes: min_nodes,
                 tasks,
                 cpus_per_task: 1,
+                tasks_per_node,
                 memory_per_node_mb: 1,
                 gres_per_node: vec![],
                 exclusive,
@@ -570,6 +628,58 @@ mod tests {
             };
             proptest::prop_assert_eq!(t.could_fit_among(&req, &open), t.could_fit(&req));
         }
+    }
+
+    #[test]
+    fn a_node_short_of_its_tasks_per_node_is_a_fault() {
+        let t = NodeTable {
+            free_cpus: vec![8, 8],
+            free_memory_mb: vec![1000, 1000],
+            gres_free: vec![2, 2],
+            ..table()
+        };
+        let r = JobRequest {
+            min_nodes: 2,
+            max_nodes: 2,
+            tasks: 8,
+            tasks_per_node: 4,
+            gres_per_node: vec![],
+            ..request()
+        };
+        let placement = |cpus: Vec<u32>| Placement {
+            nodes: (0..cpus.len() as u32).collect(),
+            memory_mb: vec![100; cpus.len()],
+            gres: vec![0; cpus.len()],
+            cpus,
+        };
+        t.check_placement(&r, &placement(vec![4, 4])).unwrap();
+        let err = t.check_placement(&r, &placement(vec![7, 1])).unwrap_err();
+        assert!(err.to_string().contains("job needs 4 per node"), "{err}");
+        // Eight tasks at four per node need two nodes, whatever min-nodes says.
+        let one_node = JobRequest {
+            min_nodes: 1,
+            ..r.clone()
+        };
+        assert!(t.check_placement(&one_node, &placement(vec![8])).is_err());
+        assert_eq!(one_node.fewest_nodes(), 2);
+        // Two CPUs per task: each node must give eight.
+        let wide = JobRequest {
+            tasks: 4,
+            tasks_per_node: 2,
+            cpus_per_task: 2,
+            ..r
+        };
+        assert!(t.check_placement(&wide, &placement(vec![6, 2])).is_err());
+        t.check_placement(&wide, &placement(vec![4, 4])).unwrap();
+        assert!(t.could_fit(&wide));
+        let busy = NodeTable {
+            free_cpus: vec![8, 3],
+            ..t
+        };
+        assert!(
+            !busy.could_fit(&wide),
+            "node 1 cannot give two tasks of two cpus"
+        );
     }
 
     #[test]

@@ -118,6 +118,9 @@ class Job:
         self.max_nodes = request.max_nodes or request.min_nodes
         self.tasks = request.tasks
         self.cpus_per_task = request.cpus_per_task
+        # --ntasks-per-node, 0 for none: then every chosen node must give `cpus_per_node` CPUs
+        # and there must be at least `fewest_nodes` of them, or the host refuses the placement.
+        self.tasks_per_node = request.tasks_per_node
         self.memory_per_node_mb = request.memory_per_node_mb
         self.gres_per_node = list(request.gres_per_node)
         self.exclusive = request.exclusive
@@ -127,6 +130,21 @@ class Job:
     def total_cpus(self):
         """CPUs the job needs in all: tasks × CPUs per task."""
         return self.tasks * max(self.cpus_per_task, 1)
+
+    @property
+    def cpus_per_node(self):
+        """CPUs every chosen node must give: tasks per node × CPUs per task (0 without a
+        per-node count)."""
+        return self.tasks_per_node * max(self.cpus_per_task, 1)
+
+    @property
+    def fewest_nodes(self):
+        """The fewest nodes a placement may have: min_nodes, and with a per-node count enough
+        nodes to hold the tasks at tasks_per_node each."""
+        fewest = max(self.min_nodes, 1)
+        if self.tasks_per_node:
+            fewest = max(fewest, -(-self.tasks // self.tasks_per_node))
+        return fewest
 
 
 # The guest's copy, for the instance's life (componentize-py recreates the export's object).

@@ -31,7 +31,7 @@ pub mod selection {
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.7.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -44,7 +44,7 @@ pub mod gres {
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.7.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -57,7 +57,7 @@ pub mod hres {
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.7.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -348,6 +348,7 @@ pub mod selection_glue {
             max_nodes: r.max_nodes,
             tasks: r.tasks,
             cpus_per_task: r.cpus_per_task,
+            tasks_per_node: r.tasks_per_node,
             memory_per_node_mb: r.memory_per_node_mb,
             gres_per_node: r.gres_per_node,
             exclusive: r.exclusive,

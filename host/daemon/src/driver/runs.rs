@@ -136,7 +136,8 @@ impl Driver {
                 job.spec.tasks,
                 &alloc.placement.cpus,
                 job.spec.cpus_per_task,
-                req.ntasks_per_node,
+                // The count the job was placed by: none when Slurm would have ignored it.
+                Some(job.spec.tasks_per_node).filter(|&n| n > 0),
             ),
         );
         set("SLURM_JOB_START_TIME", time.to_string());

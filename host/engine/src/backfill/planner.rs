@@ -117,7 +117,8 @@ struct Needs<'j> {
 impl<'j> Needs<'j> {
     fn of(job: &'j Job, rec: &QueueRecord, remember_unplannable: bool) -> Self {
         let own = job.reservation;
-        let per_node_cpus = job.cpus_per_node(job.spec.min_nodes);
+        let min_nodes = job.fewest_nodes();
+        let per_node_cpus = job.cpus_per_node(min_nodes);
         let mem = job.spec.memory_per_node_mb;
         let gres = &job.gres_per_node[..];
         let exclusive = job.spec.exclusive;
@@ -131,7 +132,7 @@ impl<'j> Needs<'j> {
             own,
             limit: plan_limit(job.time_limit) as i64,
             has_time_limit: job.time_limit.is_some(),
-            min_nodes: job.spec.min_nodes.max(1) as usize,
+            min_nodes: min_nodes as usize,
             per_node_cpus,
             mem,
             gres,

@@ -18,7 +18,8 @@ use sluice_policy::{
 /// Start of every test's clock.
 pub const T0: i64 = 1_700_000_040;
 
-/// First fit over candidates in index order, one node's share per node; whole nodes when exclusive.
+/// First fit over candidates in index order, one node's share per node (at least its
+/// `--ntasks-per-node` tasks' CPUs); whole nodes when exclusive.
 #[derive(Default)]
 pub struct FirstFit {
     table: NodeTable,
@@ -29,8 +30,11 @@ impl FirstFit {
         let t = &self.table;
         let kinds = t.gres_kinds.len();
         let cand = NodeBitmap::from_words(req.candidates.clone());
-        let want = req.min_nodes.max(1) as usize;
-        let per_node = req.total_cpus().div_ceil(want as u64) as u32;
+        let want = req.fewest_nodes() as usize;
+        let per_node = req
+            .total_cpus()
+            .div_ceil(want as u64)
+            .max(req.cpus_per_node()) as u32;
         let mut p = Placement::default();
         for n in cand.iter() {
             let i = n as usize;

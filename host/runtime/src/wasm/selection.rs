@@ -58,6 +58,7 @@ fn request(r: &JobRequest) -> w::JobRequest<'_> {
         max_nodes: r.max_nodes,
         tasks: r.tasks,
         cpus_per_task: r.cpus_per_task,
+        tasks_per_node: r.tasks_per_node,
         memory_per_node_mb: r.memory_per_node_mb,
         gres_per_node: &r.gres_per_node,
         exclusive: r.exclusive,

@@ -126,7 +126,26 @@ pub fn selection(policy: &mut dyn SelectionPolicy) -> Vec<CaseResult> {
         "allocations fill the cluster",
         ensure(placed > 0, || "nothing was placed".into()),
     ));
+    out.push(case(
+        "every node gets its tasks per node",
+        tasks_per_node(policy),
+    ));
     out
+}
+
+/// `-N 2 --ntasks-per-node=4` on three 8-CPU nodes, the first with only 3 CPUs free: the two
+/// others must be chosen, each with at least four CPUs (Slurm's cons_tres gives 4 + 4).
+fn tasks_per_node(policy: &mut dyn SelectionPolicy) -> Result<(), String> {
+    let table = fixtures::cpu_nodes(8, &[3, 8, 8]);
+    policy.begin_pass(&table);
+    let mut req = fixtures::tasks_job(1, 8, 2, 2, table.len());
+    req.tasks_per_node = 4;
+    match policy.place(&req, PlaceMode::Test) {
+        Some(p) => table.check_placement(&req, &p).map_err(|e| e.to_string()),
+        None => Err(
+            "a job of two nodes with four tasks each was refused on two free 8-cpu nodes".into(),
+        ),
+    }
 }
 
 /// Runs the GRES cases.
