@@ -70,6 +70,13 @@ pub struct EngineConfig {
     /// while `bf_min_prio_reserve` reads priorities. Off in the live host, where sprio and
     /// squeue show a job's priority from its first pass.
     pub defer_lone_priority: bool,
+    /// Between recalculations of every eligible job (each PriorityCalcPeriod, and when the
+    /// policies change), ask only the jobs that have no priority yet (new, released,
+    /// requeued), as slurmctld's `set_job_prio` does at submission; the others keep theirs
+    /// until the next recalculation. On in the live host, where a pass after every few
+    /// submissions would otherwise recalculate the whole queue; off in a replay, whose
+    /// results are defined by recalculating every job whenever one is new.
+    pub priority_new_jobs_alone: bool,
     /// Ask the priority policy for its answer without the per-factor breakdown
     /// ([`sluice_policy::PriorityContext::skip_factors`]), which only `sprio` shows. The
     /// priorities are the same. Off in the live host, which keeps the last breakdown for
@@ -96,6 +103,7 @@ impl EngineConfig {
             enforce_time_limits: true,
             skip_backfill_without_fit: false,
             defer_lone_priority: false,
+            priority_new_jobs_alone: false,
             skip_priority_factors: false,
             remember_unplannable: true,
         }

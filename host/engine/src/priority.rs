@@ -59,6 +59,46 @@ pub struct PriorityReport {
     pub factors: Vec<Factor>,
 }
 
+impl PriorityReport {
+    /// Takes in the rows of a calculation of some jobs only, replacing those jobs' earlier
+    /// rows; a factor one side lacks counts 0 on the rows of the other.
+    fn merge(&mut self, newer: PriorityReport) {
+        let jobs: std::collections::HashSet<JobId> = newer.rows.iter().map(|r| r.0).collect();
+        let keep: Vec<bool> = self.rows.iter().map(|r| !jobs.contains(&r.0)).collect();
+        retain_marked(&mut self.rows, &keep);
+        retain_marked(&mut self.priority, &keep);
+        for f in &mut self.factors {
+            retain_marked(&mut f.values, &keep);
+        }
+        let old_len = self.rows.len();
+        let added = newer.rows.len();
+        self.rows.extend(newer.rows);
+        self.priority.extend(newer.priority);
+        for f in &mut self.factors {
+            match newer.factors.iter().find(|n| n.name == f.name) {
+                Some(n) => f.values.extend_from_slice(&n.values),
+                None => f.values.resize(old_len + added, 0.0),
+            }
+        }
+        for n in newer.factors {
+            if !self.factors.iter().any(|f| f.name == n.name) {
+                let mut values = vec![0.0; old_len];
+                values.extend(n.values);
+                self.factors.push(Factor {
+                    name: n.name,
+                    values,
+                });
+            }
+        }
+    }
+}
+
+/// Keeps the values whose mark is set (marks and values in the same order).
+fn retain_marked<T>(values: &mut Vec<T>, keep: &[bool]) {
+    let mut marks = keep.iter();
+    values.retain(|_| marks.next().copied().unwrap_or(true));
+}
+
 /// What priority calculation keeps from pass to pass.
 pub(crate) struct PriorityState {
     /// The last accepted answer, for `sprio`-like reports.
@@ -275,6 +315,13 @@ impl PriorityPass<'_> {
         if due {
             if self.inputs.orders_without_priority(self.jobs, eligible) {
                 self.state.owed = Some(eligible[0]);
+            } else if !self.state.due && self.inputs.config.priority_new_jobs_alone {
+                let fresh: Vec<JobId> = eligible
+                    .iter()
+                    .copied()
+                    .filter(|id| self.jobs[id].priority_time.is_none())
+                    .collect();
+                self.prioritize(&fresh, now)?;
             } else {
                 self.prioritize(eligible, now)?;
                 self.state.due = false;
@@ -349,7 +396,7 @@ impl PriorityPass<'_> {
             job.priority[pos as usize] = job.spec.priority.unwrap_or(answer.priority[i]);
             job.priority_time = Some(now);
         }
-        self.state.last = PriorityReport {
+        let report = PriorityReport {
             rows: rows
                 .iter()
                 .map(|&(id, pos)| (id, self.jobs[&id].partitions[pos as usize].0))
@@ -357,6 +404,11 @@ impl PriorityPass<'_> {
             priority: answer.priority,
             factors: answer.factors,
         };
+        if self.state.due || !self.inputs.config.priority_new_jobs_alone {
+            self.state.last = report;
+        } else {
+            self.state.last.merge(report);
+        }
         Some(())
     }
 }

@@ -1,6 +1,7 @@
 //! The switches a trace replay needs: time limits left to the driver, purging ended jobs,
 //! associations made for unknown users, backfill cut short where it can start nothing, the
-//! priority call of a lone job put off, and priorities asked for without their factors.
+//! priority call of a lone job put off, priorities asked for without their factors, and (the
+//! live host's) new jobs' priorities asked alone between recalculations.
 
 mod common;
 
@@ -388,4 +389,42 @@ fn the_cluster_version_stays_while_only_usage_moves_and_changes_with_a_new_assoc
         "usage and clock are not the cluster"
     );
     assert_ne!(versions[1], versions[2], "zed's association is");
+}
+
+#[test]
+fn between_recalculations_only_new_jobs_are_asked_when_the_host_says_so() {
+    for alone in [false, true] {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (mut e, clock) =
+            engine_configured(cluster(1, 1), Box::new(ClockPriority(calls.clone())), |c| {
+                c.priority_new_jobs_alone = alone;
+            });
+        e.submit(job(1, 3_000)).unwrap();
+        let first = e.submit(job(1, 600)).unwrap();
+        e.tick();
+        assert_eq!(e.job(first).unwrap().priority, vec![0]);
+        clock.advance(100);
+        let second = e.submit(job(1, 600)).unwrap();
+        let before = calls.load(SeqCst);
+        e.tick();
+        assert_eq!(calls.load(SeqCst), before + 1);
+        assert_eq!(e.job(second).unwrap().priority, vec![100], "alone {alone}");
+        // Recalculating every job moves the first one's priority to now; asking the new
+        // job alone leaves it where its own calculation put it, as slurmctld does.
+        let kept = if alone { 0 } else { 100 };
+        assert_eq!(e.job(first).unwrap().priority, vec![kept], "alone {alone}");
+        // sprio lists both, each with the priority it holds.
+        let mut rows: Vec<(u32, u32)> = e
+            .priority_rows()
+            .iter()
+            .map(|r| (r.job_id, r.priority))
+            .collect();
+        rows.sort();
+        assert_eq!(rows, vec![(first, kept), (second, 100)], "alone {alone}");
+        // PriorityCalcPeriod later every job is recalculated either way.
+        clock.advance(300);
+        e.tick();
+        assert_eq!(e.job(first).unwrap().priority, vec![400], "alone {alone}");
+        assert_eq!(e.job(second).unwrap().priority, vec![400], "alone {alone}");
+    }
 }

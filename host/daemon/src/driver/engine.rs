@@ -78,7 +78,10 @@ pub(super) fn build_engine(
     });
     // The cluster's AccountingStorageEnforce and CreateMissingAssociations decide whether a
     // user or account without an association is accepted.
-    let config = EngineConfig::for_cluster(&cluster);
+    let mut config = EngineConfig::for_cluster(&cluster);
+    // As slurmctld: a new job's priority is set when it arrives, the queue's every
+    // PriorityCalcPeriod; a pass after each batch of submissions stays cheap.
+    config.priority_new_jobs_alone = true;
     Engine::try_with_config(cluster, policies, clock, config)
         .map_err(|e| DaemonError::Config(crate::check::gres_refusal(cluster_file, &e)))
 }
