@@ -81,7 +81,7 @@ fn spawn(
     cmd.stdin(match &task.streams.stdin {
         Source::Forward => Stdio::piped(),
         Source::Null => Stdio::null(),
-        Source::File(p) => streams::input_file(p)
+        Source::File(p) => std::fs::File::open(p)
             .map_err(|e| format!("Could not open stdin file {}: {e}", p.display()))?
             .into(),
     });

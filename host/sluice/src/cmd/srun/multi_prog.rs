@@ -69,7 +69,7 @@ impl MultiProg {
             // A line ending in a backslash goes on in the next, which srun does not read as
             // a line of its own.
             let mut joined = physical[i].to_string();
-            while continues(&physical[i]) && i + 1 < physical.len() {
+            while continues(physical[i]) && i + 1 < physical.len() {
                 i += 1;
                 joined.push_str(physical[i]);
             }

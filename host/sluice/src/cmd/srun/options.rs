@@ -233,6 +233,23 @@ impl Srun {
         }
     }
 
+    /// The options given that act on a step's tasks only (salloc, which runs no step,
+    /// notes them as having no effect).
+    pub fn step_only(&self) -> Vec<&'static str> {
+        let stdio = self.stdio();
+        [
+            ("label", self.label),
+            ("multi-prog", self.multi_prog),
+            ("output", stdio.output.is_some()),
+            ("error", stdio.error.is_some()),
+            ("input", stdio.input.is_some()),
+            ("open-mode", self.alloc.open_mode.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+
     /// `--label` and `--open-mode` (truncate unless `append`, as Slurm's `JobFileAppend=0`).
     pub fn writing(&self) -> Writing {
         Writing {
@@ -438,8 +455,20 @@ mod tests {
                 append: true
             }
         );
+        assert_eq!(
+            s.step_only(),
+            [
+                "label",
+                "multi-prog",
+                "output",
+                "error",
+                "input",
+                "open-mode"
+            ]
+        );
         let s = srun(&[("SLURM_OPEN_MODE", "a")], "--open-mode=truncate true").unwrap();
         assert!(!s.writing().append);
+        assert!(srun(&[], "-n 2 true").unwrap().step_only().is_empty());
         assert_eq!(
             srun(&[], "--open-mode=x true").unwrap_err(),
             "Invalid --open-mode specification"

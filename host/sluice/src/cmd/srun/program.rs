@@ -87,7 +87,7 @@ mod tests {
         // With `-n`, a rank past it is srun's error.
         let mut s = srun("-n 2 --multi-prog");
         assert_eq!(
-            read(&mut s, &[c.clone()]).unwrap_err(),
+            read(&mut s, std::slice::from_ref(&c)).unwrap_err(),
             format!("Invalid task id, 3 >= ntasks\nLine 2 of configuration file {c} invalid")
         );
         let mut s = srun("--multi-prog");

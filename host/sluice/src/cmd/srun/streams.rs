@@ -3,7 +3,7 @@
 //! input copied to every task that reads it, and the files opened as srun's options say.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ChildStdin;
@@ -79,11 +79,6 @@ impl OutputFiles {
         self.open.insert(path.to_path_buf(), w.clone());
         Ok(w)
     }
-}
-
-/// An input file for one task.
-pub fn input_file(path: &Path) -> std::io::Result<File> {
-    File::open(path)
 }
 
 /// Copies srun's standard input to every task in `to` until it ends, then closes their
