@@ -2,7 +2,8 @@
 //! job id, `%A` array job id (the job's own id outside an array), `%a` array task id
 //! (4294967294, Slurm's NO_VAL, outside an array), `%x` name, `%u` user, `%N` first node,
 //! `%n` node index, `%t` task index, `%s` step (`batch`), `%J` `job.step`, `%%`; a number
-//! after `%` zero-pads a numeric field; a backslash anywhere turns expansion off.
+//! after `%` zero-pads a numeric field; a backslash anywhere turns expansion off. srun's
+//! per-task names ([`expand_for_task`]) are the same patterns with a step's task in them.
 
 use std::path::{Path, PathBuf};
 
@@ -26,18 +27,50 @@ pub struct PatternFields<'a> {
     pub node: &'a str,
 }
 
+/// One task of a step, for srun's `-o/-e/-i` names: `%s` is its step, `%J` `job.step`, `%t`
+/// its rank and `%n` its node's index in the step (`%N`, the node, is [`PatternFields::node`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskFields {
+    /// The step's id.
+    pub step: u32,
+    /// The task's rank in the step.
+    pub task: u32,
+    /// Its node's index among the step's nodes.
+    pub node_index: u32,
+}
+
 /// The pattern expanded, relative to `dir`.
 pub fn expand(pattern: &str, f: &PatternFields<'_>, dir: &Path) -> PathBuf {
+    expand_with(pattern, f, None, dir)
+}
+
+/// The pattern expanded for one task of a step (srun's per-task names), relative to `dir`.
+pub fn expand_for_task(
+    pattern: &str,
+    f: &PatternFields<'_>,
+    task: &TaskFields,
+    dir: &Path,
+) -> PathBuf {
+    expand_with(pattern, f, Some(task), dir)
+}
+
+fn expand_with(
+    pattern: &str,
+    f: &PatternFields<'_>,
+    task: Option<&TaskFields>,
+    dir: &Path,
+) -> PathBuf {
     let text = if pattern.contains('\\') {
         pattern.replace('\\', "")
     } else {
-        expand_text(pattern, f)
+        expand_text(pattern, f, task)
     };
     let p = PathBuf::from(text);
     if p.is_absolute() { p } else { dir.join(p) }
 }
 
-fn expand_text(pattern: &str, f: &PatternFields<'_>) -> String {
+/// Expands the fields; without a task, the batch script's (`%s` is `batch`, `%n` and `%t` 0).
+fn expand_text(pattern: &str, f: &PatternFields<'_>, task: Option<&TaskFields>) -> String {
     let mut out = String::new();
     let chars: Vec<char> = pattern.chars().collect();
     let mut i = 0;
@@ -61,9 +94,16 @@ fn expand_text(pattern: &str, f: &PatternFields<'_>) -> String {
             Some('j') => out.push_str(&num(f.job_id)),
             Some('A') => out.push_str(&num(f.array_job.unwrap_or(f.job_id))),
             Some('a') => out.push_str(&num(u64::from(f.array_task.unwrap_or(NO_ARRAY_TASK)))),
-            Some('J') => out.push_str(&format!("{}.batch", num(f.job_id))),
-            Some('s') => out.push_str("batch"),
-            Some('n') | Some('t') => out.push_str(&num(0)),
+            Some('J') => match task {
+                Some(t) => out.push_str(&format!("{}.{}", num(f.job_id), t.step)),
+                None => out.push_str(&format!("{}.batch", num(f.job_id))),
+            },
+            Some('s') => match task {
+                Some(t) => out.push_str(&num(u64::from(t.step))),
+                None => out.push_str("batch"),
+            },
+            Some('n') => out.push_str(&num(task.map_or(0, |t| u64::from(t.node_index)))),
+            Some('t') => out.push_str(&num(task.map_or(0, |t| u64::from(t.task)))),
             Some('x') => out.push_str(f.name),
             Some('u') => out.push_str(f.user),
             Some('N') => out.push_str(f.node),
@@ -127,6 +167,22 @@ mod tests {
         assert_eq!(x("/o/job%5j"), "/o/job00128");
         assert_eq!(x("/o/job%2j"), "/o/job128");
         assert_eq!(x("/o/%5x"), "/o/train");
+    }
+
+    #[test]
+    fn a_steps_task_names_its_step_rank_and_node() {
+        let t = TaskFields {
+            step: 2,
+            task: 5,
+            node_index: 1,
+        };
+        let p = |pat: &str| expand_for_task(pat, &f(), &t, Path::new("/w"));
+        assert_eq!(p("out-%t.txt"), Path::new("/w/out-5.txt"));
+        assert_eq!(
+            p("/o/%J-%s-%n-%N-%3t-%%"),
+            Path::new("/o/128.2-2-1-gpu01-005-%")
+        );
+        assert_eq!(p("/o/\\%t"), Path::new("/o/%t"));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! tasks spread over both nodes with Slurm's variables (block and cyclic), `--label` prefixes
 //! lines, the step's exit code is the highest of its tasks' and the job keeps each step's;
 //! outside a job srun makes an allocation and ends it with the tasks' code; salloc runs a
-//! command in an allocation.
+//! command in an allocation; tasks' streams go to per-task or shared files and read files or
+//! srun's input; `--multi-prog` runs each task's line of its file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
@@ -167,29 +168,28 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     assert_eq!(lines, ["0: 0 2", "1: 0 2", "2: 1 2", "3: 1 2"]);
     assert!(text(&out.stderr).contains("srun: Granted job allocation"));
 
-    // Standard input reaches task 0 only.
-    let mut child = Command::new(BIN)
-        .args([
-            "srun",
-            "-n",
-            "2",
-            "sh",
-            "-c",
-            "read x; echo \"$SLURM_PROCID got $x\"",
-        ])
-        .current_dir(dir)
-        .env("SLUICE_STATE_DIR", dir)
-        .env_remove("SLURM_JOB_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"hello\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
-    lines.sort();
-    assert_eq!(lines, ["0 got hello", "1 got "], "{}", text(&out.stderr));
+    // Standard input reaches every task, as srun's default; `-i 0` only task 0.
+    let reads = |input: &[&str]| {
+        let mut child = Command::new(BIN)
+            .args(["srun", "-n", "2"])
+            .args(input)
+            .args(["sh", "-c", "read x; echo \"$SLURM_PROCID got $x\""])
+            .current_dir(dir)
+            .env("SLUICE_STATE_DIR", dir)
+            .env_remove("SLURM_JOB_ID")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"hello\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(reads(&[]), ["0 got hello", "1 got hello"]);
+    assert_eq!(reads(&["-i", "0"]), ["0 got hello", "1 got "]);
 
     // -D: where the tasks start.
     let sub = dir.join("sub");
@@ -201,7 +201,7 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
     let out = sluice_in(dir, &["srun", "-n", "2", "sh", "-c", "exit 3"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     let jobs = all_jobs(dir);
-    assert_eq!(jobs.len(), 4);
+    assert_eq!(jobs.len(), 5);
     let failed = jobs.iter().max_by_key(|j| j.job_id).unwrap();
     let failed = wait_for(dir, failed.job_id, &["FAILED", "COMPLETED"], 30);
     assert_eq!(
@@ -303,5 +303,133 @@ fn ctrl_c_ends_the_tasks_and_srun_still_releases_its_allocation() {
     );
     let revoked = wait_for(dir, pending.job_id, &["CANCELLED"], 30);
     assert_eq!(revoked.state, "CANCELLED");
+    end_jobs(dir);
+}
+
+#[test]
+fn tasks_write_and_read_files_by_pattern_and_multi_prog_runs_each_tasks_line() {
+    let scratch = state_dir("srun-io");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+    let sorted = |body: String| {
+        let mut lines: Vec<String> = body.lines().map(String::from).collect();
+        lines.sort();
+        lines
+    };
+
+    // One output file per task; errors one file per node (four tasks on two nodes).
+    let out = sluice_in(
+        dir,
+        &[
+            "srun",
+            "-N",
+            "2",
+            "-n",
+            "4",
+            "-o",
+            "out-%t.txt",
+            "-e",
+            "err-%N-%2n.txt",
+            "sh",
+            "-c",
+            "echo o$SLURM_PROCID; echo e$SLURM_PROCID >&2",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "",
+        "the tasks' output went to their files"
+    );
+    for rank in 0..4 {
+        assert_eq!(read(&format!("out-{rank}.txt")), format!("o{rank}\n"));
+    }
+    let job = all_jobs(dir).into_iter().next().unwrap();
+    let nodes = sluice_hostlist::expand(&job.nodelist).unwrap();
+    assert_eq!(
+        sorted(read(&format!("err-{}-00.txt", nodes[0]))),
+        ["e0", "e1"]
+    );
+    assert_eq!(
+        sorted(read(&format!("err-{}-01.txt", nodes[1]))),
+        ["e2", "e3"]
+    );
+
+    // A name without a per-task field collects every task, labelled; appended to when asked.
+    std::fs::write(dir.join("in.txt"), "from the file\n").unwrap();
+    let all = ["-n", "3", "-l", "-i", "in.txt", "-o", "each-%j.log"];
+    let cmd = ["sh", "-c", "read x; echo \"$x\""];
+    let first = sluice_in(dir, &[&["srun"][..], &all, &cmd].concat());
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let id = all_jobs(dir).iter().map(|j| j.job_id).max().unwrap();
+    let log = format!("each-{id}.log");
+    assert_eq!(
+        text(&first.stdout),
+        "",
+        "the tasks' output went to the file"
+    );
+    assert_eq!(
+        sorted(read(&log)),
+        ["0: from the file", "1: from the file", "2: from the file"]
+    );
+    std::fs::rename(dir.join(&log), dir.join("kept.log")).unwrap();
+    let append = [
+        "-n",
+        "2",
+        "-o",
+        "kept.log",
+        "--open-mode=append",
+        "echo",
+        "more",
+    ];
+    assert!(
+        sluice_in(dir, &[&["srun"][..], &append].concat())
+            .status
+            .success()
+    );
+    assert_eq!(sorted(read("kept.log")).len(), 5);
+    let truncate = ["-n", "1", "-o", "kept.log", "echo", "only"];
+    assert!(
+        sluice_in(dir, &[&["srun"][..], &truncate].concat())
+            .status
+            .success()
+    );
+    assert_eq!(read("kept.log"), "only\n");
+
+    // --multi-prog: the man page's example, with `hostname` as its node's name.
+    std::fs::write(
+        dir.join("silly.conf"),
+        "# srun -n8 -l --multi-prog silly.conf\n\
+         4-6       sh -c 'echo $SLURMD_NODENAME'\n\
+         1,7       echo  task:%t\n\
+         0,2-3     echo  offset:%o\n",
+    )
+    .unwrap();
+    let out = sluice_in(dir, &["srun", "-n8", "-l", "--multi-prog", "silly.conf"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = sorted(text(&out.stdout));
+    assert_eq!(
+        lines[..4],
+        ["0: offset:0", "1: task:1", "2: offset:1", "3: offset:2"]
+    );
+    assert_eq!(lines[7], "7: task:7");
+    let node = &all_jobs(dir)
+        .into_iter()
+        .max_by_key(|j| j.job_id)
+        .unwrap()
+        .nodelist;
+    assert_eq!(lines[4], format!("4: {node}"));
+    // A malformed file is refused with srun's messages before any job is made.
+    let jobs = all_jobs(dir).len();
+    std::fs::write(dir.join("bad.conf"), "0-1 true\n3-2 true\n").unwrap();
+    let out = sluice_in(dir, &["srun", "--multi-prog", "bad.conf"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "srun: error: Invalid task range, 3-2\n\
+         srun: error: Line 2 of configuration file bad.conf invalid\n"
+    );
+    assert_eq!(all_jobs(dir).len(), jobs);
     end_jobs(dir);
 }

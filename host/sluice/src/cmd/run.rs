@@ -1,7 +1,7 @@
-//! `sluice run` / `sluice srun`: srun's options (read as srun reads them, `srun/options.rs`),
-//! then inside an allocation (`--jobid`, `SLURM_JOB_ID`) a step whose tasks run across the
-//! allocation's nodes; outside one, an interactive allocation of the same shape made first
-//! and ended with the tasks' exit code.
+//! `sluice run` / `sluice srun`: srun's options (read as srun reads them, `srun/options.rs`)
+//! and what each task runs (`--multi-prog`), then inside an allocation (`--jobid`,
+//! `SLURM_JOB_ID`) a step whose tasks run across the allocation's nodes; outside one, an
+//! interactive allocation of the same shape made first and ended with the tasks' exit code.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,9 +11,11 @@ use anyhow::{anyhow, bail};
 use super::clock::Zone;
 use super::daemon_client::Conn;
 use super::sbatch::options::Context;
-use super::srun::launch::Local;
+use super::srun::allocation;
+use super::srun::local::Local;
 use super::srun::options::{self, Srun};
-use super::srun::{allocation, step};
+use super::srun::program::{self, Program};
+use super::srun::step::{self, StepSpec};
 
 /// Arguments of `sluice run`: srun's own words, read by `srun::options`, not by clap.
 #[derive(clap::Args)]
@@ -46,7 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let scanned = options::scan(&args.words, "sluice srun").map_err(|e| anyhow!(e))?;
     let cx = context()?;
     let env: BTreeMap<String, String> = std::env::vars().collect();
-    let s = options::read(&env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
+    let mut s = options::read(&env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
     if s.help {
         print!("{}", options::usage("sluice srun", "executable [args...]"));
         return Ok(());
@@ -65,13 +67,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut client = conn.client();
     let code = match s.jobid {
         Some(job) => {
-            let mut s = s;
             if s.env_nodes.is_none() {
                 attach(&mut client, job, &mut s)?;
             }
-            in_allocation(&mut client, job, &s, &argv, &env)?
+            let program = program_of(&mut s, &argv);
+            in_allocation(&mut client, job, &s, &program, &argv, &env)?
         }
         None => {
+            let program = program_of(&mut s, &argv);
             let (shape, _) = s.shape();
             let mut opts = s.alloc.clone();
             opts.nodes = Some((shape.nodes, None));
@@ -84,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let mut inner_env = env.clone();
             inner_env.extend(alloc.env.clone());
             let inner = options::read(&inner_env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
-            let result = in_allocation(&mut client, alloc.job, &inner, &argv, &inner_env);
+            let result = in_allocation(&mut client, alloc.job, &inner, &program, &argv, &inner_env);
             let code = *result.as_ref().unwrap_or(&1);
             alloc.end(&mut client, code, "srun")?;
             result?
@@ -109,11 +112,23 @@ fn attach(
     Ok(())
 }
 
+/// What each task runs; a `--multi-prog` file that cannot be read or is malformed ends srun
+/// with srun's messages.
+fn program_of(s: &mut Srun, argv: &[String]) -> Program {
+    program::read(s, argv).unwrap_or_else(|messages| {
+        for line in messages.lines() {
+            eprintln!("srun: error: {line}");
+        }
+        std::process::exit(1)
+    })
+}
+
 /// Runs the step in job `job`; returns its exit code.
 fn in_allocation(
     client: &mut sluice_daemon::client::Client,
     job: u64,
     s: &Srun,
+    program: &Program,
     argv: &[String],
     env: &BTreeMap<String, String>,
 ) -> anyhow::Result<i32> {
@@ -121,6 +136,13 @@ fn in_allocation(
     for w in warnings {
         eprintln!("srun: warning: {w}");
     }
-    let (code, _) = step::run(client, job, &shape, argv, env, s.label, &Local)?;
-    Ok(code)
+    let argvs = program.argvs(shape.tasks).map_err(|e| anyhow!(e))?;
+    let spec = StepSpec {
+        shape: &shape,
+        name: &argv[0],
+        argvs: &argvs,
+        stdio: &s.stdio(),
+        writing: s.writing(),
+    };
+    step::run(client, job, &spec, env, &Local)
 }

@@ -28,10 +28,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         print!("{}", options::usage("sluice salloc", "[command [args...]]"));
         return Ok(());
     }
-    if !s.ignored.is_empty() {
+    // Options that shape a step's tasks have nothing to act on: salloc runs no step.
+    let mut ignored = s.ignored.clone();
+    ignored.extend(s.step_only());
+    if !ignored.is_empty() {
         eprintln!(
             "salloc: note: accepted with no effect on this machine: --{} (docs/srun.md)",
-            s.ignored.join(", --")
+            ignored.join(", --")
         );
     }
     let argv = if scanned.rest.is_empty() {

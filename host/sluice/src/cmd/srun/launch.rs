@@ -1,14 +1,15 @@
-//! Where a step's tasks run: the [`Launcher`] boundary and the local launcher, which runs
-//! every task on this machine and forwards their output line by line. A node agent would
+//! Where a step's tasks run: the [`Launcher`] boundary, what it is given (each task with its
+//! command line, environment and streams; how output is written; srun's orders) and what it
+//! answers (how each task ended). [`super::local::Local`] runs them here; a node agent would
 //! implement [`Launcher`] to run each node's tasks there and stream their lines back.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
-/// One task of a step: where it runs, what it runs, and its own environment.
+use super::task_io::TaskStreams;
+
+/// One task of a step: where it runs, what it runs, its own environment and streams.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Task {
     /// Its rank in the step (`SLURM_PROCID`).
@@ -21,6 +22,28 @@ pub struct Task {
     pub env: BTreeMap<String, String>,
     /// The directory it starts in (`-D/--chdir`; srun's own when `None`).
     pub workdir: Option<std::path::PathBuf>,
+    /// Where its standard input comes from and its output and errors go.
+    pub streams: TaskStreams,
+}
+
+/// How the step's output is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Writing {
+    /// `--label`: each line starts with `RANK: `.
+    pub label: bool,
+    /// `--open-mode=append`: output files are appended to rather than truncated.
+    pub append: bool,
+}
+
+/// What srun asks of a step's running tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// End them as slurmstepd does: SIGCONT and SIGTERM now, SIGKILL to those left after
+    /// `kill_wait` (the cluster's KillWait).
+    Terminate {
+        /// Between SIGTERM and SIGKILL.
+        kill_wait: Duration,
+    },
 }
 
 /// How a task ended.
@@ -30,7 +53,8 @@ pub enum Outcome {
     Exited(i32),
     /// A signal killed it.
     Signaled(i32),
-    /// It could not be started (the program is missing or not executable).
+    /// It could not be started (the program is missing or not executable, or a file of its
+    /// streams could not be opened).
     NotStarted,
 }
 
@@ -46,100 +70,12 @@ impl Outcome {
     }
 }
 
-/// Runs a step's tasks to their end, forwarding their output, and says how each ended (in
-/// the order given).
-pub trait Launcher {
-    /// Runs `tasks`; with `label`, each output line is prefixed with `RANK: ` as srun's
-    /// `--label` does.
-    fn run(&self, tasks: &[Task], label: bool) -> Vec<Outcome>;
-}
-
-/// Runs every task here, as child processes of srun.
-pub struct Local;
-
-impl Launcher for Local {
-    fn run(&self, tasks: &[Task], label: bool) -> Vec<Outcome> {
-        let out = Arc::new(Mutex::new(std::io::stdout()));
-        let err = Arc::new(Mutex::new(std::io::stderr()));
-        let mut children = Vec::with_capacity(tasks.len());
-        let mut forwarders = Vec::new();
-        for task in tasks {
-            let mut cmd = Command::new(&task.argv[0]);
-            cmd.args(&task.argv[1..])
-                .env_clear()
-                .envs(&task.env)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            if let Some(dir) = &task.workdir {
-                cmd.current_dir(dir);
-            }
-            // As srun's default `--input`, only one task reads srun's standard input here.
-            if task.rank != 0 {
-                cmd.stdin(Stdio::null());
-            }
-            match cmd.spawn() {
-                Ok(mut child) => {
-                    let prefix = label.then(|| format!("{}: ", task.rank));
-                    if let Some(o) = child.stdout.take() {
-                        forwarders.push(forward(o, prefix.clone(), out.clone()));
-                    }
-                    if let Some(e) = child.stderr.take() {
-                        forwarders.push(forward(e, prefix, err.clone()));
-                    }
-                    children.push(Some(child));
-                }
-                Err(e) => {
-                    eprintln!(
-                        "srun: error: {}: task {}: cannot run {}: {e}",
-                        task.node, task.rank, task.argv[0]
-                    );
-                    children.push(None);
-                }
-            }
-        }
-        let outcomes = children
-            .into_iter()
-            .map(|child| match child.map(|mut c| c.wait()) {
-                Some(Ok(status)) => match (status.code(), status.signal()) {
-                    (Some(c), _) => Outcome::Exited(c),
-                    (None, Some(s)) => Outcome::Signaled(s),
-                    (None, None) => Outcome::NotStarted,
-                },
-                _ => Outcome::NotStarted,
-            })
-            .collect();
-        for f in forwarders {
-            let _ = f.join();
-        }
-        outcomes
-    }
-}
-
-/// Copies `from` to `to` a whole line at a time (so tasks' lines never interleave), with the
-/// label in front when there is one; a last line without a newline is passed on as it is.
-fn forward<R, W>(from: R, prefix: Option<String>, to: Arc<Mutex<W>>) -> std::thread::JoinHandle<()>
-where
-    R: Read + Send + 'static,
-    W: Write + Send + 'static,
-{
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(from);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    let Ok(mut w) = to.lock() else { return };
-                    if let Some(p) = &prefix {
-                        let _ = w.write_all(p.as_bytes());
-                    }
-                    let _ = w.write_all(&line);
-                    let _ = w.flush();
-                }
-            }
-        }
-    })
+/// Runs a step's tasks to their end, routing their streams, carrying out srun's orders as
+/// they come, and says how each ended (in the order given). `Sync`: srun watches the job
+/// while the launcher runs on another thread.
+pub trait Launcher: Sync {
+    /// Runs `tasks`, writing their output as `writing` says, until every one has ended.
+    fn run(&self, tasks: &[Task], writing: Writing, orders: Receiver<Order>) -> Vec<Outcome>;
 }
 
 /// The step's exit code: the highest of its tasks'.
@@ -151,50 +87,17 @@ pub fn step_code(outcomes: &[Outcome]) -> i32 {
 mod tests {
     use super::*;
 
-    fn task(rank: u32, script: &str) -> Task {
-        Task {
-            rank,
-            node: "n1".into(),
-            argv: vec!["/bin/sh".into(), "-c".into(), script.into()],
-            env: BTreeMap::from([("PATH".to_string(), "/usr/bin:/bin".to_string())]),
-            workdir: None,
-        }
-    }
-
     #[test]
-    fn outcomes_say_how_each_task_ended() {
-        let tasks = [
-            task(0, "exit 0"),
-            task(1, "exit 3"),
-            task(2, "kill -9 $$"),
-            Task {
-                argv: vec!["/no/such/program".into()],
-                ..task(3, "")
-            },
+    fn the_step_code_is_the_highest_of_the_tasks() {
+        let o = [
+            Outcome::Exited(0),
+            Outcome::Exited(3),
+            Outcome::Signaled(9),
+            Outcome::NotStarted,
         ];
-        let outcomes = Local.run(&tasks, false);
-        assert_eq!(
-            outcomes,
-            vec![
-                Outcome::Exited(0),
-                Outcome::Exited(3),
-                Outcome::Signaled(9),
-                Outcome::NotStarted
-            ]
-        );
-        assert_eq!(step_code(&outcomes[..3]), 137);
-        assert_eq!(step_code(&outcomes[..2]), 3);
-    }
-
-    #[test]
-    fn forwarded_lines_carry_the_label() {
-        let sink = Arc::new(Mutex::new(Vec::<u8>::new()));
-        forward(&b"one\ntwo\nlast"[..], Some("3: ".into()), sink.clone())
-            .join()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8(sink.lock().unwrap().clone()).unwrap(),
-            "3: one\n3: two\n3: last"
-        );
+        assert_eq!(step_code(&o[..3]), 137);
+        assert_eq!(step_code(&o[..2]), 3);
+        assert_eq!(step_code(&o), 137);
+        assert_eq!(step_code(&[]), 0);
     }
 }

@@ -9,6 +9,9 @@ use crate::cmd::sbatch::getopt::{self, Found, Spec, Takes, spec};
 use crate::cmd::sbatch::options::{Context, Options};
 use crate::cmd::sbatch::values;
 
+use super::launch::Writing;
+use super::task_io::Stdio;
+
 use Takes::{Nothing as N, Optional as O, Value as V};
 
 /// srun's options as its man page lists them (those sluice reads and those it accepts with no
@@ -65,6 +68,7 @@ pub const TABLE: &[Spec] = &[
     spec("ntasks-per-gpu", None, V),
     spec("ntasks-per-node", None, V),
     spec("ntasks-per-socket", None, V),
+    spec("open-mode", None, V),
     spec("output", Some('o'), V),
     spec("overcommit", Some('O'), N),
     spec("overlap", None, N),
@@ -100,6 +104,10 @@ const VARIABLES: &[(&str, &str)] = &[
     ("SLURM_NTASKS_PER_NODE", "ntasks-per-node"),
     ("SLURM_PARTITION", "partition"),
     ("SLURM_LABELIO", "label"),
+    ("SLURM_OPEN_MODE", "open-mode"),
+    ("SRUN_ERROR", "error"),
+    ("SRUN_INPUT", "input"),
+    ("SRUN_OUTPUT", "output"),
     ("SLURM_JOB_ID", "jobid"),
 ];
 
@@ -111,6 +119,8 @@ pub struct Srun {
     pub alloc: Options,
     /// `-l/--label`.
     pub label: bool,
+    /// `--multi-prog`: the command is a configuration file of each task's program.
+    pub multi_prog: bool,
     /// `--jobid` (or `SLURM_JOB_ID`).
     pub jobid: Option<u64>,
     /// `-N` given on the command line (not from the allocation's variables).
@@ -192,13 +202,12 @@ impl Srun {
                 )
             }
             "help" | "usage" => self.help = true,
-            "multi-prog" => {
-                return Err("--multi-prog is not supported yet".into());
-            }
-            // Values srun reads differently from sbatch, or that act per task in Slurm
-            // (stdio files), have no effect here; they are listed, not applied.
-            "wait" | "output" | "error" | "input" | "cpu-bind" | "unbuffered" | "exact"
-            | "overlap" | "kill-on-bad-exit" | "mpi" | "pty" | "immediate" => {
+            "multi-prog" => self.multi_prog = true,
+            // Values srun reads differently from sbatch have no effect here; they are
+            // listed, not applied. (`-o/-e/-i/--open-mode` are read as sbatch reads them,
+            // and acted on per task: `task_io.rs`.)
+            "wait" | "cpu-bind" | "unbuffered" | "exact" | "overlap" | "kill-on-bad-exit"
+            | "mpi" | "pty" | "immediate" => {
                 if !self.ignored.contains(&f.long) {
                     self.ignored.push(f.long);
                 }
@@ -213,6 +222,40 @@ impl Srun {
             }
         }
         Ok(())
+    }
+
+    /// `-o`, `-e` and `-i` as given (`none` read as `/dev/null`, as sbatch reads it).
+    pub fn stdio(&self) -> Stdio {
+        Stdio {
+            output: self.alloc.output.clone(),
+            error: self.alloc.error.clone(),
+            input: self.alloc.input.clone(),
+        }
+    }
+
+    /// The options given that act on a step's tasks only (salloc, which runs no step,
+    /// notes them as having no effect).
+    pub fn step_only(&self) -> Vec<&'static str> {
+        let stdio = self.stdio();
+        [
+            ("label", self.label),
+            ("multi-prog", self.multi_prog),
+            ("output", stdio.output.is_some()),
+            ("error", stdio.error.is_some()),
+            ("input", stdio.input.is_some()),
+            ("open-mode", self.alloc.open_mode.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect()
+    }
+
+    /// `--label` and `--open-mode` (truncate unless `append`, as Slurm's `JobFileAppend=0`).
+    pub fn writing(&self) -> Writing {
+        Writing {
+            label: self.label,
+            append: self.alloc.open_mode.as_deref() == Some("append"),
+        }
     }
 
     /// The step's shape as srun works it out, with srun's warnings: nodes from `-N`, else the
@@ -387,6 +430,48 @@ mod tests {
             srun(&[], "-n zero").unwrap_err(),
             "Invalid numeric value \"zero\" for number of tasks."
         );
-        assert!(srun(&[], "--multi-prog conf").is_err());
+    }
+
+    #[test]
+    fn stdio_options_and_multi_prog_are_srun_s_own() {
+        let s = srun(
+            &[("SLURM_OPEN_MODE", "a"), ("SRUN_INPUT", "2")],
+            "--multi-prog -o out-%t.txt -e none -l conf",
+        )
+        .unwrap();
+        assert!(s.multi_prog && s.ignored.is_empty());
+        assert_eq!(
+            s.stdio(),
+            Stdio {
+                output: Some("out-%t.txt".into()),
+                error: Some("/dev/null".into()),
+                input: Some("2".into()),
+            }
+        );
+        assert_eq!(
+            s.writing(),
+            Writing {
+                label: true,
+                append: true
+            }
+        );
+        assert_eq!(
+            s.step_only(),
+            [
+                "label",
+                "multi-prog",
+                "output",
+                "error",
+                "input",
+                "open-mode"
+            ]
+        );
+        let s = srun(&[("SLURM_OPEN_MODE", "a")], "--open-mode=truncate true").unwrap();
+        assert!(!s.writing().append);
+        assert!(srun(&[], "-n 2 true").unwrap().step_only().is_empty());
+        assert_eq!(
+            srun(&[], "--open-mode=x true").unwrap_err(),
+            "Invalid --open-mode specification"
+        );
     }
 }

@@ -1,30 +1,50 @@
 //! A step inside an allocation: asks the daemon for it, lays its tasks out on the step's
-//! nodes, gives each task Slurm's variables, runs them through a [`Launcher`] and reports
-//! the highest exit code as the step's.
+//! nodes, gives each task Slurm's variables, its command line and its streams, runs them
+//! through a [`Launcher`] while watching that the job still holds them, and reports the
+//! highest exit code as the step's.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::Context as _;
-use sluice_api::{StepEndRequest, StepEnded, StepRequest, StepStarted};
-use sluice_daemon::client::Client;
+use sluice_api::{Config, Job, StepEndRequest, StepEnded, StepRequest, StepStarted};
+use sluice_daemon::client::{Client, segment};
 use sluice_daemon::task_layout::Layout;
 
-use super::launch::{Launcher, Task, step_code};
+use super::job_end::{self, JobNow, StepName};
+use super::launch::{Launcher, Task, Writing, step_code};
 use super::options::Shape;
+use super::task_io::{Plan, Stdio, TaskPlace, TaskStreams};
+use crate::cmd::clock::Zone;
 
-/// Runs `argv` as a step of `job` with `shape`, over the environment `base`; returns the
-/// step's exit code and the daemon's record of its end.
+/// How often srun asks the daemon whether the job still holds the running step.
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+/// What srun runs as a step.
+pub struct StepSpec<'a> {
+    /// Its shape.
+    pub shape: &'a Shape,
+    /// Its name (srun's command).
+    pub name: &'a str,
+    /// Each task's command line, by rank.
+    pub argvs: &'a [Vec<String>],
+    /// `-o`, `-e`, `-i`.
+    pub stdio: &'a Stdio,
+    /// `--label`, `--open-mode`.
+    pub writing: Writing,
+}
+
+/// Runs `spec` as a step of `job`, over the environment `base`; returns the step's exit code.
 pub fn run(
     client: &mut Client,
     job: u64,
-    shape: &Shape,
-    argv: &[String],
+    spec: &StepSpec<'_>,
     base: &BTreeMap<String, String>,
-    label: bool,
     launcher: &dyn Launcher,
-) -> anyhow::Result<(i32, StepEnded)> {
+) -> anyhow::Result<i32> {
+    let shape = spec.shape;
     let request = StepRequest {
-        name: argv[0].clone(),
+        name: spec.name.to_string(),
         nodes: shape.nodes,
         cpus_per_node: claim(shape, base),
     };
@@ -41,17 +61,87 @@ pub fn run(
     let mut env = base.clone();
     env.extend(step.env.clone());
     env.extend(step_vars(shape, &layout));
-    let mut tasks = tasks(argv, &env, &nodes, &layout);
+    let plan = plan(spec, &env, job, step.step_id)?;
+    let workdir = shape.workdir.clone().unwrap_or_else(|| plan.cwd.clone());
+    let mut tasks = tasks(spec.argvs, &env, &nodes, &layout, |place| {
+        plan.streams(&TaskPlace {
+            workdir: &workdir,
+            ..place
+        })
+    });
     for t in &mut tasks {
         t.workdir = shape.workdir.clone();
     }
-    let outcomes = launcher.run(&tasks, label);
+    let name = StepName {
+        job,
+        step: step.step_id,
+        node: nodes.first().cloned().unwrap_or_default(),
+    };
+    let (outcomes, aborted) = job_end::watch(
+        |orders| launcher.run(&tasks, spec.writing, orders),
+        || look(client, job),
+        WATCH_EVERY,
+        &name,
+        &mut std::io::stderr(),
+    );
     let code = step_code(&outcomes);
-    let end: StepEnded = client.post(
+    let end: Result<StepEnded, _> = client.post(
         &format!("/v1/jobs/{job}/steps/{}/end", step.step_id),
         &StepEndRequest { exit_code: code },
-    )?;
-    Ok((code, end))
+    );
+    // A job that ended under the step may be gone from the daemon's live jobs.
+    if let Err(e) = end
+        && !aborted
+    {
+        return Err(e.into());
+    }
+    Ok(code)
+}
+
+/// The step's `-o/-e/-i` for its tasks' names: the job's and step's ids, the job's name and
+/// array (from the job's variables, as srun reads them), the user, srun's directory.
+fn plan(
+    spec: &StepSpec<'_>,
+    env: &BTreeMap<String, String>,
+    job: u64,
+    step: u32,
+) -> anyhow::Result<Plan> {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mut plan = Plan::new(spec.stdio, spec.shape.tasks);
+    plan.job = job;
+    plan.step = step;
+    plan.array_job = env.get("SLURM_ARRAY_JOB_ID").and_then(|v| v.parse().ok());
+    plan.array_task = env
+        .get("SLURM_ARRAY_TASK_ID")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    plan.job_name = env.get("SLURM_JOB_NAME").cloned().unwrap_or_default();
+    plan.user = sluice_daemon::identity::user_name(uid).unwrap_or_else(|| uid.to_string());
+    plan.cwd = std::env::current_dir()?;
+    Ok(plan)
+}
+
+/// How the job is, as the daemon says: running while it holds its steps; once ended, with
+/// when and the cluster's KillWait. An unanswered question counts as running.
+fn look(client: &mut Client, job: u64) -> JobNow {
+    let Ok(j) = client.get::<Job>(&format!("/v1/jobs/{}", segment(&job.to_string()))) else {
+        return JobNow::Running;
+    };
+    if job_end::holds_steps(&j.state) {
+        return JobNow::Running;
+    }
+    let kill_wait = client
+        .get::<Config>("/v1/config")
+        .map_or(30, |c| c.daemon.kill_wait);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    JobNow::Ended {
+        state: j.state,
+        at: Zone::Local.iso(j.end_time.unwrap_or(now)),
+        kill_wait: Duration::from_secs(kill_wait),
+    }
 }
 
 /// The CPUs the step claims on each node: its tasks' there, but no more than the fewest the
@@ -84,13 +174,15 @@ pub fn step_vars(shape: &Shape, layout: &Layout) -> Vec<(String, String)> {
     vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// One task per rank, with its own `SLURM_PROCID`, `SLURM_LOCALID`, `SLURM_NODEID`,
-/// `SLURMD_NODENAME` and `SLURM_GTIDS` (the ranks on its node), in rank order.
+/// One task per rank, with its command line from `argvs`, its own `SLURM_PROCID`,
+/// `SLURM_LOCALID`, `SLURM_NODEID`, `SLURMD_NODENAME` and `SLURM_GTIDS` (the ranks on its
+/// node), and the streams `streams` gives its place, in rank order.
 pub fn tasks(
-    argv: &[String],
+    argvs: &[Vec<String>],
     env: &BTreeMap<String, String>,
     nodes: &[String],
     layout: &Layout,
+    streams: impl Fn(TaskPlace<'_>) -> TaskStreams,
 ) -> Vec<Task> {
     let mut out = Vec::new();
     for (node_id, (name, ranks)) in nodes.iter().zip(&layout.tasks).enumerate() {
@@ -106,12 +198,19 @@ pub fn tasks(
             e.insert("SLURM_NODEID".into(), node_id.to_string());
             e.insert("SLURMD_NODENAME".into(), name.clone());
             e.insert("SLURM_GTIDS".into(), gtids.clone());
+            let place = TaskPlace {
+                rank: *rank,
+                node_index: node_id as u32,
+                node: name,
+                workdir: std::path::Path::new(""),
+            };
             out.push(Task {
                 rank: *rank,
                 node: name.clone(),
-                argv: argv.to_vec(),
+                argv: argvs.get(*rank as usize).cloned().unwrap_or_default(),
                 env: e,
                 workdir: None,
+                streams: streams(place),
             });
         }
     }
@@ -122,6 +221,7 @@ pub fn tasks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cmd::srun::task_io::Sink;
     use sluice_daemon::task_layout::Distribution;
 
     fn shape(distribution: Distribution) -> Shape {
@@ -150,7 +250,11 @@ mod tests {
         let nodes = vec!["n1".to_string(), "n2".to_string()];
         let s = shape(Distribution::Cyclic);
         let layout = Layout::new(8, &[4, 4], s.distribution);
-        let ts = tasks(&["true".into()], &BTreeMap::new(), &nodes, &layout);
+        let argvs: Vec<Vec<String>> = (0..8).map(|r| vec![format!("prog{r}")]).collect();
+        let ts = tasks(&argvs, &BTreeMap::new(), &nodes, &layout, |p| TaskStreams {
+            stdout: Sink::File(format!("{}-{}-{}", p.rank, p.node_index, p.node).into()),
+            ..TaskStreams::default()
+        });
         let got: Vec<(&str, &str, &str, &str)> = ts
             .iter()
             .map(|t| {
@@ -171,6 +275,9 @@ mod tests {
             ]
         );
         assert_eq!(ts[7].env["SLURM_GTIDS"], "1,3,5,7");
+        // Each task runs its own command line and has the streams of its place.
+        assert_eq!(ts[5].argv, ["prog5"]);
+        assert_eq!(ts[5].streams.stdout, Sink::File("5-1-n2".into()));
         let vars: BTreeMap<String, String> = step_vars(&s, &layout).into_iter().collect();
         assert_eq!(vars["SLURM_STEP_TASKS_PER_NODE"], "4(x2)");
         assert_eq!(vars["SLURM_STEP_NUM_TASKS"], "8");
