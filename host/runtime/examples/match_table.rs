@@ -63,8 +63,14 @@ fn component(engine: &WasmEngine, policy: &str) -> MatchComponent {
     .unwrap()
 }
 
-/// Matches/s of `jobs` one-core matches with `policy`, graph generation and load included.
-fn matches_per_second(policy: Box<dyn MatchPolicy>, nodes: u64, cores: u64, jobs: u64) -> f64 {
+/// Matches/s of `jobs` one-core matches with `policy`, graph generation and load included,
+/// and the vertices the last match visited.
+fn matches_per_second(
+    policy: Box<dyn MatchPolicy>,
+    nodes: u64,
+    cores: u64,
+    jobs: u64,
+) -> (f64, u32) {
     let dir = std::env::temp_dir().join(format!("sluice-match-table-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("bench.yaml"), JOBSPEC).unwrap();
@@ -92,7 +98,7 @@ fn matches_per_second(policy: Box<dyn MatchPolicy>, nodes: u64, cores: u64, jobs
     }
     let rate = jobs as f64 / start.elapsed().as_secs_f64();
     std::fs::remove_dir_all(&dir).ok();
-    rate
+    (rate, session.matcher().visit_counts().0)
 }
 
 fn main() {
@@ -132,10 +138,26 @@ ratio {:.1}×",
             whole / linked
         );
     }
-    let with_native = matches_per_second(Box::new(native), 256, 32, jobs);
-    let with_wasm = matches_per_second(Box::new(wasm), 256, 32, jobs);
+    // The cost of a call itself: a one-vertex table.
+    let tiny = sluice_policy::VertexTable {
+        types: vec!["node".into()],
+        kinds: vec![0],
+        ids: vec![0],
+        properties: Vec::new(),
+    };
+    let per_call = median(1001, || drop(wasm.score(&tiny).unwrap()));
+    println!(
+        "{build}, one call with a one-vertex table: {:.2} µs",
+        per_call * 1e6
+    );
+    let (with_native, _) = matches_per_second(Box::new(native), 256, 32, jobs);
+    let (with_wasm, visits) = matches_per_second(Box::new(wasm), 256, 32, jobs);
     println!(
         "{build}, {policy}, node[256]→core[32], {jobs} one-core matches (load included): \
-component {with_wasm:.0} matches/s, linked in {with_native:.0} matches/s"
+component {with_wasm:.0} matches/s, linked in {with_native:.0} matches/s; the last match \
+visited {visits} vertices"
     );
+    let big = IdPolicy::from_name(policy).unwrap();
+    let (_, visits) = matches_per_second(Box::new(big), 16_384, 64, 4);
+    println!("{build}, {policy}, node[16384]→core[64]: the 4th match visited {visits} vertices");
 }
