@@ -116,3 +116,20 @@ fn a_scheduler_plugin_is_not_a_match_policy() {
     };
     assert!(err.to_string().contains("is a priority plugin"), "{err}");
 }
+
+#[test]
+fn inspect_names_a_match_policy_given_as_a_scheduler_plugin() {
+    let engine = WasmEngine::new(None);
+    let bytes = sluice_bundle::match_id_component();
+    let component = engine.compile("match-id", bytes).unwrap();
+    assert_eq!(
+        engine.inspect_match("match-id", &component).unwrap(),
+        sluice_policy::WIT_VERSION
+    );
+    let err = engine.inspect("match-id", &component).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("is a match policy (sluice:policy/vertex-scoring@0.7.0)"),
+        "{err}"
+    );
+}
