@@ -88,9 +88,11 @@ fn match_component_refuses_a_policy_it_does_not_have_at_load() {
 fn match_component_out_of_fuel_is_a_policy_error_naming_the_budget() {
     let engine = WasmEngine::new(None);
     let graph = grug("flux/ex3-medium-first-omit-prefix/medium.graphml");
-    let mut limits = Limits::default();
     // Enough to describe, far too little to score a graph of a few hundred vertices.
-    limits.fuel_per_call = 20_000;
+    let limits = Limits {
+        fuel_per_call: 20_000,
+        ..Limits::default()
+    };
     let wasm = component(&engine, "hinode", limits).unwrap();
     let err = wasm.table(&graph, &HashMap::new()).unwrap_err();
     assert!(err.to_string().contains("budget exhausted"), "{err}");
