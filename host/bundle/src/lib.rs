@@ -56,6 +56,18 @@ pub const BUNDLE: &[BundledPolicy] = &[
     },
 ];
 
+/// The package of the bundle's graph-matching component: Fluxion's ID policies (`high`, `low`,
+/// `first`, `hinode`, `lonode`, `hinodex`, `lonodex`, `firstnodex`), chosen by its `policy`
+/// setting. Match policies are no [`PluginKind`]: they serve `sluice resource-query`'s
+/// traverser, whose native ID policies (`sluice_graph::IdPolicy`) are the same crate linked in.
+pub const MATCH_ID_PACKAGE: &str = "sluice-plugin-match-id";
+
+/// The embedded component of the bundle's ID match policies ([`MATCH_ID_PACKAGE`]).
+pub fn match_id_component() -> &'static [u8] {
+    sluice_plugin_artifacts::embedded(MATCH_ID_PACKAGE)
+        .unwrap_or_else(|| panic!("{MATCH_ID_PACKAGE} is not embedded"))
+}
+
 /// The default policy of a kind, if the bundle has one.
 pub fn default_for(kind: PluginKind) -> Option<&'static BundledPolicy> {
     BUNDLE.iter().find(|p| p.kind == kind)
@@ -146,5 +158,11 @@ mod tests {
             assert_eq!(kind, policy.kind, "{}", policy.name);
             assert!(!policy.component().is_empty());
         }
+    }
+
+    #[test]
+    fn the_match_policy_component_is_embedded() {
+        // A component starts with the wasm magic and the component-model layer.
+        assert_eq!(&match_id_component()[..8], b"\0asm\x0d\0\x01\0");
     }
 }

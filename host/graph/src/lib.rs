@@ -50,8 +50,9 @@
 //!   `request_feasible`; `cancel`. A visit whose subtree is unchanged since it was recorded
 //!   is replayed rather than walked again (identical results and visit counts).
 //! - [`MatchPolicy`]: how candidates are ranked, as a trait whose data is one table per graph
-//!   ([`IdPolicy`]: `high`, `low`, `hinode`, `lonode`, `hinodex`, `lonodex`, `first`,
-//!   `firstnodex` and custom `policy=…` strings; [`VariationPolicy`]: `variation`, by the
+//!   (the contract's `vertex-scoring` columns, [`vertex_table`]; a component implements it in
+//!   `sluice-runtime`) ([`IdPolicy`]: `high`, `low`, `hinode`, `lonode`, `hinodex`, `lonodex`,
+//!   `first`, `firstnodex` and custom `policy=…` strings, linked in from the `match-id` plugin; [`VariationPolicy`]: `variation`, by the
 //!   `perf_class` property; [`LocalityPolicy`]: `locality`, runs of contiguous ids first).
 //! - [`MatchWriter`]s: `simple`, `pretty_simple`, `jgf`, `rlite`, `rv1`, `rv1_nosched`, in
 //!   resource-query's bytes.
@@ -97,6 +98,7 @@ mod traverse;
 mod traverse_explore;
 mod traverse_update;
 mod vertex_spans;
+mod vertex_table;
 mod visit;
 mod visit_cache;
 
@@ -126,3 +128,4 @@ pub use prune_filters::{
 };
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
+pub use vertex_table::vertex_table;

@@ -2,24 +2,23 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use sluice_plugin_match_id::{IdError, IdFamily};
+use sluice_policy::MatchTraits;
+
 use crate::graph::{ResourceGraph, VertexId};
+use crate::vertex_table::vertex_table;
 
 /// Vertex properties set with `set-property`, by vertex.
 pub type VertexProperties = HashMap<VertexId, BTreeMap<String, String>>;
 
-/// What a policy hands the traverser, computed once per graph rather than once per visit.
+/// What a policy hands the traverser, computed once per graph rather than once per visit: the
+/// contract's [`VertexScores`](sluice_policy::VertexScores), two columns indexed by vertex.
 ///
 /// Fluxion's ID-based policies score a vertex `1 + factors + id + 1`, where `factors` sums a
 /// factor of every ancestor whose type carries one (node-centric policies give `node` vertices
-/// `((id + 1) + 1) × 10000 + |uniq_id mod 10000 − 1|`). Both parts depend only on the graph, so
-/// they travel as two columns indexed by vertex.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PolicyTable {
-    /// A vertex's own score (`id + 1` for the ID policies).
-    pub own: Vec<i64>,
-    /// What a vertex adds to the score of every vertex below it (0 for most types).
-    pub factor: Vec<i64>,
-}
+/// `((id + 1) + 1) × 10000 + |uniq_id mod 10000 − 1|`): `own` holds `id + 1`, `factor` the
+/// per-node factors (empty when all are 0).
+pub type PolicyTable = sluice_policy::VertexScores;
 
 /// Why a policy could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,6 +40,25 @@ pub enum PolicyError {
     /// A factor overflowed 64-bit scores (a vertex id too large).
     #[error("score factor of vertex {0} overflows")]
     Overflow(VertexId),
+    /// A policy plugged in from outside (a component) failed or broke the contract.
+    #[error("match policy {policy}: {reason}")]
+    Plugin {
+        /// Where the policy came from.
+        policy: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl From<IdError> for PolicyError {
+    fn from(e: IdError) -> Self {
+        match e {
+            IdError::Unknown(name) => PolicyError::Unknown(name),
+            IdError::InvalidOption(key) => PolicyError::InvalidOption(key),
+            IdError::InvalidValue { key, value } => PolicyError::InvalidValue { key, value },
+            IdError::Overflow(v) => PolicyError::Overflow(v),
+        }
+    }
 }
 
 /// A match policy: orders the candidates the traverser found under a vertex.
@@ -84,102 +102,26 @@ pub trait MatchPolicy: Send {
 }
 
 /// Fluxion's multilevel-ID policy family: `high`, `low`, `hinode`, `lonode`, `hinodex`,
-/// `lonodex`, `first`, `firstnodex`, and custom `policy=… node_centric=… …` strings.
+/// `lonodex`, `first`, `firstnodex`, and custom `policy=… node_centric=… …` strings, linked in
+/// from the bundle's `match-id` plugin (the same source as its component).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdPolicy {
-    name: String,
-    high: bool,
-    node_centric: bool,
-    node_exclusive: bool,
-    stop_on_first: bool,
+    family: IdFamily,
+    traits: MatchTraits,
 }
-
-/// The named policies and the option strings they stand for (`dfu_match_policy_factory.cpp`).
-const NAMED: [(&str, &str); 8] = [
-    (
-        "first",
-        "policy=high node_centric=true stop_on_1_matches=true",
-    ),
-    (
-        "firstnodex",
-        "policy=high node_centric=true node_exclusive=true stop_on_1_matches=true",
-    ),
-    ("high", "policy=high"),
-    ("low", "policy=low"),
-    ("lonode", "policy=low node_centric=true"),
-    ("hinode", "policy=high node_centric=true"),
-    (
-        "lonodex",
-        "policy=low node_centric=true node_exclusive=true",
-    ),
-    (
-        "hinodex",
-        "policy=high node_centric=true node_exclusive=true",
-    ),
-];
 
 impl IdPolicy {
     /// The policy `name` stands for: a named policy or a custom option string.
     pub fn from_name(name: &str) -> Result<Self, PolicyError> {
-        let options = NAMED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(name, |(_, o)| *o);
-        let mut policy = IdPolicy {
-            name: name.to_owned(),
-            high: false,
-            node_centric: false,
-            node_exclusive: false,
-            stop_on_first: false,
-        };
-        let mut has_order = false;
-        for option in options.split(' ') {
-            let (key, value) = option.split_once('=').unwrap_or((option, ""));
-            let flag = match value {
-                "true" => true,
-                "false" => false,
-                _ if key == "policy" => false,
-                _ if ["node_centric", "stop_on_1_matches", "node_exclusive"].contains(&key) => {
-                    return Err(PolicyError::InvalidValue {
-                        key: key.into(),
-                        value: value.into(),
-                    });
-                }
-                _ => return Err(PolicyError::InvalidOption(key.into())),
-            };
-            match key {
-                "policy" if value == "high" || value == "low" => {
-                    policy.high = value == "high";
-                    has_order = true;
-                }
-                "policy" => return Err(PolicyError::Unknown(name.into())),
-                "node_centric" => policy.node_centric = flag,
-                "node_exclusive" => policy.node_exclusive = flag,
-                "stop_on_1_matches" => policy.stop_on_first = flag,
-                _ => return Err(PolicyError::InvalidOption(key.into())),
-            }
-        }
-        if !has_order {
-            return Err(PolicyError::Unknown(name.into()));
-        }
-        Ok(policy)
+        let family = IdFamily::from_name(name)?;
+        let traits = family.traits();
+        Ok(IdPolicy { family, traits })
     }
-}
-
-/// Fluxion's `score_factor_t::calc_factor(id + 1, uniq_id)` with `add_by` 1, `multiply_by` 10000.
-fn node_factor(id: i64, uniq_id: VertexId) -> Option<i64> {
-    let base = id.checked_add(1)?;
-    if base < 0 {
-        return None;
-    }
-    let mul = base.checked_add(1)?.checked_mul(10_000)?;
-    let tie = (i64::from(uniq_id) % 10_000 - 1).abs();
-    mul.checked_add(tie)
 }
 
 impl MatchPolicy for IdPolicy {
     fn name(&self) -> &str {
-        &self.name
+        self.family.name()
     }
 
     fn table(
@@ -187,36 +129,19 @@ impl MatchPolicy for IdPolicy {
         graph: &ResourceGraph,
         _properties: &VertexProperties,
     ) -> Result<PolicyTable, PolicyError> {
-        let n = graph.vertex_count();
-        let node = graph.types().get("node");
-        let mut table = PolicyTable {
-            own: Vec::with_capacity(n),
-            factor: vec![0; if self.node_centric { n } else { 0 }],
-        };
-        for v in 0..n as VertexId {
-            table.own.push(graph.id(v) + 1);
-            if self.node_centric && Some(graph.kind_id(v)) == node {
-                table.factor[v as usize] =
-                    node_factor(graph.id(v), v).ok_or(PolicyError::Overflow(v))?;
-            }
-        }
-        Ok(table)
+        Ok(self.family.score(&vertex_table(graph, None))?)
     }
 
     fn prefers_higher(&self) -> bool {
-        self.high
+        self.traits.prefers_higher
     }
 
     fn stop_on_first_match(&self) -> bool {
-        self.stop_on_first
+        self.traits.stop_on_first_match
     }
 
     fn exclusive_types(&self) -> Vec<String> {
-        if self.node_exclusive {
-            vec!["node".into()]
-        } else {
-            Vec::new()
-        }
+        self.traits.exclusive_types.clone()
     }
 }
 

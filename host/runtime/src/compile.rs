@@ -80,6 +80,15 @@ impl WasmEngine {
         format!("{hex}-{:016x}.cwasm", compat.finish())
     }
 
+    /// The names of the interfaces a component exports.
+    fn exports(&self, component: &Component) -> Vec<String> {
+        component
+            .component_type()
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
     /// Which plugin kind and WIT version a component exports, checked against what this host
     /// supports; the error says what it found and what to do about it.
     pub fn inspect(
@@ -87,42 +96,81 @@ impl WasmEngine {
         origin: &str,
         component: &Component,
     ) -> Result<(PluginKind, &'static str), LoadError> {
-        let ty = component.component_type();
-        let exports: Vec<String> = ty
-            .exports(&self.engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
+        let exports = self.exports(component);
         for kind in PluginKind::ALL {
-            for &version in SUPPORTED_VERSIONS {
-                let name = format!("sluice:policy/{}@{version}", kind.name());
-                if exports.contains(&name) {
-                    return Ok((kind, version));
-                }
+            if let Some(version) = supported_export(&exports, kind.name()) {
+                return Ok((kind, version));
             }
         }
-        let other = exports.iter().find_map(|e| {
-            let (interface, version) = e.strip_prefix("sluice:policy/")?.split_once('@')?;
-            PluginKind::ALL
-                .iter()
-                .any(|k| k.name() == interface)
-                .then(|| format!("sluice:policy/{interface}@{version}"))
-        });
-        let reason = match other {
-            Some(found) => format!(
-                "is built against {found}, and this host loads sluice:policy@{} only: rebuild it \
-                 with this release's sluice-sdk (`cargo build --release --target wasm32-wasip2`)",
-                SUPPORTED_VERSIONS.join(", @")
+        let reason = match supported_export(&exports, MATCH_INTERFACE) {
+            Some(version) => format!(
+                "is a match policy (sluice:policy/{MATCH_INTERFACE}@{version}), which \
+                 `sluice resource-query --match-policy-file` loads, not a scheduler plugin"
             ),
-            None => format!(
-                "exports [{}], expected one of sluice:policy/{{priority,selection,gres,hres}}@{}",
-                exports.join(", "),
-                SUPPORTED_VERSIONS.join(",")
-            ),
+            None => unsupported(&exports),
         };
         Err(LoadError::World {
             origin: origin.to_string(),
             reason,
         })
+    }
+
+    /// The WIT version of a graph-matching component (`match-policy` world), checked against
+    /// what this host supports; the error says what it is instead.
+    pub fn inspect_match(
+        &self,
+        origin: &str,
+        component: &Component,
+    ) -> Result<&'static str, LoadError> {
+        let exports = self.exports(component);
+        if let Some(version) = supported_export(&exports, MATCH_INTERFACE) {
+            return Ok(version);
+        }
+        let reason = match self.inspect(origin, component) {
+            Ok((kind, version)) => format!(
+                "is a {kind} plugin (sluice:policy@{version}), expected a match policy \
+                 (sluice:policy/{MATCH_INTERFACE})"
+            ),
+            Err(_) => unsupported(&exports),
+        };
+        Err(LoadError::World {
+            origin: origin.to_string(),
+            reason,
+        })
+    }
+}
+
+/// The interface of the `match-policy` world. Match policies are no [`PluginKind`]: they serve
+/// `sluice resource-query`'s traverser, not the scheduler's slots.
+pub const MATCH_INTERFACE: &str = "vertex-scoring";
+
+/// The supported version at which `exports` has `sluice:policy/<interface>`, if any.
+fn supported_export(exports: &[String], interface: &str) -> Option<&'static str> {
+    SUPPORTED_VERSIONS
+        .iter()
+        .copied()
+        .find(|version| exports.contains(&format!("sluice:policy/{interface}@{version}")))
+}
+
+/// Why a component exporting `exports` is none this host loads: another contract version (then
+/// rebuild it), or no policy interface at all.
+fn unsupported(exports: &[String]) -> String {
+    let other = exports.iter().find_map(|e| {
+        let (interface, version) = e.strip_prefix("sluice:policy/")?.split_once('@')?;
+        (PluginKind::ALL.iter().any(|k| k.name() == interface) || interface == MATCH_INTERFACE)
+            .then(|| format!("sluice:policy/{interface}@{version}"))
+    });
+    match other {
+        Some(found) => format!(
+            "is built against {found}, and this host loads sluice:policy@{} only: rebuild it \
+             with this release's sluice-sdk (`cargo build --release --target wasm32-wasip2`)",
+            SUPPORTED_VERSIONS.join(", @")
+        ),
+        None => format!(
+            "exports [{}], expected one of sluice:policy/{{priority,selection,gres,hres,{MATCH_INTERFACE}}}@{}",
+            exports.join(", "),
+            SUPPORTED_VERSIONS.join(",")
+        ),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod policies;
 pub mod priority;
 pub mod selection;
 pub mod settings;
+pub mod vertex_scoring;
 
 pub use bitmap::NodeBitmap;
 pub use contract::ContractError;
@@ -34,6 +35,7 @@ pub use priority::{
 };
 pub use selection::{JobRequest, NodeTable, PlaceMode, Placement, Power, SelectionPolicy};
 pub use settings::{Setting, SettingValue, Settings};
+pub use vertex_scoring::{MatchTraits, VertexProperty, VertexScores, VertexScoring, VertexTable};
 
 /// The four kinds of plugin, one WIT world each.
 #[derive(

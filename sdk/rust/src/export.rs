@@ -133,6 +133,31 @@ macro_rules! export_hres {
     };
 }
 
+/// Exports a [`VertexScoring`](crate::VertexScoring) type as this crate's graph-matching
+/// component (`match-policy` world). Match policies are loaded as components or linked into the
+/// host as crates; there is no `libloading` form of them.
+#[macro_export]
+macro_rules! export_vertex_scoring {
+    ($policy:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            use $crate::wasm::matching::exports::sluice::policy::vertex_scoring as w;
+            struct SluiceExport;
+            impl w::Guest for SluiceExport {
+                fn describe() -> ::std::result::Result<w::Traits, ::std::string::String> {
+                    $crate::wasm::matching_glue::describe::<$policy>()
+                }
+                fn score(
+                    vertices: w::VertexTable,
+                ) -> ::std::result::Result<w::Scores, ::std::string::String> {
+                    $crate::wasm::matching_glue::score::<$policy>(vertices)
+                }
+            }
+            $crate::wasm::matching::export_match_world!(SluiceExport with_types_in $crate::wasm::matching);
+        };
+    };
+}
+
 /// The native entry points, emitted only when the plugin crate builds with feature `native`
 /// (so that linking several plugins into one host as plain crates never clashes).
 #[doc(hidden)]

@@ -1,8 +1,8 @@
 //! Everything a site admin needs to write, test and build a sluice policy plugin.
 //!
 //! Write a type, implement [`FromSettings`] and the trait of its kind ([`PriorityPolicy`],
-//! [`SelectionPolicy`], [`GresPolicy`] or [`HresPolicy`]), then invoke the export macro of that
-//! kind once at the crate root:
+//! [`SelectionPolicy`], [`GresPolicy`] or [`HresPolicy`]; [`VertexScoring`] for a graph-matching
+//! policy), then invoke the export macro of that kind once at the crate root:
 //!
 //! ```ignore
 //! use sluice_sdk::*;

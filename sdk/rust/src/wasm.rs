@@ -61,6 +61,19 @@ pub mod hres {
     });
 }
 
+/// Bindings of the `match-policy` world.
+pub mod matching {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "match-policy",
+        pub_export_macro: true,
+        export_macro_name: "export_match_world",
+        default_bindings_module: "sluice_sdk::wasm::matching",
+        runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
+        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
+    });
+}
+
 use priority::sluice::policy::host as h;
 
 /// Reads the plugin's settings from the host.
@@ -510,6 +523,52 @@ pub mod hres_glue {
                     amount: c.amount,
                 })
                 .collect()
+        })
+    }
+}
+
+/// Conversions and glue for the match world.
+pub mod matching_glue {
+    use super::*;
+    use matching::exports::sluice::policy::vertex_scoring as w;
+
+    /// `vertex-scoring.describe` for policy `T`.
+    pub fn describe<T: p::VertexScoring + p::FromSettings + 'static>() -> Result<w::Traits, String>
+    {
+        let t = with_instance::<T, _>(|m| m.describe())?;
+        Ok(w::Traits {
+            prefers_higher: t.prefers_higher,
+            slot_prefers_higher: t.slot_prefers_higher,
+            ranks_root_by_runs: t.ranks_root_by_runs,
+            stop_on_first_match: t.stop_on_first_match,
+            exclusive_types: t.exclusive_types,
+            reads_properties: t.reads_properties,
+        })
+    }
+
+    /// `vertex-scoring.score` for policy `T`: the columns move into a [`p::VertexTable`]
+    /// without copying.
+    pub fn score<T: p::VertexScoring + p::FromSettings + 'static>(
+        v: w::VertexTable,
+    ) -> Result<w::Scores, String> {
+        let table = p::VertexTable {
+            types: v.types,
+            kinds: v.kinds,
+            ids: v.ids,
+            properties: v
+                .properties
+                .into_iter()
+                .map(|x| p::VertexProperty {
+                    vertex: x.vertex,
+                    key: x.key,
+                    value: x.value,
+                })
+                .collect(),
+        };
+        let s = with_instance::<T, _>(|m| m.score(&table))?;
+        Ok(w::Scores {
+            own: s.own,
+            factor: s.factor,
         })
     }
 }

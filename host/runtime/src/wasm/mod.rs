@@ -6,4 +6,5 @@ mod hres;
 pub mod instance;
 pub(crate) mod priority;
 pub(crate) mod selection;
+pub mod vertex_scoring;
 mod wasi;

@@ -11,9 +11,12 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use sluice_graph::{
-    Flow, JgfLimits, MatchFormat, Matcher, Outputs, ResourceGraph, Session, format_double,
-    join_prune_filter_options, policy_by_name, read_grug, read_jgf,
+    Flow, JgfLimits, MatchFormat, MatchPolicy, Matcher, Outputs, ResourceGraph, Session,
+    format_double, join_prune_filter_options, policy_by_name, read_grug, read_jgf,
 };
+use sluice_policy::{SettingValue, Settings};
+use sluice_runtime::Limits;
+use sluice_runtime::wasm::vertex_scoring::MatchComponent;
 
 /// Arguments of `sluice resource-query` (resource-query's options).
 #[derive(clap::Args)]
@@ -34,6 +37,11 @@ pub struct Args {
     /// variation, or a custom `policy=high|low node_centric=… node_exclusive=… stop_on_1_matches=…` string.
     #[arg(short = 'P', long = "match-policy", default_value = "first")]
     match_policy: String,
+    /// A match policy component (`match-policy` world) in place of the built-in policies; it
+    /// gets the setting `policy` = the -P value (the bundle's ID component serves first, high,
+    /// low, hinode, lonode, hinodex, lonodex and firstnodex by it).
+    #[arg(long = "match-policy-file")]
+    match_policy_file: Option<PathBuf>,
     /// Output format of matched resources: simple, pretty_simple, jgf, rlite, rv1, rv1_nosched.
     #[arg(short = 'F', long = "match-format", default_value = "simple")]
     match_format: String,
@@ -155,6 +163,20 @@ impl Write for SharedBuffer {
     }
 }
 
+/// The policy `-P` names, or the component `--match-policy-file` names with `-P` as its
+/// `policy` setting (default limits: a table call is one call per graph).
+fn match_policy(args: &Args) -> anyhow::Result<Box<dyn MatchPolicy>> {
+    let Some(path) = &args.match_policy_file else {
+        return policy_by_name(&args.match_policy)
+            .with_context(|| format!("match policy {}", args.match_policy));
+    };
+    let settings =
+        Settings::default().with("policy", SettingValue::Text(args.match_policy.clone()));
+    let engine = sluice_runtime::compile::WasmEngine::new(Some(super::plugin::cache_dir()));
+    let component = MatchComponent::open(&engine, path, settings, Limits::default())?;
+    Ok(Box::new(component))
+}
+
 /// Runs `sluice resource-query`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let format = MatchFormat::from_name(&args.match_format).with_context(|| {
@@ -176,8 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let dominant = dominant_subsystem(&args.match_subsystems)?;
-    let policy = policy_by_name(&args.match_policy)
-        .with_context(|| format!("match policy {}", args.match_policy))?;
+    let policy = match_policy(&args)?;
     let filters = join_prune_filter_options(args.prune_filters.iter().map(String::as_str));
     let start = Instant::now();
     let (graph, properties) = load_graph(&args)?;
