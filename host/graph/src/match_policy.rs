@@ -23,23 +23,9 @@ pub type PolicyTable = sluice_policy::VertexScores;
 /// Why a policy could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PolicyError {
-    /// The name is neither a known policy nor a valid custom policy string.
-    #[error("unknown match policy: {0}")]
-    Unknown(String),
-    /// A custom policy string names an option resource-query does not have.
-    #[error("invalid policy option: {0}")]
-    InvalidOption(String),
-    /// A custom policy option's value is not `true`/`false` (or `high`/`low` for `policy`).
-    #[error("policy option {key} requires true or false, got {value}")]
-    InvalidValue {
-        /// The option.
-        key: String,
-        /// The refused value.
-        value: String,
-    },
-    /// A factor overflowed 64-bit scores (a vertex id too large).
-    #[error("score factor of vertex {0} overflows")]
-    Overflow(VertexId),
+    /// The ID family refused the name or option string, or a score overflowed.
+    #[error(transparent)]
+    Id(#[from] IdError),
     /// A policy plugged in from outside (a component) failed or broke the contract.
     #[error("match policy {policy}: {reason}")]
     Plugin {
@@ -48,17 +34,6 @@ pub enum PolicyError {
         /// What went wrong.
         reason: String,
     },
-}
-
-impl From<IdError> for PolicyError {
-    fn from(e: IdError) -> Self {
-        match e {
-            IdError::Unknown(name) => PolicyError::Unknown(name),
-            IdError::InvalidOption(key) => PolicyError::InvalidOption(key),
-            IdError::InvalidValue { key, value } => PolicyError::InvalidValue { key, value },
-            IdError::Overflow(v) => PolicyError::Overflow(v),
-        }
-    }
 }
 
 /// A match policy: orders the candidates the traverser found under a vertex.
