@@ -116,7 +116,7 @@ pub use jobspec_count::{Count, CountOperator};
 pub use match_ops::{MatchFailure, MatchOp};
 pub use match_policy::{
     IdPolicy, LocalityPolicy, MatchPolicy, PolicyError, PolicyTable, VariationPolicy,
-    VertexProperties, policy_by_name,
+    policy_by_name,
 };
 pub use match_writers::{Emitted, MatchWriter, PrettySimpleWriter, SimpleWriter};
 pub use match_writers_json::{JgfWriter, RliteWriter, Rv1Writer};
@@ -128,4 +128,4 @@ pub use prune_filters::{
 };
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
-pub use vertex_table::vertex_table;
+pub use vertex_table::{VertexProperties, vertex_table};

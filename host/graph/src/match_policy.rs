@@ -1,15 +1,10 @@
 //! Match policies: how the traverser ranks a vertex's candidate children (`-P/--match-policy`).
 
-use std::collections::{BTreeMap, HashMap};
-
 use sluice_plugin_match_id::{IdError, IdFamily};
 use sluice_policy::MatchTraits;
 
 use crate::graph::{ResourceGraph, VertexId};
-use crate::vertex_table::vertex_table;
-
-/// Vertex properties set with `set-property`, by vertex.
-pub type VertexProperties = HashMap<VertexId, BTreeMap<String, String>>;
+use crate::vertex_table::{VertexProperties, vertex_table};
 
 /// What a policy hands the traverser, computed once per graph rather than once per visit: the
 /// contract's [`VertexScores`](sluice_policy::VertexScores), two columns indexed by vertex.

@@ -1,9 +1,13 @@
 //! The graph's vertices as the columns a match policy reads (the `vertex-scoring` contract).
 
+use std::collections::{BTreeMap, HashMap};
+
 use sluice_policy::{VertexProperty, VertexTable};
 
 use crate::graph::{ResourceGraph, VertexId};
-use crate::match_policy::VertexProperties;
+
+/// Vertex properties set with `set-property`, by vertex.
+pub type VertexProperties = HashMap<VertexId, BTreeMap<String, String>>;
 
 /// The columns of `graph` a policy scores from: type names, each vertex's type and id, and,
 /// when given (a policy that reads them), the vertices' properties sorted by vertex then key.
