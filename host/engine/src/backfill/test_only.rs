@@ -79,20 +79,19 @@ impl Engine {
         let params = self.pass_params();
         let res = params.bf_resolution.max(1) as i64;
         let mut buffers = std::mem::take(&mut self.pass_buffers.backfill);
+        let all = NodeBitmap::full(self.nodes.len());
         if buffers.map.end() <= now {
             // No pass has planned up to now: nothing is planned for other jobs.
-            let all = NodeBitmap::full(self.nodes.len());
             buffers.map = NodeSpaceMap::new(
                 floor_to(now, res),
                 window_end(self.config.scheduler, &params, now),
-                all,
+                all.clone(),
                 self.lic.license_count(),
                 self.lic.hres_layers().len(),
                 usize::MAX,
             );
         }
         let map = &buffers.map;
-        let all = NodeBitmap::full(self.nodes.len());
         let usable = self.nodes.usable_nodes().clone();
         let end = now + plan_limit(self.jobs[&rec.job].time_limit) as i64;
         let mut plan = Plan::default();
