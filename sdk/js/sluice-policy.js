@@ -12,7 +12,7 @@
 // calls is kept here for the component instance's life. See examples/deadline-priority-js and
 // `sluice plugin new KIND NAME --lang js`.
 
-import { log, settings as hostSettings } from "sluice:policy/host@0.8.0";
+import { log, settings as hostSettings } from "sluice:policy/host@0.9.0";
 
 // Column order of the contract's job table (sdk/policy/src/job_columns.rs).
 const U32_COLUMNS = ["jobId", "association", "partition", "qos", "nodes", "cpus", "gpus", "timeLimit"];
@@ -153,6 +153,41 @@ export class Nodes {
     this.gresKinds = Array.from(t.gresKinds);
     this.gresTotal = Array.from(t.gresTotal);
     this.gresFree = Array.from(t.gresFree);
+    // CPU sharing (OverSubscribe): rows per node, and each row's free CPUs, row-major.
+    this.shareRows = t.shareRows;
+    this.rowFreeCpus = Array.from(t.rowFreeCpus);
+  }
+
+  /** Free CPUs of node `n`'s sharing rows (empty when no partition shares CPUs). */
+  rowsFree(n) {
+    return this.rowFreeCpus.slice(n * this.shareRows, (n + 1) * this.shareRows);
+  }
+
+  /**
+   * The row a job that shares CPUs (`job.shareRows` rows) takes for `cpus` CPUs on node `n`:
+   * the lowest with that many free, as cons_tres fills partition rows; `undefined` if none.
+   */
+  rowFor(n, shareRows, cpus) {
+    const rows = this.rowsFree(n).slice(0, Math.min(shareRows, this.shareRows));
+    const row = rows.findIndex((free) => free >= cpus);
+    return row < 0 ? undefined : row;
+  }
+
+  /** CPUs of node `n` a job may take: its fullest-free row's when it shares, else those no job holds. */
+  freeCpusFor(n, shareRows) {
+    const rows = this.rowsFree(n).slice(0, Math.min(shareRows, this.shareRows));
+    return rows.length ? Math.max(...rows) : this.freeCpus[n];
+  }
+
+  /** Takes (`sign` -1) or gives back (+1) `cpus` on node `n` in `row`, or in every row. */
+  moveCpus(n, row, cpus, sign) {
+    const r = this.shareRows;
+    for (let k = 0; k < r; k++) {
+      if (row !== undefined && k !== row) continue;
+      const at = n * r + k;
+      this.rowFreeCpus[at] = Math.min(Math.max(this.rowFreeCpus[at] + sign * cpus, 0), this.cpus[n]);
+    }
+    this.freeCpus[n] = Math.min(...this.rowsFree(n));
   }
 
   get length() {
@@ -168,7 +203,8 @@ export class Nodes {
   applyChanges(packed) {
     const kinds = this.gresKinds.length;
     const words = Array.from(packed, Number);
-    const width = 4 + kinds;
+    const rows = this.shareRows;
+    const width = 4 + kinds + rows;
     if (words.length % width) throw new Error("node changes are cut short");
     for (let at = 0; at < words.length; at += width) {
       const [n, cpus, memory, power] = words.slice(at, at + 4);
@@ -177,6 +213,7 @@ export class Nodes {
       this.freeMemoryMb[n] = memory;
       this.power[n] = power;
       for (let g = 0; g < kinds; g++) this.gresFree[n * kinds + g] = words[at + 4 + g];
+      for (let r = 0; r < rows; r++) this.rowFreeCpus[n * rows + r] = words[at + 4 + kinds + r];
     }
   }
 
@@ -184,13 +221,17 @@ export class Nodes {
   fits(p) {
     const kinds = this.gresKinds.length;
     const k = p.nodes.length;
+    const rows = p.rows ?? [];
     if (p.cpus.length !== k || p.memoryMb.length !== k || p.gres.length !== k * kinds) return false;
+    if (rows.length && rows.length !== k) return false;
     let before = -1;
     for (let i = 0; i < k; i++) {
       const n = p.nodes[i];
       if (n >= this.cpus.length || n <= before) return false;
       before = n;
-      if (p.cpus[i] > this.freeCpus[n] || Number(p.memoryMb[i]) > this.freeMemoryMb[n]) return false;
+      if (rows.length && rows[i] >= this.shareRows) return false;
+      const free = rows.length ? this.rowFreeCpus[n * this.shareRows + rows[i]] : this.freeCpus[n];
+      if (p.cpus[i] > free || Number(p.memoryMb[i]) > this.freeMemoryMb[n]) return false;
       for (let g = 0; g < kinds; g++) if (p.gres[i * kinds + g] > this.gresFree[n * kinds + g]) return false;
     }
     return true;
@@ -201,7 +242,8 @@ export class Nodes {
     if (!this.fits(p)) return false;
     const kinds = this.gresKinds.length;
     p.nodes.forEach((n, i) => {
-      this.freeCpus[n] -= p.cpus[i];
+      if (this.shareRows) this.moveCpus(n, p.rows?.[i], p.cpus[i], -1);
+      else this.freeCpus[n] -= p.cpus[i];
       this.freeMemoryMb[n] -= Number(p.memoryMb[i]);
       for (let g = 0; g < kinds; g++) this.gresFree[n * kinds + g] -= p.gres[i * kinds + g];
     });
@@ -213,7 +255,8 @@ export class Nodes {
     const kinds = this.gresKinds.length;
     p.nodes.forEach((n, i) => {
       if (n >= this.cpus.length) return;
-      this.freeCpus[n] = Math.min(this.freeCpus[n] + (p.cpus[i] ?? 0), this.cpus[n]);
+      if (this.shareRows) this.moveCpus(n, p.rows?.[i], p.cpus[i] ?? 0, 1);
+      else this.freeCpus[n] = Math.min(this.freeCpus[n] + (p.cpus[i] ?? 0), this.cpus[n]);
       this.freeMemoryMb[n] = Math.min(this.freeMemoryMb[n] + Number(p.memoryMb[i] ?? 0), this.memoryMb[n]);
       for (let g = 0; g < kinds; g++) {
         const slot = n * kinds + g;
@@ -240,17 +283,21 @@ function jobOf(r) {
     memoryPerNodeMb: Number(r.memoryPerNodeMb),
     gresPerNode: Array.from(r.gresPerNode, ([k, c]) => [k, c]),
     exclusive: r.exclusive,
+    // Sharing rows the job may use (OverSubscribe), 0 when it holds its CPUs alone; a job that
+    // shares is placed with `rows`, one per chosen node (`nodes.rowFor(n, job.shareRows, cpus)`).
+    shareRows: r.shareRows,
     candidates: bitmapNodes(r.candidates),
   };
 }
 
-/** The contract's `placement` from `{ nodes, cpus, memoryMb, gres }` arrays of numbers. */
+/** The contract's `placement` from `{ nodes, cpus, memoryMb, gres, rows? }` arrays of numbers. */
 function placementOut(p) {
   return {
     nodes: Uint32Array.from(p.nodes),
     cpus: Uint32Array.from(p.cpus),
     memoryMb: BigUint64Array.from(p.memoryMb, (m) => BigInt(m)),
     gres: Uint32Array.from(p.gres),
+    rows: Uint32Array.from(p.rows ?? []),
   };
 }
 
@@ -260,7 +307,8 @@ let nodes = null;
 /**
  * The `selection` export for `place(nodes, job)`, which reads the copy (without changing it)
  * and returns `{ nodes, cpus, memoryMb, gres }` (nodes ascending; per node its CPUs, memory and
- * one GRES count per kind) or `undefined` when the job does not fit. In allocate mode the
+ * one GRES count per kind; `rows`, the sharing row per node, for a job that shares CPUs) or
+ * `undefined` when the job does not fit. In allocate mode the
  * helper subtracts the answer from the copy.
  */
 export function exportSelection(place) {

@@ -30,6 +30,8 @@ pub(crate) fn table() -> NodeTable {
         gres_kinds: vec!["gpu".into()],
         gres_total: vec![2; 4],
         gres_free: vec![2, 1, 2, 0],
+        row_free_cpus: vec![],
+        share_rows: 0,
     }
 }
 
@@ -45,6 +47,7 @@ pub(crate) fn request(job_id: u32, cpus: u32) -> JobRequest {
         gres_per_node: Vec::new(),
         exclusive: false,
         candidates: NodeBitmap::full(4).words,
+        share_rows: 0,
     }
 }
 

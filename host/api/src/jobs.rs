@@ -40,6 +40,9 @@ pub struct SubmitRequest {
     pub constraint: Option<String>,
     /// `--exclusive`.
     pub exclusive: bool,
+    /// `-s/--oversubscribe`: the job's CPUs may be shared with other jobs in a partition that
+    /// is `OverSubscribe=YES`.
+    pub oversubscribe: bool,
     /// `--nice`.
     pub nice: i32,
     /// `--priority`: a fixed priority, which replaces what the priority policy computes (an
@@ -410,6 +413,10 @@ pub struct JobRequestSummary {
     /// `--exclusive`.
     #[serde(default)]
     pub exclusive: bool,
+    /// Whether the job's CPUs may be shared with other jobs: it asked `--oversubscribe`, or
+    /// its partition is `OverSubscribe=FORCE` (squeue's `%h` then says `YES`).
+    #[serde(default)]
+    pub oversubscribe: bool,
     /// `--contiguous`.
     #[serde(default)]
     pub contiguous: bool,

@@ -65,6 +65,7 @@ fn job() -> Job {
             mail_user: None,
             exclusive: false,
             contiguous: false,
+            oversubscribe: false,
         },
         array: None,
     }

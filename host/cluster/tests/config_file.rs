@@ -1,6 +1,6 @@
 //! The sluice cluster file: defaults, round trips through `to_toml`, and located errors.
 
-use sluice_cluster::{Cluster, NodeState, PluginKind, QosId, Source, TimeLimit};
+use sluice_cluster::{Cluster, NodeState, OverSubscribe, PluginKind, QosId, Source, TimeLimit};
 
 fn load(text: &str) -> Result<Cluster, sluice_cluster::ConfigError> {
     Cluster::from_toml(Source::new("cluster.toml", text), None)
@@ -261,11 +261,20 @@ MaxSubmitJobs = 10
 
     let bad = |from: &str, to: &str| load(&text.replace(from, to)).unwrap_err().to_string();
     assert!(
-        bad("\"EXCLUSIVE\"", "\"FORCE\"")
-            .starts_with("cluster.toml:13:18: found OverSubscribe = \"FORCE\""),
+        bad("\"EXCLUSIVE\"", "\"FORCE:99\"")
+            .starts_with("cluster.toml:13:18: found OverSubscribe = \"FORCE:99\""),
         "{}",
-        bad("\"EXCLUSIVE\"", "\"FORCE\"")
+        bad("\"EXCLUSIVE\"", "\"FORCE:99\"")
     );
+    let shares = |mode: &str| {
+        load(&text.replace("\"EXCLUSIVE\"", mode))
+            .unwrap()
+            .partitions[0]
+            .access
+            .oversubscribe
+    };
+    assert_eq!(shares("\"FORCE\""), OverSubscribe::Force(4));
+    assert_eq!(shares("\"yes:2\""), OverSubscribe::Yes(2));
     assert!(bad("\"DOWN\"", "\"SIDEWAYS\"").starts_with("cluster.toml:12:10:"));
     assert!(bad("cpu=64", "cpus=64").starts_with("cluster.toml:19:18:"));
     assert!(bad("[\"high\"]", "[\"low\"]").contains("QOS `low`"));

@@ -51,6 +51,7 @@ impl SubmitRequestExt for SubmitRequest {
         }
         // --mem=0 asks for all of each node's memory: the node itself, as --exclusive gives.
         spec.exclusive = self.exclusive || self.mem_whole_node;
+        spec.oversubscribe = self.oversubscribe;
         spec.nice = self.nice;
         spec.priority = self.priority;
         spec.begin_time = self.begin;

@@ -56,6 +56,9 @@ pub struct JobSpec {
     pub constraint: Option<Constraint>,
     /// `--exclusive`.
     pub exclusive: bool,
+    /// `-s/--oversubscribe`: the job may share CPUs in a partition that is
+    /// `OverSubscribe=YES` (under FORCE every job does; under NO none).
+    pub oversubscribe: bool,
     /// `--nice` (0); positive lowers priority.
     pub nice: i32,
     /// A fixed priority (an admin's `--priority` or `Priority=`): stored in place of the
@@ -133,6 +136,7 @@ impl JobSpec {
             licenses: Vec::new(),
             constraint: None,
             exclusive: false,
+            oversubscribe: false,
             nice: 0,
             priority: None,
             begin_time: None,

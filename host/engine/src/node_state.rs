@@ -3,16 +3,17 @@
 //! Node state owned by the engine: health, power, free CPUs, memory and GRES, and the jobs on each node.
 
 use serde::Serialize;
-use sluice_cluster::{Cluster, Node, NodeId, NodeState as ConfigState};
+use sluice_cluster::{Cluster, Node, NodeId, NodeState as ConfigState, OverSubscribe};
 use sluice_policy::bitmap::nodes_of_words;
 use sluice_policy::{NodeBitmap, NodeTable, Placement, Power};
 
-use crate::job::JobId;
+use crate::job::{Job, JobId};
 
-/// The nodes of one partition, fixed at start-up.
+/// The nodes of one partition and how its jobs share CPUs, fixed at start-up.
 #[derive(Clone, Debug)]
 pub(crate) struct PartView {
     pub nodes: NodeBitmap,
+    pub oversubscribe: OverSubscribe,
 }
 
 impl PartView {
@@ -23,8 +24,19 @@ impl PartView {
             .iter()
             .map(|p| PartView {
                 nodes: p.nodes.iter().map(|n| n.0).collect(),
+                oversubscribe: p.access.oversubscribe,
             })
             .collect()
+    }
+
+    /// The sharing rows `job` may use here (the `OverSubscribe` count under FORCE, or under
+    /// YES when the job asked `--oversubscribe`); none for an exclusive job, which takes whole
+    /// nodes whatever the partition says.
+    pub fn share_rows(&self, job: &Job) -> u32 {
+        if job.spec.exclusive {
+            return 0;
+        }
+        self.oversubscribe.share_rows(job.spec.oversubscribe)
     }
 }
 
@@ -109,6 +121,20 @@ impl NodeState {
                 reason: None,
             });
         }
+        // One sharing row per CPU share the largest OverSubscribe count allows; none at all,
+        // and so no cost, when no partition shares CPUs.
+        let rows = cluster
+            .partitions
+            .iter()
+            .map(|p| p.access.oversubscribe.rows())
+            .max()
+            .unwrap_or(0);
+        table.share_rows = rows;
+        table.row_free_cpus = table
+            .cpus
+            .iter()
+            .flat_map(|&c| std::iter::repeat_n(c, rows as usize))
+            .collect();
         let mut by_weight: Vec<u32> = (0..nodes.len() as u32).collect();
         by_weight.sort_by_key(|&n| (table.weight[n as usize], n));
         let mut usable = NodeBitmap::with_capacity(nodes.len());
@@ -137,14 +163,14 @@ impl NodeState {
         state
     }
 
-    /// Nodes with at least one free CPU.
+    /// Nodes with at least one free CPU, one no job holds or one free in a sharing row.
     pub fn open_nodes(&self) -> &NodeBitmap {
         &self.open
     }
 
     /// Sets node `n`'s bit of [`NodeState::open_nodes`] from its free CPUs.
     fn refresh_open(&mut self, n: u32) {
-        if self.table.free_cpus[n as usize] > 0 {
+        if self.table.has_free_cpu(n as usize) {
             self.open.insert(n);
         } else {
             self.open.remove(n);
@@ -208,11 +234,16 @@ impl NodeState {
         &self.usable
     }
 
-    /// Free CPUs summed over `nodes`: no job needing more can be placed on them.
+    /// Free CPUs summed over `nodes` (each node's best sharing row where that has more): no
+    /// job needing more can be placed on them.
     pub fn free_cpus_on(&self, nodes: &NodeBitmap) -> u64 {
         let open = nodes.words.iter().zip(&self.open.words).map(|(a, b)| a & b);
+        let t = &self.table;
         nodes_of_words(0, open)
-            .map(|n| u64::from(self.table.free_cpus[n as usize]))
+            .map(|n| {
+                let n = n as usize;
+                u64::from(t.free_cpus_for(n, t.share_rows).max(t.free_cpus[n]))
+            })
             .sum()
     }
 
@@ -408,6 +439,7 @@ mod tests {
                     gres: vec![0; nodes.len() * t.gres_kinds.len()],
                     nodes,
                     cpus,
+                    rows: vec![],
                 };
                 state.commit(round as JobId, &p);
                 running.push((round as JobId, p));

@@ -89,6 +89,10 @@ impl Engine {
                     .iter()
                     .flat_map(|&i| p.gres[i * kinds..(i + 1) * kinds].iter().copied())
                     .collect(),
+                rows: positions
+                    .iter()
+                    .filter_map(|&i| p.rows.get(i).copied())
+                    .collect(),
             }
         };
         let (gone, stays) = (part(&dropped), part(&kept));

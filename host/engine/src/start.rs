@@ -12,6 +12,7 @@ use crate::event::{Event, Loop};
 use crate::job::{Allocation, JobId, JobState, Reason, plan_limit};
 use crate::pass_buffers::{Plan, StartBuffers};
 use crate::queue::QueueRecord;
+use sluice_cluster::PartitionId;
 
 impl Engine {
     /// Sets `cand` to the nodes the job may use now: its partition's usable nodes, its
@@ -56,7 +57,13 @@ impl Engine {
     }
 
     /// Makes `req` the placement request for a job on `candidates`, reusing its storage.
-    fn fill_job_request(&self, id: JobId, candidates: &NodeBitmap, req: &mut JobRequest) {
+    fn fill_job_request(
+        &self,
+        id: JobId,
+        partition: PartitionId,
+        candidates: &NodeBitmap,
+        req: &mut JobRequest,
+    ) {
         let job = &self.jobs[&id];
         // Every field named, so that a field added to the request cannot be left stale here.
         let JobRequest {
@@ -69,6 +76,7 @@ impl Engine {
             memory_per_node_mb,
             gres_per_node,
             exclusive,
+            share_rows,
             candidates: words,
         } = req;
         *job_id = id;
@@ -80,6 +88,7 @@ impl Engine {
         *memory_per_node_mb = job.spec.memory_per_node_mb;
         gres_per_node.clone_from(&job.gres_per_node);
         *exclusive = job.spec.exclusive;
+        *share_rows = self.parts[partition.index()].share_rows(job);
         words.clone_from(&candidates.words);
     }
 
@@ -104,7 +113,7 @@ impl Engine {
         let end = now + plan_limit(limit) as i64;
         self.admits_start(own, limit.is_some(), &licenses, plan, (now, end))?;
         let layers = self.start_candidates(rec, &demands, usable, plan, (now, end), cand)?;
-        self.fill_job_request(id, cand, req);
+        self.fill_job_request(id, rec.partition, cand, req);
         let placement = self.ask_placement(req, PlaceMode::Allocate)?;
         if let Err(reason) = self.power_admits(&placement) {
             self.policies.selection.release(id, &placement);
@@ -149,7 +158,7 @@ impl Engine {
         let end = now + plan_limit(limit) as i64;
         self.admits_start(own, limit.is_some(), &licenses, plan, (now, end))?;
         self.start_candidates(rec, &demands, usable, plan, (now, end), cand)?;
-        self.fill_job_request(rec.job, cand, req);
+        self.fill_job_request(rec.job, rec.partition, cand, req);
         self.ask_placement(req, PlaceMode::Test)
     }
 

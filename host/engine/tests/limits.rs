@@ -990,3 +990,81 @@ fn with_safe_grp_tres_mins_holds_a_job_that_could_not_run_to_its_limit() {
         }
     }
 }
+
+/// An engine with the bundle's cons_tres on one node of four CPUs whose partition shares CPUs
+/// as `mode` says (the tests' first-fit selection shares nothing, which the contract allows).
+fn sharing(mode: OverSubscribe) -> (Engine, ManualClock) {
+    let mut c = cluster(1, 4);
+    c.partitions[0].access.oversubscribe = mode;
+    let (mut e, clock) = run(c);
+    e.set_policies(sluice_engine::Policies {
+        priority: Box::new(SiteFactorPriority),
+        selection: Box::new(sluice_plugin_select_cons_tres::ConsTres::default()),
+        hres: None,
+        gres: Vec::new(),
+    })
+    .unwrap();
+    (e, clock)
+}
+
+#[test]
+fn force_lets_each_cpu_hold_up_to_its_count_of_jobs() {
+    for via in BOTH {
+        let (mut e, _clock) = sharing(OverSubscribe::Force(2));
+        let ids: Vec<JobId> = (0..9).map(|_| e.submit(job("alice", 1)).unwrap()).collect();
+        assert_eq!(
+            started(&pass(&mut e, via)),
+            ids[..8],
+            "{via:?}: two jobs on each of the four CPUs"
+        );
+        assert_eq!(state(&e, ids[8]).0, JobState::Pending, "{via:?}");
+        if let Via::Main = via {
+            assert_eq!(state(&e, ids[8]).1, Reason::Resources);
+        }
+        e.job_finished(ids[0], 0).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), vec![ids[8]], "{via:?}");
+    }
+}
+
+#[test]
+fn yes_shares_the_cpus_of_jobs_that_ask_and_no_others() {
+    for via in BOTH {
+        let (mut e, _clock) = sharing(OverSubscribe::Yes(2));
+        let asking = || JobSpec {
+            oversubscribe: true,
+            ..job("alice", 2)
+        };
+        // Two jobs fill the four CPUs; the third shares two of them.
+        let shared: Vec<JobId> = (0..3).map(|_| e.submit(asking()).unwrap()).collect();
+        let alone = e.submit(job("bob", 1)).unwrap();
+        assert_eq!(started(&pass(&mut e, via)), shared, "{via:?}");
+        assert_eq!(
+            state(&e, alone).0,
+            JobState::Pending,
+            "{via:?}: every CPU has a job, and bob's job does not share"
+        );
+        e.job_finished(shared[0], 0).unwrap();
+        e.job_finished(shared[1], 0).unwrap();
+        // Two CPUs are now held by no job: bob's one-CPU job takes one of them.
+        assert_eq!(started(&pass(&mut e, via)), vec![alone], "{via:?}");
+    }
+    // Without --oversubscribe a YES partition shares nothing.
+    let (mut e, _clock) = sharing(OverSubscribe::Yes(2));
+    let ids: Vec<JobId> = (0..3).map(|_| e.submit(job("alice", 2)).unwrap()).collect();
+    assert_eq!(started(&e.schedule()), ids[..2]);
+}
+
+#[test]
+fn an_exclusive_job_takes_whole_nodes_even_under_force() {
+    let (mut e, _clock) = sharing(OverSubscribe::Force(4));
+    let whole = e
+        .submit(JobSpec {
+            exclusive: true,
+            ..job("alice", 1)
+        })
+        .unwrap();
+    let other = e.submit(job("bob", 1)).unwrap();
+    assert_eq!(started(&e.schedule()), vec![whole]);
+    assert_eq!(e.job(whole).unwrap().alloc.as_ref().unwrap().cpus(), 4);
+    assert_eq!(state(&e, other).0, JobState::Pending);
+}

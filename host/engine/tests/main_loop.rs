@@ -357,6 +357,7 @@ impl SelectionPolicy for Liar {
             cpus: vec![req.tasks],
             memory_mb: vec![0],
             gres: vec![],
+            rows: vec![],
         })
     }
     fn release(&mut self, _job_id: u32, _placement: &Placement) {}

@@ -131,7 +131,7 @@ fn inspect_names_a_match_policy_given_as_a_scheduler_plugin() {
     let err = engine.inspect("match-id", &component).unwrap_err();
     assert!(
         err.to_string()
-            .contains("is a match policy (sluice:policy/vertex-scoring@0.8.0)"),
+            .contains("is a match policy (sluice:policy/vertex-scoring@0.9.0)"),
         "{err}"
     );
 }

@@ -6,7 +6,7 @@ use sluice_sdk::NodeTable;
 /// Which nodes are worth looking at, as bitmap words over node indices.
 #[derive(Debug, Default)]
 pub struct FreeMaps {
-    /// Nodes with at least one free CPU.
+    /// Nodes with at least one free CPU, one no job holds or one free in a sharing row.
     pub open: Vec<u64>,
     /// Nodes with all CPUs and all memory free (candidates for whole-node jobs).
     pub idle: Vec<u64>,
@@ -38,6 +38,14 @@ impl FreeMaps {
             self.open.push(open);
             self.idle.push(idle);
         }
+        if table.share_rows > 0 {
+            // A node whose every CPU has a job may still have room in a sharing row.
+            for i in 0..n {
+                if table.has_free_cpu(i) {
+                    self.open[i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
     }
 
     /// Recomputes node `n`'s bits after its free resources changed.
@@ -51,7 +59,7 @@ impl FreeMaps {
             table.memory_mb[i],
             table.free_memory_mb[i],
         );
-        set(&mut self.open[word], bit, open);
+        set(&mut self.open[word], bit, open || table.has_free_cpu(i));
         set(&mut self.idle[word], bit, idle);
     }
 }

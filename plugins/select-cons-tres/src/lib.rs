@@ -7,6 +7,8 @@
 //! free GRES. Tasks are spread one per chosen node first, then packed in ascending node order
 //! (block distribution), and each node gets tasks × cpus-per-task CPUs. With `--ntasks-per-node`
 //! a node must hold that many tasks and gets exactly their CPUs, as Slurm's cons_tres does.
+//! A job that may share CPUs (`OverSubscribe`) is placed in the first sharing row where it
+//! fits, every node counting that row's free CPUs, as cons_tres tries a partition's rows.
 
 pub mod consec;
 pub mod free_maps;
@@ -79,11 +81,20 @@ impl SelectionPolicy for ConsTres {
             &maps.open
         };
         let open = |w| and_word(&req.candidates, busy_ok, w);
-        let slots = |n: u32| node_slots(table, gres_need, req, cpt, n);
-        if !search.best_fit(tiers, open, slots, need) {
-            return None;
-        }
-        let placement = self.build(req, cpt);
+        // A job that may share CPUs tries its rows in order, each over every node, as
+        // cons_tres tries a partition's rows: row 0 holds the jobs that share nothing yet.
+        let rows = req.share_rows.min(table.share_rows);
+        let row = match rows {
+            0 => {
+                let slots = |n: u32| node_slots(table, gres_need, req, cpt, n, None);
+                search.best_fit(tiers, open, slots, need).then_some(None)?
+            }
+            rows => (0..rows).find_map(|r| {
+                let slots = |n: u32| node_slots(table, gres_need, req, cpt, n, Some(r));
+                search.best_fit(tiers, open, slots, need).then_some(Some(r))
+            })?,
+        };
+        let placement = self.build(req, cpt, row);
         if mode == PlaceMode::Allocate {
             self.table.commit(&placement);
             for &n in &placement.nodes {
@@ -106,9 +117,17 @@ impl SelectionPolicy for ConsTres {
 }
 
 /// Task slots node `n` offers the job: 0 unless memory and GRES fit and one task fits (its
-/// `--ntasks-per-node` tasks, when it gives one: then exactly those).
+/// `--ntasks-per-node` tasks, when it gives one: then exactly those), counting the CPUs free
+/// in sharing row `row` for a job that shares them.
 #[inline(always)]
-fn node_slots(table: &NodeTable, gres_need: &[u32], req: &JobRequest, cpt: u32, n: u32) -> u32 {
+fn node_slots(
+    table: &NodeTable,
+    gres_need: &[u32],
+    req: &JobRequest,
+    cpt: u32,
+    n: u32,
+    row: Option<u32>,
+) -> u32 {
     let i = n as usize;
     if table.free_memory_mb[i] < req.memory_per_node_mb {
         return 0;
@@ -118,10 +137,10 @@ fn node_slots(table: &NodeTable, gres_need: &[u32], req: &JobRequest, cpt: u32, 
     if gres_need.iter().zip(free).any(|(need, free)| need > free) {
         return 0;
     }
-    let cpus = if req.exclusive {
-        table.cpus[i]
-    } else {
-        table.free_cpus[i]
+    let cpus = match row {
+        _ if req.exclusive => table.cpus[i],
+        None => table.free_cpus[i],
+        Some(r) => table.rows_free(i)[r as usize],
     };
     per_node_slots(cpus / cpt, req.tasks_per_node)
 }
@@ -141,7 +160,7 @@ impl ConsTres {
     }
 
     /// Turns the search's chosen nodes into a placement, distributing the tasks.
-    fn build(&self, req: &JobRequest, cpt: u32) -> Placement {
+    fn build(&self, req: &JobRequest, cpt: u32, row: Option<u32>) -> Placement {
         let chosen = &self.search.chosen;
         let kinds = self.gres_need.len();
         let mut p = Placement {
@@ -149,6 +168,7 @@ impl ConsTres {
             cpus: Vec::with_capacity(chosen.len()),
             memory_mb: Vec::with_capacity(chosen.len()),
             gres: Vec::with_capacity(chosen.len() * kinds),
+            rows: row.map_or_else(Vec::new, |r| vec![r; chosen.len()]),
         };
         // With --ntasks-per-node every node runs that many tasks (Slurm's cons_tres: exactly
         // ntasks-per-node × cpus-per-task CPUs each, whatever -n leaves for the last node).
@@ -159,18 +179,20 @@ impl ConsTres {
             let i = n as usize;
             let more = extra.min(slots as u64 - 1);
             extra -= more;
+            let cpus = if req.exclusive {
+                self.table.cpus[i]
+            } else if per_node > 0 {
+                per_node
+            } else {
+                (1 + more as u32) * cpt
+            };
             p.nodes.push(n);
+            p.cpus.push(cpus);
             if req.exclusive {
-                p.cpus.push(self.table.cpus[i]);
                 p.memory_mb.push(self.table.memory_mb[i]);
                 p.gres
                     .extend_from_slice(&self.table.gres_free[i * kinds..(i + 1) * kinds]);
-            } else if per_node > 0 {
-                p.cpus.push(per_node);
-                p.memory_mb.push(req.memory_per_node_mb);
-                p.gres.extend_from_slice(&self.gres_need);
             } else {
-                p.cpus.push((1 + more as u32) * cpt);
                 p.memory_mb.push(req.memory_per_node_mb);
                 p.gres.extend_from_slice(&self.gres_need);
             }

@@ -21,6 +21,8 @@ fn table(free_cpus: &[u32]) -> NodeTable {
         gres_kinds: vec!["gpu".into()],
         gres_total: vec![2; n],
         gres_free: vec![2; n],
+        row_free_cpus: vec![],
+        share_rows: 0,
     }
 }
 

@@ -88,6 +88,7 @@ fn request() -> impl Strategy<Value = JobRequest> {
                 memory_per_node_mb: mem,
                 gres_per_node: if gres > 0 { vec![(0, gres)] } else { vec![] },
                 exclusive: exclusive == 0,
+                share_rows: 0,
                 candidates: vec![candidates | 1],
             },
         )

@@ -21,6 +21,8 @@ fn table(free_cpus: &[u32]) -> NodeTable {
         gres_kinds: vec!["gpu".into()],
         gres_total: vec![1; n],
         gres_free: vec![1; n],
+        row_free_cpus: vec![],
+        share_rows: 0,
     }
 }
 
@@ -124,4 +126,43 @@ fn tasks_per_node_spreads_the_tasks_over_whole_nodes() {
             .remove(0)
             .is_none()
     );
+}
+
+#[test]
+fn under_force_a_job_that_shares_takes_a_whole_row_of_each_node() {
+    // Two idle 8-CPU nodes with two sharing rows (OverSubscribe=FORCE:2).
+    let t = NodeTable {
+        share_rows: 2,
+        row_free_cpus: vec![8; 4],
+        ..table(&[8, 8])
+    };
+    let sharing = |id| JobRequest {
+        share_rows: 2,
+        ..job(id, 1, 1, 1, 2)
+    };
+    let placed = allocate_all(
+        &mut Linear::default(),
+        &t,
+        &(1..=5).map(sharing).collect::<Vec<_>>(),
+    );
+    let got: Vec<Option<(Vec<u32>, Vec<u32>, Vec<u32>)>> = placed
+        .into_iter()
+        .map(|p| p.map(|p| (p.nodes, p.cpus, p.rows)))
+        .collect();
+    // Row 0 of each node first (CPUs no job holds), then row 1; a fifth job finds no row.
+    assert_eq!(
+        got,
+        vec![
+            Some((vec![0], vec![8], vec![0])),
+            Some((vec![1], vec![8], vec![0])),
+            Some((vec![0], vec![8], vec![1])),
+            Some((vec![1], vec![8], vec![1])),
+            None,
+        ]
+    );
+    // Once row 0 of both nodes is taken, a job that does not share finds no idle node.
+    let alone = job(6, 1, 1, 1, 2);
+    let placed = allocate_all(&mut Linear::default(), &t, &[sharing(1), sharing(2), alone]);
+    assert!(placed[1].is_some());
+    assert_eq!(placed[2], None);
 }

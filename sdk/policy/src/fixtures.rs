@@ -210,6 +210,7 @@ pub fn job_requests(nodes: usize, n: usize, seed: u64) -> Vec<JobRequest> {
                     vec![]
                 },
                 exclusive: rng.below(10) == 0,
+                share_rows: 0,
                 candidates: all.clone(),
             }
         })
@@ -229,6 +230,7 @@ pub fn tasks_job(id: u32, tasks: u32, min: u32, max: u32, nodes: usize) -> JobRe
         memory_per_node_mb: 100,
         gres_per_node: vec![],
         exclusive: false,
+        share_rows: 0,
         candidates: NodeBitmap::full(nodes).words,
     }
 }

@@ -91,10 +91,10 @@ impl std::fmt::Display for PluginKind {
 
 /// The WIT package version `sluice-sdk` builds components against, and the only one the host
 /// loads: a component built against another is refused with a message to rebuild it.
-pub const WIT_VERSION: &str = "0.8.0";
+pub const WIT_VERSION: &str = "0.9.0";
 
 /// The WIT package name, including version, that `sluice-sdk` components import and export.
-pub const WIT_PACKAGE: &str = "sluice:policy@0.8.0";
+pub const WIT_PACKAGE: &str = "sluice:policy@0.9.0";
 
 /// How a plugin is built from its settings, once per plugin generation.
 pub trait FromSettings: Sized {

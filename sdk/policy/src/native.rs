@@ -21,7 +21,7 @@ use crate::{
 pub const NATIVE_ABI: &str = concat!(
     "sluice-policy ",
     env!("CARGO_PKG_VERSION"),
-    " layout 5",
+    " layout 6",
     " built by ",
     env!("SLUICE_RUSTC_VERSION")
 );

@@ -15,6 +15,7 @@ impl NodeTable {
             && self.weight == other.weight
             && self.gres_kinds == other.gres_kinds
             && self.gres_total == other.gres_total
+            && self.share_rows == other.share_rows
     }
 
     /// Writes into `out` the nodes whose free CPUs, free memory, power or free GRES differ in
@@ -27,10 +28,12 @@ impl NodeTable {
             && self.free_memory_mb == other.free_memory_mb
             && self.power == other.power
             && self.gres_free == other.gres_free
+            && self.row_free_cpus == other.row_free_cpus
         {
             return;
         }
         let kinds = self.gres_kinds.len();
+        let shares = self.share_rows > 0;
         let cpus = self.free_cpus.iter().zip(&other.free_cpus);
         let memory = self.free_memory_mb.iter().zip(&other.free_memory_mb);
         let power = self.power.iter().zip(&other.power);
@@ -39,7 +42,9 @@ impl NodeTable {
                 self.gres_free[n * kinds..(n + 1) * kinds]
                     != other.gres_free[n * kinds..(n + 1) * kinds]
             };
-            if c.0 != c.1 || m.0 != m.1 || p.0 != p.1 || (kinds > 0 && gres()) {
+            let rows = || self.rows_free(n) != other.rows_free(n);
+            if c.0 != c.1 || m.0 != m.1 || p.0 != p.1 || (kinds > 0 && gres()) || (shares && rows())
+            {
                 out.push(n as u32);
             }
         }
@@ -71,6 +76,19 @@ impl NodeTable {
         true
     }
 
+    /// Sets node `n`'s free CPUs in each sharing row; changes nothing and answers false when
+    /// `n` is not a node of the table or `rows` is not one count per row.
+    pub fn set_rows_free(&mut self, n: usize, rows: &[u32]) -> bool {
+        let r = self.share_rows as usize;
+        if n >= self.len() || rows.len() != r {
+            return false;
+        }
+        if r > 0 {
+            self.row_free_cpus[n * r..(n + 1) * r].copy_from_slice(rows);
+        }
+        true
+    }
+
     /// Sets node `n`'s free resources to `other`'s, a table of the same static part; answers
     /// as [`NodeTable::set_free`].
     #[inline]
@@ -85,15 +103,16 @@ impl NodeTable {
             other.free_memory_mb[n],
             other.power[n],
             row,
-        )
+        ) && (other.share_rows == 0 || self.set_rows_free(n, other.rows_free(n)))
     }
 
     /// Appends to `out` the free resources of nodes `changed` of this table, packed as the
     /// contract's `node-changes`: per node, its index, free CPUs, free memory, power (0 up,
-    /// 1 powering up, 2 powered down), then its free count of each GRES kind.
+    /// 1 powering up, 2 powered down), its free count of each GRES kind, then its free CPUs in
+    /// each sharing row.
     pub fn pack_changes(&self, changed: &[u32], out: &mut Vec<u64>) {
         let kinds = self.gres_kinds.len();
-        out.reserve(changed.len() * (4 + kinds));
+        out.reserve(changed.len() * (4 + kinds + self.share_rows as usize));
         for &n in changed {
             let i = n as usize;
             out.extend_from_slice(&[
@@ -107,6 +126,7 @@ impl NodeTable {
                     .iter()
                     .map(|&g| u64::from(g)),
             );
+            out.extend(self.rows_free(i).iter().map(|&f| u64::from(f)));
         }
     }
 
@@ -120,13 +140,20 @@ impl NodeTable {
     ) -> Result<(), String> {
         changed.clear();
         let kinds = self.gres_kinds.len();
+        let shares = self.share_rows as usize;
         let mut row = vec![0u32; kinds];
-        for (c, change) in packed.chunks(4 + kinds).enumerate() {
-            let &[node, free_cpus, free_memory_mb, power, ref gres @ ..] = change else {
+        let mut rows = vec![0u32; shares];
+        for (c, change) in packed.chunks(4 + kinds + shares).enumerate() {
+            let &[node, free_cpus, free_memory_mb, power, ref rest @ ..] = change else {
                 return Err(format!("change {c} is cut short"));
             };
-            if gres.len() != kinds {
+            if rest.len() != kinds + shares {
                 return Err(format!("change {c} is cut short"));
+            }
+            let (gres, row_free) = rest.split_at(kinds);
+            for (r, &f) in rows.iter_mut().zip(row_free) {
+                *r = u32::try_from(f)
+                    .map_err(|_| format!("change {c} has a row's CPU count past 32 bits"))?;
             }
             let power = match power {
                 0 => Power::Up,
@@ -141,7 +168,9 @@ impl NodeTable {
                 *r = u32::try_from(g)
                     .map_err(|_| format!("change {c} has a GRES count past 32 bits"))?;
             }
-            if !self.set_free(n as usize, free_cpus, free_memory_mb, power, &row) {
+            if !self.set_free(n as usize, free_cpus, free_memory_mb, power, &row)
+                || !self.set_rows_free(n as usize, &rows)
+            {
                 return Err(format!(
                     "change {c} names node {n}, which the table does not have"
                 ));
@@ -178,6 +207,8 @@ mod tests {
             gres_kinds: vec!["gpu".into()],
             gres_total: vec![0, 2, 4],
             gres_free: vec![0, 1, 4],
+            row_free_cpus: vec![],
+            share_rows: 0,
         }
     }
 
@@ -187,6 +218,7 @@ mod tests {
             cpus: cpus.to_vec(),
             memory_mb: vec![10; nodes.len()],
             gres: gres.to_vec(),
+            rows: vec![],
         }
     }
 
@@ -302,5 +334,30 @@ mod tests {
             assert!(err.contains(why), "{packed:?}: {err}");
         }
         assert_eq!(copy, table(), "no refused change was applied");
+    }
+
+    #[test]
+    fn packed_changes_carry_each_rows_free_cpus() {
+        let shared = |rows: Vec<u32>| NodeTable {
+            share_rows: 2,
+            row_free_cpus: rows,
+            ..table()
+        };
+        let host = shared(vec![4, 4, 2, 1, 8, 0]);
+        let mut copy = shared(vec![4, 4, 2, 2, 8, 0]);
+        let mut changed = Vec::new();
+        copy.free_differing(&host, &mut changed);
+        assert_eq!(changed, [1], "a row alone differs");
+        let mut packed = Vec::new();
+        host.pack_changes(&changed, &mut packed);
+        assert_eq!(packed, [1, 2, 50, 0, 1, 2, 1], "then the node's two rows");
+        let mut applied = Vec::new();
+        copy.apply_packed_changes(&packed, &mut applied).unwrap();
+        assert_eq!(copy, host);
+        let err = copy
+            .apply_packed_changes(&packed[..6], &mut applied)
+            .unwrap_err();
+        assert!(err.contains("cut short"), "{err}");
+        assert!(!copy.same_static_part(&table()), "the row count is static");
     }
 }

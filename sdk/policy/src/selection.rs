@@ -36,6 +36,14 @@ pub struct NodeTable {
     pub gres_total: Vec<u32>,
     /// Free GRES, row-major by node then kind.
     pub gres_free: Vec<u32>,
+    /// Rows of CPU sharing (Slurm's `OverSubscribe=FORCE:N`/`YES:N` rows): the largest `N` of
+    /// any partition, 0 when no partition shares CPUs.
+    #[serde(default)]
+    pub share_rows: u32,
+    /// Free CPUs of each sharing row, row-major by node then row: CPUs that no job holding
+    /// CPUs alone and no job of that row holds. `free_cpus` is the least of a node's rows.
+    #[serde(default)]
+    pub row_free_cpus: Vec<u32>,
 }
 
 // By hand for `clone_from`: a selection policy copies the table at every pass, and reusing
@@ -52,6 +60,8 @@ impl Clone for NodeTable {
             gres_kinds: self.gres_kinds.clone(),
             gres_total: self.gres_total.clone(),
             gres_free: self.gres_free.clone(),
+            share_rows: self.share_rows,
+            row_free_cpus: self.row_free_cpus.clone(),
         }
     }
 
@@ -65,6 +75,8 @@ impl Clone for NodeTable {
         self.gres_kinds.clone_from(&source.gres_kinds);
         self.gres_total.clone_from(&source.gres_total);
         self.gres_free.clone_from(&source.gres_free);
+        self.share_rows = source.share_rows;
+        self.row_free_cpus.clone_from(&source.row_free_cpus);
     }
 }
 
@@ -98,7 +110,45 @@ impl NodeTable {
         }
         let g = n * self.gres_kinds.len();
         ContractError::check_length("gres total", g, self.gres_total.len())?;
-        ContractError::check_length("gres free", g, self.gres_free.len())
+        ContractError::check_length("gres free", g, self.gres_free.len())?;
+        let rows = n * self.share_rows as usize;
+        ContractError::check_length("row free cpus", rows, self.row_free_cpus.len())
+    }
+
+    /// Free CPUs of node `n`'s sharing rows (empty when no partition shares CPUs).
+    pub fn rows_free(&self, n: usize) -> &[u32] {
+        let r = self.share_rows as usize;
+        self.row_free_cpus.get(n * r..(n + 1) * r).unwrap_or(&[])
+    }
+
+    /// The most CPUs of node `n` a job that may share CPUs with `share_rows` rows can take
+    /// in one row; `None` when it shares nothing (or the table has no rows).
+    pub fn most_row_free(&self, n: usize, share_rows: u32) -> Option<u32> {
+        let open = share_rows.min(self.share_rows) as usize;
+        self.rows_free(n).get(..open)?.iter().copied().max()
+    }
+
+    /// The row a job that shares CPUs takes for `cpus` CPUs on node `n`: the lowest of its
+    /// `share_rows` rows with that many free, as cons_tres puts a job in the first partition
+    /// row it fits. Row 0 thus fills with CPUs no other job holds before any CPU is shared.
+    pub fn row_for(&self, n: usize, share_rows: u32, cpus: u32) -> Option<u32> {
+        let open = share_rows.min(self.share_rows) as usize;
+        let rows = self.rows_free(n).get(..open)?;
+        rows.iter().position(|&free| free >= cpus).map(|r| r as u32)
+    }
+
+    /// CPUs of node `n` a job may take: in its best row when it may share CPUs with
+    /// `share_rows` rows ([`NodeTable::most_row_free`]), else those no job holds.
+    pub fn free_cpus_for(&self, n: usize, share_rows: u32) -> u32 {
+        match self.most_row_free(n, share_rows) {
+            Some(free) => free,
+            None => self.free_cpus[n],
+        }
+    }
+
+    /// Whether node `n` has a CPU free to some job: one no job holds, or one free in a row.
+    pub fn has_free_cpu(&self, n: usize) -> bool {
+        self.free_cpus[n] > 0 || self.rows_free(n).iter().any(|&f| f > 0)
     }
 
     /// Subtracts a placement from the free columns. The placement must have been checked.
@@ -108,7 +158,11 @@ impl NodeTable {
         for (i, ((&n, &cpus), &memory)) in p.nodes.iter().zip(&p.cpus).zip(&p.memory_mb).enumerate()
         {
             let n = n as usize;
-            self.free_cpus[n] -= cpus;
+            if self.share_rows == 0 {
+                self.free_cpus[n] -= cpus;
+            } else {
+                self.take_cpus(n, p.rows.get(i).copied(), cpus);
+            }
             self.free_memory_mb[n] -= memory;
             if kinds > 0 {
                 let taken = &p.gres[i * kinds..(i + 1) * kinds];
@@ -122,6 +176,32 @@ impl NodeTable {
         }
     }
 
+    /// Takes `cpus` of node `n`'s CPUs: in `row` for a job that shares them, else from every
+    /// row (a job holding CPUs alone); the CPUs no job holds are then the least of the rows.
+    /// Only for a table with sharing rows.
+    fn take_cpus(&mut self, n: usize, row: Option<u32>, cpus: u32) {
+        let r = self.share_rows as usize;
+        let rows = &mut self.row_free_cpus[n * r..(n + 1) * r];
+        match row {
+            Some(row) => rows[row as usize] = rows[row as usize].saturating_sub(cpus),
+            None => rows.iter_mut().for_each(|f| *f = f.saturating_sub(cpus)),
+        }
+        self.free_cpus[n] = rows.iter().copied().min().unwrap_or(0);
+    }
+
+    /// Gives `cpus` of node `n`'s CPUs back to `row` (or to every row), never above what is
+    /// configured; the inverse of [`NodeTable::take_cpus`].
+    fn give_cpus(&mut self, n: usize, row: Option<u32>, cpus: u32) {
+        let (r, total) = (self.share_rows as usize, self.cpus[n]);
+        let rows = &mut self.row_free_cpus[n * r..(n + 1) * r];
+        let back = |f: &mut u32| *f = (*f + cpus).min(total);
+        match row.and_then(|row| rows.get_mut(row as usize)) {
+            Some(f) => back(f),
+            None => rows.iter_mut().for_each(back),
+        }
+        self.free_cpus[n] = rows.iter().copied().min().unwrap_or(0);
+    }
+
     /// Adds a placement back to the free columns, never above what is configured.
     pub fn release(&mut self, p: &Placement) {
         let kinds = self.gres_kinds.len();
@@ -130,8 +210,12 @@ impl NodeTable {
             if n >= self.len() {
                 continue;
             }
-            self.free_cpus[n] =
-                (self.free_cpus[n] + p.cpus.get(i).copied().unwrap_or(0)).min(self.cpus[n]);
+            let cpus = p.cpus.get(i).copied().unwrap_or(0);
+            if self.share_rows == 0 {
+                self.free_cpus[n] = (self.free_cpus[n] + cpus).min(self.cpus[n]);
+            } else {
+                self.give_cpus(n, p.rows.get(i).copied(), cpus);
+            }
             self.free_memory_mb[n] = (self.free_memory_mb[n]
                 + p.memory_mb.get(i).copied().unwrap_or(0))
             .min(self.memory_mb[n]);
@@ -153,7 +237,8 @@ impl NodeTable {
     }
 
     /// [`NodeTable::could_fit`], reading only the candidates in `open`, which must hold every
-    /// node with a free CPU (the others cannot take a share, so the answer is the same).
+    /// node with a free CPU, in a sharing row or not ([`NodeTable::has_free_cpu`]; the others
+    /// cannot take a share, so the answer is the same).
     pub fn could_fit_among(&self, req: &JobRequest, open: &[u64]) -> bool {
         self.could_fit_reading(req, |w| {
             req.candidates[w] & open.get(w).copied().unwrap_or(0)
@@ -168,6 +253,9 @@ impl NodeTable {
         // A node short of a per-node count's CPUs cannot be chosen (0 without one: any will do).
         let per_node = req.cpus_per_node();
         let (mut nodes, mut cpus) = (0u32, 0u64);
+        // A job that may share CPUs reads its best row's free CPUs (a sharing job is never
+        // exclusive: the host gives an exclusive job no rows).
+        let shares = req.share_rows > 0 && self.share_rows > 0;
         // Each column cut to the node count, so that one comparison bounds every read below.
         let len = self.len();
         let (free_cpus, free_memory) = (&self.free_cpus[..len], &self.free_memory_mb[..len]);
@@ -177,13 +265,17 @@ impl NodeTable {
             if i >= len {
                 break;
             }
-            let free = free_cpus[i];
+            let free = if shares {
+                self.free_cpus_for(i, req.share_rows)
+            } else {
+                free_cpus[i]
+            };
             if free == 0 {
                 // Most candidates of a busy machine: decided before reading anything else.
                 continue;
             }
             let free_mem = free_memory[i];
-            let whole = free == all_cpus[i] && free_mem == all_memory[i];
+            let whole = free_cpus[i] == all_cpus[i] && free_mem == all_memory[i];
             let gres_ok = req.gres_per_node.iter().all(|&(k, c)| {
                 self.gres_free
                     .get(i * kinds + k as usize)
@@ -216,6 +308,12 @@ impl NodeTable {
             )));
         }
         self.check_fits(p)?;
+        if let Some(&row) = p.rows.iter().find(|&&r| r >= req.share_rows) {
+            return Err(ContractError::Invalid(match req.share_rows {
+                0 => "placement shares cpus, job shares none".to_owned(),
+                n => format!("placement puts the job in sharing row {row}, job may use {n}"),
+            }));
+        }
         if (k as u32) < req.fewest_nodes() {
             return Err(ContractError::Invalid(format!(
                 "placement has {k} nodes, too few for {} tasks at {} per node",
@@ -284,6 +382,9 @@ impl NodeTable {
         ContractError::check_length("cpus per node", k, p.cpus.len())?;
         ContractError::check_length("memory per node", k, p.memory_mb.len())?;
         ContractError::check_length("gres per node", k * kinds, p.gres.len())?;
+        if !p.rows.is_empty() {
+            ContractError::check_length("rows per node", k, p.rows.len())?;
+        }
         let mut before = None;
         // Zipped: the lengths were checked above, and a placement is checked at every start.
         for (i, ((&n, &cpus), &memory)) in p.nodes.iter().zip(&p.cpus).zip(&p.memory_mb).enumerate()
@@ -298,7 +399,18 @@ impl NodeTable {
                 ));
             }
             before = Some(n);
-            over("cpus", n, cpus as u64, self.free_cpus[ni] as u64)?;
+            let free_cpus = match p.rows.get(i) {
+                Some(&row) => match self.rows_free(ni).get(row as usize) {
+                    Some(&free) => free,
+                    None => {
+                        return Err(ContractError::Invalid(format!(
+                            "node {n} has no sharing row {row}"
+                        )));
+                    }
+                },
+                None => self.free_cpus[ni],
+            };
+            over("cpus", n, cpus as u64, free_cpus as u64)?;
             over("memory", n, memory, self.free_memory_mb[ni])?;
             if kinds > 0 {
                 let asked = &p.gres[i * kinds..(i + 1) * kinds];
@@ -346,6 +458,10 @@ pub struct JobRequest {
     pub gres_per_node: Vec<(u32, u32)>,
     /// Whole nodes only.
     pub exclusive: bool,
+    /// Sharing rows the job may use (its partition's `OverSubscribe` count when it shares
+    /// CPUs); 0 when it holds its CPUs alone.
+    #[serde(default)]
+    pub share_rows: u32,
     /// Candidate nodes, bitmap words.
     pub candidates: Vec<u64>,
 }
@@ -400,6 +516,9 @@ pub struct Placement {
     pub memory_mb: Vec<u64>,
     /// GRES per chosen node and kind, row-major.
     pub gres: Vec<u32>,
+    /// The sharing row of each chosen node's CPUs; empty when the job holds its CPUs alone.
+    #[serde(default)]
+    pub rows: Vec<u32>,
 }
 
 /// A node selection policy.
@@ -460,6 +579,8 @@ mod tests {
             gres_kinds: vec!["gpu".into()],
             gres_total: vec![2, 2],
             gres_free: vec![2, 0],
+            row_free_cpus: vec![],
+            share_rows: 0,
         }
     }
 
@@ -475,6 +596,7 @@ mod tests {
             gres_per_node: vec![(0, 1)],
             exclusive: false,
             candidates: vec![0b11],
+            share_rows: 0,
         }
     }
 
@@ -486,6 +608,7 @@ mod tests {
             cpus: vec![4],
             memory_mb: vec![100],
             gres: vec![1],
+            rows: vec![],
         };
         t.check_placement(&request(), &p).unwrap();
         t.commit(&p);
@@ -568,6 +691,7 @@ mod tests {
                 cpus: chosen.iter().map(|&i| t.free_cpus[i]).collect(),
                 memory_mb: chosen.iter().map(|&i| if exclusive { t.memory_mb[i] } else { mem }).collect(),
                 gres: chosen.iter().map(|&i| if exclusive { t.gres_free[i] } else { gpus }).collect(),
+                rows: vec![],
             };
             // A per-node count every chosen node can give, with the tasks it implies.
             let tasks_per_node = tasks_per_node.min(p.cpus.iter().copied().min().unwrap());
@@ -590,6 +714,7 @@ mod tests {
                 gres_per_node: if gpus > 0 { vec![(0, gpus)] } else { vec![] },
                 exclusive,
                 candidates: vec![candidates],
+                share_rows: 0,
             };
             proptest::prop_assert!(t.check_placement(&req, &p).is_ok());
             proptest::prop_assert!(t.could_fit(&req));
@@ -625,6 +750,7 @@ mod tests {
                 gres_per_node: vec![],
                 exclusive,
                 candidates,
+                share_rows: 0,
             };
             proptest::prop_assert_eq!(t.could_fit_among(&req, &open), t.could_fit(&req));
         }
@@ -651,6 +777,7 @@ mod tests {
             memory_mb: vec![100; cpus.len()],
             gres: vec![0; cpus.len()],
             cpus,
+            rows: vec![],
         };
         t.check_placement(&r, &placement(vec![4, 4])).unwrap();
         let err = t.check_placement(&r, &placement(vec![7, 1])).unwrap_err();
@@ -692,42 +819,49 @@ mod tests {
                 cpus: vec![4],
                 memory_mb: vec![100],
                 gres: vec![1],
+                rows: vec![],
             }, // no gpu free
             Placement {
                 nodes: vec![0],
                 cpus: vec![9],
                 memory_mb: vec![100],
                 gres: vec![1],
+                rows: vec![],
             }, // too many cpus
             Placement {
                 nodes: vec![0],
                 cpus: vec![2],
                 memory_mb: vec![100],
                 gres: vec![1],
+                rows: vec![],
             }, // too few cpus
             Placement {
                 nodes: vec![5],
                 cpus: vec![4],
                 memory_mb: vec![100],
                 gres: vec![1],
+                rows: vec![],
             }, // unknown node
             Placement {
                 nodes: vec![0],
                 cpus: vec![4],
                 memory_mb: vec![10],
                 gres: vec![1],
+                rows: vec![],
             }, // too little memory
             Placement {
                 nodes: vec![0],
                 cpus: vec![4],
                 memory_mb: vec![100],
                 gres: vec![],
+                rows: vec![],
             }, // wrong length
             Placement {
                 nodes: vec![0, 1],
                 cpus: vec![2, 2],
                 memory_mb: vec![100, 100],
                 gres: vec![1, 0],
+                rows: vec![],
             }, // too many nodes
         ];
         for p in bad {
@@ -736,5 +870,101 @@ mod tests {
                 "{p:?} should be refused"
             );
         }
+    }
+
+    /// One 4-CPU node in a table with two sharing rows, nothing used.
+    fn shared_table() -> NodeTable {
+        NodeTable {
+            cpus: vec![4],
+            free_cpus: vec![4],
+            memory_mb: vec![1000],
+            free_memory_mb: vec![1000],
+            weight: vec![1],
+            power: vec![Power::Up],
+            share_rows: 2,
+            row_free_cpus: vec![4, 4],
+            ..NodeTable::default()
+        }
+    }
+
+    fn on_node_zero(cpus: u32, rows: Vec<u32>) -> Placement {
+        Placement {
+            nodes: vec![0],
+            cpus: vec![cpus],
+            memory_mb: vec![100],
+            gres: vec![],
+            rows,
+        }
+    }
+
+    #[test]
+    fn jobs_that_share_cpus_fill_one_row_each_and_leave_no_cpu_to_others() {
+        let mut t = shared_table();
+        let sharing = JobRequest {
+            share_rows: 2,
+            gres_per_node: vec![],
+            candidates: vec![1],
+            ..request()
+        };
+        let alone = JobRequest {
+            share_rows: 0,
+            ..sharing.clone()
+        };
+        // Two four-CPU jobs share the node's four CPUs, one per row.
+        let first = on_node_zero(4, vec![0]);
+        t.check_placement(&sharing, &first).unwrap();
+        t.commit(&first);
+        assert_eq!((t.free_cpus[0], t.rows_free(0)), (0, &[0, 4][..]));
+        assert_eq!(t.row_for(0, 2, 4), Some(1));
+        assert_eq!(
+            t.row_for(0, 1, 1),
+            None,
+            "a job of one row finds row 0 full"
+        );
+        assert!(t.could_fit(&sharing) && t.has_free_cpu(0));
+        // A job that holds its CPUs alone finds none: every CPU has a job.
+        assert!(!t.could_fit(&alone));
+        assert!(t.check_placement(&alone, &on_node_zero(4, vec![])).is_err());
+        // Nor may it be put in a row, nor a sharing job in a row past its count.
+        let err = t
+            .check_placement(&alone, &on_node_zero(4, vec![1]))
+            .unwrap_err();
+        assert!(err.to_string().contains("job shares none"), "{err}");
+        let one_row = JobRequest {
+            share_rows: 1,
+            ..sharing.clone()
+        };
+        assert!(
+            t.check_placement(&one_row, &on_node_zero(4, vec![1]))
+                .is_err()
+        );
+        assert!(!t.could_fit(&one_row), "row 0 is full");
+        let second = on_node_zero(4, vec![1]);
+        t.check_placement(&sharing, &second).unwrap();
+        t.commit(&second);
+        assert!(!t.could_fit(&sharing) && !t.has_free_cpu(0));
+        // Ending the first job opens its row again; ending both gives the node back whole.
+        t.release(&first);
+        assert_eq!((t.free_cpus[0], t.rows_free(0)), (0, &[4, 0][..]));
+        t.release(&second);
+        assert_eq!(t, shared_table());
+    }
+
+    #[test]
+    fn a_job_holding_cpus_alone_takes_them_from_every_row() {
+        let mut t = shared_table();
+        let p = on_node_zero(3, vec![]);
+        t.commit(&p);
+        assert_eq!((t.free_cpus[0], t.rows_free(0)), (1, &[1, 1][..]));
+        let sharing = JobRequest {
+            share_rows: 2,
+            tasks: 2,
+            gres_per_node: vec![],
+            candidates: vec![1],
+            ..request()
+        };
+        assert!(!t.could_fit(&sharing), "one CPU in each row, two asked");
+        t.release(&p);
+        assert_eq!(t, shared_table());
     }
 }

@@ -13,7 +13,14 @@ from wit_world.exports import selection as w
 
 from . import bitmap_nodes
 
-Placement = w.Placement
+
+
+def Placement(nodes, cpus, memory_mb, gres, rows=()):
+    """The contract's `placement`: per chosen node its CPUs, memory, one GRES count per kind,
+    and for a job that shares CPUs (`job.share_rows`) the sharing row of each node."""
+    return w.Placement(
+        nodes=list(nodes), cpus=list(cpus), memory_mb=list(memory_mb), gres=list(gres), rows=list(rows)
+    )
 
 
 class Nodes:
@@ -33,9 +40,38 @@ class Nodes:
         self.gres_kinds = list(table.gres_kinds)
         self.gres_total = list(table.gres_total)
         self.gres_free = list(table.gres_free)
+        # CPU sharing (OverSubscribe): rows per node, and each row's free CPUs, row-major.
+        self.share_rows = table.share_rows
+        self.row_free_cpus = list(table.row_free_cpus)
 
     def __len__(self):
         return len(self.cpus)
+
+    def rows_free(self, n):
+        """Free CPUs of node `n`'s sharing rows (empty when no partition shares CPUs)."""
+        r = self.share_rows
+        return self.row_free_cpus[n * r : (n + 1) * r]
+
+    def row_for(self, n, share_rows, cpus):
+        """The row a job that shares CPUs (`job.share_rows` rows) takes for `cpus` CPUs on node
+        `n`: the lowest with that many free, as cons_tres fills partition rows; None if none."""
+        rows = self.rows_free(n)[: min(share_rows, self.share_rows)]
+        return next((r for r, free in enumerate(rows) if free >= cpus), None)
+
+    def free_cpus_for(self, n, share_rows):
+        """CPUs of node `n` a job may take: its fullest-free row's when it shares, else those no
+        job holds."""
+        rows = self.rows_free(n)[: min(share_rows, self.share_rows)]
+        return max(rows) if rows else self.free_cpus[n]
+
+    def _move_cpus(self, n, row, cpus, sign):
+        """Takes (`sign` -1) or gives back (+1) `cpus` on node `n` in `row`, or every row."""
+        r = self.share_rows
+        for k in range(r):
+            if row is None or k == row:
+                at = n * r + k
+                self.row_free_cpus[at] = min(max(self.row_free_cpus[at] + sign * cpus, 0), self.cpus[n])
+        self.free_cpus[n] = min(self.rows_free(n))
 
     def gres_free_at(self, n, kind):
         """Free count of GRES kind `kind` on node `n`."""
@@ -46,7 +82,8 @@ class Nodes:
         power, then its free count of each GRES kind. A change that does not fit the table
         means the host broke the contract: raising traps, rather than placing on a stale copy."""
         kinds = len(self.gres_kinds)
-        width = 4 + kinds
+        rows = self.share_rows
+        width = 4 + kinds + rows
         if len(packed) % width:
             raise ValueError("node changes are cut short")
         for at in range(0, len(packed), width):
@@ -56,20 +93,27 @@ class Nodes:
             self.free_cpus[n] = cpus
             self.free_memory_mb[n] = memory
             self.power[n] = power
-            self.gres_free[n * kinds : (n + 1) * kinds] = packed[at + 4 : at + width]
+            self.gres_free[n * kinds : (n + 1) * kinds] = packed[at + 4 : at + 4 + kinds]
+            self.row_free_cpus[n * rows : (n + 1) * rows] = packed[at + 4 + kinds : at + width]
 
     def fits(self, p):
         """Whether placement `p` fits the free columns (nodes ascending, known, nothing over)."""
         kinds = len(self.gres_kinds)
         k = len(p.nodes)
+        rows = list(p.rows)
         if len(p.cpus) != k or len(p.memory_mb) != k or len(p.gres) != k * kinds:
+            return False
+        if rows and len(rows) != k:
             return False
         before = -1
         for i, n in enumerate(p.nodes):
             if n >= len(self.cpus) or n <= before:
                 return False
             before = n
-            if p.cpus[i] > self.free_cpus[n] or p.memory_mb[i] > self.free_memory_mb[n]:
+            if rows and rows[i] >= self.share_rows:
+                return False
+            free = self.row_free_cpus[n * self.share_rows + rows[i]] if rows else self.free_cpus[n]
+            if p.cpus[i] > free or p.memory_mb[i] > self.free_memory_mb[n]:
                 return False
             for g in range(kinds):
                 if p.gres[i * kinds + g] > self.gres_free[n * kinds + g]:
@@ -83,7 +127,10 @@ class Nodes:
             return False
         kinds = len(self.gres_kinds)
         for i, n in enumerate(p.nodes):
-            self.free_cpus[n] -= p.cpus[i]
+            if self.share_rows:
+                self._move_cpus(n, p.rows[i] if p.rows else None, p.cpus[i], -1)
+            else:
+                self.free_cpus[n] -= p.cpus[i]
             self.free_memory_mb[n] -= p.memory_mb[i]
             for g in range(kinds):
                 self.gres_free[n * kinds + g] -= p.gres[i * kinds + g]
@@ -95,7 +142,11 @@ class Nodes:
         for i, n in enumerate(p.nodes):
             if n >= len(self.cpus):
                 continue
-            self.free_cpus[n] = min(self.free_cpus[n] + _at(p.cpus, i), self.cpus[n])
+            if self.share_rows:
+                row = p.rows[i] if i < len(p.rows) else None
+                self._move_cpus(n, row, _at(p.cpus, i), 1)
+            else:
+                self.free_cpus[n] = min(self.free_cpus[n] + _at(p.cpus, i), self.cpus[n])
             self.free_memory_mb[n] = min(
                 self.free_memory_mb[n] + _at(p.memory_mb, i), self.memory_mb[n]
             )
@@ -124,6 +175,9 @@ class Job:
         self.memory_per_node_mb = request.memory_per_node_mb
         self.gres_per_node = list(request.gres_per_node)
         self.exclusive = request.exclusive
+        # Sharing rows the job may use (OverSubscribe), 0 when it holds its CPUs alone; a job
+        # that shares is placed with `rows`, one per chosen node (`nodes.row_for(n, job.share_rows, cpus)`).
+        self.share_rows = request.share_rows
         self.candidates = bitmap_nodes(request.candidates)
 
     @property

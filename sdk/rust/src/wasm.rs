@@ -31,7 +31,7 @@ pub mod selection {
         export_macro_name: "export_selection_world",
         default_bindings_module: "sluice_sdk::wasm::selection",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.9.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -44,7 +44,7 @@ pub mod gres {
         export_macro_name: "export_gres_world",
         default_bindings_module: "sluice_sdk::wasm::gres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.9.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -57,7 +57,7 @@ pub mod hres {
         export_macro_name: "export_hres_world",
         default_bindings_module: "sluice_sdk::wasm::hres",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.9.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -70,7 +70,7 @@ pub mod matching {
         export_macro_name: "export_match_world",
         default_bindings_module: "sluice_sdk::wasm::matching",
         runtime_path: "sluice_sdk::__private::wit_bindgen::rt",
-        with: { "sluice:policy/host@0.8.0": crate::wasm::priority::sluice::policy::host },
+        with: { "sluice:policy/host@0.9.0": crate::wasm::priority::sluice::policy::host },
     });
 }
 
@@ -289,6 +289,7 @@ pub mod selection_glue {
             cpus: x.cpus,
             memory_mb: x.memory_mb,
             gres: x.gres,
+            rows: x.rows,
         }
     }
 
@@ -321,6 +322,8 @@ pub mod selection_glue {
             gres_kinds: t.gres_kinds,
             gres_total: t.gres_total,
             gres_free: t.gres_free,
+            share_rows: t.share_rows,
+            row_free_cpus: t.row_free_cpus,
         };
         TABLE.with_borrow_mut(|kept| {
             *kept = table;
@@ -365,6 +368,7 @@ pub mod selection_glue {
             memory_per_node_mb: r.memory_per_node_mb,
             gres_per_node: r.gres_per_node,
             exclusive: r.exclusive,
+            share_rows: r.share_rows,
             candidates: r.candidates,
         };
         let mode = match m {
@@ -382,6 +386,7 @@ pub mod selection_glue {
             cpus: x.cpus,
             memory_mb: x.memory_mb,
             gres: x.gres,
+            rows: x.rows,
         })
     }
 

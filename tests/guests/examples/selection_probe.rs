@@ -97,6 +97,7 @@ mod component {
                         cpus: vec![9],
                         memory_mb: vec![0],
                         gres: vec![0; h.copy.as_ref().map_or(0, |c| c.kinds)],
+                        rows: vec![],
                     }),
                     _ => fit(h.copy.as_mut(), &r, mode),
                 }

@@ -22,6 +22,7 @@ macro_rules! copy_glue {
                 cpus: Vec::new(),
                 memory_mb: Vec::new(),
                 gres: Vec::new(),
+                rows: Vec::new(),
             }
         }
     };
@@ -32,6 +33,7 @@ macro_rules! copy_glue {
                 cpus: a.cpus,
                 memory_mb: a.memory_mb,
                 gres: a.gres,
+                rows: Vec::new(),
             }
         }
 

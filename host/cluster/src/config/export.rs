@@ -60,10 +60,7 @@ pub fn to_config_file(cluster: &Cluster) -> ConfigFile {
                 allow_qos: p.access.allow_qos.as_ref().map(|l| spanned_all(l)),
                 deny_qos: spanned_all(&p.access.deny_qos),
                 state: Some(Spanned::new(0..0, p.access.state.as_str().to_owned())),
-                over_subscribe: Some(Spanned::new(
-                    0..0,
-                    p.access.oversubscribe.as_str().to_owned(),
-                )),
+                over_subscribe: Some(Spanned::new(0..0, p.access.oversubscribe.to_string())),
                 def_mem_per_cpu: p.access.def_mem_per_cpu,
                 max_mem_per_cpu: p.access.max_mem_per_cpu,
             })

@@ -241,7 +241,7 @@ pub struct PartitionSpec {
     /// State: UP, DOWN, DRAIN or INACTIVE (UP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Spanned<String>>,
-    /// OverSubscribe: NO or EXCLUSIVE (NO).
+    /// OverSubscribe: NO, EXCLUSIVE, YES[:count] or FORCE[:count] (NO; count 4 unless given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub over_subscribe: Option<Spanned<String>>,
     /// DefMemPerCPU in MB (none).

@@ -133,24 +133,70 @@ pub enum OverSubscribe {
     No,
     /// Every job gets whole nodes, as if it asked `--exclusive` (`EXCLUSIVE`).
     Exclusive,
+    /// Jobs that ask `--oversubscribe` may share each CPU with up to this many jobs in all
+    /// (`YES[:count]`, count 4 unless given).
+    Yes(u32),
+    /// Every job may share each CPU with up to this many jobs in all (`FORCE[:count]`).
+    Force(u32),
 }
 
 impl OverSubscribe {
-    /// Reads `NO` or `EXCLUSIVE`; `YES`/`FORCE` (CPUs shared by several jobs) are not
-    /// supported and read as `None`.
+    /// The count `YES` and `FORCE` mean without one, as Slurm's.
+    pub const DEFAULT_COUNT: u32 = 4;
+    /// The largest count accepted: every node keeps a free-CPU count per sharing row.
+    pub const MAX_COUNT: u32 = 64;
+
+    /// Reads `NO`, `EXCLUSIVE`, `YES[:count]` or `FORCE[:count]` (count 1 to
+    /// [`OverSubscribe::MAX_COUNT`]), in any case.
     pub fn parse(text: &str) -> Option<Self> {
-        match text.to_ascii_uppercase().as_str() {
-            "NO" => Some(Self::No),
-            "EXCLUSIVE" => Some(Self::Exclusive),
+        let (mode, count) = match text.split_once(':') {
+            Some((mode, count)) => (mode, Some(count)),
+            None => (text, None),
+        };
+        let count = match count {
+            None => Self::DEFAULT_COUNT,
+            Some(c) => c
+                .trim()
+                .parse()
+                .ok()
+                .filter(|c| (1..=Self::MAX_COUNT).contains(c))?,
+        };
+        match mode.trim().to_ascii_uppercase().as_str() {
+            "NO" if text == mode => Some(Self::No),
+            "EXCLUSIVE" if text == mode => Some(Self::Exclusive),
+            "YES" => Some(Self::Yes(count)),
+            "FORCE" => Some(Self::Force(count)),
             _ => None,
         }
     }
 
-    /// Slurm's spelling.
-    pub fn as_str(self) -> &'static str {
+    /// Sharing rows a job gets in the partition: the count under `FORCE`, and under `YES`
+    /// when the job asked `--oversubscribe`; 0 (its CPUs alone) otherwise.
+    pub fn share_rows(self, job_asked: bool) -> u32 {
         match self {
-            Self::No => "NO",
-            Self::Exclusive => "EXCLUSIVE",
+            Self::Force(n) => n,
+            Self::Yes(n) if job_asked => n,
+            _ => 0,
+        }
+    }
+
+    /// The sharing rows a node of the partition may need: the count under `YES` or `FORCE`.
+    pub fn rows(self) -> u32 {
+        match self {
+            Self::Yes(n) | Self::Force(n) => n,
+            Self::No | Self::Exclusive => 0,
+        }
+    }
+}
+
+impl std::fmt::Display for OverSubscribe {
+    /// Slurm's spelling, as `scontrol show partition` prints it (`FORCE:4`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::No => f.write_str("NO"),
+            Self::Exclusive => f.write_str("EXCLUSIVE"),
+            Self::Yes(n) => write!(f, "YES:{n}"),
+            Self::Force(n) => write!(f, "FORCE:{n}"),
         }
     }
 }

@@ -242,18 +242,18 @@ fn list(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// `OverSubscribe=` (or the old `Shared=`): NO and EXCLUSIVE carry over; YES and FORCE, which
-/// let jobs share CPUs, are not supported and leave the partition at NO.
+/// `OverSubscribe=` (or the old `Shared=`): every value carries over, `YES` and `FORCE` with
+/// their count.
 fn over_subscribe(importer: &mut Importer, pair: &Pair, spec: &mut PartitionSpec) {
-    let mode = pair.value.split(':').next().unwrap_or_default();
-    match OverSubscribe::parse(mode) {
-        Some(o) => spec.over_subscribe = Some(Spanned::new(0..0, o.as_str().to_owned())),
+    match OverSubscribe::parse(&pair.value) {
+        Some(o) => spec.over_subscribe = Some(Spanned::new(0..0, o.to_string())),
         None => importer.skip(
             &pair.at,
             &pair.key,
             format!(
-                "OverSubscribe={} (jobs sharing CPUs) is not supported; the partition does not oversubscribe",
-                pair.value
+                "OverSubscribe={}: expected NO, EXCLUSIVE, YES[:count] or FORCE[:count] (count 1 to {}); the partition does not oversubscribe",
+                pair.value,
+                OverSubscribe::MAX_COUNT
             ),
         ),
     }

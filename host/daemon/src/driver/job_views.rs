@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use sluice_api::{Job, JobRequestSummary};
+use sluice_cluster::OverSubscribe;
 
 use super::Driver;
 use super::engine::assoc_key;
@@ -42,6 +43,7 @@ impl Driver {
             job.nodes.len()
         };
         let request = &job.request;
+        let shares_cpus = request.oversubscribe || self.forces_sharing(&partition);
         Job {
             job_id: job.id,
             name: request.job_name(),
@@ -104,10 +106,21 @@ impl Driver {
                 mail_type: request.mail_type.clone(),
                 mail_user: request.mail_user.clone(),
                 exclusive: request.exclusive,
+                oversubscribe: shares_cpus,
                 contiguous: request.contiguous,
             },
             array: job.array,
         }
+    }
+
+    /// Whether the first of the job's partitions is `OverSubscribe=FORCE`, which shares every
+    /// job's CPUs.
+    fn forces_sharing(&self, partitions: &str) -> bool {
+        let first = partitions.split(',').next().unwrap_or_default();
+        self.cluster
+            .partitions
+            .iter()
+            .any(|p| p.name == first && matches!(p.access.oversubscribe, OverSubscribe::Force(_)))
     }
 
     pub(super) fn show_job(&self, id: u64) -> Result<Job, ApiError> {

@@ -43,6 +43,7 @@ struct Shape {
     cpus_per_node: u32,
     memory_per_node_mb: u64,
     exclusive: bool,
+    share_rows: u32,
 }
 
 /// A plain job (no licenses, HRES, GRES, features or reservation) that will-run found no start
@@ -105,6 +106,8 @@ struct Needs<'j> {
     mem: u64,
     gres: &'j [(u32, u32)],
     exclusive: bool,
+    /// Sharing rows the job may use in the partition (`OverSubscribe`), 0 for none.
+    share_rows: u32,
     licenses: &'j [(usize, u32)],
     demands: &'j [Demand],
     shape: Shape,
@@ -115,7 +118,7 @@ struct Needs<'j> {
 }
 
 impl<'j> Needs<'j> {
-    fn of(job: &'j Job, rec: &QueueRecord, remember_unplannable: bool) -> Self {
+    fn of(job: &'j Job, rec: &QueueRecord, share_rows: u32, remember_unplannable: bool) -> Self {
         let own = job.reservation;
         let min_nodes = job.fewest_nodes();
         let per_node_cpus = job.cpus_per_node(min_nodes);
@@ -137,6 +140,7 @@ impl<'j> Needs<'j> {
             mem,
             gres,
             exclusive,
+            share_rows,
             licenses,
             demands,
             shape: Shape {
@@ -144,6 +148,7 @@ impl<'j> Needs<'j> {
                 cpus_per_node: per_node_cpus,
                 memory_per_node_mb: mem,
                 exclusive,
+                share_rows,
             },
             plain,
             simple: plain && licenses.is_empty() && demands.is_empty() && remember_unplannable,
@@ -219,7 +224,8 @@ impl<'b> Planning<'b> {
         usable: &NodeBitmap,
     ) -> Option<WillRun> {
         let job = &fit.jobs[&rec.job];
-        let needs = Needs::of(job, rec, self.remember_unplannable);
+        let share_rows = fit.parts[rec.partition.index()].share_rows(job);
+        let needs = Needs::of(job, rec, share_rows, self.remember_unplannable);
         if needs.simple
             && self
                 .buffers
@@ -375,7 +381,7 @@ impl PlanningBuffers {
             if needs.exclusive {
                 fit.nodes.is_idle(i)
             } else {
-                table.free_cpus[i] >= per_node_cpus
+                table.free_cpus_for(i, needs.share_rows) >= per_node_cpus
                     && table.free_memory_mb[i] >= mem
                     && gres
                         .iter()

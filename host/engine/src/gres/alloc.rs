@@ -114,7 +114,13 @@ impl Engine {
         let mut cpu_ids =
             CpuIds::with_capacity(p.nodes.len(), p.cpus.iter().map(|&c| c as usize).sum());
         for (&n, &c) in p.nodes.iter().zip(&p.cpus) {
-            cpu_ids.push_node(self.cpus.lowest_free(n as usize, c));
+            if p.rows.is_empty() {
+                cpu_ids.push_node(self.cpus.lowest_free(n as usize, c));
+            } else {
+                // CPUs shared with other jobs (OverSubscribe) are nobody's: the job is given
+                // the node's lowest ids, which the map does not count as taken.
+                cpu_ids.push_node(0..c);
+            }
         }
         cpu_ids
     }
@@ -244,7 +250,7 @@ impl Engine {
     pub(crate) fn commit_gres(&mut self, id: JobId, p: &Placement, picks: GresPicks) {
         let job = self.jobs.get_mut(&id).expect("starting a known job");
         job.gres.records.extend(picks.extra);
-        for (i, &n) in p.nodes.iter().enumerate() {
+        for (i, &n) in p.nodes.iter().enumerate().filter(|_| p.rows.is_empty()) {
             self.cpus
                 .take(n as usize, picks.cpu_ids.node(i).unwrap_or(&[]));
         }
@@ -283,7 +289,11 @@ impl Engine {
         let Some(alloc) = &job.alloc else { return };
         for i in positions {
             let node = alloc.placement.nodes[i] as usize;
-            if let Some(cpu_ids) = job.cpu_ids.node(i) {
+            if let Some(cpu_ids) = job
+                .cpu_ids
+                .node(i)
+                .filter(|_| alloc.placement.rows.is_empty())
+            {
                 self.cpus.give_back(node, cpu_ids);
             }
             for r in &job.gres.records {

@@ -23,6 +23,7 @@ fn placement_param(p: &Placement) -> w::PlacementParam<'_> {
         cpus: &p.cpus,
         memory_mb: &p.memory_mb,
         gres: &p.gres,
+        rows: &p.rows,
     }
 }
 
@@ -48,6 +49,8 @@ fn with_table<R>(t: &NodeTable, f: impl FnOnce(w::NodeTable<'_>) -> R) -> R {
         gres_kinds: &kinds,
         gres_total: &t.gres_total,
         gres_free: &t.gres_free,
+        share_rows: t.share_rows,
+        row_free_cpus: &t.row_free_cpus,
     })
 }
 
@@ -62,6 +65,7 @@ fn request(r: &JobRequest) -> w::JobRequest<'_> {
         memory_per_node_mb: r.memory_per_node_mb,
         gres_per_node: &r.gres_per_node,
         exclusive: r.exclusive,
+        share_rows: r.share_rows,
         candidates: &r.candidates,
     }
 }
@@ -79,6 +83,7 @@ fn placement(p: w::PlacementResult) -> Placement {
         cpus: p.cpus,
         memory_mb: p.memory_mb,
         gres: p.gres,
+        rows: p.rows,
     }
 }
 

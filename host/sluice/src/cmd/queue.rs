@@ -161,7 +161,13 @@ fn field(job: &Job, c: char) -> String {
         'o' => null(&r.command),
         'y' => r.nice.to_string(),
         'v' => "(null)".into(),
-        'h' => if r.exclusive { "NO" } else { "OK" }.into(),
+        // squeue's values: NO for whole nodes, YES when the CPUs may be shared, else OK.
+        'h' => match (r.exclusive, r.oversubscribe) {
+            (true, _) => "NO",
+            (false, true) => "YES",
+            (false, false) => "OK",
+        }
+        .into(),
         _ => String::new(),
     }
 }
@@ -447,6 +453,7 @@ pub(crate) mod tests {
                 mail_user: None,
                 exclusive: false,
                 contiguous: false,
+                oversubscribe: false,
             },
             array: None,
         }

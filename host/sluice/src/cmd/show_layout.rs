@@ -133,7 +133,11 @@ pub fn job(j: &Job, zone: Zone) -> String {
         format!(
             "Features={} OverSubscribe={} Contiguous={} Licenses={}",
             or_null(r.constraint.as_deref()),
-            if r.exclusive { "NO" } else { "OK" },
+            match (r.exclusive, r.oversubscribe) {
+                (true, _) => "NO",
+                (false, true) => "YES",
+                (false, false) => "OK",
+            },
             u8::from(r.contiguous),
             or_null(r.licenses.as_deref())
         ),
@@ -277,6 +281,7 @@ mod tests {
             mail_user: None,
             exclusive: false,
             contiguous: false,
+            oversubscribe: false,
         }
     }
 

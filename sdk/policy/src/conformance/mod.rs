@@ -8,8 +8,8 @@ pub mod declared;
 pub mod protocol;
 
 use crate::{
-    Demand, GresPolicy, HresPolicy, NodeBitmap, PlaceMode, PriorityPolicy, SelectionPolicy,
-    fixtures, gres, hres,
+    Demand, GresPolicy, HresPolicy, NodeBitmap, NodeTable, PlaceMode, PriorityPolicy,
+    SelectionPolicy, fixtures, gres, hres,
 };
 
 /// The outcome of one case.
@@ -130,7 +130,37 @@ pub fn selection(policy: &mut dyn SelectionPolicy) -> Vec<CaseResult> {
         "every node gets its tasks per node",
         tasks_per_node(policy),
     ));
+    out.push(case(
+        "jobs that share cpus never overcommit a sharing row",
+        shared_rows(policy),
+    ));
     out
+}
+
+/// Two idle 4-CPU nodes with two sharing rows (`OverSubscribe=FORCE:2`) and jobs of one to
+/// four CPUs that may share them, allocated until the policy refuses one: every placement must
+/// keep within the free CPUs of the rows it names (a policy that shares nothing, and places
+/// on CPUs no job holds, passes too).
+fn shared_rows(policy: &mut dyn SelectionPolicy) -> Result<(), String> {
+    let mut table = NodeTable {
+        share_rows: 2,
+        row_free_cpus: vec![4; 4],
+        ..fixtures::cpu_nodes(4, &[4, 4])
+    };
+    policy.begin_pass(&table);
+    for id in 1..=24 {
+        let mut req = fixtures::tasks_job(id, 1 + id % 4, 1, 1, table.len());
+        req.memory_per_node_mb = 10;
+        req.share_rows = 2;
+        let Some(p) = policy.place(&req, PlaceMode::Allocate) else {
+            continue;
+        };
+        table
+            .check_placement(&req, &p)
+            .map_err(|e| format!("job {id}: {e}"))?;
+        table.commit(&p);
+    }
+    Ok(())
 }
 
 /// `-N 2 --ntasks-per-node=4` on three 8-CPU nodes, the first with only 3 CPUs free: the two

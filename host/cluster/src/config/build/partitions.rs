@@ -166,7 +166,7 @@ fn access(
         OverSubscribe::parse,
     )
     .unwrap_or(Ok(OverSubscribe::No))
-    .map_err(|e| e("NO or EXCLUSIVE (YES and FORCE, CPUs shared by jobs, are not supported)"))?;
+    .map_err(|e| e("NO, EXCLUSIVE, YES[:count] or FORCE[:count] (count 1 to 64)"))?;
     Ok(PartitionAccess {
         allow_accounts: all(&spec.allow_accounts),
         deny_accounts: spec.deny_accounts.clone(),

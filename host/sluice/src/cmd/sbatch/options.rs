@@ -58,6 +58,8 @@ pub struct Options {
     pub exclude: Option<String>,
     /// `--contiguous`.
     pub contiguous: bool,
+    /// `-s/--oversubscribe`.
+    pub oversubscribe: bool,
     /// `--hint`.
     pub hint: Option<String>,
     /// `-m`.
@@ -223,6 +225,7 @@ impl Options {
             }
             "open-mode" => self.open_mode = Some(values::open_mode(&v)?),
             "output" => self.output = Some(none_is_null(&v)),
+            "oversubscribe" => self.oversubscribe = true,
             "parsable" => self.parsable = true,
             "partition" => self.partition = s(),
             "qos" => self.qos = s(),

@@ -100,6 +100,7 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         nodelist: o.nodelist.clone(),
         exclude: o.exclude.clone(),
         contiguous: o.contiguous,
+        oversubscribe: o.oversubscribe,
         hint: o.hint.clone(),
         distribution: o.distribution.clone(),
         time_min: o.time_min.flatten(),
