@@ -96,6 +96,7 @@ mod session;
 mod session_text;
 mod traverse;
 mod traverse_explore;
+mod traverse_flexible;
 mod traverse_update;
 mod vertex_spans;
 mod vertex_table;
@@ -128,4 +129,5 @@ pub use prune_filters::{
 };
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
+pub use traverse_flexible::{MAX_OR_SLOT_STATES, MAX_XOR_EXPANSION, TraverserPolicy};
 pub use vertex_table::{VertexProperties, vertex_table};
