@@ -115,20 +115,40 @@ struct OrConfig {
     index: i32,
 }
 
-/// The or-slot search was refused: too many states, or an alternative that takes nothing.
-#[derive(Debug)]
-struct OrSlotSearchError;
+/// Why the or-slot search was refused (Fluxion would recurse without end or bound).
+#[derive(Debug, PartialEq, Eq)]
+enum OrSlotSearchError {
+    /// More count states than the bound allows.
+    TooManyStates,
+    /// Taking an alternative leaves the counts unchanged: it requests nothing.
+    TakesNothing,
+}
+
+impl OrSlotSearchError {
+    /// The text added to the traverser's error message.
+    fn message(&self) -> String {
+        match self {
+            OrSlotSearchError::TooManyStates => {
+                format!("dom_slot: or-slot search exceeds {MAX_OR_SLOT_STATES} states.\n")
+            }
+            OrSlotSearchError::TakesNothing => {
+                "dom_slot: an or-slot alternative requests nothing.\n".to_string()
+            }
+        }
+    }
+}
 
 /// Fluxion's `select_or_config` over the alternatives `slots`, whose element types are `kinds`
 /// (counts are per kind, in the same order): the best number of slots the counts hold and the
-/// chain of choices reaching it, memoised in `table`. Fluxion recurses; this walks an explicit
-/// stack so a deep chain cannot overflow the thread's.
+/// chain of choices reaching it, memoised in `table` (at most `max_states` entries). Fluxion
+/// recurses; this walks an explicit stack so a deep chain cannot overflow the thread's.
 fn select_or_config(
     slots: &[Request],
     kinds: &[u32],
     counts: Vec<i32>,
     nslots: u64,
     table: &mut HashMap<Vec<i32>, OrConfig>,
+    max_states: usize,
 ) -> Result<OrConfig, OrSlotSearchError> {
     let position = |kind: u32| kinds.iter().position(|&k| k == kind).unwrap_or(0);
     if let [only] = slots {
@@ -209,7 +229,7 @@ fn select_or_config(
                 continue;
             }
             if open.contains(&left) {
-                return Err(OrSlotSearchError);
+                return Err(OrSlotSearchError::TakesNothing);
             }
             top.waiting = Some((left.clone(), i));
             descend = Some(left);
@@ -234,8 +254,8 @@ fn select_or_config(
                     index: -1,
                 });
                 table.insert(done.counts, config);
-                if table.len() > MAX_OR_SLOT_STATES {
-                    return Err(OrSlotSearchError);
+                if table.len() > max_states {
+                    return Err(OrSlotSearchError::TooManyStates);
                 }
             }
         }
@@ -375,9 +395,19 @@ impl Matcher {
             .map(|&k| slot_dfu.qualified(k) as i32)
             .collect();
         let mut table = HashMap::new();
-        let Ok(mut config) = select_or_config(slots, &kinds, counts, nslots, &mut table) else {
-            self.err_message += "dom_slot: or-slot search too large.\n";
-            return Err(Errno::Busy);
+        let mut config = match select_or_config(
+            slots,
+            &kinds,
+            counts,
+            nslots,
+            &mut table,
+            MAX_OR_SLOT_STATES,
+        ) {
+            Ok(config) => config,
+            Err(e) => {
+                self.err_message += &e.message();
+                return Err(Errno::Busy);
+            }
         };
         // Fluxion counts slots in an unsigned int: a negative score is a very large one,
         // which runs out of candidates below.
@@ -410,5 +440,129 @@ impl Matcher {
         } else {
             Err(Errno::Busy)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobspec_count::Count;
+
+    const CORE: u32 = 1;
+    const GPU: u32 = 3;
+    const SLOT: u32 = 6;
+    const XOR: u32 = 7;
+
+    fn leaf(kind: u32, n: u64) -> Request {
+        Request {
+            kind,
+            slot: false,
+            count: Count::fixed(n),
+            exclusive: None,
+            label: String::new(),
+            with: Vec::new(),
+            aggregates: Vec::new(),
+        }
+    }
+
+    fn slot(kind: u32, with: Vec<Request>) -> Request {
+        Request {
+            slot: kind == SLOT,
+            with,
+            ..leaf(kind, 1)
+        }
+    }
+
+    /// The alternatives taken, in order, from `counts` (cores, gpus).
+    fn chain(slots: &[Request], counts: [i32; 2]) -> (i32, Vec<i32>) {
+        let mut table = HashMap::new();
+        let kinds = [CORE, GPU];
+        let top = select_or_config(slots, &kinds, counts.to_vec(), 1, &mut table, 1000).unwrap();
+        let mut taken = Vec::new();
+        let mut config = top.clone();
+        for _ in 0..top.score {
+            taken.push(config.index);
+            config = table[&config.next].clone();
+        }
+        (top.score, taken)
+    }
+
+    #[test]
+    fn the_search_finds_the_mix_that_yields_most_slots_first_best_first() {
+        // core[8]+gpu[1] or core[10]: 18 cores and a gpu give one of each, the first
+        // alternative first (a later one only replaces it when strictly better).
+        let slots = [
+            slot(SLOT, vec![leaf(CORE, 8), leaf(GPU, 1)]),
+            slot(SLOT, vec![leaf(CORE, 10)]),
+        ];
+        assert_eq!(chain(&slots, [18, 1]), (2, vec![0, 1]));
+        // Without the gpu only the 10-core shape fits, once.
+        assert_eq!(chain(&slots, [18, 0]), (1, vec![1]));
+        // 36 cores, 2 gpus: two of each (8+8+10+10 = 36), small ones first.
+        assert_eq!(chain(&slots, [36, 2]), (4, vec![0, 0, 1, 1]));
+    }
+
+    #[test]
+    fn one_alternative_is_bounded_by_the_slot_count_read_as_an_int() {
+        let one = [slot(SLOT, vec![leaf(CORE, 4)])];
+        let mut table = HashMap::new();
+        let got = select_or_config(&one, &[CORE], vec![18], 3, &mut table, 10).unwrap();
+        assert_eq!(got.score, 3);
+        let got = select_or_config(&one, &[CORE], vec![18], u64::from(u32::MAX), &mut table, 10);
+        assert_eq!(got.unwrap().score, -1);
+    }
+
+    #[test]
+    fn an_empty_alternative_and_too_many_states_are_refused() {
+        let slots = [slot(SLOT, vec![leaf(CORE, 1)]), slot(SLOT, Vec::new())];
+        let mut table = HashMap::new();
+        let got = select_or_config(&slots, &[CORE], vec![4], 1, &mut table, 1000);
+        assert_eq!(got.unwrap_err(), OrSlotSearchError::TakesNothing);
+        let slots = [
+            slot(SLOT, vec![leaf(CORE, 1)]),
+            slot(SLOT, vec![leaf(GPU, 1)]),
+        ];
+        let mut table = HashMap::new();
+        let got = select_or_config(&slots, &[CORE, GPU], vec![30, 30], 1, &mut table, 100);
+        assert_eq!(got.unwrap_err(), OrSlotSearchError::TooManyStates);
+        let mut table = HashMap::new();
+        let got = select_or_config(&slots, &[CORE, GPU], vec![30, 30], 1, &mut table, 1000);
+        assert_eq!(got.unwrap().score, 60);
+    }
+
+    #[test]
+    fn xor_slots_expand_to_one_option_per_tree_after_the_required_siblings() {
+        // [gpu, xor{core[1]} | xor{core[2]}] → [gpu, slot{core[1]}], [gpu, slot{core[2]}].
+        let resources = [
+            leaf(GPU, 1),
+            slot(XOR, vec![leaf(CORE, 1)]),
+            slot(XOR, vec![leaf(CORE, 2)]),
+        ];
+        let trees = split_xor_slots(&resources, XOR, SLOT).unwrap();
+        let shape: Vec<Vec<(u32, bool, u64)>> = trees
+            .iter()
+            .map(|t| {
+                t.iter()
+                    .map(|r| (r.kind, r.slot, r.with.first().map_or(0, |c| c.count.min)))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                vec![(GPU, false, 0), (SLOT, true, 1)],
+                vec![(GPU, false, 0), (SLOT, true, 2)]
+            ]
+        );
+        // Nested: a required resource whose children hold three xor options crosses with them.
+        let nested = [slot(
+            SLOT,
+            vec![
+                slot(XOR, vec![leaf(CORE, 1)]),
+                slot(XOR, vec![leaf(CORE, 2)]),
+                slot(XOR, vec![leaf(CORE, 3)]),
+            ],
+        )];
+        assert_eq!(split_xor_slots(&nested, XOR, SLOT).unwrap().len(), 3);
     }
 }

@@ -417,6 +417,25 @@ fn too_many_xor_branches_are_refused_with_fluxions_text() {
 }
 
 #[test]
+fn an_alternative_that_requests_nothing_is_refused_not_searched_forever() {
+    // An empty slot fits any vertex and takes nothing, so the or-slot table would never end
+    // (Fluxion recurses until the stack is gone); the match fails with a reason instead.
+    let spec = under_a_socket(&[
+        req("slot", 1, Some("a"), &[leaf("core", 1)]),
+        req("slot", 1, Some("b"), &[]),
+    ]);
+    let ws = Workspace::new("empty", &[("j.yaml", &spec)]);
+    let p = flexible(&ws, "high", &commands("j.yaml", 1));
+    assert_eq!(p.out, no_match(1));
+    assert!(
+        p.stderr
+            .contains("dom_slot: an or-slot alternative requests nothing.\n"),
+        "{}",
+        p.stderr
+    );
+}
+
+#[test]
 fn the_jobspec_reader_takes_or_slots_and_xor_slots_as_libjobspec_does() {
     let types = Interner::with_builtin_types();
     let file = Path::new("j.yaml");
