@@ -164,7 +164,7 @@ impl Matcher {
     fn run_primed(
         &mut self,
         jobspec: &Jobspec,
-        requests: &[Vec<Request>],
+        variants: &[Vec<Request>],
         dfv: &[(u32, i64)],
         op: MatchOp,
         jobid: u64,
@@ -185,10 +185,10 @@ impl Matcher {
             meta.alloc = AllocType::NoAlloc;
         }
         if op == MatchOp::Satisfiability {
-            self.probe_satisfiability(requests, &mut meta, x)?;
+            self.probe_satisfiability(variants, &mut meta, x)?;
             return Ok(0);
         }
-        self.schedule(requests, dfv, &mut meta, x, op)?;
+        self.schedule(variants, dfv, &mut meta, x, op)?;
         let at = meta.at;
         if at == GRAPH_END {
             return Err(MatchFailure::Busy);
@@ -211,13 +211,13 @@ impl Matcher {
 
     fn probe_satisfiability(
         &mut self,
-        requests: &[Vec<Request>],
+        variants: &[Vec<Request>],
         meta: &mut JobMeta,
         x: bool,
     ) -> Result<(), MatchFailure> {
         meta.alloc = AllocType::Satisfiability;
         meta.at = self.far_end(meta.duration);
-        self.select_variants(requests, meta, x)
+        self.select_variants(variants, meta, x)
             .map_err(|_| MatchFailure::Unsatisfiable)
     }
 
@@ -239,29 +239,29 @@ impl Matcher {
 
     fn schedule(
         &mut self,
-        requests: &[Vec<Request>],
+        variants: &[Vec<Request>],
         dfv: &[(u32, i64)],
         meta: &mut JobMeta,
         x: bool,
         op: MatchOp,
     ) -> Result<(), MatchFailure> {
         self.request_feasible(dfv, op)?;
-        if self.select_variants(requests, meta, x).is_ok() {
+        if self.select_variants(variants, meta, x).is_ok() {
             return Ok(());
         }
         match op {
             MatchOp::AllocateWithSatisfiability => {
-                self.probe_satisfiability(requests, meta, x)?;
+                self.probe_satisfiability(variants, meta, x)?;
                 Err(MatchFailure::Busy)
             }
             MatchOp::AllocateOrElseReserve | MatchOp::WithoutAllocatingFuture => {
                 if op == MatchOp::AllocateOrElseReserve {
                     meta.alloc = AllocType::OrElseReserve;
                 }
-                if self.reserve_search(requests, dfv, meta, x) {
+                if self.reserve_search(variants, dfv, meta, x) {
                     return Ok(());
                 }
-                self.probe_satisfiability(requests, meta, x)?;
+                self.probe_satisfiability(variants, meta, x)?;
                 Err(MatchFailure::Busy)
             }
             _ => Err(MatchFailure::Busy),
@@ -272,7 +272,7 @@ impl Matcher {
     /// first; true at the first that matches (`meta.at` is then that time).
     fn reserve_search(
         &mut self,
-        requests: &[Vec<Request>],
+        variants: &[Vec<Request>],
         dfv: &[(u32, i64)],
         meta: &mut JobMeta,
         x: bool,
@@ -292,7 +292,7 @@ impl Matcher {
             plan.avail_time_first(meta.at + 1, meta.duration, &counts);
         while let Ok(Some(t)) = next {
             meta.at = t;
-            if self.select_variants(requests, meta, x).is_ok() {
+            if self.select_variants(variants, meta, x).is_ok() {
                 return true;
             }
             next = plan.avail_time_next();

@@ -372,6 +372,53 @@ fn without_alternatives_flexible_matches_as_simple_does() {
     }
 }
 
+/// Runs a shared case's `cmds.in` on its GRUG with `traverser`; the `-t` output.
+fn shared_case(name: &str, grug: &str, policy: &str, traverser: TraverserPolicy) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/flux")
+        .join(name);
+    let mut matcher = Matcher::new(
+        read_grug(&dir.join(grug)).unwrap(),
+        "containment",
+        policy_by_name(policy).unwrap(),
+        "ALL:core,ALL:node",
+    )
+    .unwrap();
+    matcher.set_traverser(traverser);
+    let mut session = Session::new(matcher, MatchFormat::Simple, false);
+    session.set_base_dir(&dir);
+    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
+    for line in std::fs::read_to_string(dir.join("cmds.in"))
+        .unwrap()
+        .lines()
+    {
+        let mut io = Outputs {
+            out: &mut out,
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+        };
+        if session.execute(line, &mut io).unwrap() == Flow::Quit {
+            break;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn the_shared_cases_come_out_the_same_under_flexible() {
+    // Neither case has alternatives: nine prefix-free and prefixed shapes under `first` on
+    // medium, five node-level slots under `high` on tiny.
+    for (name, grug, policy) in [
+        ("ex1-tiny-high-allocate", "tiny.graphml", "high"),
+        ("ex3-medium-first-omit-prefix", "medium.graphml", "first"),
+    ] {
+        let simple = shared_case(name, grug, policy, TraverserPolicy::Simple);
+        let flex = shared_case(name, grug, policy, TraverserPolicy::Flexible);
+        assert!(simple.contains("ALLOCATED"), "{name}");
+        assert_eq!(flex, simple, "{name}");
+    }
+}
+
 #[test]
 fn a_slot_below_a_matched_resource_must_match_there() {
     // Fluxion's flexible `test`: a matched node whose request holds a slot answers only as a
