@@ -15,8 +15,10 @@ use crate::visit::{Errno, JobMeta};
 pub const MAX_XOR_EXPANSION: usize = 1000;
 
 /// How many resource-count states the or-slot search may remember before it gives up; Fluxion
-/// has no bound, but a user's request must not exhaust the daemon's memory.
-pub const MAX_OR_SLOT_STATES: usize = 1 << 20;
+/// has no bound, but a user's request must not exhaust the daemon's memory. The states reached
+/// are the mixes of alternatives that fit (about n^k for k alternatives of n slots each), so
+/// this bound (tens of MB at most) is far above what real requests reach.
+pub const MAX_OR_SLOT_STATES: usize = 1 << 18;
 
 /// Which traverser matches jobs (`-T/--traverser-policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
