@@ -49,6 +49,14 @@
 //!   `allocate_with_satisfiability`, `satisfiability`, `without_allocating[_future]`, with
 //!   `request_feasible`; `cancel`. A visit whose subtree is unchanged since it was recorded
 //!   is replayed rather than walked again (identical results and visit counts).
+//! - [`TraverserPolicy`] (`-T`): `simple`, or `flexible` as Fluxion's `dfu_flexible_t` at
+//!   fd257f71 does it: sibling slots are alternatives ("or-slots"; the mix yielding the most
+//!   slots is found by `select_or_config`'s dynamic programming over the counts found under the
+//!   slot's vertex), `xor_slot` branches are expanded into at most [`MAX_XOR_EXPANSION`]
+//!   candidate trees tried in turn, slots lower the level's pruning aggregates to the least
+//!   demanding alternative. Deviation: the or-slot search gives up (no match) past
+//!   [`MAX_OR_SLOT_STATES`] states or on an alternative that takes nothing, where Fluxion
+//!   recurses without bound.
 //! - [`MatchPolicy`]: how candidates are ranked, as a trait whose data is one table per graph
 //!   (the contract's `vertex-scoring` columns, [`vertex_table`]; a component implements it in
 //!   `sluice-runtime`) ([`IdPolicy`]: `high`, `low`, `hinode`, `lonode`, `hinodex`, `lonodex`,
@@ -62,7 +70,7 @@
 //!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
 //!   with its output streams, job ids and messages; `sluice resource-query` drives it.
 //!
-//! Not here: the `flexible` traverser, auxiliary
+//! Not here: auxiliary
 //! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
 //! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
 //! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
@@ -96,6 +104,7 @@ mod session;
 mod session_text;
 mod traverse;
 mod traverse_explore;
+mod traverse_flexible;
 mod traverse_update;
 mod vertex_spans;
 mod vertex_table;
@@ -128,4 +137,5 @@ pub use prune_filters::{
 };
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
+pub use traverse_flexible::{MAX_OR_SLOT_STATES, MAX_XOR_EXPANSION, TraverserPolicy};
 pub use vertex_table::{VertexProperties, vertex_table};

@@ -2,10 +2,11 @@
 //! feasibility, the reservation search over the root's aggregate planner, satisfiability.
 
 use crate::jobspec::Jobspec;
-use crate::match_request::{Request, aggregate_of, prime_requests};
+use crate::match_request::{Request, UNKNOWN_TYPE, aggregate_of, prime_requests};
 use crate::match_writers::MatchWriter;
 use crate::matcher::{GRAPH_END, Matcher, Prepared};
 use crate::planner::PlannerError;
+use crate::traverse_flexible::split_xor_slots;
 use crate::visit::{AllocType, Errno, JobMeta};
 
 /// A match operation (`match <op> …`).
@@ -123,27 +124,37 @@ impl Matcher {
                     &jobspec.resources,
                     &self.graph,
                     &self.filters,
+                    self.flexible,
                     &mut exclusive,
                     &mut dfv,
                 );
+                let variants = if self.flexible {
+                    let types = self.graph.types();
+                    let xor_slot = types.get("xor_slot").unwrap_or(UNKNOWN_TYPE);
+                    let slot = types.get("slot").unwrap_or(UNKNOWN_TYPE);
+                    split_xor_slots(&requests, xor_slot, slot)
+                } else {
+                    Some(vec![requests])
+                };
                 Prepared {
                     resources: jobspec.resources.clone(),
-                    requests,
+                    variants,
                     dfv,
                     exclusive,
                 }
             }
         };
         self.exclusive = prepared.exclusive.clone();
-        let result = self.run_primed(
-            jobspec,
-            &prepared.requests,
-            &prepared.dfv,
-            op,
-            jobid,
-            x,
-            writer,
-        );
+        let result = match &prepared.variants {
+            Some(variants) => {
+                self.run_primed(jobspec, variants, &prepared.dfv, op, jobid, x, writer)
+            }
+            None => {
+                self.err_message +=
+                    "select: split_xor_slots failed.\nValue too large for defined data type\n";
+                Err(MatchFailure::Busy)
+            }
+        };
         self.exclusive = self.policy_exclusive.clone();
         self.prepared = Some(prepared);
         result
@@ -153,7 +164,7 @@ impl Matcher {
     fn run_primed(
         &mut self,
         jobspec: &Jobspec,
-        requests: &[Request],
+        variants: &[Vec<Request>],
         dfv: &[(u32, i64)],
         op: MatchOp,
         jobid: u64,
@@ -174,10 +185,10 @@ impl Matcher {
             meta.alloc = AllocType::NoAlloc;
         }
         if op == MatchOp::Satisfiability {
-            self.probe_satisfiability(requests, &mut meta, x)?;
+            self.probe_satisfiability(variants, &mut meta, x)?;
             return Ok(0);
         }
-        self.schedule(requests, dfv, &mut meta, x, op)?;
+        self.schedule(variants, dfv, &mut meta, x, op)?;
         let at = meta.at;
         if at == GRAPH_END {
             return Err(MatchFailure::Busy);
@@ -200,13 +211,13 @@ impl Matcher {
 
     fn probe_satisfiability(
         &mut self,
-        requests: &[Request],
+        variants: &[Vec<Request>],
         meta: &mut JobMeta,
         x: bool,
     ) -> Result<(), MatchFailure> {
         meta.alloc = AllocType::Satisfiability;
         meta.at = self.far_end(meta.duration);
-        self.select(requests, meta, x)
+        self.select_variants(variants, meta, x)
             .map_err(|_| MatchFailure::Unsatisfiable)
     }
 
@@ -228,29 +239,29 @@ impl Matcher {
 
     fn schedule(
         &mut self,
-        requests: &[Request],
+        variants: &[Vec<Request>],
         dfv: &[(u32, i64)],
         meta: &mut JobMeta,
         x: bool,
         op: MatchOp,
     ) -> Result<(), MatchFailure> {
         self.request_feasible(dfv, op)?;
-        if self.select(requests, meta, x).is_ok() {
+        if self.select_variants(variants, meta, x).is_ok() {
             return Ok(());
         }
         match op {
             MatchOp::AllocateWithSatisfiability => {
-                self.probe_satisfiability(requests, meta, x)?;
+                self.probe_satisfiability(variants, meta, x)?;
                 Err(MatchFailure::Busy)
             }
             MatchOp::AllocateOrElseReserve | MatchOp::WithoutAllocatingFuture => {
                 if op == MatchOp::AllocateOrElseReserve {
                     meta.alloc = AllocType::OrElseReserve;
                 }
-                if self.reserve_search(requests, dfv, meta, x) {
+                if self.reserve_search(variants, dfv, meta, x) {
                     return Ok(());
                 }
-                self.probe_satisfiability(requests, meta, x)?;
+                self.probe_satisfiability(variants, meta, x)?;
                 Err(MatchFailure::Busy)
             }
             _ => Err(MatchFailure::Busy),
@@ -261,7 +272,7 @@ impl Matcher {
     /// first; true at the first that matches (`meta.at` is then that time).
     fn reserve_search(
         &mut self,
-        requests: &[Request],
+        variants: &[Vec<Request>],
         dfv: &[(u32, i64)],
         meta: &mut JobMeta,
         x: bool,
@@ -281,7 +292,7 @@ impl Matcher {
             plan.avail_time_first(meta.at + 1, meta.duration, &counts);
         while let Ok(Some(t)) = next {
             meta.at = t;
-            if self.select(requests, meta, x).is_ok() {
+            if self.select_variants(variants, meta, x).is_ok() {
                 return true;
             }
             next = plan.avail_time_next();

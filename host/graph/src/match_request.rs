@@ -35,21 +35,37 @@ pub(crate) fn accum_if(filters: &PruneFilters, kind: u32, count: i64, to: &mut V
     }
 }
 
+/// Lowers `kind`'s entry to `count` when `kind` is a pruning type (`min_if` of the flexible
+/// traverser: of alternative slots only the least demanding may prune).
+pub(crate) fn min_if(filters: &PruneFilters, kind: u32, count: i64, to: &mut Vec<(u32, i64)>) {
+    if !filters.is_pruning_type(kind) {
+        return;
+    }
+    match to.iter_mut().find(|(k, _)| *k == kind) {
+        Some((_, c)) => *c = (*c).min(count),
+        None => to.push((kind, count)),
+    }
+}
+
 /// The count of `kind` in an aggregate list (0 when absent).
 pub(crate) fn aggregate_of(list: &[(u32, i64)], kind: u32) -> i64 {
     list.iter().find(|(k, _)| *k == kind).map_or(0, |(_, c)| *c)
 }
 
 /// Converts jobspec resources, filling every request's aggregates and `to_parent` with the
-/// top level's; types requested `exclusive: true` are added to `exclusive`.
+/// top level's; types requested `exclusive: true` are added to `exclusive`. With `or_slots`
+/// (the flexible traverser), a `slot` or `xor_slot` is one alternative among its siblings:
+/// it lowers the level's aggregates to its own rather than adding to them.
 pub(crate) fn prime_requests(
     resources: &[Resource],
     graph: &ResourceGraph,
     filters: &PruneFilters,
+    or_slots: bool,
     exclusive: &mut Vec<u32>,
     to_parent: &mut Vec<(u32, i64)>,
 ) -> Vec<Request> {
     let slot = graph.types().get("slot").unwrap_or(UNKNOWN_TYPE);
+    let xor_slot = graph.types().get("xor_slot").unwrap_or(UNKNOWN_TYPE);
     resources
         .iter()
         .map(|r| {
@@ -60,9 +76,31 @@ pub(crate) fn prime_requests(
             let min = i64::try_from(r.count.min).unwrap_or(i64::MAX);
             accum_if(filters, kind, min, to_parent);
             let mut aggregates = Vec::new();
-            let with = prime_requests(&r.with, graph, filters, exclusive, &mut aggregates);
-            for &(k, c) in &aggregates {
-                accum_if(filters, k, min.saturating_mul(c), to_parent);
+            let with = prime_requests(
+                &r.with,
+                graph,
+                filters,
+                or_slots,
+                exclusive,
+                &mut aggregates,
+            );
+            if or_slots && (kind == slot || kind == xor_slot) {
+                for &(k, c) in &aggregates {
+                    min_if(filters, k, min.saturating_mul(c), to_parent);
+                }
+                // A type this alternative does without cannot prune the level at all.
+                let lacking: Vec<u32> = to_parent
+                    .iter()
+                    .map(|&(k, _)| k)
+                    .filter(|&k| !aggregates.iter().any(|&(t, _)| t == k))
+                    .collect();
+                for k in lacking {
+                    min_if(filters, k, 0, to_parent);
+                }
+            } else {
+                for &(k, c) in &aggregates {
+                    accum_if(filters, k, min.saturating_mul(c), to_parent);
+                }
             }
             Request {
                 kind,

@@ -83,6 +83,8 @@ pub struct Matcher {
     pub(crate) slot_higher_first: bool,
     pub(crate) root_by_runs: bool,
     pub(crate) stop_on_first: bool,
+    /// Whether the flexible traverser (or-slots, `xor_slot`) is in use.
+    pub(crate) flexible: bool,
     pub(crate) filters: PruneFilters,
     /// Types taken whole by the policy (`*nodex`).
     pub(crate) policy_exclusive: Vec<u32>,
@@ -142,7 +144,9 @@ pub struct Matcher {
 #[derive(Debug, Clone)]
 pub(crate) struct Prepared {
     pub resources: Vec<crate::jobspec::Resource>,
-    pub requests: Vec<crate::match_request::Request>,
+    /// The candidate request trees, tried in turn (one but for `xor_slot`s); `None` when
+    /// their expansion exceeded its bound.
+    pub variants: Option<Vec<Vec<crate::match_request::Request>>>,
     pub dfv: Vec<(u32, i64)>,
     pub exclusive: Vec<u32>,
 }
@@ -206,6 +210,7 @@ impl Matcher {
             slot_higher_first: policy.slot_prefers_higher(),
             root_by_runs: policy.ranks_root_by_runs(),
             stop_on_first: policy.stop_on_first_match(),
+            flexible: false,
             exclusive: policy_exclusive.clone(),
             policy_exclusive,
             graph,

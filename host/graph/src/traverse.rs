@@ -211,7 +211,11 @@ impl Matcher {
         let x_in = *excl || self.exclusivity(resources, u);
         let mut x_inout = x_in;
         let mut check_pres = pristine;
-        let (next, nslots, kind) = self.test(u, resources, &mut check_pres);
+        let (next, nslots, kind) = if self.flexible {
+            self.test_flexible(u, resources, &mut check_pres)
+        } else {
+            self.test(u, resources, &mut check_pres)
+        };
         self.preorder += 1;
         if kind == MatchKind::None {
             return Err(Errno::Busy);
@@ -296,7 +300,7 @@ impl Matcher {
         (resources, nslots, kind)
     }
 
-    fn sibling_error<'a>(
+    pub(crate) fn sibling_error<'a>(
         &mut self,
         u: VertexId,
         resources: &'a [Request],
@@ -309,7 +313,7 @@ impl Matcher {
     }
 
     /// Whether `u` has a child of every type a slot asks for.
-    fn slot_match(&self, u: VertexId, slot: &Request) -> bool {
+    pub(crate) fn slot_match(&self, u: VertexId, slot: &Request) -> bool {
         slot.with.iter().all(|c| {
             self.graph
                 .out_edges(self.dom, u)
@@ -332,13 +336,18 @@ impl Matcher {
             return Err(Errno::Busy);
         }
         let kind = self.graph.kind_id(u);
+        let mut result = Ok(());
         for r in resources.iter().filter(|r| r.kind == kind || r.slot) {
             if !r.slot {
                 self.by_excl(meta, x_in, u, r)?;
             }
-            self.by_subplan(meta, u, r)?;
+            result = self.by_subplan(meta, u, r);
+            // Flexible: alternative slots do not stop the check; the last one checked decides.
+            if !(self.flexible && r.slot) {
+                result?;
+            }
         }
-        Ok(())
+        result
     }
 
     fn by_excl(

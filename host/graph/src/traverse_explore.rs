@@ -184,6 +184,7 @@ impl Matcher {
     }
 
     /// `dom_slot`: gathers the slot's shape under `u` and bundles whole candidates into slots.
+    /// The flexible traverser's `shape` is the list of alternative slots instead.
     pub(crate) fn dom_slot(
         &mut self,
         meta: &JobMeta,
@@ -193,6 +194,9 @@ impl Matcher {
         pristine: bool,
         dfu: &mut Scoring,
     ) -> Result<(), Errno> {
+        if self.flexible {
+            return self.dom_slot_flexible(meta, u, shape, nslots, pristine, dfu);
+        }
         let mut x_inout = true;
         let mut slot_dfu = Scoring::default();
         self.explore(
@@ -208,35 +212,7 @@ impl Matcher {
         let qualified_slots = self.count_slots(shape, &mut slot_dfu);
         let mut slots = Vec::new();
         for _ in 0..qualified_slots {
-            let mut group = EdgeGroup {
-                score: 1,
-                count: 1,
-                exclusive: true,
-                root: false,
-                edges: smallvec::SmallVec::new(),
-            };
-            for elem in shape {
-                let qc = slot_dfu.qualified(elem.kind);
-                let count = calc_count(elem, qc);
-                let evals = slot_dfu.evals(elem.kind);
-                let mut j = 0;
-                while j < count {
-                    let Some(g) = evals.next() else {
-                        self.err_message += "dom_slot: not enough slots.\n";
-                        return Err(Errno::Busy);
-                    };
-                    let first = g.edges[0];
-                    group.score += g.score;
-                    group.edges.push(EvalEdge {
-                        count: first.count,
-                        needs: first.count,
-                        exclusive: true,
-                        edge: first.edge,
-                    });
-                    j += first.count;
-                }
-            }
-            slots.push(group);
+            slots.push(self.fill_slot(shape, &mut slot_dfu)?);
         }
         let slot_kind = shape
             .first()
@@ -250,6 +226,44 @@ impl Matcher {
         } else {
             Err(Errno::Busy)
         }
+    }
+
+    /// One slot of `shape`: the next whole candidates of each element's type, taken in the
+    /// order `dom_finish_slot` ranked them, until the element's count is reached.
+    pub(crate) fn fill_slot(
+        &mut self,
+        shape: &[Request],
+        slot_dfu: &mut Scoring,
+    ) -> Result<EdgeGroup, Errno> {
+        let mut group = EdgeGroup {
+            score: 1,
+            count: 1,
+            exclusive: true,
+            root: false,
+            edges: smallvec::SmallVec::new(),
+        };
+        for elem in shape {
+            let qc = slot_dfu.qualified(elem.kind);
+            let count = calc_count(elem, qc);
+            let evals = slot_dfu.evals(elem.kind);
+            let mut j = 0;
+            while j < count {
+                let Some(g) = evals.next() else {
+                    self.err_message += "dom_slot: not enough slots.\n";
+                    return Err(Errno::Busy);
+                };
+                let first = g.edges[0];
+                group.score += g.score;
+                group.edges.push(EvalEdge {
+                    count: first.count,
+                    needs: first.count,
+                    exclusive: true,
+                    edge: first.edge,
+                });
+                j += first.count;
+            }
+        }
+        Ok(group)
     }
 
     /// `cnt_slot`: how many disjoint bundles of whole candidates fill one slot, per type.

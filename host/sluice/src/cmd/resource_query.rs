@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use sluice_graph::{
     Flow, JgfLimits, MatchFormat, MatchPolicy, Matcher, Outputs, ResourceGraph, Session,
-    format_double, join_prune_filter_options, policy_by_name, read_grug, read_jgf,
+    TraverserPolicy, format_double, join_prune_filter_options, policy_by_name, read_grug, read_jgf,
 };
 use sluice_policy::{SettingValue, Settings};
 use sluice_runtime::Limits;
@@ -45,7 +45,7 @@ pub struct Args {
     /// Output format of matched resources: simple, pretty_simple, jgf, rlite, rv1, rv1_nosched.
     #[arg(short = 'F', long = "match-format", default_value = "simple")]
     match_format: String,
-    /// Traverser policy (only `simple` is built).
+    /// Traverser policy: simple, or flexible (or-slots and `xor_slot` alternatives).
     #[arg(short = 'T', long = "traverser-policy", default_value = "simple")]
     traverser_policy: String,
     /// Subtree aggregate filters, HL-type:LL-type[,…]; repeatable, blank values ignored
@@ -185,12 +185,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.match_format
         )
     })?;
-    if args.traverser_policy != "simple" {
-        bail!(
-            "traverser policy {}: only simple is supported",
+    let traverser = TraverserPolicy::from_name(&args.traverser_policy).with_context(|| {
+        format!(
+            "[ERROR] unknown traverser policy: {} (simple or flexible)",
             args.traverser_policy
-        );
-    }
+        )
+    })?;
     if let Some(r) = &args.reserve_vtx_vec {
         let n: i64 = r.trim().parse().unwrap_or(0);
         if !(0..=2_000_000).contains(&n) {
@@ -203,6 +203,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let start = Instant::now();
     let (graph, properties) = load_graph(&args)?;
     let mut matcher = Matcher::new(graph, dominant, policy, &filters)?;
+    matcher.set_traverser(traverser);
     for (v, props) in &properties {
         for (key, value) in props {
             matcher.set_property(*v, key, value);
