@@ -45,6 +45,7 @@ pub(crate) struct Evals {
 }
 
 impl Evals {
+    #[inline]
     fn add(&mut self, group: EdgeGroup) {
         self.total += group.count;
         if group.score > 0 {
@@ -140,16 +141,26 @@ impl Evals {
     }
 
     /// [`Evals::select_distinct_top`] for a few: one pass keeping the best `m` (score, index)
-    /// pairs, no allocation.
+    /// pairs and the best score dropped, no allocation.
     fn select_small_top(&mut self, m: usize, better: impl Fn(i64, i64) -> bool) -> bool {
         let mut top = [(0i64, 0usize); SMALL_TOP];
         let mut len = 0;
+        // Nothing dropped is better than what is finally kept, so a tie at the boundary is a
+        // dropped score equal to the worst kept one: the best dropped score tells.
+        let mut best_dropped: Option<i64> = None;
+        let mut drop = |s: i64| {
+            if best_dropped.is_none_or(|b| better(s, b)) {
+                best_dropped = Some(s);
+            }
+        };
         for (i, g) in self.groups.iter().enumerate() {
             let s = g.score;
             if len == m && !better(s, top[m - 1].0) {
+                drop(s);
                 continue;
             }
             if len == m {
+                drop(top[m - 1].0);
                 len -= 1;
             }
             let mut j = len;
@@ -163,21 +174,14 @@ impl Evals {
             top[j] = (s, i);
             len += 1;
         }
-        if top[..len].windows(2).any(|w| w[0].0 == w[1].0) {
+        if top[..len].windows(2).any(|w| w[0].0 == w[1].0) || best_dropped == Some(top[len - 1].0) {
             return false;
         }
-        // A dropped score equal to the final worst kept one is a tie at the boundary.
-        let worst = top[len - 1].0;
-        let kept: Vec<usize> = top[..len].iter().map(|&(_, i)| i).collect();
-        if self
-            .groups
-            .iter()
-            .enumerate()
-            .any(|(i, g)| g.score == worst && !kept.contains(&i))
-        {
-            return false;
+        let mut kept = [0usize; SMALL_TOP];
+        for (k, &(_, i)) in kept.iter_mut().zip(&top[..len]) {
+            *k = i;
         }
-        let mut positions = kept;
+        let positions = &mut kept[..len];
         for j in 0..len {
             let from = positions[j];
             self.groups.swap(j, from);
@@ -221,10 +225,13 @@ pub(crate) struct Scoring {
 
 impl Scoring {
     /// The candidates of `kind`, created empty when absent (as `std::map::operator[]`).
+    #[inline]
     pub fn evals(&mut self, kind: u32) -> &mut Evals {
-        let i = match self.types.binary_search_by_key(&kind, |(k, _)| *k) {
-            Ok(i) => i,
-            Err(i) => {
+        // A level holds candidates of one to three types: a scan beats a binary search.
+        let i = match self.types.iter().position(|(k, _)| *k >= kind) {
+            Some(i) if self.types[i].0 == kind => i,
+            found => {
+                let i = found.unwrap_or(self.types.len());
                 let evals = Evals {
                     groups: Vec::with_capacity(self.capacity_hint),
                     ..Evals::default()
@@ -244,6 +251,7 @@ impl Scoring {
             .map(|i| &self.types[i].1)
     }
 
+    #[inline]
     pub fn add(&mut self, kind: u32, group: EdgeGroup) {
         self.evals(kind).add(group);
     }

@@ -33,17 +33,14 @@ impl Matcher {
         pristine: bool,
         excl: bool,
     ) -> VisitKey {
-        VisitKey {
-            requests: resources.as_ptr() as usize,
-            len: resources.len(),
-            generation: self.request_generation,
+        VisitKey::new(
+            resources,
+            self.request_generation,
             pristine,
             excl,
-            at: meta.at,
-            duration: meta.duration,
-            alloc: meta.alloc,
-            ml_scores: self.ml_scores,
-        }
+            meta,
+            self.ml_scores,
+        )
     }
 
     /// Replays `u`'s recorded visit if it was made with `key` and nothing under `u` changed
@@ -64,7 +61,9 @@ impl Matcher {
         self.preorder += cached.preorder;
         self.postorder += cached.postorder;
         self.ml_scores += cached.ml_delta;
-        self.err_message.push_str(&cached.message);
+        if !cached.message.is_empty() {
+            self.err_message.push_str(&cached.message);
+        }
         for &(edge, needs, x) in &cached.marks {
             self.mark(edge, needs, x);
         }
