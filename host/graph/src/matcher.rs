@@ -18,6 +18,9 @@ pub const GRAPH_END: i64 = 3_153_600_000;
 /// Marks "no edge" in the per-vertex parent-edge table.
 const NO_EDGE: u32 = u32::MAX;
 
+/// Marks a vertex whose visits are never recorded (a leaf of the dominant subsystem).
+pub(crate) const NO_VISIT_SLOT: u32 = u32::MAX;
+
 /// Why a matcher could not be set up over a graph.
 #[derive(Debug, thiserror::Error)]
 pub enum MatcherError {
@@ -125,8 +128,11 @@ pub struct Matcher {
     pub(crate) is_tree: bool,
     /// Whether visit replay is on.
     pub(crate) replay_visits: bool,
-    /// Per vertex, its last recorded visit.
-    pub(crate) visits: Vec<Option<Box<CachedVisit>>>,
+    /// Per vertex, its place in `visits`, or [`NO_VISIT_SLOT`] for a leaf (never recorded).
+    pub(crate) visit_slot: Vec<u32>,
+    /// Per interior vertex, its last recorded visit. Kept inline and in vertex order, since
+    /// a match replays most of them one after the other and their keys are read first.
+    pub(crate) visits: Vec<Option<CachedVisit>>,
     /// Per vertex, the change batch that last changed its subtree.
     pub(crate) changed: Vec<u64>,
     /// The current change batch.
@@ -201,6 +207,17 @@ impl Matcher {
             in_degree[t] = in_degree[t].saturating_add(1);
         }
         let is_tree = in_degree.iter().all(|&d| d <= 1);
+        let mut interior = 0u32;
+        let visit_slot: Vec<u32> = (0..n as VertexId)
+            .map(|v| {
+                if graph.out_edge_range(dom, v).is_empty() {
+                    NO_VISIT_SLOT
+                } else {
+                    interior += 1;
+                    interior - 1
+                }
+            })
+            .collect();
         let mut m = Matcher {
             higher_first: policy.prefers_higher(),
             slot_higher_first: policy.slot_prefers_higher(),
@@ -237,7 +254,8 @@ impl Matcher {
             mark_log: Vec::new(),
             is_tree,
             replay_visits: true,
-            visits: (0..n).map(|_| None).collect(),
+            visit_slot,
+            visits: (0..interior).map(|_| None).collect(),
             changed: vec![0; n],
             clock: 1,
             request_generation: 0,
@@ -272,17 +290,23 @@ impl Matcher {
     /// Bytes the schedule holds beside the graph (tables per vertex and edge, planners made).
     pub fn memory_bytes(&self) -> usize {
         let n = self.graph.vertex_count();
-        // spans, subplans, visits; parent_edge, colors; changed.
+        // spans, subplans; parent_edge, colors, visit_slot; changed.
         let per_vertex = std::mem::size_of::<VertexSpans>()
-            + 2 * std::mem::size_of::<Option<Box<Planner>>>()
-            + 2 * 4
+            + std::mem::size_of::<Option<Box<Planner>>>()
+            + 3 * 4
             + 8;
         // Per edge: its source and its mark.
         let per_edge = 4 + 8;
         let held: usize = self.spans.iter().map(VertexSpans::heap_bytes).sum();
         let multis = self.subplans.iter().flatten().count()
             * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
-        let visits = self.visits.iter().flatten().count() * std::mem::size_of::<CachedVisit>();
+        let visits = self.visits.len() * std::mem::size_of::<Option<CachedVisit>>()
+            + self
+                .visits
+                .iter()
+                .flatten()
+                .map(|c| c.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>())
+                .sum::<usize>();
         n * per_vertex + self.edge_source.len() * per_edge + held + multis + visits
     }
 

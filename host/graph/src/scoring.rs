@@ -1,6 +1,8 @@
 //! Candidate bookkeeping of one traversal step: edge groups per resource type (Fluxion's
 //! `scoring_api_t`, `evals_t`, `eval_egroup_t`).
 
+use std::cell::RefCell;
+
 use smallvec::SmallVec;
 
 /// One edge inside an edge group: what it offers and what the match takes through it.
@@ -60,7 +62,7 @@ impl Evals {
         if k == 0 || k > self.qualified {
             return false;
         }
-        if !self.select_distinct_top(k, higher_first) {
+        if !self.select_distinct_top(k, higher_first) && !self.order_if_monotone(higher_first) {
             crate::introsort::sort_by(&mut self.groups, |a, b| {
                 if higher_first {
                     a.score > b.score
@@ -80,6 +82,23 @@ impl Evals {
         true
     }
 
+    /// Sorts the candidates in O(n) when their scores are strictly monotone, either way: with
+    /// no two scores equal the sorted order is unique, so it is the one libstdc++'s sort
+    /// would give. The ID policies score siblings by id, so this is the common case. False,
+    /// with nothing moved, otherwise.
+    fn order_if_monotone(&mut self, higher_first: bool) -> bool {
+        let better = |a: i64, b: i64| if higher_first { a > b } else { a < b };
+        let groups = &self.groups;
+        if groups.windows(2).all(|w| better(w[0].score, w[1].score)) {
+            return true;
+        }
+        if groups.windows(2).all(|w| better(w[1].score, w[0].score)) {
+            self.groups.reverse();
+            return true;
+        }
+        false
+    }
+
     /// Puts the best `k` candidates first, in order, in O(n) when that order cannot depend on
     /// how the sort treats ties: the best `k` scores differ from each other and from every
     /// score left behind. Then libstdc++'s sort would place exactly these first in this order,
@@ -92,6 +111,9 @@ impl Evals {
             return false;
         }
         let better = |a: i64, b: i64| if higher_first { a > b } else { a < b };
+        if m == 1 {
+            return self.select_best(better);
+        }
         if m <= SMALL_TOP {
             return self.select_small_top(m, better);
         }
@@ -137,6 +159,27 @@ impl Evals {
             }
         }
         self.groups = front;
+        true
+    }
+
+    /// [`Evals::select_distinct_top`] for one: the best score, unless another candidate ties
+    /// with it.
+    fn select_best(&mut self, better: impl Fn(i64, i64) -> bool) -> bool {
+        let mut best = 0;
+        let mut tied = false;
+        for (i, g) in self.groups.iter().enumerate().skip(1) {
+            let top = self.groups[best].score;
+            if better(g.score, top) {
+                best = i;
+                tied = false;
+            } else if g.score == top {
+                tied = true;
+            }
+        }
+        if tied {
+            return false;
+        }
+        self.groups.swap(0, best);
         true
     }
 
@@ -208,6 +251,50 @@ impl Evals {
     }
 }
 
+/// How many emptied candidate lists are kept for reuse.
+const SPARE_LISTS: usize = 16;
+
+thread_local! {
+    /// Candidate lists of finished levels, emptied, for the next levels to fill: a match
+    /// fills the same few lists again and again (the root's holds one candidate per child),
+    /// and allocating them afresh cost more than filling them.
+    static SPARE_GROUPS: RefCell<Vec<Vec<EdgeGroup>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An empty candidate list with room for `capacity`: the smallest spare that has it, else
+/// the largest spare grown, else a new one.
+fn spare_groups(capacity: usize) -> Vec<EdgeGroup> {
+    let spare = SPARE_GROUPS.with(|spares| {
+        let mut spares = spares.borrow_mut();
+        let fits = (0..spares.len())
+            .filter(|&i| spares[i].capacity() >= capacity)
+            .min_by_key(|&i| spares[i].capacity());
+        let pick = fits.or_else(|| (0..spares.len()).max_by_key(|&i| spares[i].capacity()));
+        pick.map(|i| spares.swap_remove(i))
+    });
+    match spare {
+        Some(mut groups) => {
+            groups.reserve(capacity);
+            groups
+        }
+        None => Vec::with_capacity(capacity),
+    }
+}
+
+/// Empties `groups` and keeps it for [`spare_groups`] while there is room.
+fn keep_spare(mut groups: Vec<EdgeGroup>) {
+    if groups.capacity() == 0 {
+        return;
+    }
+    groups.clear();
+    SPARE_GROUPS.with(|spares| {
+        let mut spares = spares.borrow_mut();
+        if spares.len() < SPARE_LISTS {
+            spares.push(groups);
+        }
+    });
+}
+
 /// Candidates gathered under one vertex, per resource type in type order, and what the visit
 /// passes up to its parent.
 #[derive(Debug, Clone, Default)]
@@ -233,7 +320,7 @@ impl Scoring {
             found => {
                 let i = found.unwrap_or(self.types.len());
                 let evals = Evals {
-                    groups: Vec::with_capacity(self.capacity_hint),
+                    groups: spare_groups(self.capacity_hint),
                     ..Evals::default()
                 };
                 self.types.insert(i, (kind, evals));
@@ -301,18 +388,27 @@ impl Scoring {
     }
 
     /// Moves `other`'s candidates under this level (an unconstrained child's `merge`).
-    pub fn merge(&mut self, other: Scoring) {
-        for (kind, evals) in other.types {
+    pub fn merge(&mut self, mut other: Scoring) {
+        for (kind, mut evals) in std::mem::take(&mut other.types) {
             let mine = self.evals(kind);
             mine.qualified += evals.qualified;
             mine.total += evals.total;
-            mine.groups.extend(evals.groups);
+            mine.groups.append(&mut evals.groups);
+            keep_spare(evals.groups);
         }
     }
 
     /// Every type with its candidates, in type order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &Evals)> {
         self.types.iter().map(|(k, e)| (*k, e))
+    }
+}
+
+impl Drop for Scoring {
+    fn drop(&mut self) {
+        for (_, evals) in self.types.drain(..) {
+            keep_spare(evals.groups);
+        }
     }
 }
 
@@ -358,6 +454,30 @@ mod tests {
                 if higher { a.score > b.score } else { a.score < b.score }
             });
             let i = fast.best_i as usize;
+            let edges = |e: &Evals| e.groups[..i].iter().map(|g| g.edges[0].edge).collect::<Vec<_>>();
+            prop_assert_eq!(edges(&fast), edges(&full));
+        }
+
+        #[test]
+        fn monotone_scores_sort_as_the_full_sort_does(
+            distinct in prop::collection::btree_set(1..500i64, 1..60),
+            ascending in any::<bool>(),
+            higher in any::<bool>(),
+            every in any::<bool>(),
+        ) {
+            let mut scores: Vec<(i64, u32)> = distinct.into_iter().map(|s| (s, 1)).collect();
+            if !ascending {
+                scores.reverse();
+            }
+            let n = scores.len() as u32;
+            let mut fast = evals(&scores);
+            let mut full = evals(&scores);
+            let k = if every { n } else { n.div_ceil(2) };
+            prop_assert!(fast.choose_best_k(k, higher));
+            crate::introsort::sort_by(&mut full.groups, |a, b| {
+                if higher { a.score > b.score } else { a.score < b.score }
+            });
+            let i = if every { fast.groups.len() } else { fast.best_i as usize };
             let edges = |e: &Evals| e.groups[..i].iter().map(|g| g.edges[0].edge).collect::<Vec<_>>();
             prop_assert_eq!(edges(&fast), edges(&full));
         }

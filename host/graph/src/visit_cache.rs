@@ -9,14 +9,14 @@
 
 use crate::graph::VertexId;
 use crate::match_request::Request;
-use crate::matcher::Matcher;
+use crate::matcher::{Matcher, NO_VISIT_SLOT};
 use crate::scoring::Scoring;
 use crate::visit::{CachedVisit, Errno, JobMeta, RecordingStart, VisitKey, Visited};
 
 impl Matcher {
     /// Whether visits of `u` are recorded: interior vertices of a tree.
     pub(crate) fn cacheable(&self, u: VertexId) -> bool {
-        self.replay_visits && self.is_tree && !self.graph.out_edge_range(self.dom, u).is_empty()
+        self.replay_visits && self.is_tree && self.visit_slot[u as usize] != NO_VISIT_SLOT
     }
 
     /// Turns visit replay on (the default) or off; results are the same either way, which is
@@ -53,9 +53,9 @@ impl Matcher {
         resources: &[Request],
         to_parent: &mut Scoring,
     ) -> Option<Result<(), Errno>> {
-        let cached = self.visits[u as usize].take()?;
+        let slot = self.visit_slot[u as usize] as usize;
+        let cached = self.visits[slot].as_mut()?;
         if cached.key != *key || cached.stamp < self.changed[u as usize] {
-            self.visits[u as usize] = Some(cached);
             return None;
         }
         self.preorder += cached.preorder;
@@ -64,18 +64,24 @@ impl Matcher {
         if !cached.message.is_empty() {
             self.err_message.push_str(&cached.message);
         }
-        for &(edge, needs, x) in &cached.marks {
-            self.mark(edge, needs, x);
-        }
         let result = match &cached.result {
             Ok(visited) => {
-                *excl = *excl || self.exclusive_request(resources, u);
                 visited.apply_ref(to_parent);
                 Ok(())
             }
             Err(e) => Err(*e),
         };
-        self.visits[u as usize] = Some(cached);
+        // Lent out while the marks are set again, then put back.
+        let marks = std::mem::take(&mut cached.marks);
+        for &(edge, needs, x) in &marks {
+            self.mark(edge, needs, x);
+        }
+        if let Some(cached) = self.visits[slot].as_mut() {
+            cached.marks = marks;
+        }
+        if result.is_ok() {
+            *excl = *excl || self.exclusive_request(resources, u);
+        }
         Some(result)
     }
 
@@ -106,7 +112,7 @@ impl Matcher {
             postorder: self.postorder - start.postorder,
             ml_delta: self.ml_scores - start.ml_scores,
         };
-        self.visits[u as usize] = Some(Box::new(entry));
+        self.visits[self.visit_slot[u as usize] as usize] = Some(entry);
     }
 
     /// Starts a batch of changes to the schedule: visits recorded before it are stale for
