@@ -35,6 +35,26 @@ pub(crate) struct EdgeGroup {
     pub edges: SmallVec<[EvalEdge; 1]>,
 }
 
+impl EdgeGroup {
+    /// A candidate of one vertex: `count` units through `edge`, all of them needed. Built in
+    /// place, since every child visit that succeeds makes one.
+    #[inline]
+    pub fn single(score: i64, count: u32, exclusive: bool, root: bool, edge: u32) -> Self {
+        EdgeGroup {
+            score,
+            count,
+            exclusive,
+            root,
+            edges: SmallVec::from_buf([EvalEdge {
+                count,
+                needs: count,
+                exclusive,
+                edge,
+            }]),
+        }
+    }
+}
+
 /// The candidates of one resource type.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Evals {
