@@ -39,6 +39,11 @@ pub trait MatchWriter {
     fn emit_time(&mut self, _start: i64, _end: i64) {}
     /// The text of everything emitted since the last call, and a fresh start.
     fn take(&mut self) -> String;
+    /// Writes what [`MatchWriter::take`] would answer to `out`, and starts afresh; a writer
+    /// that keeps its text in one buffer writes it from there and keeps the buffer.
+    fn write_into(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(self.take().as_bytes())
+    }
 }
 
 /// One line of `simple`/`pretty_simple`: Fluxion's indentation (six spaces and `---` per
@@ -69,6 +74,12 @@ impl MatchWriter for SimpleWriter {
 
     fn take(&mut self) -> String {
         std::mem::take(&mut self.out)
+    }
+
+    fn write_into(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let written = out.write_all(self.out.as_bytes());
+        self.out.clear();
+        written
     }
 }
 

@@ -96,6 +96,8 @@ struct JobInfo {
 pub struct Session {
     matcher: Matcher,
     format: MatchFormat,
+    /// The match writer, kept between matches (each match's output is taken from it).
+    writer: Box<dyn MatchWriter>,
     elapse: bool,
     next_jobid: u64,
     jobs: BTreeMap<u64, JobInfo>,
@@ -116,6 +118,7 @@ impl Session {
         Session {
             matcher,
             format,
+            writer: format.writer(),
             elapse,
             next_jobid: 1,
             jobs: BTreeMap::new(),
@@ -238,7 +241,6 @@ impl Session {
         };
         let jobid = self.next_jobid;
         let start = Instant::now();
-        let mut writer = self.format.writer();
         let (text, parsed) = match self.last_jobspec.take() {
             Some((t, jobspec)) if t == text => (t, Ok(jobspec)),
             _ => (
@@ -255,7 +257,7 @@ impl Session {
                 Err(MatchFailure::Invalid)
             }
             Ok(jobspec) => {
-                let result = self.matcher.run(jobspec, op, jobid, writer.as_mut());
+                let result = self.matcher.run(jobspec, op, jobid, self.writer.as_mut());
                 let message = self.matcher.take_error_message();
                 if result.is_err() && !message.is_empty() {
                     writeln!(io.stderr, "match_allocate: ERROR: {message}")?;
@@ -276,7 +278,7 @@ impl Session {
             self.last_jobspec = Some((text, jobspec));
         }
         let elapse = start.elapsed().as_secs_f64();
-        io.out.write_all(writer.take().as_bytes())?;
+        self.writer.write_into(io.out)?;
         if op == MatchOp::Satisfiability {
             return self.print_satisfiability(result.is_ok(), elapse, io);
         }

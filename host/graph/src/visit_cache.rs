@@ -71,13 +71,15 @@ impl Matcher {
             }
             Err(e) => Err(*e),
         };
-        // Lent out while the marks are set again, then put back.
-        let marks = std::mem::take(&mut cached.marks);
-        for &(edge, needs, x) in &marks {
-            self.mark(edge, needs, x);
-        }
-        if let Some(cached) = self.visits[slot].as_mut() {
-            cached.marks = marks;
+        if !cached.marks.is_empty() {
+            // Lent out while the marks are set again, then put back.
+            let marks = std::mem::take(&mut cached.marks);
+            for &(edge, needs, x) in &marks {
+                self.mark(edge, needs, x);
+            }
+            if let Some(cached) = self.visits[slot].as_mut() {
+                cached.marks = marks;
+            }
         }
         if result.is_ok() {
             *excl = *excl || self.exclusive_request(resources, u);
