@@ -87,6 +87,8 @@ pub struct Matcher {
     pub(crate) root_by_runs: bool,
     pub(crate) stop_on_first: bool,
     pub(crate) filters: PruneFilters,
+    /// Per resource type, the types its subtree planner tracks, in column order.
+    pub(crate) subplan_columns: Vec<Vec<u32>>,
     /// Types taken whole by the policy (`*nodex`).
     pub(crate) policy_exclusive: Vec<u32>,
     /// Types taken whole by the current match (policy's plus the jobspec's `exclusive: true`).
@@ -231,6 +233,7 @@ impl Matcher {
             policy,
             table,
             filters,
+            subplan_columns: Vec::new(),
             spans: vec![VertexSpans::default(); n],
             subplans: (0..n).map(|_| None).collect(),
             down: HashSet::new(),
@@ -264,6 +267,10 @@ impl Matcher {
         m.reset_colors();
         let mut top = Vec::new();
         m.prime(root, &mut top);
+        // Priming settles the filters; every prune and plan then reads the columns per type.
+        m.subplan_columns = (0..m.graph.types().len() as u32)
+            .map(|kind| m.filters.types_at(kind))
+            .collect();
         Ok(m)
     }
 
@@ -373,8 +380,8 @@ impl Matcher {
     }
 
     /// Type numbers of a vertex's subtree planner columns.
-    pub(crate) fn subplan_types(&self, u: VertexId) -> Vec<u32> {
-        self.filters.types_at(self.graph.kind_id(u))
+    pub(crate) fn subplan_types(&self, u: VertexId) -> &[u32] {
+        &self.subplan_columns[self.graph.kind_id(u) as usize]
     }
 
     /// The current traversal's mark on edge `e`: needs and exclusivity.

@@ -138,7 +138,7 @@ impl Matcher {
         if below.is_empty() {
             return None;
         }
-        let counts: Vec<u64> = self
+        let counts: smallvec::SmallVec<[u64; 4]> = self
             .subplan_types(u)
             .iter()
             .map(|&t| aggregate_of(below, t).max(0) as u64)
