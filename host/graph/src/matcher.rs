@@ -21,6 +21,15 @@ const NO_EDGE: u32 = u32::MAX;
 /// Marks a vertex whose visits are never recorded (a leaf of the dominant subsystem).
 pub(crate) const NO_VISIT_SLOT: u32 = u32::MAX;
 
+/// What a walk reads of a vertex before visiting it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VertexState {
+    /// The walk that last reached it (see `Matcher::colored`).
+    pub color: u32,
+    /// Its place in `Matcher::visits`, or [`NO_VISIT_SLOT`].
+    pub visit_slot: u32,
+}
+
 /// Why a matcher could not be set up over a graph.
 #[derive(Debug, thiserror::Error)]
 pub enum MatcherError {
@@ -117,7 +126,9 @@ pub struct Matcher {
     /// Per vertex visited by `first`, its out-edges keyed by (weight, child uniq_id); walked
     /// from the largest key (Fluxion's `by_outedges`).
     pub(crate) child_order: HashMap<VertexId, BTreeMap<(u64, VertexId), u32>>,
-    colors: Vec<u32>,
+    /// Per vertex, its color and visit slot side by side: a walk reads both for every child
+    /// it reaches, and on a large graph each array read apart was a cache miss of its own.
+    pub(crate) vertex_state: Vec<VertexState>,
     epoch: u32,
     pub(crate) preorder: u32,
     pub(crate) postorder: u32,
@@ -130,12 +141,10 @@ pub struct Matcher {
     pub(crate) is_tree: bool,
     /// Whether visit replay is on.
     pub(crate) replay_visits: bool,
-    /// Per vertex, its place in `visits`, or [`NO_VISIT_SLOT`] for a leaf (never recorded).
-    pub(crate) visit_slot: Vec<u32>,
     /// Per interior vertex, its last recorded visit. Kept inline and in vertex order, since
     /// a match replays most of them one after the other and their keys are read first.
     pub(crate) visits: Vec<Option<CachedVisit>>,
-    /// Per vertex, the change batch that last changed its subtree.
+    /// Per interior vertex (by visit slot), the change batch that last changed its subtree.
     pub(crate) changed: Vec<u64>,
     /// The current change batch.
     pub(crate) clock: u64,
@@ -210,13 +219,17 @@ impl Matcher {
         }
         let is_tree = in_degree.iter().all(|&d| d <= 1);
         let mut interior = 0u32;
-        let visit_slot: Vec<u32> = (0..n as VertexId)
+        let vertex_state: Vec<VertexState> = (0..n as VertexId)
             .map(|v| {
-                if graph.out_edge_range(dom, v).is_empty() {
+                let visit_slot = if graph.out_edge_range(dom, v).is_empty() {
                     NO_VISIT_SLOT
                 } else {
                     interior += 1;
                     interior - 1
+                };
+                VertexState {
+                    color: 0,
+                    visit_slot,
                 }
             })
             .collect();
@@ -247,7 +260,7 @@ impl Matcher {
             root_mark: None,
             weights: HashMap::new(),
             child_order: HashMap::new(),
-            colors: vec![0; n],
+            vertex_state,
             epoch: 1,
             preorder: 0,
             postorder: 0,
@@ -257,9 +270,8 @@ impl Matcher {
             mark_log: Vec::new(),
             is_tree,
             replay_visits: true,
-            visit_slot,
             visits: (0..interior).map(|_| None).collect(),
-            changed: vec![0; n],
+            changed: vec![0; interior as usize],
             clock: 1,
             request_generation: 0,
             prepared: None,
@@ -297,11 +309,11 @@ impl Matcher {
     /// Bytes the schedule holds beside the graph (tables per vertex and edge, planners made).
     pub fn memory_bytes(&self) -> usize {
         let n = self.graph.vertex_count();
-        // spans, subplans; parent_edge, colors, visit_slot; changed.
+        // spans, subplans; parent_edge; color and visit slot.
         let per_vertex = std::mem::size_of::<VertexSpans>()
             + std::mem::size_of::<Option<Box<Planner>>>()
-            + 3 * 4
-            + 8;
+            + 4
+            + std::mem::size_of::<VertexState>();
         // Per edge: its source and its mark.
         let per_edge = 4 + 8;
         let held: usize = self.spans.iter().map(VertexSpans::heap_bytes).sum();
@@ -314,23 +326,28 @@ impl Matcher {
                 .flatten()
                 .map(|c| c.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>())
                 .sum::<usize>();
-        n * per_vertex + self.edge_source.len() * per_edge + held + multis + visits
+        n * per_vertex
+            + self.edge_source.len() * per_edge
+            + held
+            + multis
+            + visits
+            + self.changed.len() * 8
     }
 
     pub(crate) fn reset_colors(&mut self) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.colors.iter_mut().for_each(|c| *c = 0);
+            self.vertex_state.iter_mut().for_each(|s| s.color = 0);
             self.epoch = 1;
         }
     }
 
     pub(crate) fn colored(&self, v: VertexId) -> bool {
-        self.colors[v as usize] == self.epoch
+        self.vertex_state[v as usize].color == self.epoch
     }
 
     pub(crate) fn color(&mut self, v: VertexId) {
-        self.colors[v as usize] = self.epoch;
+        self.vertex_state[v as usize].color = self.epoch;
     }
 
     /// `prime_pruning_filter`: every vertex with pruning types below it gets a planner_multi

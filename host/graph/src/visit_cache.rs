@@ -16,7 +16,9 @@ use crate::visit::{CachedVisit, Errno, JobMeta, RecordingStart, VisitKey, Visite
 impl Matcher {
     /// Whether visits of `u` are recorded: interior vertices of a tree.
     pub(crate) fn cacheable(&self, u: VertexId) -> bool {
-        self.replay_visits && self.is_tree && self.visit_slot[u as usize] != NO_VISIT_SLOT
+        self.replay_visits
+            && self.is_tree
+            && self.vertex_state[u as usize].visit_slot != NO_VISIT_SLOT
     }
 
     /// Turns visit replay on (the default) or off; results are the same either way, which is
@@ -53,9 +55,9 @@ impl Matcher {
         resources: &[Request],
         to_parent: &mut Scoring,
     ) -> Option<Result<(), Errno>> {
-        let slot = self.visit_slot[u as usize] as usize;
+        let slot = self.vertex_state[u as usize].visit_slot as usize;
         let cached = self.visits[slot].as_mut()?;
-        if cached.key != *key || cached.stamp < self.changed[u as usize] {
+        if cached.key != *key || cached.stamp < self.changed[slot] {
             return None;
         }
         self.preorder += cached.preorder;
@@ -114,7 +116,7 @@ impl Matcher {
             postorder: self.postorder - start.postorder,
             ml_delta: self.ml_scores - start.ml_scores,
         };
-        self.visits[self.visit_slot[u as usize] as usize] = Some(entry);
+        self.visits[self.vertex_state[u as usize].visit_slot as usize] = Some(entry);
     }
 
     /// Starts a batch of changes to the schedule: visits recorded before it are stale for
@@ -123,14 +125,18 @@ impl Matcher {
         self.clock += 1;
     }
 
-    /// Records that `v`'s own state changed, which changes every subtree containing it.
+    /// Records that `v`'s own state changed, which changes every subtree containing it (only
+    /// interior vertices keep the mark: only their visits are recorded).
     pub(crate) fn touch(&mut self, v: VertexId) {
         let mut v = v;
         loop {
-            if self.changed[v as usize] == self.clock {
-                return;
+            let slot = self.vertex_state[v as usize].visit_slot;
+            if slot != NO_VISIT_SLOT {
+                if self.changed[slot as usize] == self.clock {
+                    return;
+                }
+                self.changed[slot as usize] = self.clock;
             }
-            self.changed[v as usize] = self.clock;
             let pe = self.parent_edge[v as usize];
             if pe == u32::MAX {
                 return;
