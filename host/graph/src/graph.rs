@@ -76,7 +76,10 @@ pub struct GraphBuilder {
 }
 
 /// A vertex's kind, basename and unit texts and the numbers they were interned as.
-type LastTexts = (Box<str>, Box<str>, Box<str>, [u32; 3]);
+type LastTexts = (Box<str>, Box<str>, Box<str>, VertexTexts);
+
+/// A vertex's kind (a type number), basename and unit (string numbers), interned.
+pub(crate) type VertexTexts = [u32; 3];
 
 impl Default for GraphBuilder {
     fn default() -> Self {
@@ -131,20 +134,14 @@ impl GraphBuilder {
 
     /// Adds a vertex with no path in any subsystem and returns its id.
     pub fn add_vertex(&mut self, spec: VertexSpec<'_>) -> VertexId {
-        let g = &mut self.graph;
-        let v = VertexId::try_from(g.type_of.len()).expect("fewer than 2^32 - 2 vertices");
-        let [kind, basename, unit] = match &self.last_texts {
+        let texts = match &self.last_texts {
             Some((k, b, u, ids))
                 if **k == *spec.kind && **b == *spec.basename && **u == *spec.unit =>
             {
                 *ids
             }
             _ => {
-                let ids = [
-                    g.types.intern(spec.kind),
-                    g.strings.intern(spec.basename),
-                    g.strings.intern(spec.unit),
-                ];
+                let ids = self.intern_texts(spec.kind, spec.basename, spec.unit);
                 self.last_texts = Some((
                     spec.kind.into(),
                     spec.basename.into(),
@@ -154,11 +151,35 @@ impl GraphBuilder {
                 ids
             }
         };
+        self.add_vertex_texts(texts, spec.id, spec.rank, spec.size)
+    }
+
+    /// Interns a vertex's kind, basename and unit, for [`GraphBuilder::add_vertex_texts`].
+    pub(crate) fn intern_texts(&mut self, kind: &str, basename: &str, unit: &str) -> VertexTexts {
+        [
+            self.graph.types.intern(kind),
+            self.graph.strings.intern(basename),
+            self.graph.strings.intern(unit),
+        ]
+    }
+
+    /// [`GraphBuilder::add_vertex`] with its texts interned already: a generator that makes
+    /// many vertices from one description interns its texts once.
+    pub(crate) fn add_vertex_texts(
+        &mut self,
+        texts: VertexTexts,
+        id: i64,
+        rank: i32,
+        size: i64,
+    ) -> VertexId {
+        let g = &mut self.graph;
+        let v = VertexId::try_from(g.type_of.len()).expect("fewer than 2^32 - 2 vertices");
+        let [kind, basename, unit] = texts;
         g.type_of.push(kind);
         g.basename_of.push(basename);
-        g.id_of.push(spec.id);
-        g.rank_of.push(spec.rank);
-        g.size_of.push(spec.size);
+        g.id_of.push(id);
+        g.rank_of.push(rank);
+        g.size_of.push(size);
         g.unit_of.push(unit);
         for parents in &mut g.path_parent {
             parents.push(NO_PATH);
@@ -294,11 +315,18 @@ impl ResourceGraph {
 
     /// `v`'s name: basename followed by the id, or the basename alone when the id is -1.
     pub fn name(&self, v: VertexId) -> String {
+        let mut name = String::new();
+        self.push_name(v, &mut name);
+        name
+    }
+
+    /// Appends `v`'s name to `out`: the writers print one per matched vertex, and building a
+    /// `String` for each was a tenth of a one-core match.
+    pub fn push_name(&self, v: VertexId, out: &mut String) {
+        out.push_str(self.basename(v));
         let id = self.id_of[v as usize];
-        if id == -1 {
-            self.basename(v).to_string()
-        } else {
-            format!("{}{}", self.basename(v), id)
+        if id != -1 {
+            out.push_str(itoa::Buffer::new().format(id));
         }
     }
 

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
-use crate::graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};
+use crate::graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexTexts};
 use crate::grug_error::GrugError;
 use crate::grug_recipe::{GenMethod, Recipe, RecipeEdge};
 
@@ -90,7 +90,10 @@ struct Emitter<'r> {
     out: Vec<Vec<usize>>,
     generated: Vec<Vec<VertexId>>,
     hier_scales: VecDeque<i64>,
-    by_type: HashMap<String, Vec<VertexId>>,
+    /// Per type number, the vertices generated of it.
+    by_type: Vec<Vec<VertexId>>,
+    /// Per recipe vertex, its texts once interned and whether it is a `node`.
+    texts: Vec<Option<(VertexTexts, bool)>>,
     roots: HashMap<SubsystemId, VertexId>,
     vertex_subsystem: Vec<SubsystemId>,
     edge_subsystem: Vec<SubsystemId>,
@@ -126,7 +129,8 @@ impl<'r> Emitter<'r> {
             out,
             generated: vec![Vec::new(); recipe.vertices.len()],
             hier_scales: VecDeque::new(),
-            by_type: HashMap::new(),
+            by_type: Vec::new(),
+            texts: vec![None; recipe.vertices.len()],
             roots: HashMap::new(),
             vertex_subsystem,
             edge_subsystem,
@@ -215,21 +219,28 @@ impl<'r> Emitter<'r> {
             });
         }
         let spec = &self.recipe.vertices[r];
-        let rank = if spec.kind == "node" {
+        let (texts, is_node) = match self.texts[r] {
+            Some(known) => known,
+            None => {
+                let texts = self
+                    .builder
+                    .intern_texts(&spec.kind, &spec.basename, &spec.unit);
+                self.texts[r] = Some((texts, spec.kind == "node"));
+                (texts, spec.kind == "node")
+            }
+        };
+        let rank = if is_node {
             self.next_rank += 1;
             self.next_rank - 1
         } else {
             -1
         };
-        let v = self.builder.add_vertex(VertexSpec {
-            kind: &spec.kind,
-            basename: &spec.basename,
-            id,
-            rank,
-            size: spec.size,
-            unit: &spec.unit,
-        });
-        self.by_type.entry(spec.kind.clone()).or_default().push(v);
+        let v = self.builder.add_vertex_texts(texts, id, rank, spec.size);
+        let kind = texts[0] as usize;
+        if self.by_type.len() <= kind {
+            self.by_type.resize_with(kind + 1, Vec::new);
+        }
+        self.by_type[kind].push(v);
         Ok(v)
     }
 
@@ -293,8 +304,11 @@ impl<'r> Emitter<'r> {
         let t = edge.target;
         let subsystem = self.edge_subsystem[e];
         let targets = self
-            .by_type
+            .builder
+            .graph()
+            .types()
             .get(&self.recipe.vertices[t].kind)
+            .and_then(|kind| self.by_type.get(kind as usize))
             .cloned()
             .unwrap_or_default();
         let compare_in = self.builder.graph().subsystem_id(&edge.as_tgt_subsystem);

@@ -39,15 +39,26 @@ pub trait MatchWriter {
     fn emit_time(&mut self, _start: i64, _end: i64) {}
     /// The text of everything emitted since the last call, and a fresh start.
     fn take(&mut self) -> String;
+    /// Writes what [`MatchWriter::take`] would answer to `out`, and starts afresh; a writer
+    /// that keeps its text in one buffer writes it from there and keeps the buffer.
+    fn write_into(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        out.write_all(self.take().as_bytes())
+    }
 }
 
-/// Fluxion's indentation: six spaces and `---` per level.
-fn prefix(level: usize) -> String {
-    let mut p = String::from("      ");
-    for _ in 0..level {
-        p.push_str("---");
+/// One line of `simple`/`pretty_simple`: Fluxion's indentation (six spaces and `---` per
+/// level), then `name[needs:mode]`, appended to `out` without building pieces apart.
+fn push_line(out: &mut String, e: &Emitted<'_>, mode: &str) {
+    out.push_str("      ");
+    for _ in 0..e.level {
+        out.push_str("---");
     }
-    p
+    e.graph.push_name(e.vertex, out);
+    out.push('[');
+    out.push_str(itoa::Buffer::new().format(e.needs));
+    out.push(':');
+    out.push_str(mode);
+    out.push_str("]\n");
 }
 
 /// `simple`: `name[needs:x|s]` per vertex, in emission order.
@@ -58,14 +69,17 @@ pub struct SimpleWriter {
 
 impl MatchWriter for SimpleWriter {
     fn emit_vertex(&mut self, e: &Emitted<'_>) {
-        let mode = if e.exclusive { "x" } else { "s" };
-        let name = e.graph.name(e.vertex);
-        self.out
-            .push_str(&format!("{}{name}[{}:{mode}]\n", prefix(e.level), e.needs));
+        push_line(&mut self.out, e, if e.exclusive { "x" } else { "s" });
     }
 
     fn take(&mut self) -> String {
         std::mem::take(&mut self.out)
+    }
+
+    fn write_into(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let written = out.write_all(self.out.as_bytes());
+        self.out.clear();
+        written
     }
 }
 
@@ -77,10 +91,13 @@ pub struct PrettySimpleWriter {
 
 impl MatchWriter for PrettySimpleWriter {
     fn emit_vertex(&mut self, e: &Emitted<'_>) {
-        let mode = if e.exclusive { "exclusive" } else { "shared" };
-        let name = e.graph.name(e.vertex);
-        self.lines
-            .push(format!("{}{name}[{}:{mode}]\n", prefix(e.level), e.needs));
+        let mut line = String::new();
+        push_line(
+            &mut line,
+            e,
+            if e.exclusive { "exclusive" } else { "shared" },
+        );
+        self.lines.push(line);
     }
 
     fn take(&mut self) -> String {

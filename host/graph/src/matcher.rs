@@ -18,6 +18,18 @@ pub const GRAPH_END: i64 = 3_153_600_000;
 /// Marks "no edge" in the per-vertex parent-edge table.
 const NO_EDGE: u32 = u32::MAX;
 
+/// Marks a vertex whose visits are never recorded (a leaf of the dominant subsystem).
+pub(crate) const NO_VISIT_SLOT: u32 = u32::MAX;
+
+/// What a walk reads of a vertex before visiting it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VertexState {
+    /// The walk that last reached it (see `Matcher::colored`).
+    pub color: u32,
+    /// Its place in `Matcher::visits`, or [`NO_VISIT_SLOT`].
+    pub visit_slot: u32,
+}
+
 /// Why a matcher could not be set up over a graph.
 #[derive(Debug, thiserror::Error)]
 pub enum MatcherError {
@@ -86,6 +98,8 @@ pub struct Matcher {
     /// Whether the flexible traverser (or-slots, `xor_slot`) is in use.
     pub(crate) flexible: bool,
     pub(crate) filters: PruneFilters,
+    /// Per resource type, the types its subtree planner tracks, in column order.
+    pub(crate) subplan_columns: Vec<Vec<u32>>,
     /// Types taken whole by the policy (`*nodex`).
     pub(crate) policy_exclusive: Vec<u32>,
     /// Types taken whole by the current match (policy's plus the jobspec's `exclusive: true`).
@@ -114,7 +128,9 @@ pub struct Matcher {
     /// Per vertex visited by `first`, its out-edges keyed by (weight, child uniq_id); walked
     /// from the largest key (Fluxion's `by_outedges`).
     pub(crate) child_order: HashMap<VertexId, BTreeMap<(u64, VertexId), u32>>,
-    colors: Vec<u32>,
+    /// Per vertex, its color and visit slot side by side: a walk reads both for every child
+    /// it reaches, and on a large graph each array read apart was a cache miss of its own.
+    pub(crate) vertex_state: Vec<VertexState>,
     epoch: u32,
     pub(crate) preorder: u32,
     pub(crate) postorder: u32,
@@ -127,9 +143,10 @@ pub struct Matcher {
     pub(crate) is_tree: bool,
     /// Whether visit replay is on.
     pub(crate) replay_visits: bool,
-    /// Per vertex, its last recorded visit.
-    pub(crate) visits: Vec<Option<Box<CachedVisit>>>,
-    /// Per vertex, the change batch that last changed its subtree.
+    /// Per interior vertex, its last recorded visit. Kept inline and in vertex order, since
+    /// a match replays most of them one after the other and their keys are read first.
+    pub(crate) visits: Vec<Option<CachedVisit>>,
+    /// Per interior vertex (by visit slot), the change batch that last changed its subtree.
     pub(crate) changed: Vec<u64>,
     /// The current change batch.
     pub(crate) clock: u64,
@@ -205,6 +222,21 @@ impl Matcher {
             in_degree[t] = in_degree[t].saturating_add(1);
         }
         let is_tree = in_degree.iter().all(|&d| d <= 1);
+        let mut interior = 0u32;
+        let vertex_state: Vec<VertexState> = (0..n as VertexId)
+            .map(|v| {
+                let visit_slot = if graph.out_edge_range(dom, v).is_empty() {
+                    NO_VISIT_SLOT
+                } else {
+                    interior += 1;
+                    interior - 1
+                };
+                VertexState {
+                    color: 0,
+                    visit_slot,
+                }
+            })
+            .collect();
         let mut m = Matcher {
             higher_first: policy.prefers_higher(),
             slot_higher_first: policy.slot_prefers_higher(),
@@ -219,6 +251,7 @@ impl Matcher {
             policy,
             table,
             filters,
+            subplan_columns: Vec::new(),
             spans: vec![VertexSpans::default(); n],
             subplans: (0..n).map(|_| None).collect(),
             down: HashSet::new(),
@@ -232,7 +265,7 @@ impl Matcher {
             root_mark: None,
             weights: HashMap::new(),
             child_order: HashMap::new(),
-            colors: vec![0; n],
+            vertex_state,
             epoch: 1,
             preorder: 0,
             postorder: 0,
@@ -242,8 +275,8 @@ impl Matcher {
             mark_log: Vec::new(),
             is_tree,
             replay_visits: true,
-            visits: (0..n).map(|_| None).collect(),
-            changed: vec![0; n],
+            visits: (0..interior).map(|_| None).collect(),
+            changed: vec![0; interior as usize],
             clock: 1,
             request_generation: 0,
             prepared: None,
@@ -251,6 +284,10 @@ impl Matcher {
         m.reset_colors();
         let mut top = Vec::new();
         m.prime(root, &mut top);
+        // Priming settles the filters; every prune and plan then reads the columns per type.
+        m.subplan_columns = (0..m.graph.types().len() as u32)
+            .map(|kind| m.filters.types_at(kind))
+            .collect();
         Ok(m)
     }
 
@@ -277,34 +314,45 @@ impl Matcher {
     /// Bytes the schedule holds beside the graph (tables per vertex and edge, planners made).
     pub fn memory_bytes(&self) -> usize {
         let n = self.graph.vertex_count();
-        // spans, subplans, visits; parent_edge, colors; changed.
+        // spans, subplans; parent_edge; color and visit slot.
         let per_vertex = std::mem::size_of::<VertexSpans>()
-            + 2 * std::mem::size_of::<Option<Box<Planner>>>()
-            + 2 * 4
-            + 8;
+            + std::mem::size_of::<Option<Box<Planner>>>()
+            + 4
+            + std::mem::size_of::<VertexState>();
         // Per edge: its source and its mark.
         let per_edge = 4 + 8;
         let held: usize = self.spans.iter().map(VertexSpans::heap_bytes).sum();
         let multis = self.subplans.iter().flatten().count()
             * (std::mem::size_of::<PlannerMulti>() + 2 * std::mem::size_of::<Planner>());
-        let visits = self.visits.iter().flatten().count() * std::mem::size_of::<CachedVisit>();
-        n * per_vertex + self.edge_source.len() * per_edge + held + multis + visits
+        let visits = self.visits.len() * std::mem::size_of::<Option<CachedVisit>>()
+            + self
+                .visits
+                .iter()
+                .flatten()
+                .map(|c| c.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>())
+                .sum::<usize>();
+        n * per_vertex
+            + self.edge_source.len() * per_edge
+            + held
+            + multis
+            + visits
+            + self.changed.len() * 8
     }
 
     pub(crate) fn reset_colors(&mut self) {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.colors.iter_mut().for_each(|c| *c = 0);
+            self.vertex_state.iter_mut().for_each(|s| s.color = 0);
             self.epoch = 1;
         }
     }
 
     pub(crate) fn colored(&self, v: VertexId) -> bool {
-        self.colors[v as usize] == self.epoch
+        self.vertex_state[v as usize].color == self.epoch
     }
 
     pub(crate) fn color(&mut self, v: VertexId) {
-        self.colors[v as usize] = self.epoch;
+        self.vertex_state[v as usize].color = self.epoch;
     }
 
     /// `prime_pruning_filter`: every vertex with pruning types below it gets a planner_multi
@@ -354,8 +402,8 @@ impl Matcher {
     }
 
     /// Type numbers of a vertex's subtree planner columns.
-    pub(crate) fn subplan_types(&self, u: VertexId) -> Vec<u32> {
-        self.filters.types_at(self.graph.kind_id(u))
+    pub(crate) fn subplan_types(&self, u: VertexId) -> &[u32] {
+        &self.subplan_columns[self.graph.kind_id(u) as usize]
     }
 
     /// The current traversal's mark on edge `e`: needs and exclusivity.

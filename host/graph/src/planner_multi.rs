@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use smallvec::SmallVec;
+
 use crate::planner::{Planner, PlannerError, SpanId};
 
 /// Several resource types planned together: a span holds a count of each type at once.
@@ -12,8 +14,9 @@ use crate::planner::{Planner, PlannerError, SpanId};
 pub struct PlannerMulti {
     types: Vec<String>,
     planners: Vec<Planner>,
-    /// Per multi-span id, the id of its span in each type's planner.
-    spans: BTreeMap<SpanId, Vec<SpanId>>,
+    /// Per multi-span id, the id of its span in each type's planner (inline for the one or
+    /// two types the default prune filters track).
+    spans: BTreeMap<SpanId, SmallVec<[SpanId; 2]>>,
     next_span_id: SpanId,
     /// Counts of the current `avail_time_first` walk (the duration is in planner 0's walk).
     walk: Option<(i64, Vec<u64>)>,
@@ -76,7 +79,7 @@ impl PlannerMulti {
         self.check_len(requests)?;
         let id = self.next_span_id;
         self.next_span_id += 1;
-        let mut added = Vec::with_capacity(requests.len());
+        let mut added = SmallVec::<[SpanId; 2]>::new();
         for (planner, &request) in self.planners.iter_mut().zip(requests) {
             match planner.add_span(start, duration, request) {
                 Ok(span) => added.push(span),

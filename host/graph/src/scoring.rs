@@ -1,6 +1,8 @@
 //! Candidate bookkeeping of one traversal step: edge groups per resource type (Fluxion's
 //! `scoring_api_t`, `evals_t`, `eval_egroup_t`).
 
+use std::cell::RefCell;
+
 use smallvec::SmallVec;
 
 /// One edge inside an edge group: what it offers and what the match takes through it.
@@ -33,6 +35,26 @@ pub(crate) struct EdgeGroup {
     pub edges: SmallVec<[EvalEdge; 1]>,
 }
 
+impl EdgeGroup {
+    /// A candidate of one vertex: `count` units through `edge`, all of them needed. Built in
+    /// place, since every child visit that succeeds makes one.
+    #[inline]
+    pub fn single(score: i64, count: u32, exclusive: bool, root: bool, edge: u32) -> Self {
+        EdgeGroup {
+            score,
+            count,
+            exclusive,
+            root,
+            edges: SmallVec::from_buf([EvalEdge {
+                count,
+                needs: count,
+                exclusive,
+                edge,
+            }]),
+        }
+    }
+}
+
 /// The candidates of one resource type.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Evals {
@@ -45,6 +67,7 @@ pub(crate) struct Evals {
 }
 
 impl Evals {
+    #[inline]
     fn add(&mut self, group: EdgeGroup) {
         self.total += group.count;
         if group.score > 0 {
@@ -59,7 +82,7 @@ impl Evals {
         if k == 0 || k > self.qualified {
             return false;
         }
-        if !self.select_distinct_top(k, higher_first) {
+        if !self.select_distinct_top(k, higher_first) && !self.order_if_monotone(higher_first) {
             crate::introsort::sort_by(&mut self.groups, |a, b| {
                 if higher_first {
                     a.score > b.score
@@ -79,6 +102,23 @@ impl Evals {
         true
     }
 
+    /// Sorts the candidates in O(n) when their scores are strictly monotone, either way: with
+    /// no two scores equal the sorted order is unique, so it is the one libstdc++'s sort
+    /// would give. The ID policies score siblings by id, so this is the common case. False,
+    /// with nothing moved, otherwise.
+    fn order_if_monotone(&mut self, higher_first: bool) -> bool {
+        let better = |a: i64, b: i64| if higher_first { a > b } else { a < b };
+        let groups = &self.groups;
+        if groups.windows(2).all(|w| better(w[0].score, w[1].score)) {
+            return true;
+        }
+        if groups.windows(2).all(|w| better(w[1].score, w[0].score)) {
+            self.groups.reverse();
+            return true;
+        }
+        false
+    }
+
     /// Puts the best `k` candidates first, in order, in O(n) when that order cannot depend on
     /// how the sort treats ties: the best `k` scores differ from each other and from every
     /// score left behind. Then libstdc++'s sort would place exactly these first in this order,
@@ -91,6 +131,9 @@ impl Evals {
             return false;
         }
         let better = |a: i64, b: i64| if higher_first { a > b } else { a < b };
+        if m == 1 {
+            return self.select_best(better);
+        }
         if m <= SMALL_TOP {
             return self.select_small_top(m, better);
         }
@@ -139,17 +182,48 @@ impl Evals {
         true
     }
 
+    /// [`Evals::select_distinct_top`] for one: the best score, unless another candidate ties
+    /// with it.
+    fn select_best(&mut self, better: impl Fn(i64, i64) -> bool) -> bool {
+        let mut best = 0;
+        let mut tied = false;
+        for (i, g) in self.groups.iter().enumerate().skip(1) {
+            let top = self.groups[best].score;
+            if better(g.score, top) {
+                best = i;
+                tied = false;
+            } else if g.score == top {
+                tied = true;
+            }
+        }
+        if tied {
+            return false;
+        }
+        self.groups.swap(0, best);
+        true
+    }
+
     /// [`Evals::select_distinct_top`] for a few: one pass keeping the best `m` (score, index)
-    /// pairs, no allocation.
+    /// pairs and the best score dropped, no allocation.
     fn select_small_top(&mut self, m: usize, better: impl Fn(i64, i64) -> bool) -> bool {
         let mut top = [(0i64, 0usize); SMALL_TOP];
         let mut len = 0;
+        // Nothing dropped is better than what is finally kept, so a tie at the boundary is a
+        // dropped score equal to the worst kept one: the best dropped score tells.
+        let mut best_dropped: Option<i64> = None;
+        let mut drop = |s: i64| {
+            if best_dropped.is_none_or(|b| better(s, b)) {
+                best_dropped = Some(s);
+            }
+        };
         for (i, g) in self.groups.iter().enumerate() {
             let s = g.score;
             if len == m && !better(s, top[m - 1].0) {
+                drop(s);
                 continue;
             }
             if len == m {
+                drop(top[m - 1].0);
                 len -= 1;
             }
             let mut j = len;
@@ -163,21 +237,14 @@ impl Evals {
             top[j] = (s, i);
             len += 1;
         }
-        if top[..len].windows(2).any(|w| w[0].0 == w[1].0) {
+        if top[..len].windows(2).any(|w| w[0].0 == w[1].0) || best_dropped == Some(top[len - 1].0) {
             return false;
         }
-        // A dropped score equal to the final worst kept one is a tie at the boundary.
-        let worst = top[len - 1].0;
-        let kept: Vec<usize> = top[..len].iter().map(|&(_, i)| i).collect();
-        if self
-            .groups
-            .iter()
-            .enumerate()
-            .any(|(i, g)| g.score == worst && !kept.contains(&i))
-        {
-            return false;
+        let mut kept = [0usize; SMALL_TOP];
+        for (k, &(_, i)) in kept.iter_mut().zip(&top[..len]) {
+            *k = i;
         }
-        let mut positions = kept;
+        let positions = &mut kept[..len];
         for j in 0..len {
             let from = positions[j];
             self.groups.swap(j, from);
@@ -204,6 +271,50 @@ impl Evals {
     }
 }
 
+/// How many emptied candidate lists are kept for reuse.
+const SPARE_LISTS: usize = 16;
+
+thread_local! {
+    /// Candidate lists of finished levels, emptied, for the next levels to fill: a match
+    /// fills the same few lists again and again (the root's holds one candidate per child),
+    /// and allocating them afresh cost more than filling them.
+    static SPARE_GROUPS: RefCell<Vec<Vec<EdgeGroup>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An empty candidate list with room for `capacity`: the smallest spare that has it, else
+/// the largest spare grown, else a new one.
+fn spare_groups(capacity: usize) -> Vec<EdgeGroup> {
+    let spare = SPARE_GROUPS.with(|spares| {
+        let mut spares = spares.borrow_mut();
+        let fits = (0..spares.len())
+            .filter(|&i| spares[i].capacity() >= capacity)
+            .min_by_key(|&i| spares[i].capacity());
+        let pick = fits.or_else(|| (0..spares.len()).max_by_key(|&i| spares[i].capacity()));
+        pick.map(|i| spares.swap_remove(i))
+    });
+    match spare {
+        Some(mut groups) => {
+            groups.reserve(capacity);
+            groups
+        }
+        None => Vec::with_capacity(capacity),
+    }
+}
+
+/// Empties `groups` and keeps it for [`spare_groups`] while there is room.
+fn keep_spare(mut groups: Vec<EdgeGroup>) {
+    if groups.capacity() == 0 {
+        return;
+    }
+    groups.clear();
+    SPARE_GROUPS.with(|spares| {
+        let mut spares = spares.borrow_mut();
+        if spares.len() < SPARE_LISTS {
+            spares.push(groups);
+        }
+    });
+}
+
 /// Candidates gathered under one vertex, per resource type in type order, and what the visit
 /// passes up to its parent.
 #[derive(Debug, Clone, Default)]
@@ -221,12 +332,15 @@ pub(crate) struct Scoring {
 
 impl Scoring {
     /// The candidates of `kind`, created empty when absent (as `std::map::operator[]`).
+    #[inline]
     pub fn evals(&mut self, kind: u32) -> &mut Evals {
-        let i = match self.types.binary_search_by_key(&kind, |(k, _)| *k) {
-            Ok(i) => i,
-            Err(i) => {
+        // A level holds candidates of one to three types: a scan beats a binary search.
+        let i = match self.types.iter().position(|(k, _)| *k >= kind) {
+            Some(i) if self.types[i].0 == kind => i,
+            found => {
+                let i = found.unwrap_or(self.types.len());
                 let evals = Evals {
-                    groups: Vec::with_capacity(self.capacity_hint),
+                    groups: spare_groups(self.capacity_hint),
                     ..Evals::default()
                 };
                 self.types.insert(i, (kind, evals));
@@ -244,6 +358,7 @@ impl Scoring {
             .map(|i| &self.types[i].1)
     }
 
+    #[inline]
     pub fn add(&mut self, kind: u32, group: EdgeGroup) {
         self.evals(kind).add(group);
     }
@@ -293,18 +408,27 @@ impl Scoring {
     }
 
     /// Moves `other`'s candidates under this level (an unconstrained child's `merge`).
-    pub fn merge(&mut self, other: Scoring) {
-        for (kind, evals) in other.types {
+    pub fn merge(&mut self, mut other: Scoring) {
+        for (kind, mut evals) in std::mem::take(&mut other.types) {
             let mine = self.evals(kind);
             mine.qualified += evals.qualified;
             mine.total += evals.total;
-            mine.groups.extend(evals.groups);
+            mine.groups.append(&mut evals.groups);
+            keep_spare(evals.groups);
         }
     }
 
     /// Every type with its candidates, in type order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &Evals)> {
         self.types.iter().map(|(k, e)| (*k, e))
+    }
+}
+
+impl Drop for Scoring {
+    fn drop(&mut self) {
+        for (_, evals) in self.types.drain(..) {
+            keep_spare(evals.groups);
+        }
     }
 }
 
@@ -350,6 +474,30 @@ mod tests {
                 if higher { a.score > b.score } else { a.score < b.score }
             });
             let i = fast.best_i as usize;
+            let edges = |e: &Evals| e.groups[..i].iter().map(|g| g.edges[0].edge).collect::<Vec<_>>();
+            prop_assert_eq!(edges(&fast), edges(&full));
+        }
+
+        #[test]
+        fn monotone_scores_sort_as_the_full_sort_does(
+            distinct in prop::collection::btree_set(1..500i64, 1..60),
+            ascending in any::<bool>(),
+            higher in any::<bool>(),
+            every in any::<bool>(),
+        ) {
+            let mut scores: Vec<(i64, u32)> = distinct.into_iter().map(|s| (s, 1)).collect();
+            if !ascending {
+                scores.reverse();
+            }
+            let n = scores.len() as u32;
+            let mut fast = evals(&scores);
+            let mut full = evals(&scores);
+            let k = if every { n } else { n.div_ceil(2) };
+            prop_assert!(fast.choose_best_k(k, higher));
+            crate::introsort::sort_by(&mut full.groups, |a, b| {
+                if higher { a.score > b.score } else { a.score < b.score }
+            });
+            let i = if every { fast.groups.len() } else { fast.best_i as usize };
             let edges = |e: &Evals| e.groups[..i].iter().map(|g| g.edges[0].edge).collect::<Vec<_>>();
             prop_assert_eq!(edges(&fast), edges(&full));
         }

@@ -96,6 +96,8 @@ struct JobInfo {
 pub struct Session {
     matcher: Matcher,
     format: MatchFormat,
+    /// The match writer, kept between matches (each match's output is taken from it).
+    writer: Box<dyn MatchWriter>,
     elapse: bool,
     next_jobid: u64,
     jobs: BTreeMap<u64, JobInfo>,
@@ -106,6 +108,8 @@ pub struct Session {
     /// The last jobspec text read and what it parsed to: command files repeat one jobspec
     /// many times, and reading it again is cheaper than parsing it again.
     last_jobspec: Option<(String, Jobspec)>,
+    /// The bytes of the last file read.
+    read_buf: Vec<u8>,
 }
 
 impl Session {
@@ -114,12 +118,14 @@ impl Session {
         Session {
             matcher,
             format,
+            writer: format.writer(),
             elapse,
             next_jobid: 1,
             jobs: BTreeMap::new(),
             matched_time: (f64::MAX, 0.0, 0.0),
             base_dir: None,
             last_jobspec: None,
+            read_buf: Vec::new(),
         }
     }
 
@@ -207,17 +213,40 @@ impl Session {
         Ok(())
     }
 
+    /// Reads `file` into a buffer kept between commands and answers its length; `None` when it
+    /// cannot be opened or read. Plain reads: `fs::read_to_string` first asks for the file's
+    /// size, and with one-core matches each system call is a few percent of a match.
+    fn read_file(&mut self, file: &str) -> Option<usize> {
+        use std::io::Read;
+        let mut f = std::fs::File::open(self.resolve(file)).ok()?;
+        let mut len = 0;
+        loop {
+            if len == self.read_buf.len() {
+                self.read_buf.resize((2 * len).max(4096), 0);
+            }
+            match f.read(&mut self.read_buf[len..]) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        Some(len)
+    }
+
     fn run_match(&mut self, op: MatchOp, file: &str, io: &mut Outputs<'_>) -> io::Result<()> {
-        let text = match std::fs::read_to_string(self.resolve(file)) {
-            Ok(t) => t,
-            Err(_) => return writeln!(io.stderr, "ERROR: can't open {file}"),
+        let read = self.read_file(file);
+        let Some(Ok(text)) = read.map(|len| std::str::from_utf8(&self.read_buf[..len])) else {
+            return writeln!(io.stderr, "ERROR: can't open {file}");
         };
         let jobid = self.next_jobid;
         let start = Instant::now();
-        let mut writer = self.format.writer();
-        let parsed = match self.last_jobspec.take() {
-            Some((t, jobspec)) if t == text => Ok(jobspec),
-            _ => Jobspec::parse(&text, Path::new(file), self.matcher.graph().types()),
+        let (text, parsed) = match self.last_jobspec.take() {
+            Some((t, jobspec)) if t == text => (t, Ok(jobspec)),
+            _ => (
+                text.to_owned(),
+                Jobspec::parse(text, Path::new(file), self.matcher.graph().types()),
+            ),
         };
         let result = match &parsed {
             Err(e) => {
@@ -228,7 +257,7 @@ impl Session {
                 Err(MatchFailure::Invalid)
             }
             Ok(jobspec) => {
-                let result = self.matcher.run(jobspec, op, jobid, writer.as_mut());
+                let result = self.matcher.run(jobspec, op, jobid, self.writer.as_mut());
                 let message = self.matcher.take_error_message();
                 if result.is_err() && !message.is_empty() {
                     writeln!(io.stderr, "match_allocate: ERROR: {message}")?;
@@ -249,7 +278,7 @@ impl Session {
             self.last_jobspec = Some((text, jobspec));
         }
         let elapse = start.elapsed().as_secs_f64();
-        io.out.write_all(writer.take().as_bytes())?;
+        self.writer.write_into(io.out)?;
         if op == MatchOp::Satisfiability {
             return self.print_satisfiability(result.is_ok(), elapse, io);
         }

@@ -383,7 +383,7 @@ impl Matcher {
         if r.aggregates.is_empty() {
             return Ok(());
         }
-        let counts: Vec<u64> = self
+        let counts: smallvec::SmallVec<[u64; 4]> = self
             .subplan_types(u)
             .iter()
             .map(|&t| aggregate_of(&r.aggregates, t).max(0) as u64)

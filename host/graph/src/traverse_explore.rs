@@ -54,19 +54,7 @@ impl Matcher {
 
     /// Records a child visit's candidate under its type.
     fn add_child(&self, dfu: &mut Scoring, tgt: VertexId, edge: usize, x: bool) {
-        let count = dfu.avail;
-        let group = EdgeGroup {
-            score: dfu.overall,
-            count,
-            exclusive: x,
-            root: false,
-            edges: smallvec::smallvec![EvalEdge {
-                count,
-                needs: count,
-                exclusive: x,
-                edge: edge as u32,
-            }],
-        };
+        let group = EdgeGroup::single(dfu.overall, dfu.avail, x, false, edge as u32);
         dfu.add(self.graph.kind_id(tgt), group);
     }
 

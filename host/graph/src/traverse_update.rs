@@ -62,12 +62,12 @@ impl Matcher {
         self.color(u);
         let mut below = Vec::new();
         let mut n_plans = 0;
-        let range = self.graph.out_edge_range(self.dom, u);
-        let edges: Vec<(usize, Option<(u32, bool)>)> = range
-            .map(|e| (e, self.mark_of(e)))
-            .filter(|(_, m)| shadow || m.is_some())
-            .collect();
-        for (e, mark) in edges {
+        for e in self.graph.out_edge_range(self.dom, u) {
+            // Marks do not change during the update walk, so they are read as it goes.
+            let mark = self.mark_of(e);
+            if !shadow && mark.is_none() {
+                continue;
+            }
             let tgt = self.graph.edge_target(self.dom, e);
             if self.colored(tgt) {
                 continue;
@@ -138,7 +138,7 @@ impl Matcher {
         if below.is_empty() {
             return None;
         }
-        let counts: Vec<u64> = self
+        let counts: smallvec::SmallVec<[u64; 4]> = self
             .subplan_types(u)
             .iter()
             .map(|&t| aggregate_of(below, t).max(0) as u64)

@@ -3,6 +3,8 @@
 //! are planned over a window and whether any job uses it then, and few jobs plan units of one
 //! vertex at a time; short lists answer both and cost 8 bytes when nothing is held.
 
+use smallvec::SmallVec;
+
 /// One job's hold on a vertex over `[start, end)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct JobSpan {
@@ -23,7 +25,9 @@ pub(crate) struct VertexSpans(Option<Box<Held>>);
 
 #[derive(Debug, Clone, Default)]
 struct Held {
-    planned: Vec<JobSpan>,
+    /// Inline for one: a leaf is planned by one job at a time in the common case, and it is
+    /// most of a graph's vertices.
+    planned: SmallVec<[JobSpan; 1]>,
     passing: Vec<JobSpan>,
 }
 
@@ -37,11 +41,11 @@ impl VertexSpans {
 
     pub fn push(&mut self, span: JobSpan) {
         let held = self.0.get_or_insert_with(Box::default);
-        let list = if span.planned > 0 {
-            &mut held.planned
-        } else {
-            &mut held.passing
-        };
+        if span.planned > 0 {
+            held.planned.push(span);
+            return;
+        }
+        let list = &mut held.passing;
         list.reserve_exact(if list.capacity() > list.len() {
             0
         } else {
@@ -95,8 +99,13 @@ impl VertexSpans {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.0.as_ref().map_or(0, |h| {
+            let spilled = if h.planned.spilled() {
+                h.planned.capacity()
+            } else {
+                0
+            };
             std::mem::size_of::<Held>()
-                + (h.planned.capacity() + h.passing.capacity()) * std::mem::size_of::<JobSpan>()
+                + (spilled + h.passing.capacity()) * std::mem::size_of::<JobSpan>()
         })
     }
 }

@@ -47,6 +47,7 @@ pub(crate) struct Visited {
 
 impl Visited {
     /// Hands a recorded visit's result to the parent again.
+    #[inline]
     pub(crate) fn apply_ref(&self, to_parent: &mut Scoring) {
         if let Some(m) = &self.merged {
             to_parent.merge(m.clone());
@@ -64,18 +65,49 @@ impl Visited {
     }
 }
 
-/// Everything a visit's outcome depends on besides the subtree itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct VisitKey {
-    pub(crate) requests: usize,
-    pub(crate) len: usize,
-    pub(crate) generation: u64,
-    pub(crate) pristine: bool,
-    pub(crate) excl: bool,
-    pub(crate) at: i64,
-    pub(crate) duration: i64,
-    pub(crate) alloc: AllocType,
-    pub(crate) ml_scores: i64,
+/// Everything a visit's outcome depends on besides the subtree itself: the request level
+/// (its address and length, and the request tree's generation), whether the level is
+/// pristine, the exclusivity handed down, the job's window and kind of match, and the
+/// ancestors' score factors. Packed into words, since every replay compares a whole key.
+#[derive(Debug, Clone, Copy, Eq)]
+pub(crate) struct VisitKey([u64; 6]);
+
+impl PartialEq for VisitKey {
+    /// Word by word without branches (the derived comparison calls `memcmp`).
+    fn eq(&self, other: &Self) -> bool {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .fold(0, |differ, (a, b)| differ | (a ^ b))
+            == 0
+    }
+}
+
+impl VisitKey {
+    pub(crate) fn new(
+        requests: &[crate::match_request::Request],
+        generation: u64,
+        pristine: bool,
+        excl: bool,
+        meta: &JobMeta,
+        ml_scores: i64,
+    ) -> Self {
+        let alloc = match meta.alloc {
+            AllocType::Alloc => 0u64,
+            AllocType::OrElseReserve => 1,
+            AllocType::Satisfiability => 2,
+            AllocType::NoAlloc => 3,
+        };
+        let flags = u64::from(pristine) | u64::from(excl) << 1 | alloc << 2;
+        VisitKey([
+            requests.as_ptr() as usize as u64,
+            (requests.len() as u64) << 8 | flags,
+            generation,
+            meta.at as u64,
+            meta.duration as u64,
+            ml_scores as u64,
+        ])
+    }
 }
 
 /// One recorded visit.

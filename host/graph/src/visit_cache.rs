@@ -9,14 +9,16 @@
 
 use crate::graph::VertexId;
 use crate::match_request::Request;
-use crate::matcher::Matcher;
+use crate::matcher::{Matcher, NO_VISIT_SLOT};
 use crate::scoring::Scoring;
 use crate::visit::{CachedVisit, Errno, JobMeta, RecordingStart, VisitKey, Visited};
 
 impl Matcher {
     /// Whether visits of `u` are recorded: interior vertices of a tree.
     pub(crate) fn cacheable(&self, u: VertexId) -> bool {
-        self.replay_visits && self.is_tree && !self.graph.out_edge_range(self.dom, u).is_empty()
+        self.replay_visits
+            && self.is_tree
+            && self.vertex_state[u as usize].visit_slot != NO_VISIT_SLOT
     }
 
     /// Turns visit replay on (the default) or off; results are the same either way, which is
@@ -33,17 +35,14 @@ impl Matcher {
         pristine: bool,
         excl: bool,
     ) -> VisitKey {
-        VisitKey {
-            requests: resources.as_ptr() as usize,
-            len: resources.len(),
-            generation: self.request_generation,
+        VisitKey::new(
+            resources,
+            self.request_generation,
             pristine,
             excl,
-            at: meta.at,
-            duration: meta.duration,
-            alloc: meta.alloc,
-            ml_scores: self.ml_scores,
-        }
+            meta,
+            self.ml_scores,
+        )
     }
 
     /// Replays `u`'s recorded visit if it was made with `key` and nothing under `u` changed
@@ -56,27 +55,37 @@ impl Matcher {
         resources: &[Request],
         to_parent: &mut Scoring,
     ) -> Option<Result<(), Errno>> {
-        let cached = self.visits[u as usize].take()?;
-        if cached.key != *key || cached.stamp < self.changed[u as usize] {
-            self.visits[u as usize] = Some(cached);
+        let slot = self.vertex_state[u as usize].visit_slot as usize;
+        let cached = self.visits[slot].as_mut()?;
+        if cached.key != *key || cached.stamp < self.changed[slot] {
             return None;
         }
         self.preorder += cached.preorder;
         self.postorder += cached.postorder;
         self.ml_scores += cached.ml_delta;
-        self.err_message.push_str(&cached.message);
-        for &(edge, needs, x) in &cached.marks {
-            self.mark(edge, needs, x);
+        if !cached.message.is_empty() {
+            self.err_message.push_str(&cached.message);
         }
         let result = match &cached.result {
             Ok(visited) => {
-                *excl = *excl || self.exclusive_request(resources, u);
                 visited.apply_ref(to_parent);
                 Ok(())
             }
             Err(e) => Err(*e),
         };
-        self.visits[u as usize] = Some(cached);
+        if !cached.marks.is_empty() {
+            // Lent out while the marks are set again, then put back.
+            let marks = std::mem::take(&mut cached.marks);
+            for &(edge, needs, x) in &marks {
+                self.mark(edge, needs, x);
+            }
+            if let Some(cached) = self.visits[slot].as_mut() {
+                cached.marks = marks;
+            }
+        }
+        if result.is_ok() {
+            *excl = *excl || self.exclusive_request(resources, u);
+        }
         Some(result)
     }
 
@@ -107,7 +116,7 @@ impl Matcher {
             postorder: self.postorder - start.postorder,
             ml_delta: self.ml_scores - start.ml_scores,
         };
-        self.visits[u as usize] = Some(Box::new(entry));
+        self.visits[self.vertex_state[u as usize].visit_slot as usize] = Some(entry);
     }
 
     /// Starts a batch of changes to the schedule: visits recorded before it are stale for
@@ -116,14 +125,18 @@ impl Matcher {
         self.clock += 1;
     }
 
-    /// Records that `v`'s own state changed, which changes every subtree containing it.
+    /// Records that `v`'s own state changed, which changes every subtree containing it (only
+    /// interior vertices keep the mark: only their visits are recorded).
     pub(crate) fn touch(&mut self, v: VertexId) {
         let mut v = v;
         loop {
-            if self.changed[v as usize] == self.clock {
-                return;
+            let slot = self.vertex_state[v as usize].visit_slot;
+            if slot != NO_VISIT_SLOT {
+                if self.changed[slot as usize] == self.clock {
+                    return;
+                }
+                self.changed[slot as usize] = self.clock;
             }
-            self.changed[v as usize] = self.clock;
             let pe = self.parent_edge[v as usize];
             if pe == u32::MAX {
                 return;
