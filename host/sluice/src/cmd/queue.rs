@@ -471,6 +471,13 @@ pub(crate) mod tests {
         // A running job's end is its start plus its limit.
         assert_eq!(field(&j, 'e'), Zone::Local.iso(1_795_678_215 + 3600));
         assert_eq!(field(&j, 'E'), "(null)");
+        // %h: OK for CPUs held alone, YES when they may be shared, NO for whole nodes.
+        assert_eq!(field(&j, 'h'), "OK");
+        let mut shared = job();
+        shared.request.oversubscribe = true;
+        assert_eq!(field(&shared, 'h'), "YES");
+        shared.request.exclusive = true;
+        assert_eq!(field(&shared, 'h'), "NO");
     }
 
     #[test]

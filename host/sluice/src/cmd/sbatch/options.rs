@@ -382,13 +382,14 @@ mod tests {
     #[test]
     fn begin_deadline_and_flags() {
         let o = parse(
-            "#!/bin/sh\n#SBATCH --begin=now+1hour --deadline=2030-01-01T08:00:00\n#SBATCH --exclusive --contiguous --hold --nice\n",
+            "#!/bin/sh\n#SBATCH --begin=now+1hour --deadline=2030-01-01T08:00:00\n#SBATCH --exclusive --contiguous --hold --nice -s\n",
             "--requeue --wait --test-only --parsable",
         )
         .unwrap();
         assert_eq!(o.begin, Some(CX.now + 3600));
         assert_eq!(Zone::Utc.iso(o.deadline.unwrap()), "2030-01-01T08:00:00");
         assert!(o.exclusive && o.contiguous && o.hold && o.wait && o.test_only && o.parsable);
+        assert!(o.oversubscribe, "-s");
         assert_eq!(o.nice, Some(100));
         assert_eq!(o.requeue, Some(true));
         assert!(parse("#!/bin/sh\n", "--begin=someday").is_err());
