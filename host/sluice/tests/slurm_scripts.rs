@@ -702,3 +702,61 @@ fn priority_and_unlimited_time_as_scontrol_sets_them() {
     assert_eq!((j.state.as_str(), j.time_limit), ("RUNNING", None));
     end_jobs(dir);
 }
+
+#[test]
+fn jobs_that_ask_share_cpus_in_an_oversubscribe_partition() {
+    let scratch = state_dir("oversub");
+    let dir = scratch.path();
+    let conf = dir.join("cluster.toml");
+    std::fs::write(
+        &conf,
+        "ClusterName = \"share\"\nAccountingStorageEnforce = []\n\
+         [[nodes]]\nNodeName = \"n1\"\nCPUs = 2\nRealMemory = 1000\n\
+         [[partitions]]\nPartitionName = \"shared\"\nNodes = \"ALL\"\nDefault = true\n\
+         OverSubscribe = \"YES:2\"\n",
+    )
+    .unwrap();
+    let _d = Daemon::start_with(dir, &["--config", conf.to_str().unwrap()]);
+    let submit = |options: &str| -> u64 {
+        let script = format!("#!/bin/sh\n#SBATCH {options}\nsleep 300\n");
+        ok(&run_in(dir, dir, &["submit", "--parsable"], Some(&script)))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    // Two CPUs, two rows: four one-CPU jobs that ask run at once, a fifth waits.
+    let shared: Vec<u64> = (0..5).map(|_| submit("-n 1 -s -o /dev/null")).collect();
+    for &id in &shared[..4] {
+        wait_for(dir, id, &["RUNNING"], 30);
+    }
+    let alone = submit("-n 1 -o /dev/null");
+    let squeue = ok(&run_in(
+        dir,
+        dir,
+        &["queue", "-h", "-o", "%i %h %T %r"],
+        None,
+    ));
+    assert!(
+        squeue.contains(&format!("{} YES RUNNING", shared[0])),
+        "{squeue}"
+    );
+    poll(
+        30,
+        "the fifth job and the one that does not share wait",
+        || {
+            let pending = |id: u64| {
+                let j: Job = Client::new(dir).get(&format!("/v1/jobs/{id}")).unwrap();
+                j.state == "PENDING" && ["Resources", "Priority"].contains(&j.reason.as_str())
+            };
+            (pending(shared[4]) && pending(alone)).then_some(())
+        },
+    );
+    let shown = ok(&run_in(
+        dir,
+        dir,
+        &["show", "job", &alone.to_string()],
+        None,
+    ));
+    assert!(shown.contains("OverSubscribe=OK"), "{shown}");
+    end_jobs(dir);
+}

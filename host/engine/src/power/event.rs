@@ -78,7 +78,7 @@ pub struct ResumeJob {
     pub nodes_alloc: String,
     /// Hostlist of the nodes this pass wakes for the job (part of them when rate-limited).
     pub nodes_resume: String,
-    /// `NO` (sluice has no `--oversubscribe` nor OverSubscribe partitions).
+    /// `NO` (whole nodes), `YES` (CPUs the partition lets the job share) or `OK`.
     pub oversubscribe: &'static str,
     /// Partition name.
     pub partition: String,

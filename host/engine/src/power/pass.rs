@@ -88,7 +88,13 @@ impl Engine {
                         }),
                         nodes_alloc: String::new(),
                         nodes_resume: String::new(),
-                        oversubscribe: "NO",
+                        // Slurm's job_share_string: NO for whole nodes, YES for CPUs
+                        // that may be shared, OK for CPUs held alone.
+                        oversubscribe: match self.parts[partition.index()].share_rows(job) {
+                            _ if job.spec.exclusive => "NO",
+                            0 => "OK",
+                            _ => "YES",
+                        },
                         partition: self.cluster.partitions[partition.index()].name.clone(),
                         reservation: resv,
                     };
