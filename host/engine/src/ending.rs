@@ -114,6 +114,7 @@ impl Engine {
         // Slurm's decay thread recalculates every pending job's priority after decaying usage.
         self.priorities.due = true;
         self.charge_limits_running(&decayed);
+        self.end_jobs_over_used_limits();
         for id in self.running.iter() {
             let job = &self.jobs[id];
             if job.state != JobState::Running {

@@ -722,7 +722,9 @@ fn grp_tres_mins_holds_jobs_once_decayed_use_reaches_it() {
         assert_eq!(state(&e, big), RUNNING);
         clock.advance(120);
         e.tick();
-        e.job_finished(big, 0).unwrap();
+        // The QOS's use has reached its limit: the job is ended, as acct_policy_job_time_out
+        // ends it in slurmctld.
+        assert_eq!(e.job(big).unwrap().state, JobState::Timeout, "{via:?}");
         clock.advance(60);
         e.tick();
         let next = e.submit(job("carol", 1)).unwrap();
@@ -760,11 +762,20 @@ fn grp_wall_holds_jobs_once_decayed_wall_time_reaches_it() {
         let first = e.submit(plain.clone()).unwrap();
         pass(&mut e, via);
         assert_eq!(state(&e, first), RUNNING);
-        // Twenty-five minutes of one job's wall time, whatever its CPUs.
-        for _ in 0..25 {
+        // Minutes of one job's wall time, whatever its CPUs, until the decayed twenty are
+        // used (a little over twenty run, as they decay while it runs).
+        let mut minutes = 0;
+        while state(&e, first) == RUNNING && minutes < 30 {
             clock.advance(60);
             e.tick();
+            minutes += 1;
         }
+        assert!(
+            (21..30).contains(&minutes),
+            "{via:?}: ended after {minutes} minutes"
+        );
+        // Its association's decayed wall time reached twenty minutes while it ran: ended.
+        assert_eq!(e.job(first).unwrap().state, JobState::Timeout, "{via:?}");
         let second = e.submit(plain).unwrap();
         let other = e.submit(JobSpec {
             qos: None,
@@ -778,7 +789,6 @@ fn grp_wall_holds_jobs_once_decayed_wall_time_reaches_it() {
         );
         assert_eq!(e.job(second).unwrap().reason.as_str(), "AssocGrpWallLimit");
         assert_eq!(state(&e, other.unwrap()), RUNNING, "physics has no GrpWall");
-        e.job_finished(first, 0).unwrap();
         // Decayed below twenty minutes after a while with nothing running.
         for _ in 0..30 {
             clock.advance(60);
@@ -799,13 +809,18 @@ fn qos_grp_wall_counts_every_job_of_the_qos() {
     let a = e.submit(job("alice", 1)).unwrap();
     let b = e.submit(job("bob", 1)).unwrap();
     e.schedule();
-    // Two jobs for five minutes each: ten minutes of the QOS's wall time, never decayed.
-    for _ in 0..5 {
+    // Two jobs for four minutes each: eight minutes of the QOS's wall time, never decayed.
+    for _ in 0..4 {
         clock.advance(60);
         e.tick();
     }
-    e.job_finished(a, 0).unwrap();
-    e.job_finished(b, 0).unwrap();
+    assert_eq!(state(&e, a), RUNNING);
+    // A fifth minute makes ten: both are ended, as slurmctld ends jobs at GrpWall.
+    clock.advance(60);
+    e.tick();
+    for id in [a, b] {
+        assert_eq!(e.job(id).unwrap().state, JobState::Timeout);
+    }
     let c3 = e.submit(job("carol", 1)).unwrap();
     e.schedule();
     assert_eq!(state(&e, c3), held(Scope::Qos, Limit::GrpWall));

@@ -2,7 +2,7 @@
 //! `GrpWall` are held to, at the times fair-share usage is charged.
 
 use crate::engine::Engine;
-use crate::job::{JobId, JobState};
+use crate::job::{JobId, JobState, Reason};
 use crate::usage::Decayed;
 
 use super::Run;
@@ -48,6 +48,30 @@ impl Engine {
             .collect();
         for (id, run) in runs {
             self.limits.charge_use(id, run, false);
+        }
+    }
+
+    /// Ends with TIMEOUT the running jobs whose QOS or associations have used up `GrpTRESMins`
+    /// or `GrpWall`, as slurmctld's `acct_policy_job_time_out` does once usage is charged.
+    pub(crate) fn end_jobs_over_used_limits(&mut self) {
+        if !self.limits.used.on {
+            return;
+        }
+        let over: Vec<JobId> = self
+            .running
+            .iter()
+            .copied()
+            .filter(|id| {
+                let job = &self.jobs[id];
+                job.state == JobState::Running
+                    && job
+                        .alloc
+                        .as_ref()
+                        .is_some_and(|a| self.used_up_limits(job, a.partition))
+            })
+            .collect();
+        for id in over {
+            self.end_job(id, JobState::Timeout, None, Reason::TimeLimit);
         }
     }
 

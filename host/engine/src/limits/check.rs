@@ -23,7 +23,7 @@ pub(super) struct Subject<'a> {
     path: Vec<AssocId>,
     time_limit: Option<u64>,
     /// The TRES the job asks for, in the layout.
-    tres: Vec<u64>,
+    pub(super) tres: Vec<u64>,
 }
 
 impl Engine {
@@ -152,7 +152,7 @@ impl Engine {
         )
     }
 
-    fn subject<'j>(&self, job: &'j Job, part: PartitionId) -> Subject<'j> {
+    pub(super) fn subject<'j>(&self, job: &'j Job, part: PartitionId) -> Subject<'j> {
         Subject {
             user: &job.spec.user,
             qos: self.qos_order(job.qos, part),

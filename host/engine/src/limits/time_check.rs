@@ -1,13 +1,43 @@
 //! Owns no state: the limits on time used and time left, `GrpWall`, `GrpTRESMins` and
 //! `GrpTRESRunMins`, checked for a job as `check` asks.
 
-use sluice_cluster::{AssocLimits, Qos};
+use sluice_cluster::{AssocLimits, PartitionId, Qos};
 
 use super::check::Subject;
 use super::reason::{Limit, Scope};
 use crate::engine::Engine;
+use crate::job::Job;
 
 impl Engine {
+    /// Whether a running job's QOS or associations have used up `GrpWall`, or `GrpTRESMins` of
+    /// a TRES the job holds: Slurm's `acct_policy_job_time_out` then ends the job with TIMEOUT.
+    pub(crate) fn used_up_limits(&self, job: &Job, part: PartitionId) -> bool {
+        let l = &self.limits;
+        if !l.used.on || !l.enforce.limits {
+            return false;
+        }
+        let s = self.subject(job, part);
+        if self.grp_wall(&s).is_some() {
+            return true;
+        }
+        let layout = &l.layout;
+        (0..s.tres.len()).filter(|&i| s.tres[i] > 0).any(|i| {
+            self.grp_over(
+                &s,
+                (
+                    |q: &Qos| layout.limit(&q.limits.grp_tres_mins, i),
+                    |a: &AssocLimits| layout.limit(&a.grp_tres_mins, i),
+                ),
+                (
+                    |q| l.used.qos(q).map_or(0, |u| u.tres_mins(i)),
+                    |a| l.used.assoc(a).map_or(0, |u| u.tres_mins(i)),
+                ),
+                |used, max| used >= max,
+            )
+            .is_some()
+        })
+    }
+
     /// Whether the decayed wall time of the job's QOS or associations has reached `GrpWall`.
     pub(super) fn grp_wall(&self, s: &Subject<'_>) -> Option<Scope> {
         let used = &self.limits.used;
