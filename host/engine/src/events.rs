@@ -26,6 +26,7 @@ impl Engine {
         job.time_limit = limit;
         let start = job.start_time.unwrap_or_else(|| self.clock.now());
         job.end_time = limit.map(|l| start.saturating_add(i64::try_from(l).unwrap_or(i64::MAX)));
+        self.count_time_limit(id);
         self.pacing.requested = true;
         Ok(())
     }

@@ -655,8 +655,12 @@ fn grp_tres_run_mins_holds_a_job_until_running_jobs_use_up_their_time() {
             e.job(late).unwrap().reason.as_str(),
             "QOSGrpCPURunMinutesLimit"
         );
-        // Half their time gone: 8 × 5 minutes left, and 2 × 10 more fit in 80.
+        // An extended limit holds more: 4 × 20 + 4 × 10 minutes are over 80 a while longer.
+        e.set_time_limit(a, Some(20 * 60)).unwrap();
         clock.advance(300);
+        assert!(started(&pass(&mut e, via)).is_empty(), "{via:?}");
+        // Cut back: 8 × 5 minutes left, and 2 × 10 more fit in 80.
+        e.set_time_limit(a, Some(600)).unwrap();
         assert_eq!(started(&pass(&mut e, via)), vec![late], "{via:?}");
 
         let plain = JobSpec {

@@ -187,6 +187,35 @@ impl Limits {
         self.jobs.get_mut(&job).expect("charged above").running = Some(Running { qos, tres, end });
     }
 
+    /// A running job's time limit now ends at `end`: what it holds counts until then.
+    pub fn move_end(&mut self, job: JobId, end: u64) {
+        let Some(charged) = self.jobs.get(&job) else {
+            return;
+        };
+        let Some(Running {
+            qos,
+            tres,
+            end: old,
+        }) = charged.running.clone()
+        else {
+            return;
+        };
+        let (user, assocs) = (charged.user.clone(), charged.assocs.clone());
+        self.each_count(&user, &qos, &assocs, |c| {
+            if c.tres_end.len() < tres.len() {
+                c.tres_end.resize(tres.len(), 0);
+            }
+            for (i, held) in tres.iter().enumerate() {
+                let held = u128::from(*held);
+                c.tres_end[i] =
+                    c.tres_end[i].saturating_sub(held * u128::from(old)) + held * u128::from(end);
+            }
+        });
+        if let Some(r) = self.jobs.get_mut(&job).and_then(|c| c.running.as_mut()) {
+            r.end = end;
+        }
+    }
+
     /// A running job stopped holding what it held (it ended or was requeued).
     pub fn stop(&mut self, job: JobId) {
         let Some(charged) = self.jobs.get_mut(&job) else {

@@ -30,9 +30,22 @@ impl Engine {
                 .iter()
                 .filter_map(|(i, n)| Some((names.get(*i)?.as_str(), u64::from(*n)))),
         );
-        let start = job.start_time.unwrap_or_else(|| self.clock.now()).max(0) as u64;
-        let end = start.saturating_add(job.time_limit.unwrap_or(INFINITE_MINUTES * 60));
+        let end = self.limit_end(id);
         let qos = self.qos_order(job.qos, part);
         self.limits.start(id, qos, tres, end);
+    }
+
+    /// When a running job's time limit ends, for `GrpTRESRunMins` (an unlimited job's in
+    /// Slurm's INFINITE minutes).
+    fn limit_end(&self, id: JobId) -> u64 {
+        let job = &self.jobs[&id];
+        let start = job.start_time.unwrap_or_else(|| self.clock.now()).max(0) as u64;
+        start.saturating_add(job.time_limit.unwrap_or(INFINITE_MINUTES * 60))
+    }
+
+    /// Counts a running job's changed time limit: the TRES-minutes left on it follow.
+    pub(crate) fn count_time_limit(&mut self, id: JobId) {
+        let end = self.limit_end(id);
+        self.limits.move_end(id, end);
     }
 }
