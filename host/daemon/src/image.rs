@@ -453,6 +453,15 @@ impl Record {
     }
 }
 
+/// The decayed use limits are held to, kept across a restart.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LimitUseImage {
+    /// Per QOS name.
+    pub qos: BTreeMap<String, sluice_engine::limits::SpentUse>,
+    /// Per association key.
+    pub assocs: BTreeMap<String, sluice_engine::limits::SpentUse>,
+}
+
 /// Everything the daemon must not lose.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Image {
@@ -474,6 +483,12 @@ pub struct Image {
     pub usage: BTreeMap<String, f64>,
     /// When `usage` was taken from the engine; runs count only from then on.
     pub usage_time: i64,
+    /// The decayed use `GrpTRESMins` and `GrpWall` are held to, as the engine had it at the
+    /// last snapshot: per QOS name and per association (`account` or `account/user`, over
+    /// its subtree). Runs ended since are not added (fair-share `usage` is; limits' use after
+    /// a crash may lag by the jobs ended since the last snapshot).
+    #[serde(default)]
+    pub limit_use: LimitUseImage,
     /// Nodes whose power record or health changed since start-up, as last journaled (absent:
     /// as the configuration starts them).
     #[serde(default)]

@@ -130,9 +130,15 @@ impl Store {
     }
 
     /// Writes a snapshot (with the engine's current usage per association) and empties the journal.
-    pub fn snapshot(&mut self, usage: BTreeMap<String, f64>, now: i64) -> Result<(), StoreError> {
+    pub fn snapshot(
+        &mut self,
+        usage: BTreeMap<String, f64>,
+        limit_use: crate::image::LimitUseImage,
+        now: i64,
+    ) -> Result<(), StoreError> {
         self.journal.sync()?;
         self.image.usage = usage;
+        self.image.limit_use = limit_use;
         self.image.usage_time = now;
         if let Err(e) = snapshot::write(&self.dir.join("snapshot.json"), &self.image) {
             self.snapshot_retry = Some(Instant::now() + SNAPSHOT_RETRY);

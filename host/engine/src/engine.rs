@@ -311,6 +311,21 @@ impl Engine {
         &self.usage
     }
 
+    /// The decayed use `GrpTRESMins` and `GrpWall` are held to: per QOS and per association
+    /// (by index; an association's over its subtree), for a restart to keep.
+    pub fn limit_use(&self) -> (Vec<crate::limits::SpentUse>, Vec<crate::limits::SpentUse>) {
+        self.limits.used_export()
+    }
+
+    /// Gives back the use an earlier engine's [`Engine::limit_use`] took (after a restart).
+    pub fn restore_limit_use(
+        &mut self,
+        qos: &[(sluice_cluster::QosId, crate::limits::SpentUse)],
+        assocs: &[(sluice_cluster::AssocId, crate::limits::SpentUse)],
+    ) {
+        self.limits.used_restore(qos, assocs);
+    }
+
     /// Counters of the last main-loop pass.
     pub fn last_main_stats(&self) -> &PassStats {
         &self.last_main_stats

@@ -1087,3 +1087,39 @@ fn an_exclusive_job_takes_whole_nodes_even_under_force() {
     assert_eq!(e.job(whole).unwrap().alloc.as_ref().unwrap().cpus(), 4);
     assert_eq!(state(&e, other).0, JobState::Pending);
 }
+
+#[test]
+fn decayed_use_is_given_back_to_a_restarted_engine() {
+    let mut c = base();
+    c.priority.priority_decay_half_life = 3600;
+    c.priority.priority_calc_period = 60;
+    // QOS use is not seeded from associations' raw usage: only the kept use can hold a job.
+    high(&mut c).grp_wall = Some(TimeLimit::Seconds(10 * 60));
+    let (mut e, clock) = run_quiet(c.clone());
+    let a = e.submit(job("alice", 1)).unwrap();
+    e.schedule();
+    for _ in 0..12 {
+        clock.advance(60);
+        e.tick();
+    }
+    assert_eq!(e.job(a).unwrap().state, JobState::Timeout);
+    let (qos, assocs) = e.limit_use();
+    assert!(qos[1].wall_secs >= 600.0, "{:?}", qos[1]);
+    let restarted = |keep: bool| {
+        let (mut e, _clock) = run_quiet(c.clone());
+        if keep {
+            let qos: Vec<_> = (qos.iter().cloned().enumerate())
+                .map(|(i, u)| (QosId(i as u32), u))
+                .collect();
+            let assocs: Vec<_> = (assocs.iter().cloned().enumerate())
+                .map(|(i, u)| (AssocId(i as u32), u))
+                .collect();
+            e.restore_limit_use(&qos, &assocs);
+        }
+        let b = e.submit(job("bob", 1)).unwrap();
+        e.schedule();
+        state(&e, b)
+    };
+    assert_eq!(restarted(true), held(Scope::Qos, Limit::GrpWall));
+    assert_eq!(restarted(false), RUNNING, "without it the use is forgotten");
+}

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use sluice_cluster::{AssocId, Cluster};
+use sluice_cluster::{AssocId, Cluster, QosId};
+use sluice_engine::limits::SpentUse;
 use sluice_engine::{Engine, EngineConfig};
 use sluice_runtime::shared::{SharedSet, engine_policies};
 
@@ -13,6 +14,7 @@ use super::DriverOptions;
 use super::recording::{Recorder, RecordingSelection};
 use crate::clock::DaemonClock;
 use crate::error::DaemonError;
+use crate::image::LimitUseImage;
 
 /// Loads the cluster file, or the embedded demo cluster.
 pub(super) fn load_cluster(opts: &DriverOptions) -> Result<Cluster, DaemonError> {
@@ -52,6 +54,43 @@ pub(super) fn own_usage(engine: &Engine) -> BTreeMap<String, f64> {
         .filter(|i| own[*i].abs() > 1e-9)
         .map(|i| (assoc_key(cluster, AssocId(i as u32)), own[i]))
         .collect()
+}
+
+/// The decayed use limits are held to, by QOS name and association key, for the snapshot.
+pub(super) fn limit_use(engine: &Engine) -> LimitUseImage {
+    let cluster = engine.cluster();
+    let (qos, assocs) = engine.limit_use();
+    let used = |u: &SpentUse| u.wall_secs != 0.0 || !u.tres_secs.is_empty();
+    LimitUseImage {
+        qos: qos
+            .into_iter()
+            .zip(&cluster.qos)
+            .filter(|(u, _)| used(u))
+            .map(|(u, q)| (q.name.clone(), u))
+            .collect(),
+        assocs: assocs
+            .into_iter()
+            .enumerate()
+            .filter(|(i, u)| used(u) && *i < cluster.associations.len())
+            .map(|(i, u)| (assoc_key(cluster, AssocId(i as u32)), u))
+            .collect(),
+    }
+}
+
+/// Gives the engine back the use limits were held to at the last snapshot, matched by QOS
+/// name and association key (those no longer configured are dropped).
+pub(super) fn restore_limit_use(engine: &mut Engine, image: &LimitUseImage) {
+    let cluster = engine.cluster();
+    let qos: Vec<(QosId, SpentUse)> = (cluster.qos.iter().enumerate())
+        .filter_map(|(i, q)| Some((QosId(i as u32), image.qos.get(&q.name)?.clone())))
+        .collect();
+    let assocs: Vec<(AssocId, SpentUse)> = (0..cluster.associations.len())
+        .filter_map(|i| {
+            let id = AssocId(i as u32);
+            Some((id, image.assocs.get(&assoc_key(cluster, id))?.clone()))
+        })
+        .collect();
+    engine.restore_limit_use(&qos, &assocs);
 }
 
 /// Builds the engine over `cluster` with the plugin set; a GRES plugin refusing the node

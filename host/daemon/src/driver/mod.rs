@@ -354,8 +354,9 @@ impl Driver {
 
     fn snapshot(&mut self) -> Result<(), crate::error::StoreError> {
         let usage = engine::own_usage(&self.engine);
+        let limit_use = engine::limit_use(&self.engine);
         let now = self.engine.now();
-        self.store.snapshot(usage, now)?;
+        self.store.snapshot(usage, limit_use, now)?;
         self.metrics.snapshots += 1;
         Ok(())
     }

@@ -37,7 +37,7 @@ pub(super) fn start(
     let set = Arc::new(Mutex::new(set));
     let clock = Arc::new(DaemonClock::new());
     let recorder = Arc::new(Recorder::default());
-    let engine = build_engine(
+    let mut engine = build_engine(
         opts.cluster_file.as_deref(),
         cluster.clone(),
         &set,
@@ -45,6 +45,7 @@ pub(super) fn start(
         &store.image().usage,
         &recorder,
     )?;
+    super::engine::restore_limit_use(&mut engine, &store.image().limit_use);
     let exec = make_exec(tx.clone());
     let power_journaled = (0..cluster.nodes.len())
         .map(|n| crate::power_image::NodePowerImage::of(&engine, sluice_cluster::NodeId(n as u32)))

@@ -26,6 +26,7 @@ use sluice_cluster::{AccountingEnforce, AssocId, AssocLimits, Cluster, QosId};
 
 use crate::job::JobId;
 use tres::TresLayout;
+pub use used::SpentUse;
 use used::{Run, Used};
 
 /// Jobs and TRES counted against one QOS, QOS and user, or association.
@@ -131,6 +132,19 @@ impl Limits {
             assoc: vec![Count::default(); cluster.associations.len()],
             jobs: HashMap::new(),
         }
+    }
+
+    /// The decayed use `GrpTRESMins` and `GrpWall` are held to, per QOS and per association
+    /// (by index; an association's over its subtree), as a restart keeps it.
+    pub fn used_export(&self) -> (Vec<SpentUse>, Vec<SpentUse>) {
+        self.used.export(|i| self.layout.name(i))
+    }
+
+    /// Gives back use a [`Limits::used_export`] took, for the QOS and associations named.
+    pub fn used_restore(&mut self, qos: &[(QosId, SpentUse)], assocs: &[(AssocId, SpentUse)]) {
+        let layout = &self.layout;
+        self.used
+            .restore(qos, assocs, layout.len(), |i| layout.name(i));
     }
 
     /// What QOS `q` counts.

@@ -92,6 +92,23 @@ impl TresLayout {
         out
     }
 
+    /// Entry `i`'s name as sacctmgr writes TRES: `cpu`, `mem`, `node`, `gres/NAME`,
+    /// `license/NAME`.
+    pub fn name(&self, i: usize) -> String {
+        match i {
+            CPU => "cpu".into(),
+            MEM => "mem".into(),
+            NODE => "node".into(),
+            i if i < FIXED + self.gres.len() => format!("gres/{}", self.gres[i - FIXED]),
+            i => format!(
+                "license/{}",
+                self.licenses
+                    .get(i - FIXED - self.gres.len())
+                    .map_or("", String::as_str)
+            ),
+        }
+    }
+
     /// Which TRES an entry of the vector is.
     pub fn kind(&self, index: usize) -> Tres {
         match index {

@@ -40,6 +40,39 @@ impl Spent {
     }
 }
 
+/// The decayed use of one QOS or association as it is kept across a restart: TRES-seconds
+/// by TRES name (`cpu`, `mem`, `gres/gpu`…) and wall-clock seconds.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpentUse {
+    /// Decayed TRES-seconds by TRES name.
+    pub tres_secs: std::collections::BTreeMap<String, f64>,
+    /// Decayed wall-clock seconds.
+    pub wall_secs: f64,
+}
+
+impl Spent {
+    /// This use by TRES name (`name` gives each entry's).
+    fn to_use(&self, name: impl Fn(usize) -> String) -> SpentUse {
+        SpentUse {
+            tres_secs: (self.tres_secs.iter().enumerate())
+                .filter(|(_, s)| **s != 0.0)
+                .map(|(i, s)| (name(i), *s))
+                .collect(),
+            wall_secs: self.wall_secs,
+        }
+    }
+
+    /// The use `u` describes, in a layout of `width` entries named by `name`.
+    fn of_use(u: &SpentUse, width: usize, name: impl Fn(usize) -> String) -> Self {
+        Spent {
+            tres_secs: (0..width)
+                .map(|i| u.tres_secs.get(&name(i)).copied().unwrap_or(0.0))
+                .collect(),
+            wall_secs: u.wall_secs,
+        }
+    }
+}
+
 /// Seconds a job ran since it was last charged, times its QOS's UsageFactor: decayed over the
 /// span (for associations and QOS that decay) and as run (for `NoDecay` QOS).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,6 +134,41 @@ impl Used {
             no_decay: cluster.qos.iter().map(|q| q.no_decay).collect(),
             assoc,
             ended: Vec::new(),
+        }
+    }
+
+    /// Every QOS's and association's use (associations' over their subtree), by index, for
+    /// a restart to give back with [`Used::restore`]; jobs ended since the last decay are
+    /// charged first, as the next decay would.
+    pub fn export(&self, name: impl Fn(usize) -> String) -> (Vec<SpentUse>, Vec<SpentUse>) {
+        let mut all = self.clone();
+        for e in std::mem::take(&mut all.ended) {
+            all.charge(&e.qos, &e.assocs, &e.tres, e.run);
+        }
+        (
+            all.qos.iter().map(|s| s.to_use(&name)).collect(),
+            all.assoc.iter().map(|s| s.to_use(&name)).collect(),
+        )
+    }
+
+    /// Sets the use of the QOS and associations given (by index) to what an earlier
+    /// [`Used::export`] took; the others keep theirs.
+    pub fn restore(
+        &mut self,
+        qos: &[(QosId, SpentUse)],
+        assocs: &[(AssocId, SpentUse)],
+        width: usize,
+        name: impl Fn(usize) -> String,
+    ) {
+        for (q, u) in qos {
+            if let Some(s) = self.qos.get_mut(q.index()) {
+                *s = Spent::of_use(u, width, &name);
+            }
+        }
+        for (a, u) in assocs {
+            if let Some(s) = self.assoc.get_mut(a.index()) {
+                *s = Spent::of_use(u, width, &name);
+            }
         }
     }
 
