@@ -366,6 +366,13 @@ impl Scoring {
         self.evals(kind).add(group);
     }
 
+    /// Adds candidates of one type in order, finding the type's list once (a replayed run of
+    /// children).
+    pub fn add_all(&mut self, kind: u32, groups: impl Iterator<Item = EdgeGroup>) {
+        let evals = self.evals(kind);
+        groups.for_each(|g| evals.add(g));
+    }
+
     pub fn qualified(&mut self, kind: u32) -> u32 {
         self.evals(kind).qualified
     }

@@ -73,7 +73,7 @@ impl Matcher {
         // Every child may become a candidate; a bounded head start saves regrowing.
         dfu.capacity_hint = range.len().min(1024);
         let mut e = range.start;
-        if self.explores_in_runs(u, range.len()) {
+        if self.explores_in_runs(u, &range) {
             let mut runs = self.take_runs(u, range.len());
             for record in runs.iter_mut() {
                 let edges = e..e + RUN_LEN;

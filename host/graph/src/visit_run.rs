@@ -8,6 +8,8 @@
 
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 use crate::graph::VertexId;
 use crate::match_request::Request;
 use crate::matcher::{Matcher, NO_VISIT_SLOT};
@@ -35,8 +37,9 @@ pub(crate) struct RunRecord {
     /// The key of the run's first child; the others' follow from it and the subtrees.
     key: VisitKey,
     stamp: u64,
-    children: Vec<RunChild>,
-    marks: Vec<(u32, u32, bool)>,
+    // Inline, so that replaying the runs of one parent reads one array from start to end.
+    children: SmallVec<[RunChild; RUN_LEN]>,
+    marks: SmallVec<[(u32, u32, bool); RUN_LEN]>,
     message: String,
     preorder: u32,
     postorder: u32,
@@ -46,19 +49,27 @@ pub(crate) struct RunRecord {
 impl RunRecord {
     /// Heap bytes the record holds besides itself.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.children.capacity() * std::mem::size_of::<RunChild>()
-            + self.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>()
-            + self.message.capacity()
+        let spilled = |bytes: usize, spilled: bool| if spilled { bytes } else { 0 };
+        spilled(
+            self.children.capacity() * std::mem::size_of::<RunChild>(),
+            self.children.spilled(),
+        ) + spilled(
+            self.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>(),
+            self.marks.spilled(),
+        ) + self.message.capacity()
     }
 }
 
 impl Matcher {
-    /// Whether `u`'s children are explored run by run: replay on, a tree, and enough of them.
-    pub(crate) fn explores_in_runs(&self, u: VertexId, children: usize) -> bool {
+    /// Whether `u`'s children (through `edges`) are explored run by run: replay on, a tree,
+    /// enough of them, and interior vertices (the first tells: leaves are never recorded, and
+    /// a parent of leaves keeps no runs).
+    pub(crate) fn explores_in_runs(&self, u: VertexId, edges: &Range<usize>) -> bool {
         self.replay_visits
             && self.is_tree
-            && children >= RUN_LEN
+            && edges.len() >= RUN_LEN
             && self.vertex_state[u as usize].visit_slot != NO_VISIT_SLOT
+            && self.cacheable(self.graph.edge_target(self.dom, edges.start))
     }
 
     /// The run records of `u`'s children, lent out while `u` is explored (see
@@ -99,7 +110,7 @@ impl Matcher {
         }
         let start = self.recording_start();
         let merges = dfu.merges;
-        let mut children = Vec::with_capacity(RUN_LEN);
+        let mut children = SmallVec::new();
         let mut recordable = true;
         for e in edges {
             let tgt = self.graph.edge_target(self.dom, e);
@@ -120,7 +131,7 @@ impl Matcher {
             key,
             stamp: self.clock,
             children,
-            marks: self.mark_log[start.marks..].to_vec(),
+            marks: SmallVec::from_slice(&self.mark_log[start.marks..]),
             message: self.err_message[start.message..].to_owned(),
             preorder: self.preorder - start.preorder,
             postorder: self.postorder - start.postorder,
@@ -150,11 +161,20 @@ impl Matcher {
         if !run.message.is_empty() {
             self.err_message.push_str(&run.message);
         }
-        for c in &run.children {
-            dfu.avail = c.avail;
-            dfu.overall = c.score;
-            let group = EdgeGroup::single(c.score, c.avail, c.exclusive, false, c.edge);
-            dfu.add(c.kind, group);
+        let mut rest = &run.children[..];
+        while let Some(first) = rest.first() {
+            let same = rest.iter().take_while(|c| c.kind == first.kind).count();
+            let (kind, children) = (first.kind, &rest[..same]);
+            let groups = children
+                .iter()
+                .map(|c| EdgeGroup::single(c.score, c.avail, c.exclusive, false, c.edge));
+            dfu.add_all(kind, groups);
+            rest = &rest[same..];
+        }
+        // What the last child that matched handed up, as after visiting each in turn.
+        if let Some(last) = run.children.last() {
+            dfu.avail = last.avail;
+            dfu.overall = last.score;
         }
         for &(edge, needs, x) in &run.marks {
             self.mark(edge, needs, x);
