@@ -110,6 +110,7 @@ mod vertex_spans;
 mod vertex_table;
 mod visit;
 mod visit_cache;
+mod visit_run;
 
 pub use find::FindError;
 pub use graph::{GraphBuilder, ResourceGraph, SubsystemId, VertexId, VertexSpec};

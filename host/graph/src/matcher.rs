@@ -11,6 +11,7 @@ use crate::planner_multi::PlannerMulti;
 use crate::prune_filters::{PruneFilterError, PruneFilters};
 use crate::vertex_spans::{JobSpan, VertexSpans};
 use crate::visit::CachedVisit;
+use crate::visit_run::RunRecord;
 
 /// End of resource-query's graph window: 100 years from 0 (`SYSTEM_MAX_DURATION`).
 pub const GRAPH_END: i64 = 3_153_600_000;
@@ -146,6 +147,8 @@ pub struct Matcher {
     /// Per interior vertex, its last recorded visit. Kept inline and in vertex order, since
     /// a match replays most of them one after the other and their keys are read first.
     pub(crate) visits: Vec<Option<CachedVisit>>,
+    /// Per interior vertex (by visit slot), the recorded runs of its children (`visit_run`).
+    pub(crate) runs: Vec<Vec<Option<RunRecord>>>,
     /// Per interior vertex (by visit slot), the change batch that last changed its subtree.
     pub(crate) changed: Vec<u64>,
     /// The current change batch.
@@ -276,6 +279,7 @@ impl Matcher {
             is_tree,
             replay_visits: true,
             visits: (0..interior).map(|_| None).collect(),
+            runs: vec![Vec::new(); interior as usize],
             changed: vec![0; interior as usize],
             clock: 1,
             request_generation: 0,
@@ -331,7 +335,17 @@ impl Matcher {
                 .flatten()
                 .map(|c| c.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>())
                 .sum::<usize>();
+        let runs = self.runs.len() * std::mem::size_of::<Vec<Option<RunRecord>>>()
+            + self
+                .runs
+                .iter()
+                .map(|r| {
+                    r.capacity() * std::mem::size_of::<Option<RunRecord>>()
+                        + r.iter().flatten().map(RunRecord::heap_bytes).sum::<usize>()
+                })
+                .sum::<usize>();
         n * per_vertex
+            + runs
             + self.edge_source.len() * per_edge
             + held
             + multis

@@ -328,6 +328,9 @@ pub(crate) struct Scoring {
     pub avail: u32,
     /// Room to make for the candidates of a type seen first (the children to come).
     pub capacity_hint: usize,
+    /// How many child levels merged their candidates in (a run of such children is not
+    /// recorded for replay: see `visit_run`).
+    pub merges: u32,
 }
 
 impl Scoring {
@@ -361,6 +364,13 @@ impl Scoring {
     #[inline]
     pub fn add(&mut self, kind: u32, group: EdgeGroup) {
         self.evals(kind).add(group);
+    }
+
+    /// Adds candidates of one type in order, finding the type's list once (a replayed run of
+    /// children).
+    pub fn add_all(&mut self, kind: u32, groups: impl Iterator<Item = EdgeGroup>) {
+        let evals = self.evals(kind);
+        groups.for_each(|g| evals.add(g));
     }
 
     pub fn qualified(&mut self, kind: u32) -> u32 {
@@ -409,6 +419,7 @@ impl Scoring {
 
     /// Moves `other`'s candidates under this level (an unconstrained child's `merge`).
     pub fn merge(&mut self, mut other: Scoring) {
+        self.merges += 1;
         for (kind, mut evals) in std::mem::take(&mut other.types) {
             let mine = self.evals(kind);
             mine.qualified += evals.qualified;

@@ -9,6 +9,7 @@ use crate::matcher::Matcher;
 use crate::scoring::{EdgeGroup, EvalEdge, Scoring};
 use crate::traverse::{calc_count, effective_max};
 use crate::visit::{Errno, JobMeta};
+use crate::visit_run::RUN_LEN;
 
 /// Granule-aware progress toward enough shares of one type (`share_tally_t`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,21 +72,49 @@ impl Matcher {
         let range = self.graph.out_edge_range(self.dom, u);
         // Every child may become a candidate; a bounded head start saves regrowing.
         dfu.capacity_hint = range.len().min(1024);
-        for e in range {
-            let tgt = self.graph.edge_target(self.dom, e);
-            if self.colored(tgt) {
-                continue;
+        let mut e = range.start;
+        if self.explores_in_runs(u, &range) {
+            let mut runs = self.take_runs(u, range.len());
+            for record in runs.iter_mut() {
+                let edges = e..e + RUN_LEN;
+                if self.explore_run(meta, edges, record, resources, pristine, *excl, dfu) {
+                    rc = Ok(());
+                }
+                e += RUN_LEN;
             }
-            let mut x = *excl;
+            self.put_runs(u, runs);
+        }
+        for e in e..range.end {
             if self
-                .dom_dfv(meta, tgt, resources, pristine, &mut x, dfu)
-                .is_ok()
+                .explore_child(meta, e, resources, pristine, *excl, dfu)
+                .is_some()
             {
-                self.add_child(dfu, tgt, e, x);
                 rc = Ok(());
             }
         }
         rc
+    }
+
+    /// Visits the child through edge `e` unless this walk reached it already, and records it
+    /// as a candidate when it matched: with the exclusivity it was matched under.
+    pub(crate) fn explore_child(
+        &mut self,
+        meta: &JobMeta,
+        e: usize,
+        resources: &[Request],
+        pristine: bool,
+        excl: bool,
+        dfu: &mut Scoring,
+    ) -> Option<bool> {
+        let tgt = self.graph.edge_target(self.dom, e);
+        if self.colored(tgt) {
+            return None;
+        }
+        let mut x = excl;
+        self.dom_dfv(meta, tgt, resources, pristine, &mut x, dfu)
+            .ok()?;
+        self.add_child(dfu, tgt, e, x);
+        Some(x)
     }
 
     /// `u`'s out-edges by (edge weight, child uniq_id), created on first use.

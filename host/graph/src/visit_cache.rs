@@ -26,6 +26,7 @@ impl Matcher {
     pub fn set_visit_replay(&mut self, on: bool) {
         self.replay_visits = on;
         self.visits.iter_mut().for_each(|v| *v = None);
+        self.runs.iter_mut().for_each(Vec::clear);
     }
 
     pub(crate) fn visit_key(

@@ -61,21 +61,45 @@ fn run(
     (keep(out), keep(stdout))
 }
 
-fn command() -> impl Strategy<Value = String> {
+/// Random commands over `nodes`, the paths of the nodes whose status and properties change.
+fn command(nodes: &'static [&'static str]) -> impl Strategy<Value = String> {
     prop_oneof![
         4 => (0..SPECS.len(), 0..3usize).prop_map(|(s, op)| {
             let op = ["allocate", "allocate_orelse_reserve", "allocate_with_satisfiability"][op];
             format!("match {op} spec{s}.yaml")
         }),
         1 => (1..12u32).prop_map(|j| format!("cancel {j}")),
-        1 => (0..2u32, any::<bool>()).prop_map(|(n, up)| {
-            format!("set-status /tiny0/rack0/node{n} {}", if up { "up" } else { "down" })
+        1 => (0..nodes.len(), any::<bool>()).prop_map(|(n, up)| {
+            format!("set-status {} {}", nodes[n], if up { "up" } else { "down" })
         }),
-        1 => (0..2u32, 0..4u32).prop_map(|(n, class)| {
-            format!("set-property /tiny0/rack0/node{n} perf_class={class}")
+        1 => (0..nodes.len(), 0..4u32).prop_map(|(n, class)| {
+            format!("set-property {} perf_class={class}", nodes[n])
         }),
     ]
 }
+
+/// A directory holding the jobspecs of [`SPECS`].
+fn spec_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sluice-graph-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, spec) in SPECS.iter().enumerate() {
+        std::fs::write(dir.join(format!("spec{i}.yaml")), spec).unwrap();
+    }
+    dir
+}
+
+const TINY_NODES: &[&str] = &["/tiny0/rack0/node0", "/tiny0/rack0/node1"];
+
+/// Nodes of the medium graph's first rack (18 nodes: two runs of eight siblings replayed at
+/// once, and two replayed one by one) and of its last.
+const MEDIUM_NODES: &[&str] = &[
+    "/medium0/rack0/node0",
+    "/medium0/rack0/node7",
+    "/medium0/rack0/node8",
+    "/medium0/rack0/node13",
+    "/medium0/rack0/node17",
+    "/medium0/rack3/node60",
+];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
@@ -83,15 +107,27 @@ proptest! {
     #[test]
     fn replay_prints_what_a_fresh_walk_prints(
         policy in 0..POLICIES.len(),
-        commands in prop::collection::vec(command(), 1..24),
+        commands in prop::collection::vec(command(TINY_NODES), 1..24),
     ) {
-        let dir = std::env::temp_dir().join(format!("sluice-graph-replay-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for (i, spec) in SPECS.iter().enumerate() {
-            std::fs::write(dir.join(format!("spec{i}.yaml")), spec).unwrap();
-        }
+        let dir = spec_dir("replay");
         let grug = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/flux/ex1-tiny-high-allocate/tiny.graphml");
+        let fresh = run(&grug, POLICIES[policy], false, &dir, &commands);
+        let replayed = run(&grug, POLICIES[policy], true, &dir, &commands);
+        prop_assert_eq!(&fresh.0, &replayed.0);
+        prop_assert_eq!(&fresh.1, &replayed.1);
+    }
+
+    /// The medium graph's racks hold 18 nodes each, so its matches replay runs of siblings
+    /// (`visit_run`) besides single visits; changing a node must end its run's replay.
+    #[test]
+    fn replayed_runs_of_siblings_print_what_a_fresh_walk_prints(
+        policy in 0..POLICIES.len(),
+        commands in prop::collection::vec(command(MEDIUM_NODES), 1..32),
+    ) {
+        let dir = spec_dir("runs");
+        let grug = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/flux/ex3-medium-first-omit-prefix/medium.graphml");
         let fresh = run(&grug, POLICIES[policy], false, &dir, &commands);
         let replayed = run(&grug, POLICIES[policy], true, &dir, &commands);
         prop_assert_eq!(&fresh.0, &replayed.0);
