@@ -94,7 +94,9 @@ mod prune_filters;
 mod scoring;
 mod session;
 mod session_text;
+mod subsystems;
 mod traverse;
+mod traverse_aux;
 mod traverse_explore;
 mod traverse_update;
 mod vertex_spans;
@@ -128,4 +130,5 @@ pub use prune_filters::{
 };
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
+pub use subsystems::{MatchSubsystem, UnknownSubsystems, predefined_subsystems};
 pub use vertex_table::{VertexProperties, vertex_table};
