@@ -42,8 +42,11 @@ pub fn generate(recipe: &Recipe, limits: GrugLimits) -> Result<ResourceGraph, Gr
             file: recipe.file.clone(),
         });
     }
-    let declared: std::collections::BTreeSet<&str> =
-        recipe.vertices.iter().map(|v| v.subsystem.as_str()).collect();
+    let declared: std::collections::BTreeSet<&str> = recipe
+        .vertices
+        .iter()
+        .map(|v| v.subsystem.as_str())
+        .collect();
     if let Some(edge) = recipe
         .edges
         .iter()

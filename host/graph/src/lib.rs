@@ -58,12 +58,22 @@
 //!   resource-query's bytes.
 //! - [`Matcher::find`]: `find` expressions (`status`, `sched-now`, `sched-future`, `jobid-*`,
 //!   `names`, `property`, `agfilter`; `and`/`or`/parentheses, left to right).
+//! - [`predefined_subsystems`]: `-S/--match-subsystems` (`CA`, `IBA`, `IBBA`, `PA`, `PFS1BA`,
+//!   `C+IBA`, `C+IBBA`, `C+PA`, `C+PFS1BA`, `IB+IBBA`, `C+P+IBA`, `VA`, `V+PFS1BA`, `ALL`, and
+//!   lower case), and [`Matcher::set_auxiliary_subsystems`]: after a vertex's dominant children
+//!   its auxiliary out-edges are explored as Fluxion's `aux_upv` does at fd257f71 (status, own
+//!   planner, exclusivity), adding unchosen candidates that travel up with the dominant ones; an
+//!   auxiliary type that reaches the root unqualified fails the match. Nothing auxiliary is
+//!   planned or printed (Fluxion's `upd_upv` is empty). `slot` matching looks at out-edges of
+//!   every subsystem, and a GRUG association over an existing (source, target) edge moves that
+//!   edge to its subsystem, as in Fluxion.
 //! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
 //!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
 //!   with its output streams, job ids and messages; `sluice resource-query` drives it.
 //!
-//! Not here: the `flexible` traverser, auxiliary
-//! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
+//! Not here: the `flexible` traverser, the pruning filter Fluxion gives a `cluster` vertex in
+//! an auxiliary subsystem (a graph whose auxiliary edges lead to a `cluster` vertex with
+//! children is refused), RFC 31 constraints (refused), `update`, `attach`,
 //! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
 //! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
 //!

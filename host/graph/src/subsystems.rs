@@ -91,9 +91,18 @@ mod tests {
             names("ALL"),
             ["containment", "ibnet", "ibnetbw", "pfs1bw", "power"]
         );
-        assert_eq!(predefined_subsystems("PA").unwrap()[0].edge_filter, "supplies_to");
-        assert_eq!(predefined_subsystems("IBA").unwrap()[0].edge_filter, "connected_down");
-        assert_eq!(predefined_subsystems("vA"), Err(UnknownSubsystems("vA".into())));
+        assert_eq!(
+            predefined_subsystems("PA").unwrap()[0].edge_filter,
+            "supplies_to"
+        );
+        assert_eq!(
+            predefined_subsystems("IBA").unwrap()[0].edge_filter,
+            "connected_down"
+        );
+        assert_eq!(
+            predefined_subsystems("vA"),
+            Err(UnknownSubsystems("vA".into()))
+        );
         assert!(predefined_subsystems("C+XA").is_err());
     }
 }

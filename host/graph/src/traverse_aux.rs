@@ -178,9 +178,10 @@ impl Matcher {
                 continue;
             }
             self.aux_add(s, t, dfu);
-            let frame = self.aux_frames.last_mut().expect("an open level");
-            for (kind, tally) in tallies.iter_mut() {
-                tally.add_total(frame.entry(s, *kind).3);
+            if let Some(frame) = self.aux_frames.last_mut() {
+                for (kind, tally) in tallies.iter_mut() {
+                    tally.add_total(frame.entry(s, *kind).3);
+                }
             }
             let sat = |k: u32| {
                 tallies

@@ -21,8 +21,8 @@ mod common;
 
 use common::{document, edge, node};
 use sluice_graph::{
-    Flow, MatchFormat, Matcher, Outputs, Recipe, Session, generate, policy_by_name,
-    predefined_subsystems, GrugError, GrugLimits,
+    Flow, GrugError, GrugLimits, MatchFormat, Matcher, Outputs, Recipe, Session, generate,
+    policy_by_name, predefined_subsystems,
 };
 
 const RULE: &str = "INFO: =============================\n";
@@ -115,8 +115,11 @@ impl Drop for Workspace {
 }
 
 fn matcher(racks: u32, subsystems: &str, policy: &str) -> Result<Matcher, String> {
-    let recipe =
-        Recipe::parse(&document(&recipe_body(racks)), Path::new("power-ib.graphml")).unwrap();
+    let recipe = Recipe::parse(
+        &document(&recipe_body(racks)),
+        Path::new("power-ib.graphml"),
+    )
+    .unwrap();
     let graph = generate(&recipe, GrugLimits::default()).unwrap();
     let subsystems = predefined_subsystems(subsystems).map_err(|e| e.to_string())?;
     let (dominant, auxiliary) = subsystems.split_first().unwrap();
@@ -292,7 +295,8 @@ fn a_pdu_whose_nodes_are_held_whole_adds_no_candidates() {
 #[test]
 fn requests_below_a_rack_never_visit_the_pdu() {
     let ws = Workspace::new("rack", &[("rack.yaml", rack_node_core())]);
-    let commands = "match allocate rack.yaml\nmatch allocate rack.yaml\nmatch allocate rack.yaml\nquit\n";
+    let commands =
+        "match allocate rack.yaml\nmatch allocate rack.yaml\nmatch allocate rack.yaml\nquit\n";
     let expected = [
         one_core(1, 1),
         allocated(1),
@@ -359,7 +363,9 @@ fn grug_keeps_every_subsystems_edges_and_paths() {
     let g = generate(&recipe, GrugLimits::default()).unwrap();
     let names = |s: &str, v: &str| -> Vec<String> {
         let s = g.subsystem_id(s).unwrap();
-        let v = (0..g.vertex_count() as u32).find(|&x| g.name(x) == v).unwrap();
+        let v = (0..g.vertex_count() as u32)
+            .find(|&x| g.name(x) == v)
+            .unwrap();
         g.out_edges(s, v).iter().map(|&t| g.name(t)).collect()
     };
     assert_eq!(names("containment", "rack0"), ["pdu0", "node0", "node1"]);
@@ -404,9 +410,15 @@ fn an_association_over_an_existing_edge_moves_it_to_the_new_subsystem() {
     let g = common::graph(&body).unwrap();
     let containment = g.subsystem_id("containment").unwrap();
     let power = g.subsystem_id("power").unwrap();
-    let rack = (0..g.vertex_count() as u32).find(|&v| g.name(v) == "rack0").unwrap();
+    let rack = (0..g.vertex_count() as u32)
+        .find(|&v| g.name(v) == "rack0")
+        .unwrap();
     assert!(g.out_edges(containment, rack).is_empty());
-    let targets: Vec<String> = g.out_edges(power, rack).iter().map(|&t| g.name(t)).collect();
+    let targets: Vec<String> = g
+        .out_edges(power, rack)
+        .iter()
+        .map(|&t| g.name(t))
+        .collect();
     assert_eq!(targets, ["node0", "node1"]);
     assert_eq!(g.edge_count(containment) + g.edge_count(power), 4);
 }
@@ -426,10 +438,7 @@ fn an_edge_in_an_undeclared_subsystem_is_refused_with_its_line() {
         .position(|l| l.contains("<edge id=\"cluster2node\""))
         .unwrap()
         + 1;
-    assert!(
-        text.starts_with(&format!("test.graphml:{line}:")),
-        "{text}"
-    );
+    assert!(text.starts_with(&format!("test.graphml:{line}:")), "{text}");
     assert!(
         text.ends_with(
             "edge `cluster2node` names subsystem `ibnet`, which no <node> declares (expected one of containment)"

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use sluice_graph::{
-    Flow, JgfLimits, MatchFormat, MatchPolicy, Matcher, Outputs, ResourceGraph, Session,
-    format_double, join_prune_filter_options, policy_by_name, read_grug, read_jgf,
+    Flow, JgfLimits, MatchFormat, MatchPolicy, Matcher, MatcherError, Outputs, ResourceGraph,
+    Session, format_double, join_prune_filter_options, policy_by_name, read_grug, read_jgf,
 };
 use sluice_policy::{SettingValue, Settings};
 use sluice_runtime::Limits;
@@ -72,6 +72,17 @@ pub struct Args {
     /// Do not print the `resource-query> ` prompt.
     #[arg(short = 'd', long = "disable-prompt")]
     disable_prompt: bool,
+}
+
+/// A matcher set-up error; a subsystem without a root is reported with resource-query's own
+/// words first (its traverser refuses to initialise).
+fn initialize(e: MatcherError) -> anyhow::Error {
+    match e {
+        MatcherError::NoRoot(_) => anyhow::anyhow!(
+            "initialize_matchers_and_traversers: ERROR: can't initialize traverser: {e}"
+        ),
+        other => other.into(),
+    }
 }
 
 /// The graph and, for JGF, the vertices' properties.
@@ -192,9 +203,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let filters = join_prune_filter_options(args.prune_filters.iter().map(String::as_str));
     let start = Instant::now();
     let (graph, properties) = load_graph(&args)?;
-    let mut matcher = Matcher::new(graph, dominant.name, policy, &filters)?;
+    let mut matcher = Matcher::new(graph, dominant.name, policy, &filters).map_err(initialize)?;
     let auxiliary: Vec<&str> = auxiliary.iter().map(|s| s.name).collect();
-    matcher.set_auxiliary_subsystems(&auxiliary)?;
+    matcher
+        .set_auxiliary_subsystems(&auxiliary)
+        .map_err(initialize)?;
     for (v, props) in &properties {
         for (key, value) in props {
             matcher.set_property(*v, key, value);
