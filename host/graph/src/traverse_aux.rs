@@ -102,6 +102,7 @@ impl Matcher {
     }
 
     /// Opens the auxiliary candidates of a new scoring level.
+    #[inline]
     pub(crate) fn aux_open(&mut self) {
         if !self.aux.is_empty() {
             self.aux_frames.push(AuxScores::default());
@@ -109,6 +110,7 @@ impl Matcher {
     }
 
     /// Closes the innermost level, handing its candidates to the enclosing one when `merge`.
+    #[inline]
     pub(crate) fn aux_close(&mut self, merge: bool) {
         if self.aux.is_empty() {
             return;
