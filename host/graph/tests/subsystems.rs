@@ -115,11 +115,11 @@ impl Drop for Workspace {
 }
 
 fn matcher(racks: u32, subsystems: &str, policy: &str) -> Result<Matcher, String> {
-    let recipe = Recipe::parse(
-        &document(&recipe_body(racks)),
-        Path::new("power-ib.graphml"),
-    )
-    .unwrap();
+    matcher_of(&recipe_body(racks), subsystems, policy)
+}
+
+fn matcher_of(body: &str, subsystems: &str, policy: &str) -> Result<Matcher, String> {
+    let recipe = Recipe::parse(&document(body), Path::new("power-ib.graphml")).unwrap();
     let graph = generate(&recipe, GrugLimits::default()).unwrap();
     let subsystems = predefined_subsystems(subsystems).map_err(|e| e.to_string())?;
     let (dominant, auxiliary) = subsystems.split_first().unwrap();
@@ -142,7 +142,11 @@ fn run(ws: &Workspace, subsystems: &str, policy: &str, commands: &str) -> String
 }
 
 fn run_racks(ws: &Workspace, racks: u32, subsystems: &str, policy: &str, commands: &str) -> String {
-    let matcher = matcher(racks, subsystems, policy).unwrap();
+    run_body(ws, &recipe_body(racks), subsystems, policy, commands)
+}
+
+fn run_body(ws: &Workspace, body: &str, subsystems: &str, policy: &str, commands: &str) -> String {
+    let matcher = matcher_of(body, subsystems, policy).unwrap();
     let mut session = Session::new(matcher, MatchFormat::Simple, false);
     session.set_base_dir(&ws.dir);
     let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
@@ -471,4 +475,57 @@ fn under_first_reading_a_requested_types_total_registers_it() {
         run(&ws, "CA", "first", commands),
         [one_core(1, 1), allocated(1)].concat()
     );
+}
+
+#[test]
+fn a_slot_matches_on_children_of_any_subsystem() {
+    // `cluster0 → rack0 → node0 → core0, core1`; with ibnet, `rack0 → core0` too (an ibnet
+    // vertex of type core). Fluxion's slot test reads every out-edge, so under `-S CA` a
+    // top-level `slot → core` is a slot match at rack0, whose containment children hold no
+    // core: no match. Without the ibnet part the slot matches at node0.
+    let containment = [
+        node("cluster", "cluster", true, ""),
+        node("rack", "rack", false, ""),
+        node("node", "node", false, ""),
+        node("core", "core", false, ""),
+        edge("cluster", "rack", &[]),
+        edge("rack", "node", &[]),
+        edge("node", "core", &[("multi_scale", "2")]),
+    ]
+    .concat();
+    let ibnet = [
+        node("ibswitch", "ibswitch", true, "<data key=\"subsystem\">ibnet</data>"),
+        "<node id=\"ib_rack\"><data key=\"type\">rack</data><data key=\"basename\">rack</data><data key=\"subsystem\">ibnet</data></node>\n".to_string(),
+        "<node id=\"ib_core\"><data key=\"type\">core</data><data key=\"basename\">core</data><data key=\"subsystem\">ibnet</data></node>\n".to_string(),
+        edge(
+            "ibswitch",
+            "ib_rack",
+            &[("e_subsystem", "ibnet"), ("gen_method", "ASSOCIATE_IN")],
+        ),
+        edge("ib_rack", "ib_core", &[("e_subsystem", "ibnet")]),
+    ]
+    .concat();
+    let ws = Workspace::new(
+        "slot",
+        &[(
+            "slot.yaml",
+            jobspec(
+                "    - type: slot\n      count: 1\n      label: default\n      with:\n        - type: core\n          count: 1\n",
+            ),
+        )],
+    );
+    let commands = "match allocate slot.yaml\nquit\n";
+    assert_eq!(
+        run_body(&ws, &containment, "CA", "high", commands),
+        [
+            line(4, "core1", 1, true),
+            line(3, "node0", 1, false),
+            line(2, "rack0", 1, false),
+            line(1, "cluster0", 1, false),
+            allocated(1),
+        ]
+        .concat()
+    );
+    let both = format!("{containment}{ibnet}");
+    assert_eq!(run_body(&ws, &both, "CA", "high", commands), no_match(1));
 }
