@@ -1,18 +1,5 @@
 //! Auxiliary subsystems in the selection walk (`-S C+PA` and the like), as Fluxion's
-//! `dom_exp`/`aux_upv` do them at fd257f71.
-//!
-//! After a vertex's dominant children, its out-edges in each auxiliary subsystem are explored
-//! (`visit_t::UPV`). A target passes when it is up, has room in its own planner and the
-//! exclusivity checks of the current level allow it; it then adds a candidate under
-//! (subsystem, its type) whose score and count are whatever the last dominant child left in
-//! the vertex's scoring (none: unqualified). No policy chooses among these candidates and the
-//! update walk plans and emits none of them (`upd_upv` is not implemented in Fluxion), so their
-//! one effect is at the root: an auxiliary type whose candidates all reached it unqualified
-//! fails the match (`has_remaining`). Candidates travel up with a level's dominant ones (merged
-//! by a level that chose nothing, dropped by one that chose, and by a slot's bundling). Under
-//! `first` the walk stops once every requested type is satisfied, and reading a requested
-//! type's total registers it, as `std::map::operator[]` does. Fluxion's recursion below the
-//! target changes nothing it returns and is not repeated.
+//! `dom_exp`/`aux_upv` walk them at fd257f71.
 
 use crate::graph::{SubsystemId, VertexId};
 use crate::match_request::Request;
@@ -129,6 +116,18 @@ impl Matcher {
     }
 
     /// Explores `u`'s out-edges in every auxiliary subsystem (`dom_exp` after the dominant one).
+    ///
+    /// A target passes when it is up, has room in its own planner and the exclusivity checks
+    /// of the current level allow it; it then adds a candidate under (subsystem, its type)
+    /// whose score and count are whatever the last dominant child left in `dfu` (none:
+    /// unqualified). No policy chooses among these and the update walk plans and emits none of
+    /// them (Fluxion's `upd_upv` is empty), so their one effect is at the root: an auxiliary
+    /// type whose candidates all arrived unqualified fails the match (`has_remaining`). They
+    /// travel up with a level's dominant candidates: merged by a level that chose nothing,
+    /// dropped by one that chose and by a slot's bundling. Under `first` the walk stops once
+    /// every requested type is satisfied, and reading a requested type's total registers it,
+    /// as `std::map::operator[]` does. Fluxion's recursion below the target changes nothing
+    /// it returns and is not repeated.
     pub(crate) fn explore_aux(
         &mut self,
         meta: &JobMeta,
