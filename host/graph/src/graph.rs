@@ -73,6 +73,9 @@ pub struct GraphBuilder {
     /// The last (kind, basename, unit) texts interned and their numbers: generation adds
     /// vertices in runs from one recipe vertex, so most lookups repeat the previous one.
     last_texts: Option<LastTexts>,
+    /// Each `(source, target)` pair's edge, built on the first association (only then can an
+    /// edge repeat a pair: a multiplied edge always leads to a new vertex).
+    pairs: Option<HashMap<(VertexId, VertexId), usize>>,
 }
 
 /// A vertex's kind, basename and unit texts and the numbers they were interned as.
@@ -108,6 +111,7 @@ impl GraphBuilder {
             edges: Vec::new(),
             path_children: Vec::new(),
             last_texts: None,
+            pairs: None,
         }
     }
 
@@ -233,7 +237,44 @@ impl GraphBuilder {
         relation: &str,
     ) {
         let relation = self.graph.strings.intern(relation);
+        if let Some(pairs) = &mut self.pairs {
+            pairs.insert((src, dst), self.edges.len());
+        }
         self.edges.push((subsystem, src, dst, relation));
+    }
+
+    /// Adds an edge `src → dst` in `subsystem` as Fluxion's GRUG reader associates vertices:
+    /// when the pair already has an edge (in any subsystem), that edge moves to `subsystem`
+    /// and keeps its place among `src`'s out-edges (Fluxion keeps one edge per pair and
+    /// overwrites its subsystem). Returns whether a new edge was added.
+    pub fn associate_edge(
+        &mut self,
+        subsystem: SubsystemId,
+        src: VertexId,
+        dst: VertexId,
+        relation: &str,
+    ) -> bool {
+        let edges = &self.edges;
+        let pairs = self.pairs.get_or_insert_with(|| {
+            edges
+                .iter()
+                .enumerate()
+                .map(|(i, &(_, s, d, _))| ((s, d), i))
+                .collect()
+        });
+        let relation = self.graph.strings.intern(relation);
+        match pairs.get(&(src, dst)) {
+            Some(&i) => {
+                self.edges[i].0 = subsystem;
+                self.edges[i].3 = relation;
+                false
+            }
+            None => {
+                pairs.insert((src, dst), self.edges.len());
+                self.edges.push((subsystem, src, dst, relation));
+                true
+            }
+        }
     }
 
     /// Lays out the gathered edges per subsystem, keeping each vertex's edges in creation order.

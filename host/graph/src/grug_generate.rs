@@ -42,6 +42,30 @@ pub fn generate(recipe: &Recipe, limits: GrugLimits) -> Result<ResourceGraph, Gr
             file: recipe.file.clone(),
         });
     }
+    let declared: std::collections::BTreeSet<&str> = recipe
+        .vertices
+        .iter()
+        .map(|v| v.subsystem.as_str())
+        .collect();
+    if let Some(edge) = recipe
+        .edges
+        .iter()
+        .find(|e| !declared.contains(e.e_subsystem.as_str()))
+    {
+        // Fluxion would generate edges in a subsystem without a root, which no matcher can
+        // walk; naming the edge is more useful than a graph that silently differs.
+        return Err(GrugError::Invalid {
+            file: recipe.file.clone(),
+            line: edge.line,
+            column: edge.column,
+            message: format!(
+                "edge `{}` names subsystem `{}`, which no <node> declares (expected one of {})",
+                edge.xml_id,
+                edge.e_subsystem,
+                declared.iter().copied().collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
     let subsystems: std::collections::HashSet<&str> = recipe
         .vertices
         .iter()
@@ -254,8 +278,15 @@ impl<'r> Emitter<'r> {
         }
         self.edges += 1;
         let relation = &self.recipe.edges[e].relation;
-        self.builder
-            .add_edge(self.edge_subsystem[e], src, dst, relation);
+        if self.recipe.edges[e].gen_method == GenMethod::Multiply {
+            self.builder
+                .add_edge(self.edge_subsystem[e], src, dst, relation);
+        } else if !self
+            .builder
+            .associate_edge(self.edge_subsystem[e], src, dst, relation)
+        {
+            self.edges -= 1;
+        }
         Ok(())
     }
 

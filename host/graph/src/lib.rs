@@ -66,12 +66,22 @@
 //!   resource-query's bytes.
 //! - [`Matcher::find`]: `find` expressions (`status`, `sched-now`, `sched-future`, `jobid-*`,
 //!   `names`, `property`, `agfilter`; `and`/`or`/parentheses, left to right).
+//! - [`predefined_subsystems`]: `-S/--match-subsystems` (`CA`, `IBA`, `IBBA`, `PA`, `PFS1BA`,
+//!   `C+IBA`, `C+IBBA`, `C+PA`, `C+PFS1BA`, `IB+IBBA`, `C+P+IBA`, `VA`, `V+PFS1BA`, `ALL`, and
+//!   lower case), and [`Matcher::set_auxiliary_subsystems`]: after a vertex's dominant children
+//!   its auxiliary out-edges are explored as Fluxion's `aux_upv` does at fd257f71 (status, own
+//!   planner, exclusivity), adding unchosen candidates that travel up with the dominant ones; an
+//!   auxiliary type that reaches the root unqualified fails the match. Nothing auxiliary is
+//!   planned or printed (Fluxion's `upd_upv` is empty). `slot` matching looks at out-edges of
+//!   every subsystem, and a GRUG association over an existing (source, target) edge moves that
+//!   edge to its subsystem, as in Fluxion.
 //! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
 //!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
 //!   with its output streams, job ids and messages; `sluice resource-query` drives it.
 //!
-//! Not here: auxiliary
-//! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
+//! Not here: the pruning filter Fluxion gives a `cluster` vertex in an auxiliary subsystem
+//! (a graph whose auxiliary edges lead to a `cluster` vertex with children is refused), RFC 31
+//! constraints (refused), `update`, `attach`,
 //! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
 //! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
 //!
@@ -102,7 +112,9 @@ mod prune_filters;
 mod scoring;
 mod session;
 mod session_text;
+mod subsystems;
 mod traverse;
+mod traverse_aux;
 mod traverse_explore;
 mod traverse_flexible;
 mod traverse_update;
@@ -138,5 +150,6 @@ pub use prune_filters::{
 };
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
+pub use subsystems::{MatchSubsystem, UnknownSubsystems, predefined_subsystems};
 pub use traverse_flexible::{MAX_OR_SLOT_STATES, MAX_XOR_EXPANSION, TraverserPolicy};
 pub use vertex_table::{VertexProperties, vertex_table};

@@ -51,6 +51,17 @@ pub enum MatcherError {
         /// Its depth.
         depth: usize,
     },
+    /// An auxiliary subsystem leads to a `cluster` vertex with children, which would carry
+    /// a pruning filter in that subsystem (not implemented).
+    #[error(
+        "auxiliary subsystem {subsystem} leads to {vertex}, a cluster vertex with children: pruning filters in auxiliary subsystems are not supported"
+    )]
+    AuxiliaryCluster {
+        /// The auxiliary subsystem.
+        subsystem: String,
+        /// The cluster vertex's name.
+        vertex: String,
+    },
 }
 
 /// The deepest graph the traverser walks: it recurses once per level, and a deeper graph (only
@@ -140,8 +151,13 @@ pub struct Matcher {
     pub(crate) jobs: HashMap<u64, JobSpans>,
     /// Marks in the order set, so a recorded visit knows which are its own.
     pub(crate) mark_log: Vec<(u32, u32, bool)>,
-    /// Whether every vertex has at most one dominant in-edge (visit replay needs a tree).
+    /// Whether visits may be replayed: every vertex has at most one dominant in-edge and no
+    /// auxiliary subsystem is walked.
     pub(crate) is_tree: bool,
+    /// Auxiliary subsystems, walked after the dominant one at every vertex (`-S C+PA`).
+    pub(crate) aux: Vec<SubsystemId>,
+    /// The open scoring levels' auxiliary candidates, outermost (the root's) first.
+    pub(crate) aux_frames: Vec<crate::traverse_aux::AuxScores>,
     /// Whether visit replay is on.
     pub(crate) replay_visits: bool,
     /// Per interior vertex, its last recorded visit. Kept inline and in vertex order, since
@@ -277,6 +293,8 @@ impl Matcher {
             jobs: HashMap::new(),
             mark_log: Vec::new(),
             is_tree,
+            aux: Vec::new(),
+            aux_frames: Vec::new(),
             replay_visits: true,
             visits: (0..interior).map(|_| None).collect(),
             runs: vec![Vec::new(); interior as usize],

@@ -1,7 +1,7 @@
 //! The depth-first-and-up traverser's selection walk (Fluxion's `dfu_impl_t::select`):
 //! match requests to vertices, prune, gather candidates and choose the best per level.
 
-use crate::graph::VertexId;
+use crate::graph::{SubsystemId, VertexId};
 use crate::match_request::{Request, aggregate_of};
 use crate::matcher::Matcher;
 use crate::scoring::{EdgeGroup, EvalEdge, ROOT_EDGE, Scoring};
@@ -50,6 +50,8 @@ impl Matcher {
         let root = self.root;
         let mut dfu = Scoring::default();
         let mut x_in = excl;
+        self.aux_frames.clear();
+        self.aux_open();
         self.dom_dfv(meta, root, resources, true, &mut x_in, &mut dfu)?;
         let avail = dfu.avail;
         let group = EdgeGroup {
@@ -107,7 +109,7 @@ impl Matcher {
             }
             *needs = count;
         }
-        if dfu.iter().any(|(_, e)| e.qualified == 0) {
+        if dfu.iter().any(|(_, e)| e.qualified == 0) || !self.aux_remaining() {
             return Err(());
         }
         self.enforce(dfu, true);
@@ -226,19 +228,31 @@ impl Matcher {
         }
         self.color(u);
         let mut dfu = Scoring::default();
+        self.aux_open();
         if kind == MatchKind::Slot {
+            // The slot's own scoring level keeps its children's auxiliary candidates.
+            self.aux_open();
             let _ = self.dom_slot(meta, u, next, nslots, check_pres, &mut dfu);
+            self.aux_close(false);
         } else {
             let _ = self.explore(meta, u, next, check_pres, &mut x_inout, &mut dfu, 1);
+            if !self.aux.is_empty() {
+                self.explore_aux(meta, u, next, x_inout, &dfu);
+            }
         }
         *excl = x_in;
         let avail = self.avail_during(u, meta.at, meta.duration);
         if avail == 0 {
+            self.aux_close(false);
             return Err(Errno::Busy);
         }
-        self.finish_vtx(u, resources, &mut dfu)?;
+        if let Err(e) = self.finish_vtx(u, resources, &mut dfu) {
+            self.aux_close(false);
+            return Err(e);
+        }
         let overall = dfu.overall;
         let merged = self.resolve(dfu);
+        self.aux_close(merged.is_some());
         self.postorder += 1;
         Ok(Visited {
             merged,
@@ -312,13 +326,17 @@ impl Matcher {
         (resources, 0, MatchKind::None)
     }
 
-    /// Whether `u` has a child of every type a slot asks for.
+    /// Whether `u` has a child of every type a slot asks for, along an out-edge of any
+    /// subsystem (Fluxion's `slot_match` does not filter by subsystem).
     pub(crate) fn slot_match(&self, u: VertexId, slot: &Request) -> bool {
+        let subsystems = self.graph.subsystems().len() as SubsystemId;
         slot.with.iter().all(|c| {
-            self.graph
-                .out_edges(self.dom, u)
-                .iter()
-                .any(|&t| self.graph.kind_id(t) == c.kind)
+            (0..subsystems).any(|s| {
+                self.graph
+                    .out_edges(s, u)
+                    .iter()
+                    .any(|&t| self.graph.kind_id(t) == c.kind)
+            })
         })
     }
 
@@ -350,7 +368,7 @@ impl Matcher {
         result
     }
 
-    fn by_excl(
+    pub(crate) fn by_excl(
         &mut self,
         meta: &JobMeta,
         x_in: bool,

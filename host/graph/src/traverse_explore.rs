@@ -13,16 +13,33 @@ use crate::visit_run::RUN_LEN;
 
 /// Granule-aware progress toward enough shares of one type (`share_tally_t`).
 #[derive(Debug, Clone, Copy, Default)]
-struct Tally {
-    per_share: u64,
+pub(crate) struct Tally {
+    pub(crate) per_share: u64,
     prev_total: u32,
     accum: u64,
     shares: u64,
 }
 
 impl Tally {
-    fn satisfies(&self, multiplier: u64) -> bool {
+    pub(crate) fn new(per_share: u64) -> Self {
+        Tally {
+            per_share,
+            ..Tally::default()
+        }
+    }
+
+    pub(crate) fn satisfies(&self, multiplier: u64) -> bool {
         self.per_share == 0 || self.shares >= multiplier
+    }
+
+    /// Counts what a child match added since the last look (`tally_shares`): everything it
+    /// brought, merged candidates included, is one indivisible bundle.
+    pub(crate) fn add_total(&mut self, total: u32) {
+        if total > self.prev_total {
+            let delta = total - self.prev_total;
+            self.prev_total = total;
+            self.add(u64::from(delta));
+        }
     }
 
     fn add(&mut self, count: u64) {
@@ -173,12 +190,7 @@ impl Matcher {
             }
             self.add_child(dfu, tgt, e as usize, x);
             for (kind, tally) in tallies.iter_mut() {
-                let total = dfu.total(*kind);
-                if total > tally.prev_total {
-                    let delta = total - tally.prev_total;
-                    tally.prev_total = total;
-                    tally.add(u64::from(delta));
-                }
+                tally.add_total(dfu.total(*kind));
             }
             let sat = |k: u32| {
                 tallies

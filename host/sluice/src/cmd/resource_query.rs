@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use sluice_graph::{
-    Flow, JgfLimits, MatchFormat, MatchPolicy, Matcher, Outputs, ResourceGraph, Session,
-    TraverserPolicy, format_double, join_prune_filter_options, policy_by_name, read_grug, read_jgf,
+    Flow, JgfLimits, MatchFormat, MatchPolicy, Matcher, MatcherError, Outputs, ResourceGraph,
+    Session, TraverserPolicy, format_double, join_prune_filter_options, policy_by_name, read_grug,
+    read_jgf,
 };
 use sluice_policy::{SettingValue, Settings};
 use sluice_runtime::Limits;
@@ -30,7 +31,9 @@ pub struct Args {
     /// Keep only these types (hwloc/JGF readers in resource-query; ignored for GRUG).
     #[arg(short = 'W', long = "load-allowlist")]
     load_allowlist: Option<String>,
-    /// Predefined matcher: CA, IBA, IBBA, PFS1BA, PA or VA (one dominant subsystem).
+    /// Predefined matcher: CA, IBA, IBBA, PA, PFS1BA, C+IBA, C+IBBA, C+PA, C+PFS1BA, IB+IBBA,
+    /// C+P+IBA, V+PFS1BA, VA or ALL (lower case too): the first subsystem dominant, the others
+    /// auxiliary.
     #[arg(short = 'S', long = "match-subsystems", default_value = "CA")]
     match_subsystems: String,
     /// Match policy: first, high, low, hinode, lonode, hinodex, lonodex, firstnodex, locality,
@@ -72,19 +75,15 @@ pub struct Args {
     disable_prompt: bool,
 }
 
-/// The dominant subsystem of a single-subsystem predefined matcher.
-fn dominant_subsystem(matcher: &str) -> anyhow::Result<&'static str> {
-    Ok(match matcher {
-        "CA" | "ca" => "containment",
-        "IBA" | "iba" => "ibnet",
-        "IBBA" | "ibba" => "ibnetbw",
-        "PFS1BA" | "pfs1ba" => "pfs1bw",
-        "PA" | "pa" => "power",
-        "VA" | "va" => "virtual1",
-        other => bail!(
-            "match subsystems {other}: only single-subsystem matchers (CA, IBA, IBBA, PFS1BA, PA, VA) are supported"
+/// A matcher set-up error; a subsystem without a root is reported with resource-query's own
+/// words first (its traverser refuses to initialise).
+fn initialize(e: MatcherError) -> anyhow::Error {
+    match e {
+        MatcherError::NoRoot(_) => anyhow::anyhow!(
+            "initialize_matchers_and_traversers: ERROR: can't initialize traverser: {e}"
         ),
-    })
+        other => other.into(),
+    }
 }
 
 /// The graph and, for JGF, the vertices' properties.
@@ -197,13 +196,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             eprintln!("WARN: out of range specified for --reserve-vtx-vec: {r}");
         }
     }
-    let dominant = dominant_subsystem(&args.match_subsystems)?;
+    let subsystems = sluice_graph::predefined_subsystems(&args.match_subsystems)?;
+    let (dominant, auxiliary) = subsystems
+        .split_first()
+        .expect("every predefined matcher names a subsystem");
     let policy = match_policy(&args)?;
     let filters = join_prune_filter_options(args.prune_filters.iter().map(String::as_str));
     let start = Instant::now();
     let (graph, properties) = load_graph(&args)?;
-    let mut matcher = Matcher::new(graph, dominant, policy, &filters)?;
+    let mut matcher = Matcher::new(graph, dominant.name, policy, &filters).map_err(initialize)?;
     matcher.set_traverser(traverser);
+    let auxiliary: Vec<&str> = auxiliary.iter().map(|s| s.name).collect();
+    matcher
+        .set_auxiliary_subsystems(&auxiliary)
+        .map_err(initialize)?;
     for (v, props) in &properties {
         for (key, value) in props {
             matcher.set_property(*v, key, value);
