@@ -70,12 +70,9 @@ impl JgfR {
                 format_args!("json_loads returned an error: {e}."),
             )
         })?;
-        let graph = doc.get("graph").ok_or_else(|| {
-            err(
-                "fetch_jgf",
-                "JGF does not contain a required key (graph).",
-            )
-        })?;
+        let graph = doc
+            .get("graph")
+            .ok_or_else(|| err("fetch_jgf", "JGF does not contain a required key (graph)."))?;
         let free_ranks = match doc.get("free_ranks") {
             None => None,
             Some(v) => {
@@ -90,18 +87,12 @@ impl JgfR {
                 )
             }
         };
-        let nodes = graph.get("nodes").ok_or_else(|| {
-            err(
-                "fetch_jgf",
-                "JGF does not contain a required key (nodes).",
-            )
-        })?;
-        let edges = graph.get("edges").ok_or_else(|| {
-            err(
-                "fetch_jgf",
-                "JGF does not contain a required key (edges).",
-            )
-        })?;
+        let nodes = graph
+            .get("nodes")
+            .ok_or_else(|| err("fetch_jgf", "JGF does not contain a required key (nodes)."))?;
+        let edges = graph
+            .get("edges")
+            .ok_or_else(|| err("fetch_jgf", "JGF does not contain a required key (edges)."))?;
         let empty = Vec::new();
         let nodes = nodes.as_array().unwrap_or(&empty);
         let edges = edges.as_array().unwrap_or(&empty);
@@ -229,7 +220,10 @@ mod tests {
         )
         .unwrap();
         let v = &r.vertices[0];
-        assert_eq!((v.name.as_str(), v.rank, v.size, v.exclusive), ("core3", -1, 1, false));
+        assert_eq!(
+            (v.name.as_str(), v.rank, v.size, v.exclusive),
+            ("core3", -1, 1, false)
+        );
         assert_eq!(
             JgfR::parse(r#"{"nodes":[]}"#).unwrap_err().0,
             "fetch_jgf: JGF does not contain a required key (graph)."

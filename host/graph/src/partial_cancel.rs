@@ -120,7 +120,10 @@ impl Matcher {
         if tags.get(self.root).is_none() {
             // Fluxion's exhaustive fallback frees every unit the job still plans.
             for v in 0..self.graph.vertex_count() as VertexId {
-                if self.spans[v as usize].planned_by(jobid).is_some_and(|p| p > 0) {
+                if self.spans[v as usize]
+                    .planned_by(jobid)
+                    .is_some_and(|p| p > 0)
+                {
                     self.touch(v);
                     self.spans[v as usize].set_planned(jobid, 0);
                 }

@@ -53,7 +53,8 @@ impl Rv1Exec {
     /// Reads an R document; `nodelist` and `children` may be absent (a partial cancel needs
     /// only ranks).
     pub fn parse(text: &str) -> Result<Self, Rv1ExecError> {
-        let doc: Value = serde_json::from_str(text).map_err(|e| Rv1ExecError::Json(e.to_string()))?;
+        let doc: Value =
+            serde_json::from_str(text).map_err(|e| Rv1ExecError::Json(e.to_string()))?;
         let version = doc
             .get("version")
             .and_then(Value::as_i64)
@@ -190,7 +191,10 @@ mod tests {
     #[test]
     fn idsets_decode_ranges_lists_and_brackets() {
         let mut budget = MAX_IDS;
-        assert_eq!(decode_idset("0-2,5", &mut budget).unwrap(), vec![0, 1, 2, 5]);
+        assert_eq!(
+            decode_idset("0-2,5", &mut budget).unwrap(),
+            vec![0, 1, 2, 5]
+        );
         assert_eq!(decode_idset("[3,1]", &mut budget).unwrap(), vec![1, 3]);
         assert_eq!(decode_idset("", &mut budget).unwrap(), Vec::<u32>::new());
         assert!(decode_idset("2-1", &mut budget).is_err());

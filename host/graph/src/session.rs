@@ -257,12 +257,9 @@ impl Session {
         }
         match result {
             Ok(at) => self.print_scheduled(jobid, file, op.allocates(), at, elapse, io)?,
-            Err(failure) => self.print_unmatched(
-                jobid,
-                failure == MatchFailure::Unsatisfiable,
-                elapse,
-                io,
-            )?,
+            Err(failure) => {
+                self.print_unmatched(jobid, failure == MatchFailure::Unsatisfiable, elapse, io)?
+            }
         }
         Ok(())
     }

@@ -62,11 +62,7 @@ impl Session {
         let at = parse_leading_i64(args[5]);
         let duration = parse_leading_i64(args[6]);
         if at < 0 || duration == 0 {
-            return writeln!(
-                io.stderr,
-                "ERROR: invalid time ({at}, {})",
-                duration as u64
-            );
+            return writeln!(io.stderr, "ERROR: invalid time ({at}, {})", duration as u64);
         }
         let start = Instant::now();
         let mut writer = self.format.writer();
@@ -123,8 +119,14 @@ impl Session {
         }
         let result = match read_r(args[2], &text) {
             Some(Ok(r)) => self.matcher.partial_cancel(jobid, &r),
-            // Fluxion passes on only that the reader failed, not why.
-            _ => Err(ReplayError("remove: partial_cancel returned error.\n".into())),
+            // Fluxion passes on only that the reader failed, not why; its walk counts were
+            // reset before the reader ran.
+            _ => {
+                (self.matcher.preorder, self.matcher.postorder) = (0, 0);
+                Err(ReplayError(
+                    "remove: partial_cancel returned error.\n".into(),
+                ))
+            }
         };
         match result {
             Ok(full) => {

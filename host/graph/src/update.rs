@@ -180,8 +180,11 @@ impl Matcher {
         {
             return Ok(Some(e as u32));
         }
-        let elsewhere = (0..self.graph.subsystems().len())
-            .any(|s| self.graph.out_edges(s as crate::graph::SubsystemId, source).contains(&target));
+        let elsewhere = (0..self.graph.subsystems().len()).any(|s| {
+            self.graph
+                .out_edges(s as crate::graph::SubsystemId, source)
+                .contains(&target)
+        });
         if elsewhere { Ok(None) } else { Err(()) }
     }
 
@@ -418,8 +421,7 @@ impl Matcher {
         }
         match self.edge_between(parent, v) {
             Ok(Some(e)) => {
-                plan.marks
-                    .push((e, units(self.graph.size(v)), true));
+                plan.marks.push((e, units(self.graph.size(v)), true));
                 Ok(())
             }
             Ok(None) => Ok(()),
