@@ -7,7 +7,7 @@
 mod r_common;
 
 use r_common::{
-    RULE, Workspace, cores_on_nodes, jobspec, line, no_match, ranked, run_on, rv1, scheduled, tiny,
+    Workspace, cores_on_nodes, jobspec, line, no_match, ranked, run_on, rv1, scheduled, tiny,
 };
 use serde_json::Value;
 use sluice_graph::MatchFormat;
