@@ -58,14 +58,26 @@
 //!   resource-query's bytes.
 //! - [`Matcher::find`]: `find` expressions (`status`, `sched-now`, `sched-future`, `jobid-*`,
 //!   `names`, `property`, `agfilter`; `and`/`or`/parentheses, left to right).
-//! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
-//!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
-//!   with its output streams, job ids and messages; `sluice resource-query` drives it.
+//! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `update`,
+//!   `cancel`, `partial-cancel`, `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`,
+//!   `set-/get-status`, `help`, `quit`) with its output streams, job ids and messages;
+//!   `sluice resource-query` drives it.
+//! - [`Rv1Exec`] and [`JgfR`]: an R as Fluxion's `rv1exec` reader takes it (RFC 20 version 1:
+//!   `R_lite` rank and child idsets, `nodelist`) and as its `jgf` reader takes one for an
+//!   update; [`Matcher::update_from_r`] replays an R as a job (`update`: the reader's lookups
+//!   by path and rank, availability checks and messages, then the update walk), and
+//!   [`Matcher::partial_cancel`] releases what an R names (`partial-cancel`: whole ranks for
+//!   rv1exec, the listed vertices for JGF, then the ancestors' aggregates reduced by what was
+//!   freed; the job ends when the root loses its tag).
 //!
 //! Not here: the `flexible` traverser, auxiliary
-//! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `update`, `attach`,
-//! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
-//! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
+//! subsystems (`-S C+PA` and the like), RFC 31 constraints (refused), `attach`, `remove`, the
+//! `jgf_shorthand` reader for `update`, JGF id remapping and the `properties` of an rv1exec R,
+//! `find`'s aggregate-filter report (`agfilter=true` is accepted but adds no data), and the
+//! `jgf_shorthand`/`rv1_shorthand` writers. Where one span stands for Fluxion's separate
+//! planner and exclusivity-checker spans, a partial cancel that leaves an ancestor planned
+//! (an exclusive rack or cluster) keeps its exclusivity span too, and vertices an R plans but
+//! its edges never reach are held as tags of the job.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).

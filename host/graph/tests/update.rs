@@ -255,3 +255,58 @@ fn refusals_use_resource_querys_messages() {
         p.out
     );
 }
+
+#[test]
+fn rv1exec_refusals_name_the_host_or_child_that_failed() {
+    let ws = Workspace::new(
+        "upd-rv1-errors",
+        &[
+            ("ghost.json", &rv1("0", &[("core", "0")], "node7")),
+            ("nochild.json", &rv1("0", &[("core", "9")], "node0")),
+            ("cores.json", &rv1("0", &[("core", "0-1")], "node0")),
+            ("nosuffix.json", &rv1("0", &[("core", "0")], "login")),
+        ],
+    );
+    let p = run_on(
+        ranked(),
+        &ws,
+        "low",
+        MatchFormat::Simple,
+        "update allocate rv1exec ghost.json 1 0 3600\n\
+         update allocate rv1exec nochild.json 2 0 3600\n\
+         update allocate rv1exec cores.json 3 0 3600\n\
+         update allocate rv1exec cores.json 4 0 3600\n\
+         update allocate rv1exec nosuffix.json 5 0 3600\n\
+         quit\n",
+    );
+    let failed = "ERROR: traverser run () returned error \nERROR: ";
+    assert_eq!(
+        p.stderr,
+        [
+            failed,
+            "add_or_update: couldn't find vertex in graph for node7.\nunpack_rank: failed unpacking rank for node7.\n",
+            failed,
+            "add_or_update: couldn't find vertex in graph for core9.\nunpack_child: failed unpacking child for core9.\n",
+            // Job 3 holds core0 now.
+            failed,
+            "update_vertex: core0 is unavailable.\nunpack_child: failed unpacking child for core0.\n",
+            failed,
+            // Fluxion's message has no line end here.
+            "unpack_rank: error splitting hostname=login; ",
+        ]
+        .concat()
+    );
+    let expected = [
+        no_match(1),
+        no_match(2),
+        line(3, "core0", 1, true),
+        line(3, "core1", 1, true),
+        line(2, "node0", 1, true),
+        line(1, "cluster0", 1, false),
+        scheduled(3, "ALLOCATED", "Now"),
+        no_match(4),
+        no_match(5),
+    ]
+    .concat();
+    assert_eq!(p.out, expected);
+}
