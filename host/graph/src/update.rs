@@ -46,7 +46,7 @@ fn units(n: i64) -> u32 {
 }
 
 impl Matcher {
-    /// The vertices at containment `path` with `rank`, found by walking names from the root.
+    /// The vertices at containment `path`, found by walking names down from the root.
     pub(crate) fn vertices_at_path(&self, path: &str) -> Vec<VertexId> {
         let mut parts = path.split('/');
         if parts.next() != Some("") {
