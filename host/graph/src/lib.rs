@@ -75,15 +75,27 @@
 //!   planned or printed (Fluxion's `upd_upv` is empty). `slot` matching looks at out-edges of
 //!   every subsystem, and a GRUG association over an existing (source, target) edge moves that
 //!   edge to its subsystem, as in Fluxion.
-//! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `cancel`,
-//!   `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`, `set-/get-status`, `help`, `quit`)
-//!   with its output streams, job ids and messages; `sluice resource-query` drives it.
+//! - [`Session`]: resource-query's command interpreter (`match`, `multi-match`, `update`,
+//!   `cancel`, `partial-cancel`, `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`,
+//!   `set-/get-status`, `help`, `quit`) with its output streams, job ids and messages;
+//!   `sluice resource-query` drives it.
+//! - [`Rv1Exec`] and [`JgfR`]: an R as Fluxion's `rv1exec` reader takes it (RFC 20 version 1:
+//!   `R_lite` rank and child idsets, `nodelist`) and as its `jgf` reader takes one for an
+//!   update; [`Matcher::update_from_r`] replays an R as a job (`update`: the reader's lookups
+//!   by path and rank, availability checks and messages, then the update walk), and
+//!   [`Matcher::partial_cancel`] releases what an R names (`partial-cancel`: whole ranks for
+//!   rv1exec, the listed vertices for JGF, then the ancestors' aggregates reduced by what was
+//!   freed; the job ends when the root loses its tag).
 //!
 //! Not here: the pruning filter Fluxion gives a `cluster` vertex in an auxiliary subsystem
 //! (a graph whose auxiliary edges lead to a `cluster` vertex with children is refused), RFC 31
-//! constraints (refused), `update`, `attach`,
-//! `remove`, `partial-cancel`, `find`'s aggregate-filter report (`agfilter=true` is accepted
-//! but adds no data), and the `jgf_shorthand`/`rv1_shorthand` writers.
+//! constraints (refused), `attach`, `remove`, the `jgf_shorthand` reader for `update`, JGF id
+//! remapping and the `properties` of an rv1exec R, `find`'s aggregate-filter report
+//! (`agfilter=true` is accepted but adds no data), and the `jgf_shorthand`/`rv1_shorthand`
+//! writers. Where one span stands for Fluxion's separate planner and exclusivity-checker spans,
+//! a partial cancel that leaves an ancestor planned (an exclusive rack or cluster) keeps its
+//! exclusivity span too, and vertices an R plans but its edges never reach are held as tags of
+//! the job.
 //!
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).
@@ -97,6 +109,7 @@ mod interner;
 mod introsort;
 mod jgf;
 mod jgf_error;
+mod jgf_r;
 mod jgf_write;
 mod jobspec;
 mod jobspec_count;
@@ -106,11 +119,14 @@ mod match_request;
 mod match_writers;
 mod match_writers_json;
 mod matcher;
+mod partial_cancel;
 mod planner;
 mod planner_multi;
 mod prune_filters;
+mod rv1exec;
 mod scoring;
 mod session;
+mod session_r;
 mod session_text;
 mod subsystems;
 mod traverse;
@@ -118,6 +134,7 @@ mod traverse_aux;
 mod traverse_explore;
 mod traverse_flexible;
 mod traverse_update;
+mod update;
 mod vertex_spans;
 mod vertex_table;
 mod visit;
@@ -132,6 +149,7 @@ pub use grug_recipe::{GenMethod, Recipe, RecipeEdge, RecipeVertex};
 pub use interner::{BUILTIN_TYPES, Interner};
 pub use jgf::{JgfExtras, JgfGraph, JgfLimits, read_jgf};
 pub use jgf_error::JgfError;
+pub use jgf_r::{JgfR, JgfRError, REdge, RVertex};
 pub use jgf_write::{jgf_value, write_jgf};
 pub use jobspec::{Jobspec, JobspecError, Resource, Task};
 pub use jobspec_count::{Count, CountOperator};
@@ -148,8 +166,10 @@ pub use planner_multi::PlannerMulti;
 pub use prune_filters::{
     DEFAULT_PRUNE_FILTERS, PruneFilterError, PruneFilters, join_prune_filter_options,
 };
+pub use rv1exec::{RliteEntry, Rv1Exec, Rv1ExecError, decode_idset};
 pub use session::{Flow, MatchFormat, Outputs, Session};
 pub use session_text::format_double;
 pub use subsystems::{MatchSubsystem, UnknownSubsystems, predefined_subsystems};
 pub use traverse_flexible::{MAX_OR_SLOT_STATES, MAX_XOR_EXPANSION, TraverserPolicy};
+pub use update::{RDocument, ReplayError};
 pub use vertex_table::{VertexProperties, vertex_table};

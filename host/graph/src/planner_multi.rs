@@ -104,11 +104,53 @@ impl PlannerMulti {
             .spans
             .remove(&id)
             .ok_or(PlannerError::UnknownSpan(id))?;
+        // A type a partial cancel already emptied has no span left (-1).
         for (planner, span) in self.planners.iter_mut().zip(spans) {
-            planner.rem_span(span)?;
+            if span >= 0 {
+                planner.rem_span(span)?;
+            }
         }
         self.walk = None;
         Ok(())
+    }
+
+    /// Frees part of a span (`planner_multi_reduce_span`, for partial cancels): `reduced`
+    /// units of each named type; types this planner does not track are skipped, and types
+    /// not named are reduced by 0, which removes their span when it holds nothing. Answers
+    /// whether the whole span is gone, which happens when every type's span is.
+    pub fn reduce_span(
+        &mut self,
+        id: SpanId,
+        reduced: &[(&str, u64)],
+    ) -> Result<bool, PlannerError> {
+        let mut spans = self
+            .spans
+            .get(&id)
+            .cloned()
+            .ok_or(PlannerError::UnknownSpan(id))?;
+        let mut amounts = vec![0u64; self.types.len()];
+        for &(kind, count) in reduced {
+            if let Some(i) = self.types.iter().position(|t| t == kind) {
+                amounts[i] = count;
+            }
+        }
+        for (i, planner) in self.planners.iter_mut().enumerate() {
+            if spans[i] < 0 {
+                // Emptied by an earlier reduction: Fluxion's reduce fails on the inactive
+                // span and moves on.
+                continue;
+            }
+            if planner.reduce_span(spans[i], amounts[i])? {
+                spans[i] = -1;
+            }
+        }
+        self.walk = None;
+        if spans.iter().all(|&s| s < 0) {
+            self.spans.remove(&id);
+            return Ok(true);
+        }
+        self.spans.insert(id, spans);
+        Ok(false)
     }
 
     /// Units of each type free at instant `at`.

@@ -1,6 +1,6 @@
 //! resource-query's command interpreter: one line in, the bytes resource-query prints out
 //! (`match`, `multi-match`, `cancel`, `find`, `info`, `list`, `stat`, `cat`, `set-/get-property`,
-//! `set-/get-status`, `help`, `quit`).
+//! `set-/get-status`, `help`, `quit`; `update` and `partial-cancel` are in `session_r`).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -45,7 +45,7 @@ impl MatchFormat {
         }
     }
 
-    fn writer(self) -> Box<dyn MatchWriter> {
+    pub(crate) fn writer(self) -> Box<dyn MatchWriter> {
         match self {
             MatchFormat::Simple => Box::new(SimpleWriter::default()),
             MatchFormat::PrettySimple => Box::new(PrettySimpleWriter::default()),
@@ -78,32 +78,32 @@ pub enum Flow {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum JobState {
+pub(crate) enum JobState {
     Allocated,
     Reserved,
     Canceled,
 }
 
 #[derive(Debug, Clone)]
-struct JobInfo {
-    state: JobState,
-    at: i64,
-    jobspec: String,
-    overhead: f64,
+pub(crate) struct JobInfo {
+    pub(crate) state: JobState,
+    pub(crate) at: i64,
+    pub(crate) jobspec: String,
+    pub(crate) overhead: f64,
 }
 
 /// A resource-query session: the matcher, the job table and the job-id counter.
 pub struct Session {
-    matcher: Matcher,
-    format: MatchFormat,
+    pub(crate) matcher: Matcher,
+    pub(crate) format: MatchFormat,
     /// The match writer, kept between matches (each match's output is taken from it).
     writer: Box<dyn MatchWriter>,
     elapse: bool,
-    next_jobid: u64,
-    jobs: BTreeMap<u64, JobInfo>,
+    pub(crate) next_jobid: u64,
+    pub(crate) jobs: BTreeMap<u64, JobInfo>,
     /// Min, max and sum of match times for `stat`. resource-query stopped updating them for
     /// `match` in v0.47.0, so they keep their initial values; this is kept for parity.
-    matched_time: (f64, f64, f64),
+    pub(crate) matched_time: (f64, f64, f64),
     base_dir: Option<std::path::PathBuf>,
     /// The last jobspec text read and what it parsed to: command files repeat one jobspec
     /// many times, and reading it again is cheaper than parsing it again.
@@ -134,7 +134,7 @@ impl Session {
         self.base_dir = Some(dir.to_owned());
     }
 
-    fn resolve(&self, file: &str) -> std::path::PathBuf {
+    pub(crate) fn resolve(&self, file: &str) -> std::path::PathBuf {
         match &self.base_dir {
             Some(dir) => dir.join(file),
             None => Path::new(file).to_owned(),
@@ -166,7 +166,9 @@ impl Session {
         match name {
             "match" => self.cmd_match(&args, io)?,
             "multi-match" => self.cmd_multi_match(&args, io)?,
+            "update" => self.cmd_update(&args, io)?,
             "cancel" => self.cmd_cancel(&args, io)?,
+            "partial-cancel" => self.cmd_partial_cancel(&args, io)?,
             "find" => self.cmd_find(&args, io)?,
             "info" => self.cmd_info(&args, io)?,
             "list" => self.cmd_list(io)?,
@@ -186,7 +188,7 @@ impl Session {
         Ok(Flow::Continue)
     }
 
-    fn malformed(io: &mut Outputs<'_>) -> io::Result<()> {
+    pub(crate) fn malformed(io: &mut Outputs<'_>) -> io::Result<()> {
         writeln!(io.stderr, "ERROR: malformed command")
     }
 
@@ -283,60 +285,84 @@ impl Session {
             return self.print_satisfiability(result.is_ok(), elapse, io);
         }
         match result {
-            Ok(at) => {
-                let mode = if !op.allocates() {
-                    "MATCHED"
-                } else if at == 0 {
-                    "ALLOCATED"
-                } else {
-                    "RESERVED"
-                };
-                let when = if at == 0 {
-                    "Now".to_owned()
-                } else {
-                    at.to_string()
-                };
-                writeln!(io.out, "INFO: =============================")?;
-                writeln!(io.out, "INFO: JOBID={jobid}")?;
-                writeln!(io.out, "INFO: RESOURCES={mode}")?;
-                writeln!(io.out, "INFO: SCHEDULED AT={when}")?;
-                self.print_visits(elapse, io.stdout)?;
-                writeln!(io.out, "INFO: =============================")?;
-                if op.allocates() {
-                    let state = if at == 0 {
-                        JobState::Allocated
-                    } else {
-                        JobState::Reserved
-                    };
-                    self.jobs.insert(
-                        jobid,
-                        JobInfo {
-                            state,
-                            at,
-                            jobspec: file.to_owned(),
-                            overhead: elapse,
-                        },
-                    );
-                }
-            }
+            Ok(at) => self.print_scheduled(jobid, file, op.allocates(), at, elapse, io)?,
             Err(failure) => {
-                writeln!(io.out, "INFO: =============================")?;
-                writeln!(io.out, "INFO: No matching resources found")?;
-                if failure == MatchFailure::Unsatisfiable {
-                    writeln!(io.out, "INFO: Unsatisfiable request")?;
-                }
-                writeln!(io.out, "INFO: JOBID={jobid}")?;
-                if self.elapse {
-                    // resource-query writes this one line of a failed match to the -t file.
-                    writeln!(io.out, "INFO: ELAPSE={elapse:.6}")?;
-                    let (pre, post) = self.matcher.visit_counts();
-                    writeln!(io.stdout, "INFO: PREORDER VISIT COUNT={pre}")?;
-                    writeln!(io.stdout, "INFO: POSTORDER VISIT COUNT={post}")?;
-                }
-                writeln!(io.out, "INFO: =============================")?;
+                self.print_unmatched(jobid, failure == MatchFailure::Unsatisfiable, elapse, io)?
             }
         }
         Ok(())
+    }
+
+    /// `print_schedule_info` for a job that matched: its block, and (when `allocated`) its
+    /// entry in the job table, named by `file`.
+    pub(crate) fn print_scheduled(
+        &mut self,
+        jobid: u64,
+        file: &str,
+        allocated: bool,
+        at: i64,
+        elapse: f64,
+        io: &mut Outputs<'_>,
+    ) -> io::Result<()> {
+        let mode = if !allocated {
+            "MATCHED"
+        } else if at == 0 {
+            "ALLOCATED"
+        } else {
+            "RESERVED"
+        };
+        let when = if at == 0 {
+            "Now".to_owned()
+        } else {
+            at.to_string()
+        };
+        writeln!(io.out, "INFO: =============================")?;
+        writeln!(io.out, "INFO: JOBID={jobid}")?;
+        writeln!(io.out, "INFO: RESOURCES={mode}")?;
+        writeln!(io.out, "INFO: SCHEDULED AT={when}")?;
+        self.print_visits(elapse, io.stdout)?;
+        writeln!(io.out, "INFO: =============================")?;
+        if allocated {
+            let state = if at == 0 {
+                JobState::Allocated
+            } else {
+                JobState::Reserved
+            };
+            self.jobs.insert(
+                jobid,
+                JobInfo {
+                    state,
+                    at,
+                    jobspec: file.to_owned(),
+                    overhead: elapse,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// `print_schedule_info` for a job that did not match.
+    pub(crate) fn print_unmatched(
+        &self,
+        jobid: u64,
+        unsatisfiable: bool,
+        elapse: f64,
+        io: &mut Outputs<'_>,
+    ) -> io::Result<()> {
+        writeln!(io.out, "INFO: =============================")?;
+        writeln!(io.out, "INFO: No matching resources found")?;
+        if unsatisfiable {
+            writeln!(io.out, "INFO: Unsatisfiable request")?;
+        }
+        writeln!(io.out, "INFO: JOBID={jobid}")?;
+        if self.elapse {
+            // resource-query writes this one line of a failed match to the -t file.
+            writeln!(io.out, "INFO: ELAPSE={elapse:.6}")?;
+            let (pre, post) = self.matcher.visit_counts();
+            writeln!(io.stdout, "INFO: PREORDER VISIT COUNT={pre}")?;
+            writeln!(io.stdout, "INFO: POSTORDER VISIT COUNT={post}")?;
+        }
+        writeln!(io.out, "INFO: =============================")
     }
 
     fn print_visits(&self, elapse: f64, stdout: &mut dyn Write) -> io::Result<()> {

@@ -93,6 +93,27 @@ pub(crate) fn parse_leading_int(s: &str) -> u64 {
     digits.parse().unwrap_or(0)
 }
 
+/// `strtoll (s, NULL, 10)`: an optional sign and the leading digits, saturating; 0 without
+/// digits.
+pub(crate) fn parse_leading_i64(s: &str) -> i64 {
+    let s = s.trim_start();
+    let (negative, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut n: i64 = 0;
+    for b in rest.bytes().take_while(u8::is_ascii_digit) {
+        let d = i64::from(b - b'0');
+        n = if negative {
+            n.saturating_mul(10).saturating_sub(d)
+        } else {
+            n.saturating_mul(10).saturating_add(d)
+        };
+    }
+    n
+}
+
 /// A double as C++ streams print it by default (`%g` with six significant digits).
 pub fn format_double(x: f64) -> String {
     if x == 0.0 {

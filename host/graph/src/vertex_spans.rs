@@ -65,6 +65,32 @@ impl VertexSpans {
         }
     }
 
+    /// The units job `jobid` plans here, if it holds the vertex at all (0 when it only
+    /// passes through).
+    pub fn planned_by(&self, jobid: u64) -> Option<u32> {
+        self.spans().find(|s| s.jobid == jobid).map(|s| s.planned)
+    }
+
+    /// Drops the job's span only where it plans no units: a partial cancel takes an
+    /// ancestor's exclusivity span but leaves its planned units.
+    pub fn remove_passing(&mut self, jobid: u64) {
+        if self.planned_by(jobid) == Some(0) {
+            self.remove_job(jobid);
+        }
+    }
+
+    /// Sets the units job `jobid` plans here, keeping its window: a replayed R plans what
+    /// the R says, not what the update walk would.
+    pub fn set_planned(&mut self, jobid: u64, planned: u32) {
+        let Some(span) = self.spans().find(|s| s.jobid == jobid).copied() else {
+            return;
+        };
+        if span.planned != planned {
+            self.remove_job(jobid);
+            self.push(JobSpan { planned, ..span });
+        }
+    }
+
     /// The most units planned at any instant of `[at, end)` (the planner's
     /// `total - avail_resources_during`): the sum peaks at `at` or where a span starts.
     pub fn planned_peak(&self, at: i64, end: i64) -> i64 {

@@ -176,6 +176,78 @@ fn match_policy(args: &Args) -> anyhow::Result<Box<dyn MatchPolicy>> {
     Ok(Box::new(component))
 }
 
+/// Where command lines come from: a line editor on a terminal (history, editing, as
+/// resource-query's readline), the raw bytes of stdin otherwise.
+enum CommandSource<R> {
+    /// A terminal.
+    Editor(Box<rustyline::DefaultEditor>),
+    /// A pipe or a file.
+    Piped(R),
+}
+
+/// The line editor when stdin is a terminal, plain reading of `input` otherwise (whose bytes
+/// are then read exactly as they come).
+fn command_source<R: BufRead>(interactive: bool, input: R) -> anyhow::Result<CommandSource<R>> {
+    if interactive {
+        let editor = rustyline::DefaultEditor::new().context("starting the line editor")?;
+        Ok(CommandSource::Editor(Box::new(editor)))
+    } else {
+        Ok(CommandSource::Piped(input))
+    }
+}
+
+impl<R: BufRead> CommandSource<R> {
+    fn is_terminal(&self) -> bool {
+        matches!(self, CommandSource::Editor(_))
+    }
+
+    /// The next command line after showing `prompt` (empty with `-d`); `None` at the end of
+    /// input (or Ctrl-C/Ctrl-D at the editor).
+    fn next_line(
+        &mut self,
+        prompt: &str,
+        stdout: &mut dyn Write,
+    ) -> anyhow::Result<Option<String>> {
+        match self {
+            CommandSource::Editor(editor) => {
+                stdout.flush()?;
+                match editor.readline(prompt) {
+                    Ok(line) => {
+                        if !line.trim().is_empty() {
+                            let _ = editor.add_history_entry(line.as_str());
+                        }
+                        Ok(Some(line))
+                    }
+                    Err(
+                        rustyline::error::ReadlineError::Eof
+                        | rustyline::error::ReadlineError::Interrupted,
+                    ) => Ok(None),
+                    Err(e) => Err(e).context("reading commands from the terminal"),
+                }
+            }
+            CommandSource::Piped(input) => {
+                if !prompt.is_empty() {
+                    write!(stdout, "{prompt}")?;
+                    stdout.flush()?;
+                }
+                let mut raw = Vec::new();
+                if input
+                    .read_until(b'\n', &mut raw)
+                    .context("reading commands from stdin")?
+                    == 0
+                {
+                    return Ok(None);
+                }
+                // Bytes that are not UTF-8 become U+FFFD: such a word is then an unknown
+                // command or a file that cannot be opened, as in resource-query, rather than
+                // the end of the session.
+                let line = String::from_utf8_lossy(&raw);
+                Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
+            }
+        }
+    }
+}
+
 /// Runs `sluice resource-query`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let format = MatchFormat::from_name(&args.match_format).with_context(|| {
@@ -229,30 +301,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let mut session = Session::new(matcher, format, args.elapse_time);
     let stdin = std::io::stdin();
-    let interactive = stdin.is_terminal();
     let mut stderr = std::io::stderr();
-    let mut input = stdin.lock();
-    let mut raw = Vec::new();
+    let prompt = if args.disable_prompt {
+        ""
+    } else {
+        "resource-query> "
+    };
+    let mut source = command_source(stdin.is_terminal(), stdin.lock())?;
     loop {
-        if !args.disable_prompt {
-            write!(stdout, "resource-query> ")?;
-        }
-        if interactive || !args.disable_prompt {
-            stdout.flush()?;
-        }
         // resource-query loops forever at end of input; ending there is the one deviation.
-        raw.clear();
-        if input
-            .read_until(b'\n', &mut raw)
-            .context("reading commands from stdin")?
-            == 0
-        {
+        let Some(line) = source.next_line(prompt, &mut stdout)? else {
             break;
-        }
-        // Bytes that are not UTF-8 become U+FFFD: such a word is then an unknown command or a
-        // file that cannot be opened, as in resource-query, rather than the end of the session.
-        let line = String::from_utf8_lossy(&raw);
-        let line = line.trim_end_matches(['\n', '\r']);
+        };
+        let line = line.as_str();
         let flow = match out_file.as_mut() {
             Some(out) => {
                 let mut io = Outputs {
@@ -276,7 +337,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 flow
             }
         };
-        if interactive {
+        if source.is_terminal() {
             stdout.flush()?;
         }
         if flow == Flow::Quit {
@@ -288,4 +349,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         f.flush()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CommandSource, command_source};
+
+    #[test]
+    fn piped_input_is_read_byte_for_byte_with_the_prompt_before_each_read() {
+        let input: &[u8] = b"match allocate j.yaml\r\n\xffquit\nlast";
+        let mut source = command_source(false, input).unwrap();
+        assert!(matches!(source, CommandSource::Piped(_)));
+        assert!(!source.is_terminal());
+        let mut stdout = Vec::new();
+        let mut lines = Vec::new();
+        while let Some(line) = source.next_line("resource-query> ", &mut stdout).unwrap() {
+            lines.push(line);
+        }
+        assert_eq!(lines, ["match allocate j.yaml", "\u{fffd}quit", "last"]);
+        // One prompt per read, the read that found the end included.
+        assert_eq!(stdout, "resource-query> ".repeat(4).as_bytes());
+        let mut quiet = command_source(false, &b"a\n"[..]).unwrap();
+        let mut stdout = Vec::new();
+        assert_eq!(
+            quiet.next_line("", &mut stdout).unwrap().as_deref(),
+            Some("a")
+        );
+        assert!(stdout.is_empty());
+    }
 }
