@@ -46,6 +46,26 @@ pub enum JobspecError {
     },
 }
 
+impl JobspecError {
+    /// What was wrong, without the place: libjobspec's text, which resource-query prints.
+    pub fn message(&self) -> String {
+        match self {
+            Self::Io { source, .. } => source.to_string(),
+            Self::Invalid { message, .. } | Self::Unplaced { message, .. } => message.clone(),
+        }
+    }
+
+    /// Where it was wrong: `file:line:column`, or the file when the parser gave no position.
+    pub fn place(&self) -> String {
+        match self {
+            Self::Io { file, .. } | Self::Unplaced { file, .. } => file.display().to_string(),
+            Self::Invalid {
+                file, line, column, ..
+            } => format!("{}:{line}:{column}", file.display()),
+        }
+    }
+}
+
 thread_local! {
     /// Resource types the jobspec being read may name; set only while [`Jobspec::parse`] runs,
     /// so that the refusal carries the position of the offending `type`.

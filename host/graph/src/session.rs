@@ -252,9 +252,12 @@ impl Session {
         };
         let result = match &parsed {
             Err(e) => {
+                // resource-query's line, then where in the file (which it does not say).
                 writeln!(
                     io.stderr,
-                    "match_allocate: ERROR: Jobspec error for {jobid}: {e}"
+                    "match_allocate: ERROR: Jobspec error for {jobid}: {}\n  at {}",
+                    e.message(),
+                    e.place()
                 )?;
                 Err(MatchFailure::Invalid)
             }
