@@ -49,7 +49,10 @@ fn a_full_disk_refuses_changes_keeps_reads_and_recovers_when_space_is_freed() {
     // Reads are unaffected.
     assert_eq!(s.image().jobs.len(), taken as usize);
     // A snapshot fails without leaving a partial file; the journal keeps everything.
-    assert!(s.snapshot(Default::default(), 0).is_err());
+    assert!(
+        s.snapshot(Default::default(), Default::default(), 0)
+            .is_err()
+    );
     assert!(!dir.join("snapshot.tmp").exists());
     assert!(!dir.join("snapshot.json").exists());
     drop(s);
@@ -65,7 +68,8 @@ fn a_full_disk_refuses_changes_keeps_reads_and_recovers_when_space_is_freed() {
     s.admit(1000).unwrap();
     s.commit(submit(taken + 1)).unwrap();
     s.sync().unwrap();
-    s.snapshot(Default::default(), 0).unwrap();
+    s.snapshot(Default::default(), Default::default(), 0)
+        .unwrap();
     drop(s);
     let s = Store::open(&dir, OnDamage::Refuse).unwrap();
     assert_eq!(s.image().jobs.len(), taken as usize + 1);

@@ -116,8 +116,17 @@ fn store_replay_equals_the_state_before_the_crash() {
         })
         .unwrap();
         s.commit(Record::Cancel { id: 5, time: 2001 }).unwrap();
-        // A snapshot in the middle, then more records in the journal.
-        s.snapshot(Default::default(), 2001).unwrap();
+        // A snapshot in the middle (with the use limits are held to), then more records in
+        // the journal.
+        let mut kept = sluice_daemon::image::LimitUseImage::default();
+        kept.qos.insert(
+            "high".into(),
+            sluice_engine::limits::SpentUse {
+                tres_secs: [("cpu".to_string(), 120.0)].into(),
+                wall_secs: 60.0,
+            },
+        );
+        s.snapshot(Default::default(), kept, 2001).unwrap();
         s.commit(Record::Ended {
             id: 3,
             time: 2100,
@@ -135,6 +144,7 @@ fn store_replay_equals_the_state_before_the_crash() {
     assert!(s.recovery.snapshot);
     assert_eq!(s.recovery.replayed, 2);
     assert_eq!(s.image(), &before);
+    assert_eq!(s.image().limit_use.qos["high"].wall_secs, 60.0);
     assert_eq!(s.image().jobs[&3].state, State::Completed);
     assert_eq!(s.image().jobs[&5].state, State::Cancelled);
     assert_eq!(s.image().next_id, 22);
@@ -153,7 +163,8 @@ fn records_a_snapshot_already_holds_are_skipped() {
     s.sync().unwrap();
     // Simulate a crash between the snapshot's rename and the journal's truncation.
     let journal = std::fs::read(dir.join("journal.log")).unwrap();
-    s.snapshot(Default::default(), 0).unwrap();
+    s.snapshot(Default::default(), Default::default(), 0)
+        .unwrap();
     drop(s);
     std::fs::write(dir.join("journal.log"), journal).unwrap();
     let s = Store::open(dir, OnDamage::Refuse).unwrap();

@@ -192,7 +192,8 @@ fn damage_after_a_snapshot_keeps_the_snapshot_and_the_readable_records() {
         for i in 1..=20 {
             s.commit(submit(i)).unwrap();
         }
-        s.snapshot(Default::default(), 0).unwrap();
+        s.snapshot(Default::default(), Default::default(), 0)
+            .unwrap();
     }
     let offsets = journal_of(dir, &(21..=30).map(submit).collect::<Vec<_>>());
     let bytes = flip(dir, offsets[0] + 40);

@@ -35,7 +35,8 @@ fn a_new_state_directory_and_its_files_are_private() {
     let mut s = Store::open(&dir, OnDamage::Refuse).unwrap();
     s.commit(submit(1)).unwrap();
     s.sync().unwrap();
-    s.snapshot(Default::default(), 0).unwrap();
+    s.snapshot(Default::default(), Default::default(), 0)
+        .unwrap();
     s.commit(submit(2)).unwrap();
     s.sync().unwrap();
     for f in ["journal.log", "snapshot.json"] {

@@ -100,6 +100,7 @@
 //! Paths follow Fluxion's copy semantics: when an association moves a vertex's path, paths
 //! already built on the old one keep it (they are then stored as text).
 
+mod aux_scores;
 mod find;
 mod graph;
 mod grug_error;
@@ -123,6 +124,7 @@ mod partial_cancel;
 mod planner;
 mod planner_multi;
 mod prune_filters;
+mod run_record;
 mod rv1exec;
 mod scoring;
 mod session;

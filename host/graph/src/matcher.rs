@@ -9,9 +9,9 @@ use crate::match_request::accum_if;
 use crate::planner::{Planner, SpanId};
 use crate::planner_multi::PlannerMulti;
 use crate::prune_filters::{PruneFilterError, PruneFilters};
+use crate::run_record::RunRecord;
 use crate::vertex_spans::{JobSpan, VertexSpans};
 use crate::visit::CachedVisit;
-use crate::visit_run::RunRecord;
 
 /// End of resource-query's graph window: 100 years from 0 (`SYSTEM_MAX_DURATION`).
 pub const GRAPH_END: i64 = 3_153_600_000;
@@ -157,7 +157,7 @@ pub struct Matcher {
     /// Auxiliary subsystems, walked after the dominant one at every vertex (`-S C+PA`).
     pub(crate) aux: Vec<SubsystemId>,
     /// The open scoring levels' auxiliary candidates, outermost (the root's) first.
-    pub(crate) aux_frames: Vec<crate::traverse_aux::AuxScores>,
+    pub(crate) aux_frames: Vec<crate::aux_scores::AuxScores>,
     /// Whether visit replay is on.
     pub(crate) replay_visits: bool,
     /// Per interior vertex, its last recorded visit. Kept inline and in vertex order, since

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use crate::graph::VertexId;
 use crate::match_request::Request;
 use crate::matcher::Matcher;
+use crate::run_record::RUN_LEN;
 use crate::scoring::{EdgeGroup, EvalEdge, Scoring};
 use crate::traverse::{calc_count, effective_max};
 use crate::visit::{Errno, JobMeta};
-use crate::visit_run::RUN_LEN;
 
 /// Granule-aware progress toward enough shares of one type (`share_tally_t`).
 #[derive(Debug, Clone, Copy, Default)]

@@ -13,52 +13,9 @@ use smallvec::SmallVec;
 use crate::graph::VertexId;
 use crate::match_request::Request;
 use crate::matcher::{Matcher, NO_VISIT_SLOT};
+use crate::run_record::{RUN_LEN, RunChild, RunRecord};
 use crate::scoring::{EdgeGroup, Scoring};
 use crate::visit::{JobMeta, VisitKey};
-
-/// How many consecutive siblings one record covers: long enough that a replay costs little
-/// per child, short enough that the run holding the one child a match changed is cheap to
-/// walk child by child.
-pub(crate) const RUN_LEN: usize = 8;
-
-/// The candidate one child of a run handed its parent.
-#[derive(Debug, Clone, Copy)]
-struct RunChild {
-    kind: u32,
-    edge: u32,
-    avail: u32,
-    score: i64,
-    exclusive: bool,
-}
-
-/// The recorded effects of exploring one run of siblings.
-#[derive(Debug, Clone)]
-pub(crate) struct RunRecord {
-    /// The key of the run's first child; the others' follow from it and the subtrees.
-    key: VisitKey,
-    stamp: u64,
-    // Inline, so that replaying the runs of one parent reads one array from start to end.
-    children: SmallVec<[RunChild; RUN_LEN]>,
-    marks: SmallVec<[(u32, u32, bool); RUN_LEN]>,
-    message: String,
-    preorder: u32,
-    postorder: u32,
-    ml_delta: i64,
-}
-
-impl RunRecord {
-    /// Heap bytes the record holds besides itself.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        let spilled = |bytes: usize, spilled: bool| if spilled { bytes } else { 0 };
-        spilled(
-            self.children.capacity() * std::mem::size_of::<RunChild>(),
-            self.children.spilled(),
-        ) + spilled(
-            self.marks.capacity() * std::mem::size_of::<(u32, u32, bool)>(),
-            self.marks.spilled(),
-        ) + self.message.capacity()
-    }
-}
 
 impl Matcher {
     /// Whether `u`'s children (through `edges`) are explored run by run: replay on, a tree,
