@@ -206,6 +206,9 @@ pub struct PartitionRow {
     /// State: `UP`, `DOWN`, `DRAIN` or `INACTIVE` (empty from a daemon that predates states).
     #[serde(default)]
     pub state: String,
+    /// `OverSubscribe`: `NO`, `EXCLUSIVE`, `YES:N` or `FORCE:N` (empty from an older daemon).
+    #[serde(default)]
+    pub oversubscribe: String,
 }
 
 /// `POST /v1/partitions/{name}/state` (scontrol update PartitionName=… State=…).

@@ -758,5 +758,7 @@ fn jobs_that_ask_share_cpus_in_an_oversubscribe_partition() {
         None,
     ));
     assert!(shown.contains("OverSubscribe=OK"), "{shown}");
+    let shown = ok(&run_in(dir, dir, &["show", "partition", "shared"], None));
+    assert!(shown.contains("OverSubscribe=YES:2"), "{shown}");
     end_jobs(dir);
 }

@@ -317,6 +317,7 @@ impl Driver {
                         .partition_state(sluice_cluster::PartitionId(i as u32))
                         .as_str()
                         .to_string(),
+                    oversubscribe: p.access.oversubscribe.to_string(),
                 }
             })
             .collect()

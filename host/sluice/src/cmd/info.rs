@@ -386,6 +386,7 @@ mod tests {
             priority_tier: 1,
             priority_job_factor: 1,
             state: if name == "debug" { "DOWN" } else { "UP" }.into(),
+            oversubscribe: "NO".into(),
         }
     }
 

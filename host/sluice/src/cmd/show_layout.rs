@@ -226,8 +226,14 @@ pub fn partition(p: &PartitionRow) -> String {
             p.default_time.map_or("NONE".into(), format_duration)
         ),
         format!(
-            "PriorityJobFactor={} PriorityTier={}",
-            p.priority_job_factor, p.priority_tier
+            "PriorityJobFactor={} PriorityTier={} OverSubscribe={}",
+            p.priority_job_factor,
+            p.priority_tier,
+            if p.oversubscribe.is_empty() {
+                "NO"
+            } else {
+                &p.oversubscribe
+            }
         ),
         format!("Nodes={}", or_null(Some(&p.nodes))),
         format!("TotalNodes={}", p.total_nodes),
@@ -360,6 +366,7 @@ mod tests {
             priority_tier: 1,
             priority_job_factor: 1,
             state: "DRAIN".into(),
+            oversubscribe: "FORCE:4".into(),
         };
         let text = partition(&p);
         assert!(text.starts_with(
@@ -367,5 +374,9 @@ mod tests {
         ));
         assert!(text.contains("MaxTime=UNLIMITED DefaultTime=01:00:00"));
         assert!(text.contains("Nodes=n[1-4]"));
+        assert!(
+            text.contains("PriorityTier=1 OverSubscribe=FORCE:4"),
+            "{text}"
+        );
     }
 }
