@@ -5,41 +5,17 @@
 //! core0-17 | core18-35, gpu0 | gpu1, memory0-3 | memory4-7 (2 GB each); ids are per node, so
 //! with `high` a vertex scores its id + 2 and equal scores keep exploration order.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::Workspace;
 use sluice_graph::{
     Flow, Interner, Jobspec, MatchFormat, Matcher, Outputs, Session, TraverserPolicy,
     policy_by_name, read_grug,
 };
 
 const RULE: &str = "INFO: =============================\n";
-
-/// A directory of jobspecs for one test.
-struct Workspace {
-    dir: PathBuf,
-}
-
-impl Workspace {
-    fn new(name: &str, jobspecs: &[(&str, &str)]) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "sluice-graph-flexible-{}-{}",
-            std::process::id(),
-            name
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (file, text) in jobspecs {
-            std::fs::write(dir.join(file), text).unwrap();
-        }
-        Workspace { dir }
-    }
-}
-
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// What a session printed: the `-t` stream and stderr.
 struct Printed {

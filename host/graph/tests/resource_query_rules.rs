@@ -7,33 +7,11 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
+use common::Workspace;
+
 use sluice_graph::{Flow, MatchFormat, Matcher, Outputs, Session, policy_by_name, read_grug};
 
 const RULE: &str = "INFO: =============================\n";
-
-/// A directory of jobspecs for one test.
-struct Workspace {
-    dir: PathBuf,
-}
-
-impl Workspace {
-    fn new(name: &str, jobspecs: &[(&str, &str)]) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("sluice-graph-rq-{}-{}", std::process::id(), name));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (file, text) in jobspecs {
-            std::fs::write(dir.join(file), text).unwrap();
-        }
-        Workspace { dir }
-    }
-}
-
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// What a session printed: the `-t` stream, stdout and stderr.
 struct Printed {

@@ -15,11 +15,11 @@
 //! it without a request of its own; `rack0`'s `leaf0` comes after the pdu and nodes succeeded
 //! and is always qualified. Nothing auxiliary is planned or printed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 
-use common::{document, edge, node};
+use common::{Workspace, document, edge, node};
 use sluice_graph::{
     Flow, GrugError, GrugLimits, MatchFormat, Matcher, Outputs, Recipe, Session, generate,
     policy_by_name, predefined_subsystems,
@@ -85,33 +85,6 @@ fn recipe_body(racks: u32) -> String {
         ),
     ]
     .concat()
-}
-
-/// A directory holding the jobspecs of one test.
-struct Workspace {
-    dir: PathBuf,
-}
-
-impl Workspace {
-    fn new(name: &str, jobspecs: &[(&str, String)]) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "sluice-graph-subsys-{}-{}",
-            std::process::id(),
-            name
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (file, text) in jobspecs {
-            std::fs::write(dir.join(file), text).unwrap();
-        }
-        Workspace { dir }
-    }
-}
-
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 fn matcher(racks: u32, subsystems: &str, policy: &str) -> Result<Matcher, String> {
@@ -215,7 +188,7 @@ fn one_core(node: u32, core: u32) -> String {
 
 #[test]
 fn a_pristine_pdu_with_up_nodes_fails_the_match_under_c_pa() {
-    let ws = Workspace::new("pristine", &[("node.yaml", node_core())]);
+    let ws = Workspace::new("pristine", &[("node.yaml", &node_core())]);
     let commands = "match allocate node.yaml\nmatch allocate node.yaml\nquit\n";
     // Containment alone: `high` takes node1's core1, then core0.
     let ca = run(&ws, "CA", "high", commands);
@@ -238,7 +211,7 @@ fn a_pristine_pdu_with_up_nodes_fails_the_match_under_c_pa() {
 
 #[test]
 fn a_pdu_refused_by_status_adds_no_candidates() {
-    let ws = Workspace::new("down", &[("node.yaml", node_core())]);
+    let ws = Workspace::new("down", &[("node.yaml", &node_core())]);
     let commands = "match allocate node.yaml\nset-status /pw0/rack0/pdu0 down\nmatch allocate node.yaml\nset-status /pw0/rack0/pdu0 up\nmatch allocate node.yaml\nquit\n";
     assert_eq!(
         run(&ws, "C+PA", "high", commands),
@@ -253,10 +226,10 @@ fn a_pdu_whose_nodes_are_held_whole_adds_no_candidates() {
     let ws = Workspace::new(
         "whole",
         &[
-            ("node.yaml", node_core()),
+            ("node.yaml", &node_core()),
             (
                 "rack-whole.yaml",
-                jobspec(
+                &jobspec(
                     "    - type: rack\n      count: 1\n      with:\n        - type: node\n          count: 1\n          exclusive: true\n          with:\n            - type: slot\n              count: 1\n              label: default\n              with:\n                - type: core\n                  count: 2\n",
                 ),
             ),
@@ -298,7 +271,7 @@ fn a_pdu_whose_nodes_are_held_whole_adds_no_candidates() {
 
 #[test]
 fn requests_below_a_rack_never_visit_the_pdu() {
-    let ws = Workspace::new("rack", &[("rack.yaml", rack_node_core())]);
+    let ws = Workspace::new("rack", &[("rack.yaml", &rack_node_core())]);
     let commands =
         "match allocate rack.yaml\nmatch allocate rack.yaml\nmatch allocate rack.yaml\nquit\n";
     let expected = [
@@ -320,7 +293,7 @@ fn first_stops_before_the_pdu_until_the_nodes_weigh_less() {
     // `first` walks rack0's children by (edge weight, uniq_id) from the largest: node1, node0,
     // pdu0 while all weigh u64::MAX. A node's edge weight drops to its free cores once it is
     // used, so the third walk starts with pdu0 and fails under power.
-    let ws = Workspace::new("first", &[("node.yaml", node_core())]);
+    let ws = Workspace::new("first", &[("node.yaml", &node_core())]);
     let commands = "match allocate node.yaml\nmatch allocate node.yaml\nmatch allocate node.yaml\nmatch allocate node.yaml\nquit\n";
     let ca = [
         one_core(1, 1),
@@ -462,7 +435,7 @@ fn under_first_reading_a_requested_types_total_registers_it() {
         "register",
         &[(
             "core.yaml",
-            jobspec("    - type: core\n      count: 1\n      exclusive: true\n"),
+            &jobspec("    - type: core\n      count: 1\n      exclusive: true\n"),
         )],
     );
     let commands = "set-status /pw0/rack0/pdu0 down\nmatch allocate core.yaml\nquit\n";
@@ -509,7 +482,7 @@ fn a_slot_matches_on_children_of_any_subsystem() {
         "slot",
         &[(
             "slot.yaml",
-            jobspec(
+            &jobspec(
                 "    - type: slot\n      count: 1\n      label: default\n      with:\n        - type: core\n          count: 1\n",
             ),
         )],

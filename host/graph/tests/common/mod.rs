@@ -1,4 +1,5 @@
-//! Shared test helpers: wrapping recipe bodies in the standard GRUG key declarations.
+//! Shared test helpers: wrapping recipe bodies in the standard GRUG key declarations, and a
+//! scratch directory of input files.
 
 #![allow(dead_code)]
 
@@ -58,4 +59,36 @@ pub fn names(g: &ResourceGraph, kind: &str) -> Vec<String> {
         .into_iter()
         .map(|v| g.name(v))
         .collect()
+}
+
+/// A directory of input files (jobspecs, R files) for one test, removed afterwards.
+pub struct Workspace {
+    /// Where the files are.
+    pub dir: std::path::PathBuf,
+}
+
+impl Workspace {
+    /// A fresh directory holding `files` (name, text).
+    pub fn new(name: &str, files: &[(&str, &str)]) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("sluice-graph-{}-{}", std::process::id(), name));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let ws = Workspace { dir };
+        for (file, text) in files {
+            ws.write(file, text);
+        }
+        ws
+    }
+
+    /// Adds or replaces a file.
+    pub fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.dir.join(file), text).unwrap();
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 use sluice_graph::{
@@ -14,37 +14,9 @@ use sluice_graph::{
 /// The block separator of resource-query's `INFO` blocks.
 pub const RULE: &str = "INFO: =============================\n";
 
-/// A directory of input files for one test, removed afterwards.
-pub struct Workspace {
-    /// Where the files are.
-    pub dir: PathBuf,
-}
-
-impl Workspace {
-    /// A fresh directory holding `files` (name, text).
-    pub fn new(name: &str, files: &[(&str, &str)]) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("sluice-graph-r-{}-{}", std::process::id(), name));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let ws = Workspace { dir };
-        for (file, text) in files {
-            ws.write(file, text);
-        }
-        ws
-    }
-
-    /// Adds or replaces a file.
-    pub fn write(&self, file: &str, text: &str) {
-        std::fs::write(self.dir.join(file), text).unwrap();
-    }
-}
-
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+#[path = "../common/mod.rs"]
+mod common;
+pub use common::Workspace;
 
 /// What a session printed: the `-t` stream, stdout and stderr.
 #[derive(Debug)]
