@@ -422,6 +422,18 @@ pub struct JobRequestSummary {
     pub contiguous: bool,
 }
 
+impl JobRequestSummary {
+    /// Whether the job's CPUs may be shared, as squeue's `%h` and `scontrol show job`'s
+    /// `OverSubscribe=` say it: `NO` for whole nodes, `YES` for CPUs that may be shared, `OK`.
+    pub fn oversubscribe_word(&self) -> &'static str {
+        match (self.exclusive, self.oversubscribe) {
+            (true, _) => "NO",
+            (false, true) => "YES",
+            (false, false) => "OK",
+        }
+    }
+}
+
 /// The answer to a submission.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobSubmitted {

@@ -5,7 +5,7 @@
 
 use crate::engine::Engine;
 use crate::event::Event;
-use crate::job::{JobId, JobState, Reason};
+use crate::job::{Job, JobId, JobState, Reason};
 
 impl Engine {
     /// Ends a job that holds resources, leaving its last usage to be charged at the next decay
@@ -92,13 +92,19 @@ impl Engine {
         if !self.config.enforce_time_limits {
             return;
         }
+        self.time_out_running(|_, job| job.end_time.is_some_and(|end| end <= now));
+    }
+
+    /// Ends with TIMEOUT every running job `over` picks (its time limit passed, or a limit on
+    /// time used was reached).
+    pub(crate) fn time_out_running(&mut self, over: impl Fn(&Self, &Job) -> bool) {
         let expired: Vec<JobId> = self
             .running
             .iter()
             .copied()
             .filter(|id| {
                 let job = &self.jobs[id];
-                job.state == JobState::Running && job.end_time.is_some_and(|end| end <= now)
+                job.state == JobState::Running && over(self, job)
             })
             .collect();
         for id in expired {

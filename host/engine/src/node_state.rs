@@ -240,10 +240,7 @@ impl NodeState {
         let open = nodes.words.iter().zip(&self.open.words).map(|(a, b)| a & b);
         let t = &self.table;
         nodes_of_words(0, open)
-            .map(|n| {
-                let n = n as usize;
-                u64::from(t.free_cpus_for(n, t.share_rows).max(t.free_cpus[n]))
-            })
+            .map(|n| u64::from(t.free_cpus_for(n as usize, t.share_rows)))
             .sum()
     }
 

@@ -2,7 +2,7 @@
 //! `GrpWall` are held to, at the times fair-share usage is charged.
 
 use crate::engine::Engine;
-use crate::job::{JobId, JobState, Reason};
+use crate::job::{JobId, JobState};
 use crate::usage::Decayed;
 
 use super::Run;
@@ -57,22 +57,9 @@ impl Engine {
         if !self.limits.used.on {
             return;
         }
-        let over: Vec<JobId> = self
-            .running
-            .iter()
-            .copied()
-            .filter(|id| {
-                let job = &self.jobs[id];
-                job.state == JobState::Running
-                    && job
-                        .alloc
-                        .as_ref()
-                        .is_some_and(|a| self.used_up_limits(job, a.partition))
-            })
-            .collect();
-        for id in over {
-            self.end_job(id, JobState::Timeout, None, Reason::TimeLimit);
-        }
+        self.time_out_running(|e, job| {
+            (job.alloc.as_ref()).is_some_and(|a| e.used_up_limits(job, a.partition))
+        });
     }
 
     /// The UsageFactor of a job's QOS (1 without one).

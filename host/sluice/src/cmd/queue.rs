@@ -161,13 +161,7 @@ fn field(job: &Job, c: char) -> String {
         'o' => null(&r.command),
         'y' => r.nice.to_string(),
         'v' => "(null)".into(),
-        // squeue's values: NO for whole nodes, YES when the CPUs may be shared, else OK.
-        'h' => match (r.exclusive, r.oversubscribe) {
-            (true, _) => "NO",
-            (false, true) => "YES",
-            (false, false) => "OK",
-        }
-        .into(),
+        'h' => r.oversubscribe_word().into(),
         _ => String::new(),
     }
 }

@@ -133,11 +133,7 @@ pub fn job(j: &Job, zone: Zone) -> String {
         format!(
             "Features={} OverSubscribe={} Contiguous={} Licenses={}",
             or_null(r.constraint.as_deref()),
-            match (r.exclusive, r.oversubscribe) {
-                (true, _) => "NO",
-                (false, true) => "YES",
-                (false, false) => "OK",
-            },
+            r.oversubscribe_word(),
             u8::from(r.contiguous),
             or_null(r.licenses.as_deref())
         ),
