@@ -76,6 +76,9 @@ enum Command {
     /// The per-job supervisor the daemon starts (slurmstepd); not for people to run.
     #[command(hide = true)]
     Supervise(cmd::supervise::Args),
+    /// The resident process that forks the per-job supervisors; not for people to run.
+    #[command(hide = true)]
+    SpawnSupervisors(cmd::supervise::SpawnArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -116,6 +119,7 @@ fn main() -> std::process::ExitCode {
         Command::Reconfigure(args) => cmd::reconfigure::run(args),
         Command::ResourceQuery(args) => cmd::resource_query::run(args),
         Command::Supervise(args) => cmd::supervise::run(args),
+        Command::SpawnSupervisors(args) => cmd::supervise::spawn(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

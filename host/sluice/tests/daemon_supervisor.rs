@@ -339,3 +339,152 @@ fn a_supervisor_killed_alone_leaves_no_process_of_its_job_running() {
     });
     assert_ne!(ended.state, "RUNNING");
 }
+
+/// A job starts with every signal at its default action: ignored signals stay ignored across
+/// `exec`, and the supervisor's Rust runtime ignores SIGPIPE (a job's `yes | head` would then
+/// never see it) while the spawner ignores SIGCHLD.
+#[test]
+fn a_job_starts_with_no_signal_ignored() {
+    let scratch = state_dir("sup-signals");
+    let dir = scratch.path();
+    let _d = Daemon::start(dir);
+    let out = dir.join("status.out");
+    let mut req = common::wrap("signals", "cat /proc/self/status", dir);
+    req.output = Some(out.to_string_lossy().into_owned());
+    let id = Client::new(dir)
+        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &req)
+        .unwrap()
+        .job_id;
+    wait_for(dir, id, &["COMPLETED"], 30);
+    let status = std::fs::read_to_string(&out).unwrap();
+    let ignored = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+        .expect("a SigIgn line");
+    for (name, signal) in [("SIGPIPE", libc::SIGPIPE), ("SIGCHLD", libc::SIGCHLD)] {
+        assert_eq!(
+            ignored & (1 << (signal - 1)),
+            0,
+            "the job inherits an ignored {name}: {status}"
+        );
+    }
+}
+
+/// The supervisors' spawner is one resident process; killed, it takes no job with it (each
+/// supervisor has a session of its own) and the next launch starts another.
+#[test]
+fn a_killed_spawner_ends_no_job_and_the_next_launch_starts_another() {
+    let scratch = state_dir("sup-spawner");
+    let dir = scratch.path();
+    let d = Daemon::start(dir);
+    let submit = |name: &str, cmd: &str| {
+        Client::new(dir)
+            .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &common::wrap(name, cmd, dir))
+            .unwrap()
+            .job_id
+    };
+    let long = submit("long", "sleep 3; echo survived");
+    wait_for(dir, long, &["RUNNING"], 30);
+    let spawner = common::poll(30, "the spawner", || spawner_of(d.child.id()));
+    // SAFETY: plain system call on a process this test found.
+    assert_eq!(unsafe { libc::kill(spawner as i32, libc::SIGKILL) }, 0);
+    common::poll(30, "the spawner to go", || {
+        (spawner_of(d.child.id()) != Some(spawner)).then_some(())
+    });
+    let next = submit("next", "true");
+    assert_eq!(wait_for(dir, next, &["COMPLETED"], 30).state, "COMPLETED");
+    let j = wait_for(dir, long, &["COMPLETED", "FAILED"], 30);
+    assert_eq!(j.state, "COMPLETED", "{j:?}");
+    let again = spawner_of(d.child.id()).expect("a new spawner");
+    assert_ne!(again, spawner);
+}
+
+/// The pid of the daemon `daemon`'s child running `spawn-supervisors`, if it has one.
+fn spawner_of(daemon: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The parent's pid is the second field after the parenthesised command name.
+        let ppid: u32 = stat
+            .rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let spawner = cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == b"spawn-supervisors");
+        (ppid == daemon && spawner).then_some(pid)
+    })
+}
+
+/// Supervisors run at a lower priority than the daemon (starting and ending jobs yields to the
+/// threads that answer the API) in the daemon's session; the job runs at the daemon's own
+/// priority, in a session of its own with no controlling terminal.
+#[test]
+fn supervisors_yield_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_session() {
+    let scratch = state_dir("sup-priority");
+    let dir = scratch.path();
+    let d = Daemon::start(dir);
+    let out = dir.join("stat.out");
+    let mut req = common::wrap("priority", "cat /proc/self/stat; sleep 2", dir);
+    req.output = Some(out.to_string_lossy().into_owned());
+    let id = Client::new(dir)
+        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &req)
+        .unwrap()
+        .job_id;
+    wait_for(dir, id, &["RUNNING"], 30);
+    let pids = dir.join("jobs").join(id.to_string()).join("0").join("pids");
+    let pids: serde_json::Value = common::poll(30, "the job's pids", || {
+        serde_json::from_slice(&std::fs::read(&pids).ok()?).ok()
+    });
+    let supervisor = stat_of(pids["supervisor"].as_u64().unwrap() as u32);
+    let daemon = stat_of(d.child.id());
+    wait_for(dir, id, &["COMPLETED"], 30);
+    let job = parse_stat(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(
+        supervisor.nice,
+        daemon.nice + 10,
+        "the supervisor's priority (the daemon's {})",
+        daemon.nice
+    );
+    assert_eq!(job.nice, daemon.nice, "the job's priority");
+    assert_eq!(
+        supervisor.session, daemon.session,
+        "the supervisor's session"
+    );
+    assert_ne!(job.session, daemon.session, "the job's session");
+    assert_eq!(job.tty, 0, "the job has a controlling terminal");
+}
+
+/// What this test reads of `/proc/PID/stat`.
+struct Stat {
+    session: i64,
+    tty: i64,
+    nice: i64,
+}
+
+fn stat_of(pid: u32) -> Stat {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap())
+}
+
+/// Fields after the parenthesised command name: state, ppid, pgrp, session, tty_nr, … nice
+/// is the 17th of them (proc(5)'s field 19).
+fn parse_stat(stat: &str) -> Stat {
+    let fields: Vec<i64> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    Stat {
+        session: fields[2],
+        tty: fields[3],
+        nice: fields[15],
+    }
+}

@@ -1,16 +1,16 @@
 //! Starting a job's supervisor: the job's spool directory for this run, the script and what to
-//! run written into it, its lock taken and handed to the supervisor, which makes a session of
-//! its own so it outlives the daemon. Runs on the executor's launch thread, never on the
-//! thread that schedules.
+//! run written into it, its lock taken and handed with the request to the spawner, whose
+//! supervisor makes a session of its own so it outlives the daemon. Runs on the executor's
+//! launch thread, never on the thread that schedules.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use super::Launch;
+use super::spawner::Spawner;
 use crate::supervisor::spool::{self, JOB, JobFile, LOCK, LOG, SCRIPT};
 
 /// The spool directory of one run of a job: `SPOOL/<job>/<run>`.
@@ -18,8 +18,8 @@ pub fn run_dir(spool: &Path, job: u64, run: u32) -> PathBuf {
     spool.join(job.to_string()).join(run.to_string())
 }
 
-/// Prepares `dir` for `l` and starts its supervisor, `program supervise DIR --lock-fd N`.
-pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
+/// Prepares `dir` for `l` and has `spawner` start its supervisor.
+pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String> {
     let shown = |e: io::Error| format!("{}: {e}", dir.display());
     if super::watch::alive(dir) {
         return Err(format!(
@@ -67,30 +67,7 @@ pub fn start(program: &Path, dir: &Path, l: &Launch) -> Result<Child, String> {
         .mode(0o600)
         .open(dir.join(LOG))
         .map_err(shown)?;
-    let fd = lock.as_raw_fd();
-    // The lock is inherited, held from before the start: there is no moment when the supervisor
-    // runs and a restarted daemon could think it gone. Only this thread starts processes, so no
-    // other child can inherit it in between. No code runs between fork and exec, which lets the
-    // standard library spawn without copying the daemon's memory map.
-    // SAFETY: plain system call on a descriptor owned here.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
-        return Err(shown(io::Error::last_os_error()));
-    }
-    let mut cmd = Command::new(program);
-    cmd.arg("supervise")
-        .arg(dir)
-        .arg("--lock-fd")
-        .arg(fd.to_string())
-        .env_clear()
-        .current_dir("/")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log);
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("{}: {e}", program.display()))?;
-    drop(lock);
-    Ok(child)
+    spawner.spawn(dir, lock, &log)
 }
 
 /// Creates and locks the run's lock file.

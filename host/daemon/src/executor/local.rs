@@ -3,16 +3,17 @@
 //! the daemon, so a restarted daemon attaches to running jobs instead of running them again.
 //!
 //! The thread that schedules only queues launches and sends signals: a launch thread writes the
-//! spool and starts supervisors, and one small thread per job waits for its supervisor's end.
+//! spool and has the resident spawner fork supervisors, and one small thread per job waits for
+//! its supervisor's end.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::launcher::{self, run_dir};
+use super::spawner::Spawner;
 use super::watch;
 use super::{Attached, Executor, ExitReport, Launch};
 
@@ -47,7 +48,8 @@ pub struct LocalExecutor {
 
 impl LocalExecutor {
     /// An executor keeping job spools under `spool`, starting supervisors as
-    /// `program supervise …` (the `sluice` binary), and reporting ends to `on_exit`.
+    /// children of `program spawn-supervisors …` (see [`supervisor_program`]), and reporting
+    /// ends to `on_exit`.
     pub fn new(spool: PathBuf, program: PathBuf, on_exit: OnExit) -> Self {
         let jobs: Jobs = Arc::default();
         let (work, rx) = mpsc::channel::<Work>();
@@ -55,9 +57,11 @@ impl LocalExecutor {
         std::thread::Builder::new()
             .name("launch".into())
             .spawn(move || {
+                let nice = yield_to_the_api();
+                let mut spawner = Spawner::new(program, nice);
                 for w in rx {
                     match w {
-                        Work::Launch(l) => launch_one(&s, &program, &j, &cb, *l),
+                        Work::Launch(l) => launch_one(&s, &mut spawner, &j, &cb, *l),
                         Work::Forget(job) => remove_spool(&s.join(job.to_string())),
                     }
                 }
@@ -76,9 +80,28 @@ impl LocalExecutor {
     }
 }
 
+/// How much lower than the daemon's the priority (nice value) of the launch thread, and so of
+/// the spawner and the supervisors it starts, is: starting, watching and ending jobs yields to
+/// the threads that answer the API. Jobs themselves run at the daemon's priority.
+pub const NICER_BY: i32 = 10;
+
+/// Lowers the calling thread's priority by [`NICER_BY`]; returns the nice value it had.
+fn yield_to_the_api() -> i32 {
+    // SAFETY: plain system calls, on this thread alone (Linux keeps a nice value per thread).
+    unsafe {
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        libc::setpriority(
+            libc::PRIO_PROCESS,
+            libc::gettid() as libc::id_t,
+            (nice + NICER_BY).min(19),
+        );
+        nice
+    }
+}
+
 /// The supervisor program: `sluice-supervise` beside this executable when it is installed (a
-/// small program, cheap to start once per job), else this executable, whose `supervise`
-/// subcommand is the same code. Both take `supervise DIR --lock-fd N`.
+/// small program: the spawner forks it once per job), else this executable, whose
+/// `spawn-supervisors` subcommand is the same code.
 pub fn supervisor_program() -> std::io::Result<PathBuf> {
     let me = std::env::current_exe()?;
     let small = me.with_file_name("sluice-supervise");
@@ -86,7 +109,7 @@ pub fn supervisor_program() -> std::io::Result<PathBuf> {
 }
 
 /// Starts one launch's supervisor and its watcher, or reports why it could not.
-fn launch_one(spool: &Path, program: &Path, jobs: &Jobs, on_exit: &OnExit, l: Launch) {
+fn launch_one(spool: &Path, spawner: &mut Spawner, jobs: &Jobs, on_exit: &OnExit, l: Launch) {
     let (job, run) = (l.job, l.run);
     let cancelled = jobs
         .lock()
@@ -103,8 +126,8 @@ fn launch_one(spool: &Path, program: &Path, jobs: &Jobs, on_exit: &OnExit, l: La
         return;
     }
     let dir = run_dir(spool, job, run);
-    match launcher::start(program, &dir, &l) {
-        Ok(child) => watch_run(dir, job, run, Some(child), jobs.clone(), on_exit.clone()),
+    match launcher::start(spawner, &dir, &l) {
+        Ok(()) => watch_run(dir, job, run, jobs.clone(), on_exit.clone()),
         Err(e) => {
             tracing::error!("job {job}: launch failed: {e}");
             forget(jobs, job, run);
@@ -114,12 +137,12 @@ fn launch_one(spool: &Path, program: &Path, jobs: &Jobs, on_exit: &OnExit, l: La
 }
 
 /// A thread that waits for the supervisor in `dir` and reports the job's end.
-fn watch_run(dir: PathBuf, job: u64, run: u32, child: Option<Child>, jobs: Jobs, on_exit: OnExit) {
+fn watch_run(dir: PathBuf, job: u64, run: u32, jobs: Jobs, on_exit: OnExit) {
     let spawned = std::thread::Builder::new()
         .name(format!("job-{job}"))
         .stack_size(64 * 1024)
         .spawn(move || {
-            let report = watch::until_end(&dir, job, run, child);
+            let report = watch::until_end(&dir, job, run);
             forget(&jobs, job, run);
             on_exit(report);
         });
@@ -245,7 +268,7 @@ impl Executor for LocalExecutor {
                     cancelled: false,
                 },
             );
-            watch_run(dir, job, run, None, self.jobs.clone(), self.on_exit.clone());
+            watch_run(dir, job, run, self.jobs.clone(), self.on_exit.clone());
             return Attached::Running;
         }
         match watch::outcome(&dir, job, run) {

@@ -4,6 +4,7 @@
 
 mod launcher;
 pub mod local;
+mod spawner;
 mod watch;
 
 use std::collections::BTreeMap;

@@ -1,12 +1,12 @@
 //! Watching a supervisor: alive while it holds its run's lock, which it lets go of only by
 //! exiting, after its status is on disk. The same wait works for a supervisor this daemon
-//! started and for one a restarted daemon finds, so neither depends on being its parent.
+//! started and for one a restarted daemon finds, so neither depends on being its parent (the
+//! spawner is).
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::process::Child;
 
 use super::ExitReport;
 use crate::supervisor::spool::{self, LOCK, PIDS, Pids, STATUS, Status};
@@ -63,13 +63,10 @@ pub fn outcome(dir: &Path, job: u64, run: u32) -> Option<ExitReport> {
     }
 }
 
-/// Waits for the supervisor of run `run` of `job` to be gone, reaps it if it is this daemon's
-/// child, and returns how the job ended.
-pub fn until_end(dir: &Path, job: u64, run: u32, child: Option<Child>) -> ExitReport {
+/// Waits for the supervisor of run `run` of `job` to be gone (the spawner, its parent, reaps
+/// it) and returns how the job ended.
+pub fn until_end(dir: &Path, job: u64, run: u32) -> ExitReport {
     wait_gone(dir);
-    if let Some(mut c) = child {
-        let _ = c.wait();
-    }
     outcome(dir, job, run).unwrap_or_else(|| {
         end_orphans(dir);
         ExitReport::failed(

@@ -92,9 +92,6 @@ impl Prepared {
                 libc::_exit(1);
             }
         }
-        // Set here too, so the group exists whichever of parent and child runs first.
-        // SAFETY: plain system call.
-        unsafe { libc::setpgid(pid, pid) };
         Ok((pid, read))
     }
 
@@ -105,7 +102,22 @@ impl Prepared {
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
             libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-            libc::setpgid(0, 0);
+            // Ignored signals stay ignored across exec: a job must not inherit the SIGPIPE the
+            // Rust runtime ignores here (`yes | head` would never end), nor the spawner's SIGCHLD.
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        }
+        // A session of its own, and so a process group the supervisor signals as a whole, and
+        // no controlling terminal: nothing of the user's reaches a terminal the daemon has.
+        // SAFETY: plain system call; the child is no group leader yet, so it cannot fail.
+        if unsafe { libc::setsid() } < 0 {
+            return format!("cannot start a session: {}", io::Error::last_os_error());
+        }
+        // The spawner runs supervisors at a lower priority than the daemon; the job runs at
+        // the daemon's own (where lowering it back is allowed: the daemon runs as root).
+        if let Some(nice) = super::spawner::job_nice() {
+            // SAFETY: plain system call.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
         }
         if let Some(user) = &self.user
             && let Err(e) = become_user(user)

@@ -1,5 +1,5 @@
-//! The per-job supervisor, as slurmstepd is to slurmd: a small process the executor starts for
-//! each job (`sluice supervise`), in its own session so it outlives the daemon. It drops
+//! The per-job supervisor, as slurmstepd is to slurmd: a small process the executor's
+//! [`spawner`] forks for each job, in its own process group so it outlives the daemon. It drops
 //! privileges completely before touching anything of the user's, runs the job in its own
 //! process group, ends it at its time limit, and records how it ended durably in the job's spool
 //! directory, holding the directory's lock until then so the daemon (this one or a restarted
@@ -9,6 +9,7 @@
 //! through a pipe, and one `poll` waits for either or for the next deadline.
 
 pub mod child;
+pub mod spawner;
 pub mod spool;
 pub mod user;
 
@@ -27,10 +28,13 @@ const LIMIT_SLACK: u64 = 5;
 /// Supervises the job in spool directory `dir`. `lock_fd` is the descriptor of `dir/lock`,
 /// locked by the daemon and inherited. Returns the process's exit code.
 pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
-    // Its own session: no signal to the daemon's process group or terminal reaches it, and it
-    // is not ended with the daemon. (It fails only for a session leader, which it would be.)
+    // Its own process group: no signal to the daemon's process group or from its terminal
+    // reaches it, and it is not ended with the daemon. It stays in the spawner's session, so
+    // where the kernel shares the CPU per session (autogroup), supervisors share the daemon's
+    // part at the spawner's lower priority instead of each taking as much as the daemon; the
+    // job gets a session of its own (`child`).
     // SAFETY: plain system call.
-    unsafe { libc::setsid() };
+    unsafe { libc::setpgid(0, 0) };
     // SAFETY: the daemon handed this descriptor over; from here on it is owned here.
     let lock = unsafe { OwnedFd::from_raw_fd(lock_fd) };
     // The job must not inherit the lock: it could release it and fake the supervisor's death.
@@ -288,8 +292,13 @@ impl Watch {
     }
 
     fn group_signal(&self, signal: i32) {
-        // SAFETY: plain system call; the group is the job's as long as its leader is unreaped.
-        unsafe { libc::kill(-self.pid, signal) };
+        // SAFETY: plain system calls; the group is the job's as long as its leader is unreaped,
+        // and before the leader has made its session (and group) it is the job's only process.
+        unsafe {
+            if libc::kill(-self.pid, signal) < 0 {
+                libc::kill(self.pid, signal);
+            }
+        }
     }
 
     /// The job's status once its script has ended: what is left of its group is killed while
