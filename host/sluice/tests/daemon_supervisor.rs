@@ -274,7 +274,8 @@ fn sluice_supervise_runs_a_spooled_job_and_records_its_end() {
         "time_limit": null, "kill_wait": 1
     });
     std::fs::write(run.join("job.json"), job.to_string()).unwrap();
-    let lock = std::fs::File::create(run.join("lock")).unwrap();
+    // The run's directory is its lock, as the daemon hands it over.
+    let lock = std::fs::File::open(&run).unwrap();
     let fd = lock.as_raw_fd();
     // SAFETY: locking our descriptor; between fork and exec only fcntl.
     unsafe {

@@ -1,17 +1,17 @@
 //! Starting a job's supervisor: the job's spool directory for this run, the script and what to
-//! run written into it, its lock taken and handed with the request to the spawner, whose
+//! run written into it, the directory locked and handed with the request to the spawner, whose
 //! supervisor makes a session of its own so it outlives the daemon. Runs on the executor's
 //! launch thread, never on the thread that schedules.
 
-use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::fs::{self, File};
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::Launch;
 use super::spawner::Spawner;
-use crate::supervisor::spool::{self, JOB, JobFile, LOCK, LOG, SCRIPT};
+use crate::supervisor::spool::{self, JOB, JobFile, SCRIPT};
 
 /// The spool directory of one run of a job: `SPOOL/<job>/<run>`.
 pub fn run_dir(spool: &Path, job: u64, run: u32) -> PathBuf {
@@ -41,10 +41,13 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
     } else {
         format!("#!/bin/sh\n{}", l.script)
     };
-    fs::write(dir.join(SCRIPT), text).map_err(shown)?;
+    let mut script = File::create(dir.join(SCRIPT)).map_err(shown)?;
+    script.write_all(text.as_bytes()).map_err(shown)?;
     // Executed by descriptor as the user, who needs to execute and read it (never to find it:
     // the directory is root's alone).
-    fs::set_permissions(dir.join(SCRIPT), fs::Permissions::from_mode(0o755)).map_err(shown)?;
+    script
+        .set_permissions(fs::Permissions::from_mode(0o755))
+        .map_err(shown)?;
     let job = JobFile {
         job: l.job,
         uid: l.uid,
@@ -61,23 +64,12 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
     };
     spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
     let lock = lock(dir).map_err(shown)?;
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(dir.join(LOG))
-        .map_err(shown)?;
-    spawner.spawn(dir, lock, &log)
+    spawner.spawn(dir, lock)
 }
 
-/// Creates and locks the run's lock file.
+/// Opens and locks the run's directory, which is its supervisor's lock.
 fn lock(dir: &Path) -> io::Result<File> {
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(dir.join(LOCK))?;
+    let f = File::open(dir)?;
     // SAFETY: plain system call on an owned descriptor.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         return Err(io::Error::last_os_error());

@@ -57,9 +57,9 @@ impl Spawner {
         }
     }
 
-    /// Starts the supervisor of the run in `dir`, handing it `lock` (locked, so a supervisor
-    /// is never seen gone before it starts) and `log` (its standard error).
-    pub fn spawn(&mut self, dir: &Path, lock: File, log: &File) -> Result<(), String> {
+    /// Starts the supervisor of the run in `dir`, handing it `lock` (the run's directory,
+    /// locked, so a supervisor is never seen gone before it starts).
+    pub fn spawn(&mut self, dir: &Path, lock: File) -> Result<(), String> {
         for attempt in 0..2 {
             let running = match &mut self.running {
                 Some(r) => r,
@@ -68,7 +68,7 @@ impl Spawner {
                         .map_err(|e| format!("{}: {e}", self.program.display()))?,
                 ),
             };
-            match request(&running.socket, dir, &lock, log) {
+            match request(&running.socket, dir, &lock) {
                 Ok(()) => return Ok(()),
                 Err(Failure::Refused(e)) => return Err(format!("cannot start a supervisor: {e}")),
                 Err(Failure::NotSent(e)) if attempt == 0 => {
@@ -137,6 +137,8 @@ fn start(program: &Path, job_nice: i32) -> io::Result<Running> {
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null());
+    // Its standard error, and so its supervisors', is the daemon's: their diagnostics name the
+    // run's directory and go to the daemon's log, as slurmstepd's go to slurmd's.
     // Only the spawner gets its end: close-on-exec is cleared in the child alone, so no other
     // process the daemon starts meanwhile can inherit it.
     // SAFETY: fcntl is async-signal-safe, and `fd` is open in the child (a copy of ours).
@@ -157,9 +159,9 @@ fn start(program: &Path, job_nice: i32) -> io::Result<Running> {
 }
 
 /// Sends one request and reads its answer.
-fn request(socket: &OwnedFd, dir: &Path, lock: &File, log: &File) -> Result<(), Failure> {
-    let fds = [lock.as_fd(), log.as_fd()];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+fn request(socket: &OwnedFd, dir: &Path, lock: &File) -> Result<(), Failure> {
+    let fds = [lock.as_fd()];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     control.push(SendAncillaryMessage::ScmRights(&fds));
     let path = dir.as_os_str().as_bytes();

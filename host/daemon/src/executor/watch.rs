@@ -9,11 +9,17 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use super::ExitReport;
-use crate::supervisor::spool::{self, LOCK, PIDS, Pids, STATUS, Status};
+use crate::supervisor::spool::{self, LEGACY_LOCK, PIDS, Pids, STATUS, Status};
 
-/// Whether a supervisor holds the lock in `dir`.
+/// The run's lock: its directory, or the lock file of a supervisor of an earlier version.
+fn open_lock(dir: &Path) -> io::Result<File> {
+    let legacy = dir.join(LEGACY_LOCK);
+    File::open(if legacy.exists() { &legacy } else { dir })
+}
+
+/// Whether a supervisor holds the lock of the run in `dir`.
 pub fn alive(dir: &Path) -> bool {
-    let Ok(f) = File::open(dir.join(LOCK)) else {
+    let Ok(f) = open_lock(dir) else {
         return false;
     };
     // SAFETY: plain system call on an owned descriptor; the lock, if taken, goes with `f`.
@@ -21,9 +27,9 @@ pub fn alive(dir: &Path) -> bool {
     rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
-/// Blocks until no supervisor holds the lock in `dir`.
+/// Blocks until no supervisor holds the lock of the run in `dir`.
 pub fn wait_gone(dir: &Path) {
-    let Ok(f) = File::open(dir.join(LOCK)) else {
+    let Ok(f) = open_lock(dir) else {
         return;
     };
     loop {

@@ -25,7 +25,7 @@ use spool::{JOB, JobFile, PIDS, Pids, STATUS, Status};
 /// the limit; this is for when no daemon is there to do it.
 const LIMIT_SLACK: u64 = 5;
 
-/// Supervises the job in spool directory `dir`. `lock_fd` is the descriptor of `dir/lock`,
+/// Supervises the job in spool directory `dir`. `lock_fd` is a descriptor of `dir` itself,
 /// locked by the daemon and inherited. Returns the process's exit code.
 pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
     // Its own process group: no signal to the daemon's process group or from its terminal

@@ -4,9 +4,9 @@
 //!
 //! The daemon starts it (`spawn-supervisors --socket-fd N --job-nice M`) and talks to it over one end of a
 //! private socket pair, never a path another user could reach. A request is one datagram: the
-//! run's spool directory, with the run's locked lock file and the supervisor's log attached as
-//! descriptors, so the lock is held from before the supervisor exists, as when the daemon
-//! started it itself. The answer is the supervisor's pid, or a negated errno. The spawner ends
+//! run's spool directory, with the directory's locked descriptor attached, so the lock is held
+//! from before the supervisor exists. The supervisors' diagnostics go to the spawner's standard
+//! error, which is the daemon's. The answer is the supervisor's pid, or a negated errno. The spawner ends
 //! when the daemon's end of the socket closes; supervisors it started go on in sessions of
 //! their own.
 
@@ -46,7 +46,7 @@ pub fn serve(socket: OwnedFd, job_nice: i32) -> i32 {
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
     let mut buf = vec![0u8; MAX_REQUEST];
     loop {
-        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
         let got = recvmsg(
             &socket,
@@ -77,9 +77,9 @@ pub fn serve(socket: OwnedFd, job_nice: i32) -> i32 {
             .flags
             .intersects(ReturnFlags::TRUNC | ReturnFlags::CTRUNC);
         let answer = match fds.as_slice() {
-            [lock, log] if !truncated && got.bytes > 0 => {
+            [lock] if !truncated && got.bytes > 0 => {
                 let dir = Path::new(std::ffi::OsStr::from_bytes(&buf[..got.bytes]));
-                spawn(&socket, dir, lock, log).unwrap_or_else(|e| -e.raw_os_error())
+                spawn(&socket, dir, lock).unwrap_or_else(|e| -e.raw_os_error())
             }
             _ => -libc::EINVAL,
         };
@@ -98,7 +98,7 @@ pub fn serve(socket: OwnedFd, job_nice: i32) -> i32 {
 }
 
 /// Forks the supervisor of the run in `dir`; returns its pid.
-fn spawn(socket: &OwnedFd, dir: &Path, lock: &OwnedFd, log: &OwnedFd) -> Result<i32, Errno> {
+fn spawn(socket: &OwnedFd, dir: &Path, lock: &OwnedFd) -> Result<i32, Errno> {
     // SAFETY: this process is single-threaded, so the child may run ordinary code.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -110,13 +110,11 @@ fn spawn(socket: &OwnedFd, dir: &Path, lock: &OwnedFd, log: &OwnedFd) -> Result<
         return Ok(pid);
     }
     // The supervisor: without the daemon's socket (the daemon must see the spawner's end
-    // close when the spawner ends), with the default SIGCHLD its own job needs, and its
-    // diagnostics going to its log.
-    // SAFETY: system calls on descriptors this process holds.
+    // close when the spawner ends), and with the default SIGCHLD its own job needs.
+    // SAFETY: system calls on a descriptor and a disposition this process holds.
     unsafe {
         libc::close(socket.as_raw_fd());
         libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-        libc::dup2(log.as_raw_fd(), 2);
     }
     let code = super::run(dir, lock.as_raw_fd());
     // SAFETY: leaving without unwinding into the spawner's loop or running its destructors.

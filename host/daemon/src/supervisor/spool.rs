@@ -1,6 +1,7 @@
 //! The files a job's supervisor and the daemon share in the job's spool directory
-//! (`DIR/jobs/<id>/`, the daemon's, never the user's): what to run, who holds the job, and how
-//! it ended. Each is written whole and renamed into place, so a reader never sees half of one.
+//! (`DIR/jobs/<id>/<run>/`, the daemon's, never the user's): what to run, who holds the job,
+//! and how it ended. The directory itself is the run's lock: its supervisor holds it for its
+//! whole life, so whoever can lock it knows the supervisor is gone. Each is written whole and renamed into place, so a reader never sees half of one.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -14,14 +15,13 @@ use serde::{Deserialize, Serialize};
 pub const JOB: &str = "job.json";
 /// The batch script (read by the supervisor as root, executed by descriptor as the user).
 pub const SCRIPT: &str = "script";
-/// Locked by the supervisor for its whole life: whoever can lock it knows the supervisor is gone.
-pub const LOCK: &str = "lock";
+/// The lock file of a supervisor started before the run's directory itself was its lock: a
+/// daemon upgraded while such a supervisor runs still sees it alive.
+pub const LEGACY_LOCK: &str = "lock";
 /// The supervisor's pid and the job's process group, once the job's process exists.
 pub const PIDS: &str = "pids";
 /// How the job ended, written before the supervisor lets go of the lock.
 pub const STATUS: &str = "status";
-/// The supervisor's own diagnostics (its stderr).
-pub const LOG: &str = "supervisor.log";
 
 /// Everything the supervisor needs to run one batch job.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 pub struct Args {
     /// The job's spool directory for this run.
     dir: PathBuf,
-    /// The inherited, locked descriptor of the directory's lock file.
+    /// The inherited, locked descriptor of the run's directory.
     #[arg(long)]
     lock_fd: i32,
 }

@@ -125,7 +125,8 @@ pub fn end_jobs(dir: &Path) {
         let Ok(pids) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
             continue;
         };
-        let Ok(lock) = std::fs::File::open(run.path().join("lock")) else {
+        // The run's directory is its supervisor's lock.
+        let Ok(lock) = std::fs::File::open(run.path()) else {
             continue;
         };
         // SAFETY: a try-lock on our descriptor; signals to processes this test's daemon started,
