@@ -234,6 +234,46 @@ impl Journal {
         Ok(())
     }
 
+    /// Drops the records before byte `at` (a snapshot holds them) and keeps those after, which
+    /// are copied to a new file, synced, and renamed over the journal: a crash leaves either
+    /// the whole old journal (whose held records recovery skips by sequence) or the new one.
+    pub fn drop_before(&mut self, at: u64) -> Result<(), StoreError> {
+        if at >= self.len {
+            return self.reset();
+        }
+        let tmp = self.path.with_extension("log.tmp");
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StoreError::Io { path, source }
+        };
+        self.out.flush().map_err(io(&self.path))?;
+        let mut from = File::open(&self.path).map_err(io(&self.path))?;
+        from.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
+        let _ = fs::remove_file(&tmp);
+        let mut to = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        let kept = std::io::copy(&mut from.take(self.len - at), &mut to).map_err(io(&tmp))?;
+        to.sync_all().map_err(io(&tmp))?;
+        fs::rename(&tmp, &self.path).map_err(io(&self.path))?;
+        if let Some(dir) = self.path.parent() {
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io(dir))?;
+        }
+        self.out = BufWriter::new(to);
+        self.len = kept;
+        self.unsynced = 0;
+        self.reserved = kept;
+        let _ = self.ensure_room(RESERVE_CHUNK);
+        Ok(())
+    }
+
     /// Bytes of records in the file, synced or not.
     pub fn len(&self) -> u64 {
         self.len

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::error::StoreError;
@@ -26,6 +27,16 @@ pub struct Store {
     pub recovery: RecoveryReport,
     /// No snapshot is tried before this (one just failed, likely for want of space).
     snapshot_retry: Option<Instant>,
+    /// A snapshot being written off the driver's thread.
+    writing: Option<Writing>,
+}
+
+/// A snapshot on its way to disk: the journal bytes it holds, and the writer's answer.
+struct Writing {
+    journal_at: u64,
+    /// Records committed since the last snapshot that this one holds.
+    records: usize,
+    done: mpsc::Receiver<Result<(), StoreError>>,
 }
 
 /// Journal room kept for the daemon's own records (jobs starting and ending) beyond a client's
@@ -81,6 +92,7 @@ impl Store {
             image,
             recovery: report,
             snapshot_retry: None,
+            writing: None,
         })
     }
 
@@ -92,7 +104,9 @@ impl Store {
 
     /// Whether a snapshot is due: `every` records since the last, and no failed one just before.
     pub fn snapshot_due(&self, every: usize) -> bool {
-        self.since_snapshot >= every && self.snapshot_retry.is_none_or(|t| Instant::now() >= t)
+        self.since_snapshot >= every
+            && self.writing.is_none()
+            && self.snapshot_retry.is_none_or(|t| Instant::now() >= t)
     }
 
     /// The current image.
@@ -136,6 +150,7 @@ impl Store {
         limit_use: crate::image::LimitUseImage,
         now: i64,
     ) -> Result<(), StoreError> {
+        self.finish_snapshot(true)?;
         self.journal.sync()?;
         self.image.usage = usage;
         self.image.limit_use = limit_use;
@@ -149,6 +164,72 @@ impl Store {
         self.journal.reset()?;
         self.since_snapshot = 0;
         Ok(())
+    }
+
+    /// Starts a snapshot like [`Store::snapshot`], written by a thread of its own from a copy of
+    /// the image, so the driver goes on while the disk works; [`Store::finish_snapshot`] then
+    /// drops from the journal what it holds. Records committed meanwhile stay in the journal.
+    pub fn begin_snapshot(
+        &mut self,
+        usage: BTreeMap<String, f64>,
+        limit_use: crate::image::LimitUseImage,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        if self.writing.is_some() {
+            return Ok(());
+        }
+        self.journal.sync()?;
+        self.image.usage = usage;
+        self.image.limit_use = limit_use;
+        self.image.usage_time = now;
+        let image = self.image.clone();
+        let path = self.dir.join("snapshot.json");
+        let (tx, done) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("snapshot".into())
+            .spawn(move || drop(tx.send(snapshot::write(&path, &image))))
+            .map_err(|source| StoreError::Io {
+                path: self.dir.join("snapshot.json"),
+                source,
+            })?;
+        self.writing = Some(Writing {
+            journal_at: self.journal.len(),
+            records: self.since_snapshot,
+            done,
+        });
+        Ok(())
+    }
+
+    /// Completes a snapshot [`Store::begin_snapshot`] started, once its file is on disk:
+    /// `Ok(true)` when one completed. A snapshot that failed leaves the journal whole and the
+    /// next is tried after a pause.
+    pub fn finish_snapshot(&mut self, wait: bool) -> Result<bool, StoreError> {
+        let Some(w) = &self.writing else {
+            return Ok(false);
+        };
+        let answer = if wait {
+            w.done.recv().map_err(|_| mpsc::TryRecvError::Disconnected)
+        } else {
+            w.done.try_recv()
+        };
+        let written = match answer {
+            Err(mpsc::TryRecvError::Empty) => return Ok(false),
+            Err(mpsc::TryRecvError::Disconnected) => Err(StoreError::Io {
+                path: self.dir.join("snapshot.json"),
+                source: std::io::Error::other("the snapshot writer stopped"),
+            }),
+            Ok(written) => written,
+        };
+        let (at, w_records) = (w.journal_at, w.records);
+        self.writing = None;
+        if let Err(e) = written {
+            self.snapshot_retry = Some(Instant::now() + SNAPSHOT_RETRY);
+            return Err(e);
+        }
+        self.snapshot_retry = None;
+        self.since_snapshot -= w_records;
+        self.journal.drop_before(at)?;
+        Ok(true)
     }
 
     /// Bytes in the journal.

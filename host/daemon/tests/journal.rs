@@ -172,3 +172,36 @@ fn records_a_snapshot_already_holds_are_skipped() {
     assert_eq!(s.recovery.replayed, 0);
     assert_eq!(s.image().jobs.len(), 3);
 }
+
+#[test]
+fn a_snapshot_written_in_the_background_keeps_the_records_committed_meanwhile() {
+    let scratch = tmp("background");
+    let dir = scratch.path();
+    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
+    for i in 1..=3 {
+        s.commit(submit(i)).unwrap();
+    }
+    s.sync().unwrap();
+    s.begin_snapshot(Default::default(), Default::default(), 0)
+        .unwrap();
+    assert!(!s.snapshot_due(0), "a second snapshot while one is written");
+    // Committed while the snapshot is written: after it, only these stay in the journal.
+    for i in 4..=5 {
+        s.commit(submit(i)).unwrap();
+    }
+    s.sync().unwrap();
+    assert!(s.finish_snapshot(true).unwrap());
+    assert_eq!(s.since_snapshot(), 2);
+    let (_, replay) = Journal::open(&dir.join("journal.log"), OnDamage::Refuse).unwrap();
+    let seqs: Vec<u64> = replay.records.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [4, 5]);
+    // Appends go on in the new journal file.
+    s.commit(submit(6)).unwrap();
+    s.sync().unwrap();
+    drop(s);
+    let s = Store::open(dir, OnDamage::Refuse).unwrap();
+    assert!(s.recovery.snapshot);
+    assert_eq!(s.recovery.replayed, 3);
+    assert_eq!(s.recovery.skipped, 0);
+    assert_eq!(s.image().jobs.len(), 6);
+}

@@ -422,8 +422,8 @@ fn spawner_of(daemon: u32) -> Option<u32> {
     })
 }
 
-/// Supervisors run at a lower priority than the daemon (starting and ending jobs yields to the
-/// threads that answer the API) in the daemon's session; the job runs at the daemon's own
+/// Supervisors of a daemon run as root run at a lower priority than the daemon (starting and
+/// ending jobs yields to the threads that answer the API), in the daemon's session; the job runs at the daemon's own
 /// priority, in a session of its own with no controlling terminal.
 #[test]
 fn supervisors_yield_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_session() {
@@ -446,9 +446,16 @@ fn supervisors_yield_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_ses
     let daemon = stat_of(d.child.id());
     wait_for(dir, id, &["COMPLETED"], 30);
     let job = parse_stat(&std::fs::read_to_string(&out).unwrap());
+    // SAFETY: plain system call.
+    let root = unsafe { libc::geteuid() } == 0;
+    // Lowered only where the jobs' priority can be given back: by root.
+    let lowered = if root {
+        (daemon.nice + 19).min(19)
+    } else {
+        daemon.nice
+    };
     assert_eq!(
-        supervisor.nice,
-        daemon.nice + 10,
+        supervisor.nice, lowered,
         "the supervisor's priority (the daemon's {})",
         daemon.nice
     );

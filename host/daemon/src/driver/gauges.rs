@@ -27,20 +27,24 @@ impl Driver {
             return;
         }
         *last = Instant::now();
-        let mut counts: BTreeMap<(&'static str, String), i64> = BTreeMap::new();
-        let partitions = &self.cluster.partitions;
+        // Counted by partition ids, named once per distinct set: a queue of many thousand
+        // jobs costs no string per job.
+        let mut by_ids: BTreeMap<(&'static str, &[_]), i64> = BTreeMap::new();
         for job in self.engine.jobs() {
-            let partition = match &job.alloc {
-                Some(a) => partitions[a.partition.index()].name.clone(),
-                None => job
-                    .partitions
-                    .iter()
-                    .map(|p| partitions[p.index()].name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(","),
+            let ids = match &job.alloc {
+                Some(a) => std::slice::from_ref(&a.partition),
+                None => job.partitions.as_slice(),
             };
-            *counts.entry((job.state.as_str(), partition)).or_default() += 1;
+            *by_ids.entry((job.state.as_str(), ids)).or_default() += 1;
         }
+        let partitions = &self.cluster.partitions;
+        let counts = by_ids.into_iter().map(|((state, ids), n)| {
+            let names: Vec<&str> = ids
+                .iter()
+                .map(|p| partitions[p.index()].name.as_str())
+                .collect();
+            ((state, names.join(",")), n)
+        });
         let counts: Vec<(JobLabels, i64)> = counts
             .into_iter()
             .map(|((state, partition), n)| {

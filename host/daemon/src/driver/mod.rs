@@ -200,6 +200,10 @@ impl Driver {
         if let Err(e) = self.store.sync() {
             tracing::error!("final journal sync: {e}");
         }
+        // A snapshot on its way is completed, so the next start replays less.
+        if let Err(e) = self.store.finish_snapshot(true) {
+            tracing::error!("snapshot failed (the journal keeps everything): {e}");
+        }
     }
 
     fn sync_and_answer(&mut self, replies: Replies) {
@@ -343,11 +347,21 @@ impl Driver {
         }
     }
 
+    /// Completes a snapshot being written, or starts one when due; both off the driver's
+    /// thread but for copying the image and the journal's tail.
     fn maybe_snapshot(&mut self) {
+        match self.store.finish_snapshot(false) {
+            Ok(true) => self.metrics.snapshots += 1,
+            Ok(false) => {}
+            Err(e) => tracing::error!("snapshot failed (the journal keeps everything): {e}"),
+        }
         if !self.store.snapshot_due(self.cfg.snapshot_every) {
             return;
         }
-        if let Err(e) = self.snapshot() {
+        let usage = engine::own_usage(&self.engine);
+        let limit_use = engine::limit_use(&self.engine);
+        let now = self.engine.now();
+        if let Err(e) = self.store.begin_snapshot(usage, limit_use, now) {
             tracing::error!("snapshot failed (the journal keeps everything): {e}");
         }
     }

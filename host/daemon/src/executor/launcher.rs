@@ -41,13 +41,7 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
     } else {
         format!("#!/bin/sh\n{}", l.script)
     };
-    let mut script = File::create(dir.join(SCRIPT)).map_err(shown)?;
-    script.write_all(text.as_bytes()).map_err(shown)?;
-    // Executed by descriptor as the user, who needs to execute and read it (never to find it:
-    // the directory is root's alone).
-    script
-        .set_permissions(fs::Permissions::from_mode(0o755))
-        .map_err(shown)?;
+    write_script(&dir.join(SCRIPT), &text).map_err(shown)?;
     let job = JobFile {
         job: l.job,
         uid: l.uid,
@@ -65,6 +59,16 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
     spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
     let lock = lock(dir).map_err(shown)?;
     spawner.spawn(dir, lock)
+}
+
+/// Writes the batch script, closed before this returns: a job cannot execute a file that any
+/// process still holds open for writing.
+fn write_script(path: &Path, text: &str) -> io::Result<()> {
+    let mut script = File::create(path)?;
+    script.write_all(text.as_bytes())?;
+    // Executed by descriptor as the user, who needs to execute and read it (never to find it:
+    // the directory is root's alone).
+    script.set_permissions(fs::Permissions::from_mode(0o755))
 }
 
 /// Opens and locks the run's directory, which is its supervisor's lock.

@@ -81,20 +81,25 @@ impl LocalExecutor {
 }
 
 /// How much lower than the daemon's the priority (nice value) of the launch thread, and so of
-/// the spawner and the supervisors it starts, is: starting, watching and ending jobs yields to
-/// the threads that answer the API. Jobs themselves run at the daemon's priority.
-pub const NICER_BY: i32 = 10;
+/// the spawner and the supervisors it starts, is when the daemon runs as root: starting,
+/// watching and ending jobs yields to the threads that answer the API. Jobs themselves run at
+/// the daemon's priority, which only root may give back to them; a daemon of another user
+/// changes no priority at all.
+pub const NICER_BY: i32 = 19;
 
-/// Lowers the calling thread's priority by [`NICER_BY`]; returns the nice value it had.
+/// Lowers the calling thread's priority by [`NICER_BY`] when the daemon runs as root; returns
+/// the nice value jobs run at (the daemon's).
 fn yield_to_the_api() -> i32 {
     // SAFETY: plain system calls, on this thread alone (Linux keeps a nice value per thread).
     unsafe {
         let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
-        libc::setpriority(
-            libc::PRIO_PROCESS,
-            libc::gettid() as libc::id_t,
-            (nice + NICER_BY).min(19),
-        );
+        if libc::geteuid() == 0 {
+            libc::setpriority(
+                libc::PRIO_PROCESS,
+                libc::gettid() as libc::id_t,
+                (nice + NICER_BY).min(19),
+            );
+        }
         nice
     }
 }
