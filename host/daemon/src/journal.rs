@@ -68,6 +68,18 @@ pub fn open_private(path: &Path, create: bool) -> std::io::Result<File> {
         .open(path)
 }
 
+/// Creates `path`, which must not exist yet, for reading and writing, 0600, without following
+/// a symlink.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
 impl Journal {
     /// Opens (creating if needed) the journal at `path` and reads every intact record; a torn
     /// last frame is cut, damage is refused or recovered as `on_damage` says.
@@ -250,14 +262,7 @@ impl Journal {
         let mut from = File::open(&self.path).map_err(io(&self.path))?;
         from.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
         let _ = fs::remove_file(&tmp);
-        let mut to = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(io(&tmp))?;
+        let mut to = create_private(&tmp).map_err(io(&tmp))?;
         let kept = std::io::copy(&mut from.take(self.len - at), &mut to).map_err(io(&tmp))?;
         to.sync_all().map_err(io(&tmp))?;
         fs::rename(&tmp, &self.path).map_err(io(&self.path))?;
@@ -322,26 +327,14 @@ fn set_aside(path: &Path, bytes: &[u8], found: &Scan) -> Result<DamagedJournal, 
         .map_or("journal.log".into(), |n| n.to_string_lossy().into_owned());
     let copy = path.with_file_name(format!("{name}.damaged-{stamp}"));
     {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&copy)
-            .map_err(io(&copy))?;
+        let mut f = create_private(&copy).map_err(io(&copy))?;
         f.write_all(bytes).map_err(io(&copy))?;
         f.sync_all().map_err(io(&copy))?;
     }
     let tmp = path.with_file_name(format!("{name}.recovering"));
     let _ = fs::remove_file(&tmp);
     {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(io(&tmp))?;
+        let mut f = create_private(&tmp).map_err(io(&tmp))?;
         for (range, _) in &found.frames {
             f.write_all(&bytes[range.start as usize..range.end as usize])
                 .map_err(io(&tmp))?;

@@ -108,6 +108,15 @@ fn restart_scenario(dir: &Path, settings: &str) {
     let bad = submit(dir, &["-J", "bad", "--wrap", "sleep 1; exit 3"]);
     let cancelled = submit(dir, &["-J", "long", "-t", "5", "--wrap", "sleep 60"]);
     wait_for(dir, cancelled, &["RUNNING"], 30);
+    // Its processes exist (a job cancelled before its supervisor started dies of no signal).
+    let pids = dir
+        .join("jobs")
+        .join(cancelled.to_string())
+        .join("0")
+        .join("pids");
+    poll(30, "the cancelled job's processes", || {
+        pids.exists().then_some(())
+    });
     assert!(
         sluice(dir, &["cancel", &cancelled.to_string()])
             .status

@@ -422,11 +422,11 @@ fn spawner_of(daemon: u32) -> Option<u32> {
     })
 }
 
-/// Supervisors of a daemon run as root run at a lower priority than the daemon (starting and
-/// ending jobs yields to the threads that answer the API), in the daemon's session; the job runs at the daemon's own
+/// The spawner of a daemon run as root runs at a lower priority than the daemon (starting jobs
+/// yields to the threads that answer the API); supervisors run at the daemon's, in its session; the job runs at the daemon's own
 /// priority, in a session of its own with no controlling terminal.
 #[test]
-fn supervisors_yield_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_session() {
+fn the_spawner_yields_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_session() {
     let scratch = state_dir("sup-priority");
     let dir = scratch.path();
     let d = Daemon::start(dir);
@@ -447,18 +447,15 @@ fn supervisors_yield_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_ses
     wait_for(dir, id, &["COMPLETED"], 30);
     let job = parse_stat(&std::fs::read_to_string(&out).unwrap());
     // SAFETY: plain system call.
-    let root = unsafe { libc::geteuid() } == 0;
-    // Lowered only where the jobs' priority can be given back: by root.
-    let lowered = if root {
-        (daemon.nice + 19).min(19)
+    if unsafe { libc::geteuid() } == 0 {
+        // Lowered only where the job's priority can be given back: by root.
+        let spawner = stat_of(spawner_of(d.child.id()).expect("the spawner"));
+        let lowered = |by: i64| (daemon.nice + by).min(19);
+        assert_eq!(spawner.nice, lowered(10), "the spawner's priority");
+        assert_eq!(supervisor.nice, lowered(5), "the supervisor's priority");
     } else {
-        daemon.nice
-    };
-    assert_eq!(
-        supervisor.nice, lowered,
-        "the supervisor's priority (the daemon's {})",
-        daemon.nice
-    );
+        assert_eq!(supervisor.nice, daemon.nice, "the supervisor's priority");
+    }
     assert_eq!(job.nice, daemon.nice, "the job's priority");
     assert_eq!(
         supervisor.session, daemon.session,

@@ -81,11 +81,11 @@ impl LocalExecutor {
 }
 
 /// How much lower than the daemon's the priority (nice value) of the launch thread, and so of
-/// the spawner and the supervisors it starts, is when the daemon runs as root: starting,
-/// watching and ending jobs yields to the threads that answer the API. Jobs themselves run at
-/// the daemon's priority, which only root may give back to them; a daemon of another user
-/// changes no priority at all.
-pub const NICER_BY: i32 = 19;
+/// the spawner, is when the daemon runs as root: writing spools and forking supervisors yields
+/// to the threads that answer the API. Supervisors run a little below the daemon's priority and
+/// jobs at it, which only root may give back to them; a daemon of another user changes no
+/// priority at all.
+pub const NICER_BY: i32 = 10;
 
 /// Lowers the calling thread's priority by [`NICER_BY`] when the daemon runs as root; returns
 /// the nice value jobs run at (the daemon's).

@@ -113,8 +113,8 @@ impl Prepared {
         if unsafe { libc::setsid() } < 0 {
             return format!("cannot start a session: {}", io::Error::last_os_error());
         }
-        // The spawner runs supervisors at a lower priority than the daemon; the job runs at
-        // the daemon's own (where lowering it back is allowed: the daemon runs as root).
+        // The job runs at the daemon's priority, above its supervisor's (while still root, who
+        // alone may raise it).
         if let Some(nice) = super::spawner::job_nice() {
             // SAFETY: plain system call.
             unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };

@@ -31,8 +31,8 @@ pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
     // Its own process group: no signal to the daemon's process group or from its terminal
     // reaches it, and it is not ended with the daemon. It stays in the spawner's session, so
     // where the kernel shares the CPU per session (autogroup), supervisors share the daemon's
-    // part at the spawner's lower priority instead of each taking as much as the daemon; the
-    // job gets a session of its own (`child`).
+    // part instead of each taking as much as the whole daemon; the job gets a session of its
+    // own (`child`).
     // SAFETY: plain system call.
     unsafe { libc::setpgid(0, 0) };
     // SAFETY: the daemon handed this descriptor over; from here on it is owned here.

@@ -26,6 +26,9 @@ use rustix::net::{
 /// Longest request read: a spool directory's path.
 pub const MAX_REQUEST: usize = 4096;
 
+/// How much lower than the daemon's a supervisor's priority is, under a root daemon.
+pub const SUPERVISOR_NICER_BY: i32 = 5;
+
 /// The nice value jobs run at, as the daemon asked; unset (`i32::MIN`) in a supervisor not
 /// started by the spawner.
 static JOB_NICE: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -36,8 +39,8 @@ pub fn job_nice() -> Option<i32> {
 }
 
 /// Serves the daemon's requests on `socket` until the daemon closes it; returns the exit code.
-/// The spawner and its supervisors keep the (lower) priority the daemon started it with;
-/// jobs run at `job_nice`, the daemon's own, where lowering it back is allowed.
+/// The spawner keeps the (lower) priority the daemon started it with, supervisors run a little
+/// below `job_nice` (the daemon's own), and jobs at it.
 pub fn serve(socket: OwnedFd, job_nice: i32) -> i32 {
     JOB_NICE.store(job_nice, Ordering::Relaxed);
     // Ended supervisors are reaped by the kernel: nobody here waits for them, and the daemon
@@ -115,6 +118,16 @@ fn spawn(socket: &OwnedFd, dir: &Path, lock: &OwnedFd) -> Result<i32, Errno> {
     unsafe {
         libc::close(socket.as_raw_fd());
         libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
+    // Between the spawner's priority and the daemon's: supervisors yield to the daemon, yet
+    // never starve as the spawner may, since they end jobs at their time limit and on
+    // cancellation. Only root lowers a priority (and so only root gives it back to jobs).
+    if let Some(nice) = job_nice()
+        // SAFETY: plain system call.
+        && unsafe { libc::geteuid() } == 0
+    {
+        // SAFETY: plain system call.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, (nice + SUPERVISOR_NICER_BY).min(19)) };
     }
     let code = super::run(dir, lock.as_raw_fd());
     // SAFETY: leaving without unwinding into the spawner's loop or running its destructors.
