@@ -2,13 +2,13 @@
 //! daemon's request, so starting a job costs a fork of a small process instead of an `exec`
 //! (the dynamic loader, the C library's start-up) of a new one.
 //!
-//! The daemon starts it (`spawn-supervisors --socket-fd N --job-nice M`) and talks to it over one end of a
-//! private socket pair, never a path another user could reach. A request is one datagram: the
-//! run's spool directory, with the directory's locked descriptor attached, so the lock is held
-//! from before the supervisor exists. The supervisors' diagnostics go to the spawner's standard
-//! error, which is the daemon's. The answer is the supervisor's pid, or a negated errno. The spawner ends
-//! when the daemon's end of the socket closes; supervisors it started go on in sessions of
-//! their own.
+//! The daemon starts it (`spawn-supervisors --socket-fd N --job-nice M`) and talks to it over
+//! one end of a private socket pair, never a path another user could reach. A request is one
+//! datagram: the run's spool directory, with the directory's locked descriptor attached, so the
+//! lock is held from before the supervisor exists. The answer is the supervisor's pid, or a
+//! negated errno. The supervisors' diagnostics go to the spawner's standard error, which is the
+//! daemon's. The spawner ends when the daemon's end of the socket closes; supervisors it started
+//! go on, each in a process group of its own.
 
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
