@@ -9,19 +9,12 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::Workspace;
+use common::{Printed, Workspace, drive};
 use sluice_graph::{
-    Flow, Interner, Jobspec, MatchFormat, Matcher, Outputs, Session, TraverserPolicy,
-    policy_by_name, read_grug,
+    Interner, Jobspec, MatchFormat, Matcher, TraverserPolicy, policy_by_name, read_grug,
 };
 
 const RULE: &str = "INFO: =============================\n";
-
-/// What a session printed: the `-t` stream and stderr.
-struct Printed {
-    out: String,
-    stderr: String,
-}
 
 fn tiny() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -38,23 +31,7 @@ fn run(ws: &Workspace, policy: &str, traverser: TraverserPolicy, commands: &str)
     )
     .unwrap();
     matcher.set_traverser(traverser);
-    let mut session = Session::new(matcher, MatchFormat::Simple, false);
-    session.set_base_dir(&ws.dir);
-    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
-    for line in commands.lines() {
-        let mut io = Outputs {
-            out: &mut out,
-            stdout: &mut stdout,
-            stderr: &mut stderr,
-        };
-        if session.execute(line, &mut io).unwrap() == Flow::Quit {
-            break;
-        }
-    }
-    Printed {
-        out: String::from_utf8(out).unwrap(),
-        stderr: String::from_utf8(stderr).unwrap(),
-    }
+    drive(matcher, MatchFormat::Simple, false, &ws.dir, commands)
 }
 
 fn flexible(ws: &Workspace, policy: &str, commands: &str) -> Printed {
@@ -361,23 +338,8 @@ fn shared_case(name: &str, grug: &str, policy: &str, traverser: TraverserPolicy)
     )
     .unwrap();
     matcher.set_traverser(traverser);
-    let mut session = Session::new(matcher, MatchFormat::Simple, false);
-    session.set_base_dir(&dir);
-    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
-    for line in std::fs::read_to_string(dir.join("cmds.in"))
-        .unwrap()
-        .lines()
-    {
-        let mut io = Outputs {
-            out: &mut out,
-            stdout: &mut stdout,
-            stderr: &mut stderr,
-        };
-        if session.execute(line, &mut io).unwrap() == Flow::Quit {
-            break;
-        }
-    }
-    String::from_utf8(out).unwrap()
+    let commands = std::fs::read_to_string(dir.join("cmds.in")).unwrap();
+    drive(matcher, MatchFormat::Simple, false, &dir, &commands).out
 }
 
 #[test]

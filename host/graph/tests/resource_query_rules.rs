@@ -7,18 +7,11 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::Workspace;
+use common::{Printed, Workspace, drive};
 
-use sluice_graph::{Flow, MatchFormat, Matcher, Outputs, Session, policy_by_name, read_grug};
+use sluice_graph::{MatchFormat, Matcher, policy_by_name, read_grug};
 
 const RULE: &str = "INFO: =============================\n";
-
-/// What a session printed: the `-t` stream, stdout and stderr.
-struct Printed {
-    out: String,
-    stdout: String,
-    stderr: String,
-}
 
 fn tiny() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -48,24 +41,7 @@ fn run_on(
     let graph = read_grug(grug).unwrap();
     let policy = policy_by_name(policy).unwrap();
     let matcher = Matcher::new(graph, "containment", policy, filters).unwrap();
-    let mut session = Session::new(matcher, format, elapse);
-    session.set_base_dir(&ws.dir);
-    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
-    for line in commands.lines() {
-        let mut io = Outputs {
-            out: &mut out,
-            stdout: &mut stdout,
-            stderr: &mut stderr,
-        };
-        if session.execute(line, &mut io).unwrap() == Flow::Quit {
-            break;
-        }
-    }
-    Printed {
-        out: String::from_utf8(out).unwrap(),
-        stdout: String::from_utf8(stdout).unwrap(),
-        stderr: String::from_utf8(stderr).unwrap(),
-    }
+    drive(matcher, format, elapse, &ws.dir, commands)
 }
 
 fn run(ws: &Workspace, policy: &str, commands: &str) -> Printed {

@@ -19,10 +19,10 @@ use std::path::Path;
 
 mod common;
 
-use common::{Workspace, document, edge, node};
+use common::{Workspace, document, drive, edge, node};
 use sluice_graph::{
-    Flow, GrugError, GrugLimits, MatchFormat, Matcher, Outputs, Recipe, Session, generate,
-    policy_by_name, predefined_subsystems,
+    GrugError, GrugLimits, MatchFormat, Matcher, Recipe, generate, policy_by_name,
+    predefined_subsystems,
 };
 
 const RULE: &str = "INFO: =============================\n";
@@ -120,21 +120,9 @@ fn run_racks(ws: &Workspace, racks: u32, subsystems: &str, policy: &str, command
 
 fn run_body(ws: &Workspace, body: &str, subsystems: &str, policy: &str, commands: &str) -> String {
     let matcher = matcher_of(body, subsystems, policy).unwrap();
-    let mut session = Session::new(matcher, MatchFormat::Simple, false);
-    session.set_base_dir(&ws.dir);
-    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
-    for line in commands.lines() {
-        let mut io = Outputs {
-            out: &mut out,
-            stdout: &mut stdout,
-            stderr: &mut stderr,
-        };
-        if session.execute(line, &mut io).unwrap() == Flow::Quit {
-            break;
-        }
-    }
-    assert_eq!(String::from_utf8(stderr).unwrap(), "");
-    String::from_utf8(out).unwrap()
+    let printed = drive(matcher, MatchFormat::Simple, false, &ws.dir, commands);
+    assert_eq!(printed.stderr, "");
+    printed.out
 }
 
 /// A jobspec with `resources` (YAML lines, indented by four), one hour long.

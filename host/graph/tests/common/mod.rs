@@ -1,11 +1,14 @@
-//! Shared test helpers: wrapping recipe bodies in the standard GRUG key declarations, and a
-//! scratch directory of input files.
+//! Shared test helpers: wrapping recipe bodies in the standard GRUG key declarations, a
+//! scratch directory of input files, and a resource-query session driven line by line.
 
 #![allow(dead_code)]
 
 use std::path::Path;
 
-use sluice_graph::{GrugError, GrugLimits, Recipe, ResourceGraph, generate};
+use sluice_graph::{
+    Flow, GrugError, GrugLimits, MatchFormat, Matcher, Outputs, Recipe, ResourceGraph, Session,
+    generate,
+};
 
 /// The 17 GRUG key declarations with the defaults every shipped recipe declares.
 pub const KEYS: &str = include_str!("../data/keys.graphml.part");
@@ -90,5 +93,45 @@ impl Workspace {
 impl Drop for Workspace {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// What a session printed: the `-t` stream, stdout and stderr.
+#[derive(Debug)]
+pub struct Printed {
+    /// The `-t` stream.
+    pub out: String,
+    /// Informational output.
+    pub stdout: String,
+    /// Errors.
+    pub stderr: String,
+}
+
+/// Runs `commands` one line at a time in a session over `matcher`, whose files are read from
+/// `base_dir`, until they end or one quits.
+pub fn drive(
+    matcher: Matcher,
+    format: MatchFormat,
+    elapse: bool,
+    base_dir: &Path,
+    commands: &str,
+) -> Printed {
+    let mut session = Session::new(matcher, format, elapse);
+    session.set_base_dir(base_dir);
+    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
+    for line in commands.lines() {
+        let mut io = Outputs {
+            out: &mut out,
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+        };
+        if session.execute(line, &mut io).unwrap() == Flow::Quit {
+            break;
+        }
+    }
+    Printed {
+        out: String::from_utf8(out).unwrap(),
+        stdout: String::from_utf8(stdout).unwrap(),
+        stderr: String::from_utf8(stderr).unwrap(),
     }
 }

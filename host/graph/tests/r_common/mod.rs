@@ -7,8 +7,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use sluice_graph::{
-    Flow, JgfLimits, MatchFormat, Matcher, Outputs, ResourceGraph, Session, policy_by_name,
-    read_grug, read_jgf,
+    JgfLimits, MatchFormat, Matcher, ResourceGraph, policy_by_name, read_grug, read_jgf,
 };
 
 /// The block separator of resource-query's `INFO` blocks.
@@ -16,18 +15,7 @@ pub const RULE: &str = "INFO: =============================\n";
 
 #[path = "../common/mod.rs"]
 mod common;
-pub use common::Workspace;
-
-/// What a session printed: the `-t` stream, stdout and stderr.
-#[derive(Debug)]
-pub struct Printed {
-    /// The `-t` stream.
-    pub out: String,
-    /// Informational output.
-    pub stdout: String,
-    /// Errors.
-    pub stderr: String,
-}
+pub use common::{Printed, Workspace, drive};
 
 /// flux-sched's `tiny.graphml` test input (tiny0 → rack0 → node0, node1 → socket0, socket1 →
 /// 18 cores, a gpu and 4 × 2 GB memory each).
@@ -89,24 +77,7 @@ pub fn run_on(
 ) -> Printed {
     let policy = policy_by_name(policy).unwrap();
     let matcher = Matcher::new(graph, "containment", policy, "ALL:core,ALL:node").unwrap();
-    let mut session = Session::new(matcher, format, false);
-    session.set_base_dir(&ws.dir);
-    let (mut out, mut stdout, mut stderr) = (Vec::new(), Vec::new(), Vec::new());
-    for line in commands.lines() {
-        let mut io = Outputs {
-            out: &mut out,
-            stdout: &mut stdout,
-            stderr: &mut stderr,
-        };
-        if session.execute(line, &mut io).unwrap() == Flow::Quit {
-            break;
-        }
-    }
-    Printed {
-        out: String::from_utf8(out).unwrap(),
-        stdout: String::from_utf8(stdout).unwrap(),
-        stderr: String::from_utf8(stderr).unwrap(),
-    }
+    drive(matcher, format, false, &ws.dir, commands)
 }
 
 /// A jobspec with `resources` (YAML lines, indented by four) and a duration.
