@@ -350,12 +350,7 @@ fn a_job_starts_with_no_signal_ignored() {
     let dir = scratch.path();
     let _d = Daemon::start(dir);
     let out = dir.join("status.out");
-    let mut req = common::wrap("signals", "cat /proc/self/status", dir);
-    req.output = Some(out.to_string_lossy().into_owned());
-    let id = Client::new(dir)
-        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &req)
-        .unwrap()
-        .job_id;
+    let id = submit_to_file(dir, "signals", "cat /proc/self/status", &out);
     wait_for(dir, id, &["COMPLETED"], 30);
     let status = std::fs::read_to_string(&out).unwrap();
     let ignored = status
@@ -379,12 +374,7 @@ fn a_killed_spawner_ends_no_job_and_the_next_launch_starts_another() {
     let scratch = state_dir("sup-spawner");
     let dir = scratch.path();
     let d = Daemon::start(dir);
-    let submit = |name: &str, cmd: &str| {
-        Client::new(dir)
-            .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &common::wrap(name, cmd, dir))
-            .unwrap()
-            .job_id
-    };
+    let submit = |name: &str, cmd: &str| post(dir, &common::wrap(name, cmd, dir));
     let long = submit("long", "sleep 3; echo survived");
     wait_for(dir, long, &["RUNNING"], 30);
     let spawner = common::poll(30, "the spawner", || spawner_of(d.child.id()));
@@ -399,6 +389,21 @@ fn a_killed_spawner_ends_no_job_and_the_next_launch_starts_another() {
     assert_eq!(j.state, "COMPLETED", "{j:?}");
     let again = spawner_of(d.child.id()).expect("a new spawner");
     assert_ne!(again, spawner);
+}
+
+/// Submits `req` over the socket; the job's id.
+fn post(dir: &std::path::Path, req: &sluice_api::SubmitRequest) -> u64 {
+    Client::new(dir)
+        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", req)
+        .unwrap()
+        .job_id
+}
+
+/// Submits `cmd` as job `name` with its output in `out`; the job's id.
+fn submit_to_file(dir: &std::path::Path, name: &str, cmd: &str, out: &std::path::Path) -> u64 {
+    let mut req = common::wrap(name, cmd, dir);
+    req.output = Some(out.to_string_lossy().into_owned());
+    post(dir, &req)
 }
 
 /// The pid of the daemon `daemon`'s child running `spawn-supervisors`, if it has one.
@@ -422,21 +427,17 @@ fn spawner_of(daemon: u32) -> Option<u32> {
     })
 }
 
-/// The spawner of a daemon run as root runs at a lower priority than the daemon (starting jobs
-/// yields to the threads that answer the API); supervisors run at the daemon's, in its session; the job runs at the daemon's own
-/// priority, in a session of its own with no controlling terminal.
+/// Under a root daemon the spawner runs at a lower priority than the daemon (starting jobs
+/// yields to the threads that answer the API) and its supervisors a little below the daemon's,
+/// in its session; the job runs at the daemon's own priority, in a session of its own with no
+/// controlling terminal.
 #[test]
 fn the_spawner_yields_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_session() {
     let scratch = state_dir("sup-priority");
     let dir = scratch.path();
     let d = Daemon::start(dir);
     let out = dir.join("stat.out");
-    let mut req = common::wrap("priority", "cat /proc/self/stat; sleep 2", dir);
-    req.output = Some(out.to_string_lossy().into_owned());
-    let id = Client::new(dir)
-        .post::<_, sluice_api::JobSubmitted>("/v1/jobs", &req)
-        .unwrap()
-        .job_id;
+    let id = submit_to_file(dir, "priority", "cat /proc/self/stat; sleep 2", &out);
     wait_for(dir, id, &["RUNNING"], 30);
     let pids = dir.join("jobs").join(id.to_string()).join("0").join("pids");
     let pids: serde_json::Value = common::poll(30, "the job's pids", || {
