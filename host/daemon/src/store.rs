@@ -143,7 +143,8 @@ impl Store {
         self.since_snapshot
     }
 
-    /// Writes a snapshot (with the engine's current usage per association) and empties the journal.
+    /// Writes a snapshot (with the engine's current usage per association) and empties the
+    /// journal, waiting for both: [`Store::begin_snapshot`] and [`Store::finish_snapshot`].
     pub fn snapshot(
         &mut self,
         usage: BTreeMap<String, f64>,
@@ -151,24 +152,13 @@ impl Store {
         now: i64,
     ) -> Result<(), StoreError> {
         self.finish_snapshot(true)?;
-        self.journal.sync()?;
-        self.image.usage = usage;
-        self.image.limit_use = limit_use;
-        self.image.usage_time = now;
-        if let Err(e) = snapshot::write(&self.dir.join("snapshot.json"), &self.image) {
-            self.snapshot_retry = Some(Instant::now() + SNAPSHOT_RETRY);
-            return Err(e);
-        }
-        self.snapshot_retry = None;
-        // A crash here leaves records the snapshot holds; their sequence numbers skip them.
-        self.journal.reset()?;
-        self.since_snapshot = 0;
-        Ok(())
+        self.begin_snapshot(usage, limit_use, now)?;
+        self.finish_snapshot(true).map(drop)
     }
 
-    /// Starts a snapshot like [`Store::snapshot`], written by a thread of its own from a copy of
-    /// the image, so the driver goes on while the disk works; [`Store::finish_snapshot`] then
-    /// drops from the journal what it holds. Records committed meanwhile stay in the journal.
+    /// Starts a snapshot, written by a thread of its own from a copy of the image, so the driver
+    /// goes on while the disk works; [`Store::finish_snapshot`] then drops from the journal what
+    /// it holds. Records committed meanwhile stay in the journal.
     pub fn begin_snapshot(
         &mut self,
         usage: BTreeMap<String, f64>,
