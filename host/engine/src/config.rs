@@ -87,6 +87,11 @@ pub struct EngineConfig {
     /// pass only takes resources away, so they cannot have one either. On by default; it
     /// changes no decision, only the cost, and can be turned off to show exactly that.
     pub remember_unplannable: bool,
+    /// While new jobs' priorities are calculated alone, keep the queue sorted between passes,
+    /// so that an event-triggered pass checks only the jobs that changed and sorts nothing.
+    /// On by default; it changes no decision, only the cost, and can be turned off to show
+    /// exactly that.
+    pub keep_ready_queue: bool,
 }
 
 impl EngineConfig {
@@ -106,6 +111,7 @@ impl EngineConfig {
             priority_new_jobs_alone: false,
             skip_priority_factors: false,
             remember_unplannable: true,
+            keep_ready_queue: true,
         }
     }
 }

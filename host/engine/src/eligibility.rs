@@ -9,20 +9,7 @@ impl Engine {
     /// Recomputes one pending job's eligibility (hold, begin time, dependencies) and reason.
     /// Returns whether the job may be tried this pass.
     pub(crate) fn refresh_job(&mut self, id: JobId, now: i64) -> bool {
-        let blocked = {
-            let job = &self.jobs[&id];
-            if let Some(hold) = job.hold {
-                Some(if hold == Hold::User {
-                    Reason::JobHeldUser
-                } else {
-                    Reason::JobHeldAdmin
-                })
-            } else if job.spec.begin_time.is_some_and(|b| b > now) {
-                Some(Reason::BeginTime)
-            } else {
-                self.dependency_reason(job)
-            }
-        };
+        let blocked = self.blocked_reason(&self.jobs[&id], now);
         let job = self.jobs.get_mut(&id).expect("refreshing a known job");
         match blocked {
             Some(reason) => {
@@ -48,6 +35,22 @@ impl Engine {
                 }
                 true
             }
+        }
+    }
+
+    /// Why pending `job` may not be tried at `now` (a hold, its begin time, a dependency), or
+    /// `None` when it may.
+    pub(crate) fn blocked_reason(&self, job: &Job, now: i64) -> Option<Reason> {
+        if let Some(hold) = job.hold {
+            Some(if hold == Hold::User {
+                Reason::JobHeldUser
+            } else {
+                Reason::JobHeldAdmin
+            })
+        } else if job.spec.begin_time.is_some_and(|b| b > now) {
+            Some(Reason::BeginTime)
+        } else {
+            self.dependency_reason(job)
         }
     }
 

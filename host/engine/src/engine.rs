@@ -286,6 +286,11 @@ impl Engine {
         self.pending.iter().copied()
     }
 
+    /// How many jobs are pending.
+    pub fn pending_count(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Ids of jobs holding resources (CONFIGURING, RUNNING, COMPLETING).
     pub fn running_ids(&self) -> impl Iterator<Item = JobId> + '_ {
         self.running.iter().copied()

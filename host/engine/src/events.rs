@@ -74,6 +74,7 @@ impl Engine {
     pub fn hold(&mut self, id: JobId, who: Hold) -> Result<(), JobError> {
         let now = self.clock.now();
         self.pending_job(id)?.hold = Some(who);
+        self.pending.ready.unsettle(id);
         self.refresh_job(id, now);
         Ok(())
     }
@@ -83,6 +84,7 @@ impl Engine {
     pub fn release(&mut self, id: JobId) -> Result<(), JobError> {
         let now = self.clock.now();
         self.pending_job(id)?.hold = None;
+        self.pending.ready.unsettle(id);
         self.refresh_job(id, now);
         self.pacing.requested = true;
         Ok(())

@@ -105,6 +105,8 @@ mod pending;
 pub mod power;
 pub mod priority;
 pub mod queue;
+mod queue_build;
+mod ready;
 pub mod report;
 pub mod request;
 pub mod reservation;

@@ -10,7 +10,7 @@ use sluice_cluster::SchedulerParams;
 use crate::config::SchedulerKind;
 use crate::engine::Engine;
 use crate::event::Loop;
-use crate::job::{JobId, Reason};
+use crate::job::Reason;
 use crate::pass_buffers::MainPassBuffers;
 use crate::queue::{Gate, QueueRecord};
 use crate::stats::PassStats;
@@ -22,8 +22,12 @@ struct MainPass<'b> {
     started_at: u64,
     /// max_sched_time in microseconds.
     budget: u64,
-    /// Records to test at most: the whole queue, or default_queue_depth.
+    /// Records to look at most: the whole queue, or default_queue_depth.
     depth: usize,
+    /// Records counted against `depth` so far: those tested, and those skipped because their
+    /// partition failed this pass, as Slurm's `job_depth` counts them (it is checked before
+    /// the failed-partition test), so an event-triggered pass never walks the whole queue.
+    considered: usize,
     /// Plain FCFS: the pass ends at the first job that cannot start.
     fcfs: bool,
     params: SchedulerParams,
@@ -32,69 +36,45 @@ struct MainPass<'b> {
 }
 
 impl Engine {
-    /// Pending jobs that may be tried now (not held, begin time passed, dependencies met), in id order.
-    pub(crate) fn collect_eligible(&mut self, now: i64) -> Vec<JobId> {
-        let ids: Vec<JobId> = self.pending.iter().copied().collect();
-        ids.into_iter()
-            .filter(|&id| self.refresh_job(id, now))
-            .collect()
-    }
-
-    /// The sorted queue of eligible jobs, or `None` when the priority answer was refused
-    /// ([`crate::priority::PriorityPass::order`]).
-    pub(crate) fn build_queue(&mut self, now: i64) -> Option<Vec<QueueRecord>> {
-        let eligible = self.collect_eligible(now);
-        self.priority_pass().order(&eligible, now)
-    }
-
-    /// The start both loops share: the sorted queue, and the selection policy due its node table
-    /// at the pass's first placement (a pass that places nothing costs the policy nothing). `Err`
-    /// is the whole pass's record when there is nothing to do or the priority answer was refused.
-    ///
-    /// `sorted` is the queue a main-loop pass of the same tick sorted, for the backfill pass
-    /// right after it: less the jobs that pass started it is what building the queue again
-    /// would give, since nothing else can have changed in between (eligibility follows holds,
-    /// begin times and ended jobs; the order, stored priorities).
-    pub(crate) fn open_pass(
-        &mut self,
-        now: i64,
-        sorted: Option<Vec<QueueRecord>>,
-    ) -> Result<Vec<QueueRecord>, PassStats> {
-        let records = match sorted {
-            Some(mut records) => {
-                records.retain(|r| self.jobs[&r.job].is_pending());
-                records
-            }
-            None => self.build_queue(now).ok_or(PassStats {
-                stopped_by: Some("priority answer refused"),
-                ..PassStats::default()
-            })?,
-        };
-        if records.is_empty() {
-            return Err(PassStats::default());
-        }
-        self.selection_begun = false;
-        Ok(records)
-    }
-
     /// One main-loop pass. `full` is the periodic run over the whole queue; otherwise the
     /// event-triggered run that stops after `default_queue_depth` jobs. Returns the queue it
-    /// sorted, for a backfill pass in the same tick ([`Engine::open_pass`]).
+    /// sorted when it sorted all of it, for a backfill pass in the same tick
+    /// ([`Engine::open_pass`]).
     pub(crate) fn run_main_pass(&mut self, full: bool) -> Option<Vec<QueueRecord>> {
         self.pacing.requested = false;
         let now = self.clock.now();
         let started_at = self.clock.micros();
-        let records = match self.open_pass(now, None) {
+        // An event-triggered pass looks at about default_queue_depth records: it takes them
+        // from the ready queue's head in chunks rather than sorting every pending job.
+        let partial = !full && self.ready_queue_usable();
+        let chunk = (self.config.params.default_queue_depth as usize).clamp(16, 1024) + 1;
+        let opened = if partial {
+            self.open_ready(now, chunk)
+        } else {
+            self.open_pass(now, None)
+        };
+        let mut records = match opened {
             Ok(records) => records,
             Err(stats) => {
                 self.last_main_stats = stats;
                 return None;
             }
         };
+        let queued = if partial {
+            self.pending.ready.len()
+        } else {
+            records.len()
+        };
         let mut buffers = std::mem::take(&mut self.pass_buffers.main);
-        let mut pass = self.begin_main((now, started_at), full, records.len(), &mut buffers);
-        for rec in &records {
-            match self.main_gate(&mut pass, rec) {
+        let mut pass = self.begin_main((now, started_at), full, queued, &mut buffers);
+        let mut next = 0;
+        loop {
+            if next == records.len() && !(partial && self.extend_head(&mut records, chunk)) {
+                break;
+            }
+            let rec = records[next];
+            next += 1;
+            match self.main_gate(&mut pass, &rec) {
                 Gate::Test => {}
                 Gate::Skip => continue,
                 Gate::Stop(why) => {
@@ -103,7 +83,7 @@ impl Engine {
                 }
             }
             pass.stats.tested += 1;
-            if self.held_by_limits(rec) {
+            if self.held_by_limits(&rec) {
                 continue;
             }
             let MainPassBuffers {
@@ -112,11 +92,11 @@ impl Engine {
                 start,
                 ..
             } = &mut *pass.buffers;
-            match self.try_start(rec, pass.now, usable, plan, Loop::Main, start) {
+            match self.try_start(&rec, pass.now, usable, plan, Loop::Main, start) {
                 Ok(()) => pass.stats.started += 1,
                 Err(reason) => {
                     if self
-                        .main_failed(&mut pass, &records, rec, reason)
+                        .main_failed(&mut pass, &records, &rec, reason)
                         .is_break()
                     {
                         pass.stats.stopped_by = Some("fcfs");
@@ -127,7 +107,8 @@ impl Engine {
         }
         self.last_main_stats = pass.stats;
         self.pass_buffers.main = buffers;
-        Some(records)
+        // A partial queue would leave a backfill pass in the same tick without the rest.
+        (!partial).then_some(records)
     }
 
     /// Sets up a main-loop pass over `queued` records: its limits, and `buffers` (the engine's
@@ -157,6 +138,7 @@ impl Engine {
             } else {
                 params.default_queue_depth as usize
             },
+            considered: 0,
             fcfs: self.config.scheduler == SchedulerKind::Fcfs,
             params,
             stats: PassStats {
@@ -169,10 +151,11 @@ impl Engine {
 
     /// Whether the record is tried, skipped, or ends the pass: the queue depth, the time
     /// budget, sched_max_job_start, a partition that failed this pass (its later jobs wait for
-    /// Priority) and partition_job_depth (counting the record against its partition when tried).
+    /// Priority, and count against the depth) and partition_job_depth (counting the record
+    /// against its partition when tried).
     fn main_gate(&mut self, pass: &mut MainPass<'_>, rec: &QueueRecord) -> Gate {
         let params = &pass.params;
-        if pass.stats.tested >= pass.depth {
+        if pass.considered >= pass.depth {
             return Gate::Stop("default_queue_depth");
         }
         if self.clock.micros().saturating_sub(pass.started_at) >= pass.budget {
@@ -188,6 +171,7 @@ impl Engine {
         }
         let p = rec.partition.index();
         if pass.buffers.failed_part[p] {
+            pass.considered += 1;
             self.jobs.get_mut(&rec.job).expect("queued job").reason = Reason::Priority;
             return Gate::Skip;
         }
@@ -196,6 +180,7 @@ impl Engine {
             return Gate::Skip;
         }
         *tested += 1;
+        pass.considered += 1;
         Gate::Test
     }
 

@@ -351,7 +351,7 @@ impl PriorityPass<'_> {
 
     /// Asks the priority policy for every eligible job and stores the answers on the jobs.
     /// `None` when the answer was refused, which leaves every job pending this pass.
-    fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<()> {
+    pub(crate) fn prioritize(&mut self, eligible: &[JobId], now: i64) -> Option<()> {
         let ctx = self.refreshed_context();
         let (mut table, mut rows) = std::mem::take(&mut self.state.table);
         self.inputs

@@ -34,8 +34,8 @@ impl Engine {
         job.start_time = None;
         job.end_time = None;
         job.priority_time = None;
-        let cpus = job.cpus();
-        self.pending.insert(id, cpus);
+        let (cpus, begin) = (job.cpus(), job.spec.begin_time);
+        self.pending.insert(id, cpus, begin);
         self.outbox.push(Event::Ended {
             job: id,
             state: JobState::Pending,

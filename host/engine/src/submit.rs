@@ -25,7 +25,7 @@ impl Engine {
         self.limits
             .enter(id, &job.spec.user, counted_qos, self.assoc_path(assoc));
         self.next_id += 1;
-        self.pending.insert(id, job.cpus());
+        self.pending.insert(id, job.cpus(), job.spec.begin_time);
         let array = job.spec.array;
         self.jobs.insert(id, job);
         if let Some(task) = array {

@@ -144,11 +144,7 @@ impl Engine {
             if self.backfills() {
                 times.push(self.backfill_due_at());
             }
-            let begins = self
-                .pending
-                .iter()
-                .filter_map(|id| self.jobs[id].spec.begin_time);
-            times.extend(begins.filter(|t| *t > self.clock.now()));
+            times.extend(self.pending.next_begin_after(self.clock.now()));
         }
         if self.config.enforce_time_limits {
             times.extend(self.running.iter().filter_map(|id| {

@@ -175,6 +175,51 @@ fn event_pass_stops_at_default_queue_depth_and_periodic_pass_goes_on() {
 }
 
 #[test]
+fn jobs_skipped_behind_a_full_partition_count_against_the_depth() {
+    // Slurm's `job_depth` is counted before the failed-partition test, so an event-triggered
+    // pass behind a job short of resources looks at default_queue_depth records, not at the
+    // whole queue.
+    let (mut e, clock) = engine(cluster(2, 1));
+    e.params_mut().default_queue_depth = 3;
+    e.params_mut().bf_interval = -1;
+    e.submit(job("alice", 200, 2, 10)).unwrap();
+    assert_eq!(
+        started(&e.tick()).len(),
+        1,
+        "the first job takes both nodes"
+    );
+    let big = e.submit(job("alice", 100, 2, 10)).unwrap();
+    let waiting: Vec<u32> = (0..6)
+        .map(|i| e.submit(job("alice", 50 - i, 1, 10)).unwrap())
+        .collect();
+    assert!(started(&e.tick()).is_empty());
+    assert_eq!(e.last_main_stats().stopped_by, Some("default_queue_depth"));
+    assert_eq!(e.last_main_stats().tested, 1, "only the big job was tried");
+    assert_eq!(e.job(big).unwrap().reason, Reason::Resources);
+    let reasons: Vec<Reason> = waiting
+        .iter()
+        .map(|&id| e.job(id).unwrap().reason)
+        .collect();
+    assert_eq!(&reasons[..2], &[Reason::Priority, Reason::Priority]);
+    assert!(
+        reasons[2..].iter().all(|r| *r != Reason::Priority),
+        "records past the depth are not looked at: {reasons:?}"
+    );
+    clock.advance(60);
+    e.tick();
+    assert_eq!(
+        e.last_main_stats().stopped_by,
+        None,
+        "the periodic pass goes on"
+    );
+    assert!(
+        waiting
+            .iter()
+            .all(|&id| e.job(id).unwrap().reason == Reason::Priority)
+    );
+}
+
+#[test]
 fn max_sched_time_is_counted_on_the_given_clock() {
     let (mut e, clock) = engine(cluster(8, 1));
     e.params_mut().defer = true;

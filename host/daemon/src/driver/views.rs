@@ -99,7 +99,7 @@ impl Driver {
             server_time: now,
             data_since: now - self.started_at.elapsed().as_secs() as i64,
             counters: self.metrics.clone(),
-            jobs_pending: e.pending_ids().count() as u64,
+            jobs_pending: e.pending_count() as u64,
             jobs_running: e.running_ids().count() as u64,
             main: cycle(e.main_totals(), e.last_main_stats()),
             backfill: cycle(e.backfill_totals(), e.last_backfill_stats()),
@@ -120,7 +120,7 @@ impl Driver {
             },
             last_main_pass: pass_stats(e.last_main_stats()),
             last_backfill_pass: pass_stats(e.last_backfill_stats()),
-            engine_pending: e.pending_ids().count(),
+            engine_pending: e.pending_count(),
             engine_running: e.running_ids().count(),
         }
     }

@@ -145,6 +145,7 @@ impl Engine {
         // scontrol's EligibleTime after a requeue is the new begin time.
         job.eligible_time = Some(now + REQUEUE_DELAY);
         job.reason = Reason::BeginTime;
+        self.pending.set_begin(id, Some(now + REQUEUE_DELAY));
     }
 
     /// CONFIGURING jobs on node `n` whose nodes are now all up start RUNNING: their start and
