@@ -61,11 +61,13 @@
 //! with it, and no two modules import each other (`tests/structure.rs` checks both).
 //!
 //! * State: `engine.rs` (the struct holding the pieces below, and their construction),
-//!   `job.rs` and `job_map.rs` (jobs), `array.rs` (job arrays: tasks, throttle, outcomes), `pending.rs`, `node_state.rs` (nodes, partitions' nodes),
+//!   `job.rs` and `job_map.rs` (jobs), `array.rs` (job arrays: tasks, throttle, outcomes), `pending.rs` (pending jobs, and
+//!   `ready.rs`, their eligible records kept in pass order between passes), `node_state.rs` (nodes, partitions' nodes),
 //!   `licenses.rs`, `gres/` (devices, CPUs held), `reservation.rs`, `usage.rs`, `priority.rs`
 //!   (priority calculation), `pacing.rs` (when passes ran), `stats.rs`, `config.rs`,
 //!   `pass_buffers.rs` and `backfill/planner.rs` (storage passes reuse), `backfill/map.rs`.
-//! * Passes, which borrow that state: `tick.rs` (when passes run), `main_loop.rs`,
+//! * Passes, which borrow that state: `tick.rs` (when passes run), `queue_build.rs` (the queue a
+//!   pass walks: built from every pending job, or the ready queue's head), `main_loop.rs`,
 //!   `backfill/mod.rs` (the loop), `backfill/planner.rs` (one job's plan, through the `fit.rs`
 //!   view and the HRES policy), `start.rs` (a job's start, shared by both loops),
 //!   `priority.rs` (`PriorityPass`).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::*;
 use proptest::prelude::*;
-use sluice_engine::request::{Dependency, DependencyKind, parse_licenses};
+use sluice_engine::request::{DependencyKind, parse_licenses};
 use sluice_engine::{
     Clock, Engine, EngineConfig, Event, JobSpec, JobState, ManualClock, Policies, SchedulerKind,
 };
@@ -131,17 +131,7 @@ fn simulate(
             let dependencies = w
                 .dep
                 .and_then(|(d, ok)| if d < i { ids[d] } else { None }.map(|job| (job, ok)))
-                .map(|(job, ok)| {
-                    vec![Dependency {
-                        kind: if ok {
-                            DependencyKind::AfterOk
-                        } else {
-                            DependencyKind::AfterAny
-                        },
-                        job,
-                        task: None,
-                    }]
-                })
+                .map(|(job, ok)| vec![after(job, ok)])
                 .unwrap_or_default();
             let spec = JobSpec {
                 min_nodes: w.nodes.min(nodes as u32),

@@ -10,23 +10,26 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use sluice_engine::request::{Dependency, DependencyKind};
 use sluice_engine::{Clock, Engine, Event, Hold, JobSpec, JobState, ManualClock, Reason};
 use sluice_plugin_priority_multifactor::Multifactor;
 use sluice_policy::{FromSettings, SettingValue, Settings};
 
+/// A job to submit.
+#[derive(Clone, Debug)]
+struct Submission {
+    user: usize,
+    nodes: u32,
+    prio: i64,
+    begin: Option<i64>,
+    /// An earlier submission this one waits for (afterok when true, else afterany).
+    after: Option<(usize, bool)>,
+    held: bool,
+    both_partitions: bool,
+}
+
 #[derive(Clone, Debug)]
 enum Step {
-    Submit {
-        user: usize,
-        nodes: u32,
-        prio: i64,
-        begin: Option<i64>,
-        /// An earlier submission this one waits for (afterok when true, else afterany).
-        after: Option<(usize, bool)>,
-        held: bool,
-        both_partitions: bool,
-    },
+    Submit(Submission),
     Hold(usize),
     Release(usize),
     Cancel(usize),
@@ -47,14 +50,16 @@ fn step() -> impl Strategy<Value = Step> {
         ),
     )
         .prop_map(
-            |((user, nodes, prio), (begin, after, held, both_partitions))| Step::Submit {
-                user,
-                nodes,
-                prio,
-                begin,
-                after,
-                held,
-                both_partitions,
+            |((user, nodes, prio), (begin, after, held, both_partitions))| {
+                Step::Submit(Submission {
+                    user,
+                    nodes,
+                    prio,
+                    begin,
+                    after,
+                    held,
+                    both_partitions,
+                })
             },
         );
     prop_oneof![
@@ -93,42 +98,26 @@ fn twin(keep: bool) -> (Engine, ManualClock) {
 fn apply(e: &mut Engine, clock: &ManualClock, ids: &mut Vec<u32>, step: &Step) -> Vec<Event> {
     let pick = |k: &usize| (!ids.is_empty()).then(|| ids[k % ids.len()]);
     match step {
-        Step::Submit {
-            user,
-            nodes,
-            prio,
-            begin,
-            after,
-            held,
-            both_partitions,
-        } => {
-            let dependencies = after
-                .and_then(|(k, ok)| pick(&k).map(|job| (job, ok)))
-                .map(|(job, ok)| Dependency {
-                    kind: if ok {
-                        DependencyKind::AfterOk
-                    } else {
-                        DependencyKind::AfterAny
-                    },
-                    job,
-                    task: None,
-                })
+        Step::Submit(s) => {
+            let dependencies = s
+                .after
+                .and_then(|(k, ok)| pick(&k).map(|job| after(job, ok)))
                 .into_iter()
                 .collect();
             let spec = JobSpec {
-                min_nodes: *nodes,
-                tasks: *nodes * 2,
+                min_nodes: s.nodes,
+                tasks: s.nodes * 2,
                 time_limit: Some(600),
-                site_factor: *prio,
-                begin_time: begin.map(|b| clock.now() + b),
+                site_factor: s.prio,
+                begin_time: s.begin.map(|b| clock.now() + b),
                 dependencies,
-                hold: *held,
-                partitions: if *both_partitions {
+                hold: s.held,
+                partitions: if s.both_partitions {
                     vec!["debug".into(), "batch".into()]
                 } else {
                     vec![]
                 },
-                ..JobSpec::new(["alice", "bob", "carol"][*user])
+                ..JobSpec::new(["alice", "bob", "carol"][s.user])
             };
             if let Ok(id) = e.submit(spec) {
                 ids.push(id);

@@ -1,7 +1,8 @@
 //! Load: clients submit short jobs that really run (`#!/bin/sh true`) over the Unix socket as
 //! fast as the API accepts them while the loops start and end them; prints submissions/s, the
 //! submit latency's p50 and p99, submit→start latency, jobs ended/s and the recovery time of the
-//! resulting state. Never asserts timings. 4 clients × 10,000 jobs run in every test run (about
+//! resulting state. Never asserts timings. The daemon runs in a session of its own, as under a
+//! service manager. 4 clients × 10,000 jobs run in every test run (about
 //! 17 s in a debug build); the 64-client benchmark is ignored by default:
 //! `cargo test --release -p sluice --test daemon_load -- --include-ignored --nocapture`.
 
@@ -15,13 +16,29 @@ use sluice_daemon::client::Client;
 const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 
 fn up(dir: &Path) -> std::process::Child {
-    let child = Command::new(BIN)
+    use std::os::unix::process::CommandExt;
+    let mut serve = Command::new(BIN);
+    serve
         .args(["serve", "--state-dir"])
         .arg(dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::null());
+    // The daemon gets a session of its own, as a service manager starts it. Its clients here
+    // are this process's threads; sharing its session would make the kernel weigh them and
+    // the daemon as one group (autogroup) against every job's session, which no deployment
+    // does. SLUICE_LOAD_SHARED_SESSION=1 measures the daemon in this process's session instead.
+    if std::env::var_os("SLUICE_LOAD_SHARED_SESSION").is_none() {
+        // SAFETY: setsid is async-signal-safe, called between fork and exec.
+        unsafe {
+            serve.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let child = serve.spawn().unwrap();
     while Client::new(dir).get::<Health>("/v1/health").is_err() {
         std::thread::sleep(Duration::from_millis(20));
     }

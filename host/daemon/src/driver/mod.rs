@@ -140,6 +140,17 @@ pub struct Driver {
     power_log: Option<power::PowerLog>,
 }
 
+/// What a tick decided, journaled and carried out once the journal is synced.
+#[derive(Default)]
+struct Decided {
+    /// Jobs to start.
+    launches: Vec<crate::executor::Launch>,
+    /// Jobs whose processes are to be ended.
+    kills: Vec<u64>,
+    /// Power programs to run.
+    runs: Vec<power_programs::ProgramRun>,
+}
+
 /// Answers waiting for the next sync.
 pub(super) type Replies = Vec<(oneshot::Sender<ApiResult>, ApiResult)>;
 
@@ -181,14 +192,19 @@ impl Driver {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             self.journal_power();
-            self.sync_and_answer(replies);
-            self.accounting_flush();
-            // Between passes: publish finished loads, then run what is due.
+            // Between passes: publish finished loads, then run what is due. What the tick
+            // decided is journaled with the batch's records and synced with them, in one
+            // fsync, before anything is answered or any process started or signalled.
             self.apply_staged();
             self.shadow_loaded();
-            if self.tick_due() {
-                self.tick();
-            }
+            let decided = if self.tick_due() {
+                self.tick()
+            } else {
+                Decided::default()
+            };
+            self.sync_and_answer(replies);
+            self.carry_out(decided);
+            self.accounting_flush();
             if last_watch.elapsed() >= watch_every {
                 last_watch = Instant::now();
                 self.watch_plugin_files();
@@ -248,8 +264,9 @@ impl Driver {
                 && waited >= Duration::from_millis(self.cfg.sched_min_interval_ms))
     }
 
-    /// Runs one engine tick and acts on its decisions: journal first, then launch or kill.
-    fn tick(&mut self) {
+    /// Runs one engine tick and journals its decisions; the caller carries them out once the
+    /// journal is synced ([`Driver::carry_out`]).
+    fn tick(&mut self) -> Decided {
         let t0 = Instant::now();
         self.plugins.before_pass();
         self.expire_deadlines();
@@ -263,12 +280,13 @@ impl Driver {
         if !events.is_empty() || self.plugins.shadow_active() {
             self.shadow_pass();
         }
-        self.handle_events(events);
+        self.record_events(events)
     }
 
-    fn handle_events(&mut self, events: Vec<Event>) {
-        let mut launches = Vec::new();
-        let mut kills = Vec::new();
+    /// Journals the engine's events and gathers what they ask of the executor and the power
+    /// programs.
+    fn record_events(&mut self, events: Vec<Event>) -> Decided {
+        let mut decided = Decided::default();
         let mut calls = Vec::new();
         for event in events {
             match event {
@@ -282,7 +300,7 @@ impl Driver {
                         continue;
                     }
                     if let Some(l) = self.record_start(job) {
-                        launches.push(l);
+                        decided.launches.push(l);
                     }
                 }
                 Event::Ended {
@@ -292,34 +310,32 @@ impl Driver {
                     time,
                 } => {
                     if let Some(p) = self.record_end(job, state, exit_code, time) {
-                        kills.push(p);
+                        decided.kills.push(p);
                     }
                 }
                 Event::Power(sluice_engine::PowerEvent::Call(call)) => calls.push(call),
                 // Its nodes registered: it runs now.
                 Event::Power(sluice_engine::PowerEvent::JobReady { job, time }) => {
                     if let Some(l) = self.record_ready(job, time) {
-                        launches.push(l);
+                        decided.launches.push(l);
                     }
                 }
             }
         }
         self.journal_power();
         self.log_power(&calls);
-        let runs = self.journal_power_calls(calls);
-        if launches.is_empty() && kills.is_empty() && runs.is_empty() {
-            return;
-        }
-        // Journal before acting, so no process runs that a restart would not know about.
-        if let Err(e) = self.store.sync() {
-            tracing::error!("journal sync failed, stopping: {e}");
-            std::process::exit(70);
-        }
-        for p in kills {
+        decided.runs = self.journal_power_calls(calls);
+        decided
+    }
+
+    /// Carries out what a tick decided. Its records are synced already, so no process runs
+    /// that a restart would not know about.
+    fn carry_out(&mut self, decided: Decided) {
+        for p in decided.kills {
             self.exec.terminate(p);
         }
-        self.launch_all(launches);
-        self.start_power_programs(runs);
+        self.launch_all(decided.launches);
+        self.start_power_programs(decided.runs);
     }
 
     fn commit(&mut self, rec: crate::image::Record) {

@@ -8,6 +8,7 @@ use sluice_cluster::{
     HresResource as ConfigResource, License, NodeId, Partition, Qos, QosLimits, Shares, TimeLimit,
 };
 use sluice_engine::bench::synthetic_cluster;
+use sluice_engine::request::{Dependency, DependencyKind};
 use sluice_engine::{Engine, EngineConfig, ManualClock, Policies, SchedulerKind};
 use sluice_policy::{
     Charge, Demand, HresLayer, HresMode as PolicyMode, HresPolicy, HresResource, JobRequest,
@@ -356,4 +357,17 @@ pub fn engine(cluster: Cluster) -> (Engine, ManualClock) {
         Box::new(SiteFactorPriority),
         SchedulerKind::Backfill,
     )
+}
+
+/// A dependency on job `job`: `afterok` when `ok`, else `afterany`.
+pub fn after(job: u32, ok: bool) -> Dependency {
+    Dependency {
+        kind: if ok {
+            DependencyKind::AfterOk
+        } else {
+            DependencyKind::AfterAny
+        },
+        job,
+        task: None,
+    }
 }
