@@ -6,6 +6,7 @@
 //! plugin generations and wall-clock budgets.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sluice_engine::{JobState, ReservationSpec};
@@ -469,8 +470,10 @@ pub struct Image {
     pub seq: u64,
     /// Next public job id.
     pub next_id: u64,
-    /// Every job, by public id.
-    pub jobs: BTreeMap<u64, JobRecord>,
+    /// Every job, by public id. Shared with a snapshot being written (`Store::begin_snapshot`
+    /// copies the image on the driver's thread); a change copies a record only while a
+    /// snapshot still holds it.
+    pub jobs: BTreeMap<u64, Arc<JobRecord>>,
     /// Nodes with an admin state (absent: as configured).
     pub nodes: BTreeMap<String, NodeAdmin>,
     /// Advance reservations, by name.
@@ -547,7 +550,7 @@ impl Image {
                 self.next_id = self.next_id.max(id + 1);
                 let mut job = JobRecord::submitted(*id, *time, *uid, user, request, *hold);
                 job.array = *array;
-                self.jobs.insert(*id, job);
+                self.jobs.insert(*id, Arc::new(job));
             }
             Record::Node {
                 node,
@@ -602,7 +605,7 @@ impl Image {
             }
             Record::Accounted { ids } => {
                 for id in ids {
-                    if let Some(job) = self.jobs.get_mut(id) {
+                    if let Some(job) = self.jobs.get_mut(id).map(Arc::make_mut) {
                         job.accounted = true;
                         job.runs.clear();
                     }
@@ -626,7 +629,7 @@ impl Image {
     }
 
     fn apply_to_job(&mut self, id: u64, record: &Record) {
-        if let Some(job) = self.jobs.get_mut(&id) {
+        if let Some(job) = self.jobs.get_mut(&id).map(Arc::make_mut) {
             job.apply(record);
             job.accounted = false;
         }

@@ -80,7 +80,13 @@ fn unstored(job: &crate::image::JobRecord) -> bool {
 impl Driver {
     /// Notes job `id` for the store if it lacks the job's end or one of its requeued runs.
     pub(super) fn accounting_note(&mut self, id: u64) {
-        if self.store.image().jobs.get(&id).is_some_and(unstored) {
+        if self
+            .store
+            .image()
+            .jobs
+            .get(&id)
+            .is_some_and(|j| unstored(j))
+        {
             self.acct.noted.insert(id);
         }
     }
@@ -147,7 +153,7 @@ impl Driver {
         let batch = ids
             .iter()
             .filter_map(|id| image.jobs.get(id))
-            .flat_map(crate::acct_row::acct_runs)
+            .flat_map(|j| crate::acct_row::acct_runs(j))
             .collect();
         match self.acct.link.send(batch) {
             Ok(()) => self.acct.in_flight = ids,

@@ -103,7 +103,7 @@ impl Driver {
             .image()
             .jobs
             .range(array_id..)
-            .map(|(_, j)| j)
+            .map(|(_, j)| &**j)
             .take_while(|j| j.array.is_some_and(|a| a.job_id == array_id))
             .collect()
     }

@@ -153,11 +153,11 @@ impl Driver {
             .filter_map(|(i, r)| self.ids.public(r.job_id).map(|p| (p, i)))
             .collect();
         let mut rows: Vec<&JobRecord> = if f.ids.is_empty() {
-            image.jobs.values().filter(keep).collect()
+            image.jobs.values().map(|j| &**j).filter(keep).collect()
         } else {
             f.ids
                 .iter()
-                .filter_map(|i| image.jobs.get(i))
+                .filter_map(|i| image.jobs.get(i).map(|j| &**j))
                 .filter(keep)
                 .collect()
         };

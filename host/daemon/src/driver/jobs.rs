@@ -68,6 +68,7 @@ impl Driver {
             .image()
             .jobs
             .get(&id)
+            .map(|j| &**j)
             .ok_or_else(|| ApiError::not_found(format!("invalid job id specified: {id}")))
     }
 
