@@ -17,6 +17,18 @@ use crate::image::{Image, Record};
 use crate::journal::{Entry, Journal, OnDamage};
 use crate::snapshot;
 
+/// What the engine adds to a snapshot besides the journaled image: its usage and limits' use,
+/// as of `time`.
+#[derive(Clone, Debug, Default)]
+pub struct SnapshotBasis {
+    /// Each association's own raw usage ([`crate::image::Image::usage`]).
+    pub usage: BTreeMap<String, f64>,
+    /// The decayed use limits are held to ([`crate::image::Image::limit_use`]).
+    pub limit_use: crate::image::LimitUseImage,
+    /// When both were taken from the engine.
+    pub time: i64,
+}
+
 /// The image and the files that keep it.
 pub struct Store {
     dir: PathBuf,
@@ -145,33 +157,23 @@ impl Store {
 
     /// Writes a snapshot (with the engine's current usage per association) and empties the
     /// journal, waiting for both: [`Store::begin_snapshot`] and [`Store::finish_snapshot`].
-    pub fn snapshot(
-        &mut self,
-        usage: BTreeMap<String, f64>,
-        limit_use: crate::image::LimitUseImage,
-        now: i64,
-    ) -> Result<(), StoreError> {
+    pub fn snapshot(&mut self, basis: SnapshotBasis) -> Result<(), StoreError> {
         self.finish_snapshot(true)?;
-        self.begin_snapshot(usage, limit_use, now)?;
+        self.begin_snapshot(basis)?;
         self.finish_snapshot(true).map(drop)
     }
 
     /// Starts a snapshot, written by a thread of its own from a copy of the image, so the driver
     /// goes on while the disk works; [`Store::finish_snapshot`] then drops from the journal what
     /// it holds. Records committed meanwhile stay in the journal.
-    pub fn begin_snapshot(
-        &mut self,
-        usage: BTreeMap<String, f64>,
-        limit_use: crate::image::LimitUseImage,
-        now: i64,
-    ) -> Result<(), StoreError> {
+    pub fn begin_snapshot(&mut self, basis: SnapshotBasis) -> Result<(), StoreError> {
         if self.writing.is_some() {
             return Ok(());
         }
         self.journal.sync()?;
-        self.image.usage = usage;
-        self.image.limit_use = limit_use;
-        self.image.usage_time = now;
+        self.image.usage = basis.usage;
+        self.image.limit_use = basis.limit_use;
+        self.image.usage_time = basis.time;
         let image = self.image.clone();
         let path = self.dir.join("snapshot.json");
         let (tx, done) = mpsc::channel();

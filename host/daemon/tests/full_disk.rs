@@ -7,7 +7,7 @@ mod common;
 use common::{SmallDisk, submit};
 use sluice_daemon::error::StoreError;
 use sluice_daemon::journal::OnDamage;
-use sluice_daemon::store::Store;
+use sluice_daemon::store::{SnapshotBasis, Store};
 
 #[test]
 fn a_full_disk_refuses_changes_keeps_reads_and_recovers_when_space_is_freed() {
@@ -49,10 +49,7 @@ fn a_full_disk_refuses_changes_keeps_reads_and_recovers_when_space_is_freed() {
     // Reads are unaffected.
     assert_eq!(s.image().jobs.len(), taken as usize);
     // A snapshot fails without leaving a partial file; the journal keeps everything.
-    assert!(
-        s.snapshot(Default::default(), Default::default(), 0)
-            .is_err()
-    );
+    assert!(s.snapshot(SnapshotBasis::default()).is_err());
     assert!(!dir.join("snapshot.tmp").exists());
     assert!(!dir.join("snapshot.json").exists());
     drop(s);
@@ -68,8 +65,7 @@ fn a_full_disk_refuses_changes_keeps_reads_and_recovers_when_space_is_freed() {
     s.admit(1000).unwrap();
     s.commit(submit(taken + 1)).unwrap();
     s.sync().unwrap();
-    s.snapshot(Default::default(), Default::default(), 0)
-        .unwrap();
+    s.snapshot(SnapshotBasis::default()).unwrap();
     drop(s);
     let s = Store::open(&dir, OnDamage::Refuse).unwrap();
     assert_eq!(s.image().jobs.len(), taken as usize + 1);

@@ -8,7 +8,7 @@ use common::{submit, tmp};
 use sluice_daemon::error::StoreError;
 use sluice_daemon::image::{Image, Record, State};
 use sluice_daemon::journal::{Entry, Journal, OnDamage, encode};
-use sluice_daemon::store::Store;
+use sluice_daemon::store::{SnapshotBasis, Store};
 
 #[test]
 fn records_round_trip_and_a_torn_tail_is_cut() {
@@ -126,7 +126,12 @@ fn store_replay_equals_the_state_before_the_crash() {
                 wall_secs: 60.0,
             },
         );
-        s.snapshot(Default::default(), kept, 2001).unwrap();
+        s.snapshot(SnapshotBasis {
+            limit_use: kept,
+            time: 2001,
+            ..SnapshotBasis::default()
+        })
+        .unwrap();
         s.commit(Record::Ended {
             id: 3,
             time: 2100,
@@ -163,8 +168,7 @@ fn records_a_snapshot_already_holds_are_skipped() {
     s.sync().unwrap();
     // Simulate a crash between the snapshot's rename and the journal's truncation.
     let journal = std::fs::read(dir.join("journal.log")).unwrap();
-    s.snapshot(Default::default(), Default::default(), 0)
-        .unwrap();
+    s.snapshot(SnapshotBasis::default()).unwrap();
     drop(s);
     std::fs::write(dir.join("journal.log"), journal).unwrap();
     let s = Store::open(dir, OnDamage::Refuse).unwrap();
@@ -182,8 +186,7 @@ fn a_snapshot_written_in_the_background_keeps_the_records_committed_meanwhile() 
         s.commit(submit(i)).unwrap();
     }
     s.sync().unwrap();
-    s.begin_snapshot(Default::default(), Default::default(), 0)
-        .unwrap();
+    s.begin_snapshot(SnapshotBasis::default()).unwrap();
     assert!(!s.snapshot_due(0), "a second snapshot while one is written");
     // Committed while the snapshot is written: after it, only these stay in the journal.
     for i in 4..=5 {

@@ -13,7 +13,7 @@ use common::{submit, tmp};
 use sluice_daemon::error::StoreError;
 use sluice_daemon::image::{Record, State};
 use sluice_daemon::journal::{OnDamage, encode};
-use sluice_daemon::store::Store;
+use sluice_daemon::store::{SnapshotBasis, Store};
 
 /// A store in `dir` holding jobs 1..=n, synced and dropped as by kill -9; returns each record's
 /// offset in the journal.
@@ -192,8 +192,7 @@ fn damage_after_a_snapshot_keeps_the_snapshot_and_the_readable_records() {
         for i in 1..=20 {
             s.commit(submit(i)).unwrap();
         }
-        s.snapshot(Default::default(), Default::default(), 0)
-            .unwrap();
+        s.snapshot(SnapshotBasis::default()).unwrap();
     }
     let offsets = journal_of(dir, &(21..=30).map(submit).collect::<Vec<_>>());
     let bytes = flip(dir, offsets[0] + 40);

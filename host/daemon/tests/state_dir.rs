@@ -11,7 +11,7 @@ use std::path::Path;
 use common::{second_user, submit, submit_as, tmp};
 use sluice_daemon::journal::{Entry, OnDamage, encode};
 use sluice_daemon::state_dir::{self, Untrusted};
-use sluice_daemon::store::Store;
+use sluice_daemon::store::{SnapshotBasis, Store};
 
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).unwrap().mode() & 0o7777
@@ -35,8 +35,7 @@ fn a_new_state_directory_and_its_files_are_private() {
     let mut s = Store::open(&dir, OnDamage::Refuse).unwrap();
     s.commit(submit(1)).unwrap();
     s.sync().unwrap();
-    s.snapshot(Default::default(), Default::default(), 0)
-        .unwrap();
+    s.snapshot(SnapshotBasis::default()).unwrap();
     s.commit(submit(2)).unwrap();
     s.sync().unwrap();
     for f in ["journal.log", "snapshot.json"] {

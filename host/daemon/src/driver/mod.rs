@@ -363,6 +363,15 @@ impl Driver {
         }
     }
 
+    /// The engine's usage and limits' use now, which a snapshot records.
+    fn snapshot_basis(&self) -> crate::store::SnapshotBasis {
+        crate::store::SnapshotBasis {
+            usage: engine::own_usage(&self.engine),
+            limit_use: engine::limit_use(&self.engine),
+            time: self.engine.now(),
+        }
+    }
+
     /// Completes a snapshot being written, or starts one when due; both off the driver's
     /// thread but for copying the image and the journal's tail.
     fn maybe_snapshot(&mut self) {
@@ -374,19 +383,13 @@ impl Driver {
         if !self.store.snapshot_due(self.cfg.snapshot_every) {
             return;
         }
-        let usage = engine::own_usage(&self.engine);
-        let limit_use = engine::limit_use(&self.engine);
-        let now = self.engine.now();
-        if let Err(e) = self.store.begin_snapshot(usage, limit_use, now) {
+        if let Err(e) = self.store.begin_snapshot(self.snapshot_basis()) {
             tracing::error!("snapshot failed (the journal keeps everything): {e}");
         }
     }
 
     fn snapshot(&mut self) -> Result<(), crate::error::StoreError> {
-        let usage = engine::own_usage(&self.engine);
-        let limit_use = engine::limit_use(&self.engine);
-        let now = self.engine.now();
-        self.store.snapshot(usage, limit_use, now)?;
+        self.store.snapshot(self.snapshot_basis())?;
         self.metrics.snapshots += 1;
         Ok(())
     }
