@@ -13,7 +13,9 @@ use sluice_daemon::client::Client;
 mod common;
 
 use common::unprivileged::TestUser;
-use common::{BIN, Daemon, all_jobs, end_jobs, json_of, poll, sluice, state_dir, wait_for};
+use common::{
+    BIN, Daemon, all_jobs, end_jobs, json_of, poll, run_dir, sluice, state_dir, wait_for,
+};
 use sluice_accounting::testing::PgServer;
 
 /// `sluice submit --parsable ARGS…` run in `dir` (the job's output goes there); its id.
@@ -109,11 +111,7 @@ fn restart_scenario(dir: &Path, settings: &str) {
     let cancelled = submit(dir, &["-J", "long", "-t", "5", "--wrap", "sleep 60"]);
     wait_for(dir, cancelled, &["RUNNING"], 30);
     // Its processes exist (a job cancelled before its supervisor started dies of no signal).
-    let pids = dir
-        .join("jobs")
-        .join(cancelled.to_string())
-        .join("0")
-        .join("pids");
+    let pids = run_dir(dir, cancelled).join("pids");
     poll(30, "the cancelled job's processes", || {
         pids.exists().then_some(())
     });

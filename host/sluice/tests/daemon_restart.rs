@@ -12,7 +12,7 @@ use sluice_daemon::client::Client;
 
 mod common;
 
-use common::{Daemon, json_of, poll, sluice, state_dir, wait_for, wrap};
+use common::{Daemon, json_of, poll, run_dir, sluice, state_dir, wait_for, wrap};
 
 /// A job that appends a line to `count-NAME` when it starts, then waits for `go-NAME` to exist
 /// and exits with `code`: its runs are counted and its end is the test's to decide.
@@ -40,11 +40,7 @@ fn job(dir: &Path, id: u64) -> Job {
 /// Lets job `name` end, and waits until its supervisor has recorded the end on disk.
 fn release(dir: &Path, name: &str, id: u64) {
     std::fs::write(dir.join(format!("go-{name}")), "").unwrap();
-    let status = dir
-        .join("jobs")
-        .join(id.to_string())
-        .join("0")
-        .join("status");
+    let status = run_dir(dir, id).join("status");
     poll(30, &format!("{} to exist", status.display()), || {
         status.exists().then_some(())
     });
@@ -109,7 +105,7 @@ fn running_jobs_survive_kill_9_and_run_once() {
 /// Kills the supervisor and the job of run 0 of `id`, as a node reboot would, and waits until
 /// the supervisor's lock is free.
 fn vanish(dir: &Path, id: u64) {
-    let run = dir.join("jobs").join(id.to_string()).join("0");
+    let run = run_dir(dir, id);
     let pids: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.join("pids")).unwrap()).unwrap();
     let supervisor = pids["supervisor"].as_i64().unwrap() as i32;
@@ -210,17 +206,13 @@ fn the_supervisor_ends_a_job_past_its_time_limit_while_the_daemon_is_away() {
         .unwrap()
         .job_id;
     wait_for(dir, id, &["RUNNING"], 30);
-    let run = dir.join("jobs").join(id.to_string()).join("0");
+    let run = run_dir(dir, id);
     poll(30, "the job's process to start", || {
         run.join("pids").exists().then_some(())
     });
     daemon.kill9();
     // Past the limit, its slack and KillWait, with no daemon to end it.
-    let status = dir
-        .join("jobs")
-        .join(id.to_string())
-        .join("0")
-        .join("status");
+    let status = run_dir(dir, id).join("status");
     poll(60, "the supervisor to end the job", || {
         status.exists().then_some(())
     });
@@ -249,7 +241,7 @@ fn a_job_journaled_as_started_but_never_launched_starts_after_the_restart_as_its
     // As if the daemon had stopped between journaling the start and launching the supervisor:
     // no process, no spool.
     vanish(dir, id);
-    std::fs::remove_dir_all(dir.join("jobs").join(id.to_string()).join("0")).unwrap();
+    std::fs::remove_dir_all(run_dir(dir, id)).unwrap();
     let _daemon = Daemon::start(dir);
     poll(30, "job late to be launched", || {
         (runs(dir, "late") == 2).then_some(())

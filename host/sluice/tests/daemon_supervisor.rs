@@ -15,7 +15,7 @@ use sluice_daemon::client::Client;
 mod common;
 
 use common::unprivileged::TestUser;
-use common::{BIN, Daemon, state_dir, wait_for};
+use common::{BIN, Daemon, run_dir, state_dir, wait_for};
 
 #[test]
 fn output_into_a_root_only_directory_is_not_created_and_the_job_fails_saying_why() {
@@ -439,7 +439,7 @@ fn the_spawner_yields_to_the_daemon_and_jobs_run_at_its_priority_in_their_own_se
     let out = dir.join("stat.out");
     let id = submit_to_file(dir, "priority", "cat /proc/self/stat; sleep 2", &out);
     wait_for(dir, id, &["RUNNING"], 30);
-    let pids = dir.join("jobs").join(id.to_string()).join("0").join("pids");
+    let pids = run_dir(dir, id).join("pids");
     let pids: serde_json::Value = common::poll(30, "the job's pids", || {
         serde_json::from_slice(&std::fs::read(&pids).ok()?).ok()
     });

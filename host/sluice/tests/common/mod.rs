@@ -2,7 +2,7 @@
 // Each test crate uses a different subset of these.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -189,4 +189,9 @@ pub fn poll<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
         assert!(Instant::now() < deadline, "gave up waiting for {what}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The spool directory of job `id`'s first run in state directory `dir`.
+pub fn run_dir(dir: &Path, id: u64) -> PathBuf {
+    dir.join("jobs").join(id.to_string()).join("0")
 }
