@@ -4,7 +4,7 @@ mod common;
 
 use std::io::Write;
 
-use common::{submit, tmp};
+use common::{store_with, submit, tmp};
 use sluice_daemon::error::StoreError;
 use sluice_daemon::image::{Image, Record, State};
 use sluice_daemon::journal::{Entry, Journal, OnDamage, encode};
@@ -101,10 +101,7 @@ fn store_replay_equals_the_state_before_the_crash() {
     let dir = scratch.path();
     let before: Image;
     {
-        let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
-        for i in 1..=20 {
-            s.commit(submit(i)).unwrap();
-        }
+        let mut s = store_with(dir, 20);
         s.commit(Record::Started {
             id: 3,
             time: 2000,
@@ -161,11 +158,7 @@ fn store_replay_equals_the_state_before_the_crash() {
 fn records_a_snapshot_already_holds_are_skipped() {
     let scratch = tmp("skip");
     let dir = scratch.path();
-    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
-    for i in 1..=3 {
-        s.commit(submit(i)).unwrap();
-    }
-    s.sync().unwrap();
+    let mut s = store_with(dir, 3);
     // Simulate a crash between the snapshot's rename and the journal's truncation.
     let journal = std::fs::read(dir.join("journal.log")).unwrap();
     s.snapshot(SnapshotBasis::default()).unwrap();
@@ -181,11 +174,7 @@ fn records_a_snapshot_already_holds_are_skipped() {
 fn a_snapshot_written_in_the_background_keeps_the_records_committed_meanwhile() {
     let scratch = tmp("background");
     let dir = scratch.path();
-    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
-    for i in 1..=3 {
-        s.commit(submit(i)).unwrap();
-    }
-    s.sync().unwrap();
+    let mut s = store_with(dir, 3);
     s.begin_snapshot(SnapshotBasis::default()).unwrap();
     assert!(!s.snapshot_due(0), "a second snapshot while one is written");
     // Committed while the snapshot is written: after it, only these stay in the journal.

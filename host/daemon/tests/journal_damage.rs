@@ -9,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{submit, tmp};
+use common::{store_with, submit, tmp};
 use sluice_daemon::error::StoreError;
 use sluice_daemon::image::{Record, State};
 use sluice_daemon::journal::{OnDamage, encode};
@@ -188,10 +188,7 @@ fn damage_after_a_snapshot_keeps_the_snapshot_and_the_readable_records() {
     let scratch = tmp("snap");
     let dir = scratch.path();
     {
-        let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
-        for i in 1..=20 {
-            s.commit(submit(i)).unwrap();
-        }
+        let mut s = store_with(dir, 20);
         s.snapshot(SnapshotBasis::default()).unwrap();
     }
     let offsets = journal_of(dir, &(21..=30).map(submit).collect::<Vec<_>>());

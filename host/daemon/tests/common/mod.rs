@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sluice_daemon::image::Record;
+use sluice_daemon::journal::OnDamage;
 use sluice_daemon::request::SubmitRequest;
+use sluice_daemon::store::Store;
 
 /// A fresh directory for test `name`, removed when the returned guard drops.
 pub fn tmp(name: &str) -> tempfile::TempDir {
@@ -37,6 +39,16 @@ pub fn submit_as(id: u64, uid: u32, user: &str) -> Record {
         hold: false,
         array: None,
     }
+}
+
+/// A store opened in `dir` with jobs 1 to `jobs` submitted and synced.
+pub fn store_with(dir: &Path, jobs: u64) -> Store {
+    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
+    for i in 1..=jobs {
+        s.commit(submit(i)).unwrap();
+    }
+    s.sync().unwrap();
+    s
 }
 
 /// Whether the tests run as root (needed to create users and mount file systems).
