@@ -1,7 +1,8 @@
 //! The files a job's supervisor and the daemon share in the job's spool directory
 //! (`DIR/jobs/<id>/<run>/`, the daemon's, never the user's): what to run, who holds the job,
 //! and how it ended. The directory itself is the run's lock: its supervisor holds it for its
-//! whole life, so whoever can lock it knows the supervisor is gone. Each is written whole and renamed into place, so a reader never sees half of one.
+//! whole life, so whoever can lock it knows the supervisor is gone. Each file is written whole
+//! and renamed into place, so a reader never sees half of one.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
