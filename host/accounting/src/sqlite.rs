@@ -34,6 +34,20 @@ impl RowRead for rusqlite::Row<'_> {
     }
 }
 
+/// How long opening a store waits for other connections' locks.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether `e` is SQLite's "database is locked".
+fn is_busy(e: &AcctError) -> bool {
+    matches!(
+        e,
+        AcctError::Sqlite {
+            source: rusqlite::Error::SqliteFailure(f, _),
+            ..
+        } if f.code == rusqlite::ErrorCode::DatabaseBusy
+    )
+}
+
 impl SqliteStore {
     /// Opens (creating, 0600) the store at `path` and migrates it to the current version.
     pub fn open(path: &Path) -> Result<Self, AcctError> {
@@ -52,18 +66,33 @@ impl SqliteStore {
         })?;
         let conn = Connection::open_with_flags(path, flags).map_err(err)?;
         // First the wait for a lock: switching to WAL and migrating take one briefly.
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
+        conn.busy_timeout(BUSY_WAIT).map_err(err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(err)?;
         let mut store = Self {
             path: path.to_path_buf(),
             conn,
         };
-        store.migrate()?;
-        Ok(store)
+        // SQLite answers "database is locked" without waiting when connections opening a new
+        // file at once race to switch it to WAL or to upgrade a read to a write; the busy
+        // timeout does not cover those, so the whole set-up is tried again until it would have.
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        loop {
+            match store.set_up() {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                done => return done.map(|()| store),
+            }
+        }
+    }
+
+    /// Switches the store to WAL and migrates it.
+    fn set_up(&mut self) -> Result<(), AcctError> {
+        self.conn
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| self.err(e))?;
+        self.migrate()
     }
 
     fn err(&self, source: rusqlite::Error) -> AcctError {
