@@ -175,7 +175,7 @@ impl Driver {
                 return;
             }
         };
-        let private = self.cfg.private_data.iter().any(|w| w == "jobs");
+        let private = self.private("jobs");
         visible_users(&mut filter, who, self.is_admin(who), private);
         self.acct.link.query(filter, reply);
     }

@@ -76,8 +76,8 @@ impl Driver {
             ApiRequest::Diag => answer(&self.diag_report()),
             ApiRequest::Submit(r) => answer(&self.submit(who, *r)?),
             ApiRequest::WillRun(r) => answer(&self.will_run(who, *r)?),
-            ApiRequest::ListJobs(f) => answer(&self.list_jobs(&f)),
-            ApiRequest::ShowJob(id) => answer(&self.show_job(id)?),
+            ApiRequest::ListJobs(f) => answer(&self.visible_jobs(who, self.list_jobs(&f))),
+            ApiRequest::ShowJob(id) => answer(&self.visible_job(who, self.show_job(id)?)?),
             ApiRequest::Cancel { id, signal } => answer(&self.cancel(who, id, signal)?),
             ApiRequest::Hold(id) => answer(&self.hold(who, id)?),
             ApiRequest::Release(id) => answer(&self.release(who, id)?),
@@ -88,8 +88,11 @@ impl Driver {
                 step,
                 exit_code,
             } => answer(&self.step_end(who, id, step, exit_code)?),
-            ApiRequest::Nodes => answer(&self.node_rows()),
-            ApiRequest::ShowNode(n) => answer(&self.show_node(&n)?),
+            ApiRequest::Nodes => answer(&self.visible_nodes(who, self.node_rows())),
+            ApiRequest::ShowNode(n) => {
+                self.check_node_view(who, &n)?;
+                answer(&self.show_node(&n)?)
+            }
             ApiRequest::NodeAction {
                 nodes,
                 action,
@@ -107,13 +110,15 @@ impl Driver {
                 answer(&self.node_state(&nodes, &state, &reason)?)
             }
             ApiRequest::Register { node, req } => answer(&self.register(who, &node, req)?),
-            ApiRequest::Partitions => answer(&self.partition_rows()),
+            ApiRequest::Partitions => answer(&self.visible_partitions(who, self.partition_rows())),
             ApiRequest::PartitionState { name, state } => {
                 self.require_admin(who, &format!("update PartitionName={name}"))?;
                 answer(&self.set_partition_state(&name, &state)?)
             }
             ApiRequest::Licenses => answer(&self.license_rows()),
-            ApiRequest::Reservations => answer(&self.reservation_list()),
+            ApiRequest::Reservations => {
+                answer(&self.visible_reservations(who, self.reservation_list()))
+            }
             ApiRequest::CreateReservation(r) => {
                 self.require_admin(who, "create reservation")?;
                 answer(&self.create_reservation(r)?)
@@ -122,8 +127,11 @@ impl Driver {
                 self.require_admin(who, "delete reservation")?;
                 answer(&self.delete_reservation(&n)?)
             }
-            ApiRequest::Share => answer(&self.share_rows()),
-            ApiRequest::Prio => answer(&self.priority_rows()),
+            ApiRequest::Share => {
+                let rows = self.share_rows();
+                answer(&self.visible_shares(who, rows))
+            }
+            ApiRequest::Prio => answer(&self.visible_priorities(who, self.priority_rows())),
             ApiRequest::Plugins => answer(&self.plugin_list()),
             ApiRequest::Swap { .. } => Err(ApiError::internal("swaps are answered when staged")),
             ApiRequest::Rollback(kind) => {
