@@ -119,6 +119,11 @@ pub struct SubmitRequest {
     /// `-a/--array` as written (`1-6%2`): one job per task id, checked against the cluster's
     /// `MaxArraySize` by the daemon.
     pub array: Option<String>,
+    /// The submitting process's soft resource limits by Slurm's names (`NOFILE`, `STACK`…;
+    /// `null`: unlimited), which the job gets as `PropagateResourceLimits=ALL` gives them, never
+    /// above the node's hard limits. Empty (an API client's job): the job keeps the daemon's.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub rlimits: BTreeMap<String, Option<u64>>,
 }
 
 /// `--signal`: a signal sent some time before the job's time limit.

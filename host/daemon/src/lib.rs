@@ -15,6 +15,7 @@ pub mod clock;
 pub mod config;
 pub mod driver;
 pub mod error;
+pub mod escaped;
 pub mod executor;
 pub mod extract;
 pub mod filename;
@@ -88,6 +89,8 @@ pub fn serve(
     opts: ServeOptions,
     ready: impl FnOnce(&sluice_api::RecoveryReport),
 ) -> Result<(), DaemonError> {
+    // Whatever the daemon's parent left open (`serve 8</root/secret`) reaches no program it runs.
+    supervisor::inherited::close_on_exec_above_stderr();
     let dir = state_dir::prepare(&opts.state_dir).map_err(store_error)?;
     if let Some(f) = &opts.daemon_file {
         state_dir::check_settings(f).map_err(store_error)?;

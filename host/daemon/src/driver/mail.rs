@@ -1,18 +1,36 @@
 //! Mail about a job's events (`--mail-type`, `--mail-user`), as slurmctld sends it: the
 //! daemon.toml `mail_prog` (Slurm's MailProg) run as `MAILPROG -s SUBJECT USER` with the job's
-//! `SLURM_JOB_*` variables, as the job's user when the daemon is root, by one worker thread so
-//! the driver never waits for it.
+//! `SLURM_JOB_*` variables, as the job's user when the daemon is root, off the driver thread.
+//!
+//! The program runs as the user, who may stop it (SIGSTOP) or make it wait: each user's mail
+//! has a worker and a bounded queue of its own, and a run that outlasts [`TIME_LIMIT`] is
+//! killed, so one user's stuck mail delays only that user's.
 
+use std::collections::HashMap;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use sluice_cluster::time::format_duration;
 
 use super::Driver;
+use crate::escaped::escaped;
 
-/// Mails waiting for the worker; beyond this many, new ones are dropped with a warning.
-const QUEUE: usize = 1024;
+/// Mails waiting for one user's worker; beyond this many, that user's new ones are dropped with
+/// a warning.
+const QUEUE_PER_USER: usize = 64;
+
+/// Users whose mail is sent at once, a worker thread each; mail of a further user is dropped
+/// with a warning while this many are busy.
+const MAX_WORKERS: usize = 32;
+
+/// The longest one run of the mail program may take before it is killed (with whatever it
+/// started in its process group).
+pub const TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// How long a worker with nothing to send waits for its user's next mail before it ends.
+const IDLE: Duration = Duration::from_secs(30);
 
 /// A job event mail may be sent for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +60,8 @@ pub struct Mail {
     pub subject: String,
     /// Recipient.
     pub to: String,
+    /// The job's owner, whose worker sends it.
+    pub owner: u32,
     /// Run as this uid and gid (when the daemon is root).
     pub as_user: Option<(u32, u32)>,
     /// `SLURM_JOB_*` variables.
@@ -90,27 +110,93 @@ pub fn subject(id: u64, name: &str, verb: &str, event: MailEvent) -> String {
     format!("Slurm Job_id={id} Name={name} {verb}{detail}")
 }
 
-/// The worker's queue, started on first use.
-fn worker() -> &'static SyncSender<Mail> {
-    static SENDER: OnceLock<SyncSender<Mail>> = OnceLock::new();
-    SENDER.get_or_init(|| {
-        let (tx, rx) = sync_channel::<Mail>(QUEUE);
-        let spawned = std::thread::Builder::new()
-            .name("mail".into())
-            .spawn(move || {
-                for m in rx {
-                    send(&m);
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::error!("mail: cannot start the mail thread: {e}");
-        }
-        tx
-    })
+/// The mail workers: one per user with mail to send, each ending when idle.
+struct PostOffice {
+    /// How long one run of the mail program may take.
+    time_limit: Duration,
+    /// Each busy user's worker queue, by uid.
+    workers: Mutex<HashMap<u32, SyncSender<Mail>>>,
 }
 
-/// Runs the mail program for one mail and waits for it.
-fn send(m: &Mail) {
+impl PostOffice {
+    fn new(time_limit: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            time_limit,
+            workers: Mutex::default(),
+        })
+    }
+
+    /// The daemon's post office, made on first use.
+    fn shared() -> &'static Arc<Self> {
+        static OFFICE: OnceLock<Arc<PostOffice>> = OnceLock::new();
+        OFFICE.get_or_init(|| Self::new(TIME_LIMIT))
+    }
+
+    /// Queues `mail` for its owner's worker, starting one if needed, or drops it with a
+    /// warning saying why.
+    fn post(self: &Arc<Self>, mail: Mail) {
+        let dropped = |m: &Mail, why: &str| {
+            tracing::warn!("mail: {why}; dropped \"{}\"", escaped(&m.subject));
+        };
+        let owner = mail.owner;
+        let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        let mail = match workers.get(&owner) {
+            None => mail,
+            Some(tx) => match tx.try_send(mail) {
+                Ok(()) => return,
+                Err(TrySendError::Full(m)) => {
+                    return dropped(&m, &format!("{QUEUE_PER_USER} mails of its user wait"));
+                }
+                // A worker that ended (it panicked) is replaced.
+                Err(TrySendError::Disconnected(m)) => m,
+            },
+        };
+        workers.remove(&owner);
+        if workers.len() >= MAX_WORKERS {
+            return dropped(&mail, &format!("{MAX_WORKERS} users' mail is being sent"));
+        }
+        let (tx, rx) = sync_channel(QUEUE_PER_USER);
+        let office = self.clone();
+        let started = std::thread::Builder::new()
+            .name(format!("mail-{owner}"))
+            .stack_size(128 * 1024)
+            .spawn(move || office.work(owner, rx));
+        if let Err(e) = started {
+            return dropped(&mail, &format!("cannot start a mail thread: {e}"));
+        }
+        let _ = tx.try_send(mail);
+        workers.insert(owner, tx);
+    }
+
+    /// One user's worker: sends their mail in order, and ends once none came for [`IDLE`].
+    fn work(&self, owner: u32, rx: Receiver<Mail>) {
+        loop {
+            match rx.recv_timeout(IDLE) {
+                Ok(m) => send(&m, self.time_limit),
+                Err(RecvTimeoutError::Timeout) => {
+                    // Under the lock `post` queues with, so no mail is left behind unsent.
+                    let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+                    match rx.try_recv() {
+                        Ok(m) => {
+                            drop(workers);
+                            send(&m, self.time_limit);
+                        }
+                        Err(_) => {
+                            workers.remove(&owner);
+                            return;
+                        }
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+}
+
+/// Runs the mail program for one mail and waits for it, killing it (and its process group)
+/// once it has run for `limit`.
+fn send(m: &Mail, limit: Duration) {
+    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&m.prog);
     cmd.arg("-s")
         .arg(&m.subject)
@@ -121,16 +207,46 @@ fn send(m: &Mail) {
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(Stdio::null())
+        // A group of its own, so a stuck run is killed with what it started.
+        .process_group(0);
     if let Some((uid, gid)) = m.as_user {
-        use std::os::unix::process::CommandExt;
         // As the job's user: the mail program gets no more rights than the job has.
         cmd.uid(uid).gid(gid);
     }
-    match cmd.status() {
-        Ok(s) if s.success() => {}
-        Ok(s) => tracing::warn!("mail: {} ended with {s} for {:?}", m.prog, m.subject),
-        Err(e) => tracing::warn!("mail: cannot run {}: {e}", m.prog),
+    let subject = escaped(&m.subject);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("mail: cannot run {}: {e}", m.prog);
+            return;
+        }
+    };
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) if s.success() => return,
+            Ok(Some(s)) => {
+                tracing::warn!("mail: {} ended with {s} for \"{subject}\"", m.prog);
+                return;
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                // SAFETY: the child is unreaped, so its pid still names its group.
+                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                let _ = child.wait();
+                tracing::warn!(
+                    "mail: {} killed after {} s for \"{subject}\"",
+                    m.prog,
+                    limit.as_secs()
+                );
+                return;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => {
+                tracing::warn!("mail: waiting for {}: {e}", m.prog);
+                return;
+            }
+        }
     }
 }
 
@@ -150,7 +266,7 @@ impl Driver {
         }
         let to = req.mail_user.clone().unwrap_or_else(|| rec.user.clone());
         if !crate::admission::valid_recipient(&to) {
-            tracing::warn!("job {id}: mail recipient {to:?} refused");
+            tracing::warn!("job {id}: mail recipient \"{}\" refused", escaped(&to));
             return;
         }
         // SAFETY: plain system call.
@@ -182,18 +298,11 @@ impl Driver {
             prog: prog.to_string(),
             subject: subject(id, &name, verb, event),
             to,
+            owner: rec.uid,
             as_user,
             env,
         };
-        match worker().try_send(mail) {
-            Ok(()) => {}
-            Err(TrySendError::Full(m)) => {
-                tracing::warn!("mail: queue full, dropped {:?}", m.subject)
-            }
-            Err(TrySendError::Disconnected(m)) => {
-                tracing::warn!("mail: no mail thread, dropped {:?}", m.subject)
-            }
-        }
+        PostOffice::shared().post(mail);
     }
 }
 
@@ -211,6 +320,123 @@ mod tests {
         state: "FAILED",
         exit_code: 3,
     };
+
+    /// A mail program script `body` in `dir`, named `name`.
+    fn program(dir: &std::path::Path, name: &str, body: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    fn mail(prog: &str, owner: u32, to: &str) -> Mail {
+        Mail {
+            prog: prog.into(),
+            subject: format!("Slurm Job_id={owner} Name=x Ended"),
+            to: to.into(),
+            owner,
+            as_user: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// Waits (up to 30 s, a bound and no assertion on time) until `path` names `to`; returns
+    /// how long that took.
+    fn delivered(path: &std::path::Path, to: &str) -> Duration {
+        let t = Instant::now();
+        while !std::fs::read_to_string(path).is_ok_and(|s| s.lines().any(|l| l == to)) {
+            assert!(t.elapsed() < Duration::from_secs(30), "no mail for {to}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        t.elapsed()
+    }
+
+    /// Lets a program blocked reading a FIFO go, when dropped (the test failing included).
+    struct Release(std::path::PathBuf);
+
+    impl Drop for Release {
+        fn drop(&mut self) {
+            use std::os::unix::fs::OpenOptionsExt;
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&self.0);
+        }
+    }
+
+    #[test]
+    fn one_users_stuck_mail_delays_no_other_users() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("held");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let release = Release(fifo.clone());
+        let log = dir.path().join("log");
+        let stuck = program(
+            dir.path(),
+            "stuck",
+            &format!("cat {} >/dev/null", fifo.display()),
+        );
+        let deliver = program(
+            dir.path(),
+            "deliver",
+            &format!("echo \"$3\" >> {}", log.display()),
+        );
+        let office = PostOffice::new(Duration::from_secs(600));
+        office.post(mail(&stuck, 1001, "mallory"));
+        office.post(mail(&deliver, 1001, "mallory-later"));
+        office.post(mail(&deliver, 1002, "alice"));
+        let took = delivered(&log, "alice");
+        println!(
+            "alice's mail, with mallory's stuck: {} ms",
+            took.as_millis()
+        );
+        let mallory = std::fs::read_to_string(&log).unwrap();
+        assert!(!mallory.contains("mallory-later"), "{mallory}");
+        drop(release);
+        delivered(&log, "mallory-later");
+    }
+
+    #[test]
+    fn a_mail_program_past_its_time_limit_is_killed_and_the_next_mail_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let pids = dir.path().join("pids");
+        // The program and what it started, both to be killed.
+        let stuck = program(
+            dir.path(),
+            "stuck",
+            &format!("sleep 600 & echo $! > {}; wait", pids.display()),
+        );
+        let deliver = program(
+            dir.path(),
+            "deliver",
+            &format!("echo \"$3\" >> {}", log.display()),
+        );
+        let office = PostOffice::new(Duration::from_millis(500));
+        office.post(mail(&stuck, 1001, "mallory"));
+        office.post(mail(&deliver, 1001, "mallory-later"));
+        let took = delivered(&log, "mallory-later");
+        println!("the next mail after a stuck one: {} ms", took.as_millis());
+        let sleeper: i32 = std::fs::read_to_string(&pids)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let t = Instant::now();
+        // Killed with its group; gone once its parent (the killed program) is reaped by init.
+        while std::fs::read_to_string(format!("/proc/{sleeper}/stat"))
+            .is_ok_and(|s| !s.contains(") Z "))
+        {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the program's child lives on"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 
     #[test]
     fn mail_types_choose_the_events() {

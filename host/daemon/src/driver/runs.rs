@@ -208,6 +208,7 @@ impl Driver {
             append: req.open_mode.as_deref() == Some("append"),
             input,
             args: req.script_args.clone(),
+            rlimits: req.rlimits.clone(),
         })
     }
 
@@ -323,7 +324,8 @@ impl Driver {
             return;
         }
         if let Some(reason) = &r.reason {
-            tracing::warn!("job {}: {reason}", r.job);
+            // A reason may quote a path the user chose.
+            tracing::warn!("job {}: {}", r.job, crate::escaped::escaped(reason));
         }
         self.commit(Record::Exited {
             id: r.job,

@@ -55,6 +55,7 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
         append: l.append,
         input: l.input.clone(),
         args: l.args.clone(),
+        rlimits: l.rlimits.clone(),
     };
     spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
     let lock = lock(dir).map_err(shown)?;

@@ -46,6 +46,9 @@ pub struct Launch {
     pub input: Option<PathBuf>,
     /// The script's arguments.
     pub args: Vec<String>,
+    /// The submitter's soft resource limits by Slurm's names (`None`: unlimited); empty: the
+    /// daemon's own.
+    pub rlimits: BTreeMap<String, Option<u64>>,
 }
 
 /// How a job's processes ended.

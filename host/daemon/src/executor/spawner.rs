@@ -140,10 +140,12 @@ fn start(program: &Path, job_nice: i32) -> io::Result<Running> {
     // Its standard error, and so its supervisors', is the daemon's: their diagnostics name the
     // run's directory and go to the daemon's log, as slurmstepd's go to slurmd's.
     // Only the spawner gets its end: close-on-exec is cleared in the child alone, so no other
-    // process the daemon starts meanwhile can inherit it.
-    // SAFETY: fcntl is async-signal-safe, and `fd` is open in the child (a copy of ours).
+    // process the daemon starts meanwhile can inherit it. Nothing else of the daemon's reaches
+    // the spawner, and so its supervisors and their jobs.
+    // SAFETY: system calls only, and `fd` is open in the child (a copy of ours).
     unsafe {
         cmd.pre_exec(move || {
+            crate::supervisor::inherited::close_on_exec_above_stderr();
             if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
                 return Err(io::Error::last_os_error());
             }

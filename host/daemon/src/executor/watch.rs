@@ -9,6 +9,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use super::ExitReport;
+use crate::supervisor::descendants;
 use crate::supervisor::spool::{self, LEGACY_LOCK, PIDS, Pids, STATUS, Status};
 
 /// The run's lock: its directory, or the lock file of a supervisor of an earlier version.
@@ -95,27 +96,9 @@ pub fn end_orphans(dir: &Path) {
     let Ok(group) = i32::try_from(p.job) else {
         return;
     };
-    if group <= 1 || !group_has_members(group) {
+    if group <= 1 || descendants::group_members(group).is_empty() {
         return;
     }
     // SAFETY: signalling a process group this daemon's supervisor made for the job.
     unsafe { libc::kill(-group, libc::SIGKILL) };
-}
-
-/// Whether any process is in process group `group`.
-fn group_has_members(group: i32) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .any(|pid| process_group(pid) == Some(group))
-}
-
-/// The process group of `pid`, from `/proc/PID/stat` (field 5, after the parenthesised name).
-fn process_group(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(2)?.parse().ok()
 }

@@ -1,10 +1,12 @@
 //! The job's process: forked by the supervisor, it leads its own process group, becomes the
 //! user, enters the working directory and opens the job's files *as the user* (so the user's
-//! own permissions decide, through symlinks too), then executes the script by descriptor.
+//! own permissions decide, through symlinks too), then executes the script by descriptor with
+//! nothing of the daemon's but what [`super::inherited`] allows.
 //!
 //! Everything it needs is prepared before the fork; the child only makes system calls and, if
 //! a step fails, writes why on a pipe the supervisor reads.
 
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -12,8 +14,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::inherited;
 use super::spool::{JobFile, SCRIPT};
 use super::user::{User, become_user};
+use crate::escaped::escaped;
 
 /// What the child executes, prepared in the supervisor.
 pub struct Prepared {
@@ -29,12 +33,15 @@ pub struct Prepared {
     script: File,
     argv: Vec<CString>,
     envp: Vec<CString>,
+    /// The submitter's soft resource limits.
+    rlimits: BTreeMap<String, Option<u64>>,
     /// This process (the supervisor), which the job's process must still have as its parent.
     supervisor: libc::pid_t,
 }
 
 fn c_path(p: &Path) -> Result<CString, String> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: NUL in path", p.display()))
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: NUL in path", escaped(&p.to_string_lossy())))
 }
 
 impl Prepared {
@@ -62,6 +69,7 @@ impl Prepared {
                 }))
                 .collect::<Result<_, _>>()?,
             envp,
+            rlimits: job.rlimits.clone(),
             // SAFETY: plain system call.
             supervisor: unsafe { libc::getpid() },
         })
@@ -119,10 +127,17 @@ impl Prepared {
             // SAFETY: plain system call.
             unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
         }
+        // The daemon may run shielded from the OOM killer (as slurmd does); its jobs are not.
+        // Best effort: without root a score can only be raised, and 0 is what jobs get anyway.
+        let _ = inherited::set_oom_score_adj(0);
         if let Some(user) = &self.user
             && let Err(e) = become_user(user)
         {
             return format!("cannot become uid {}: {e}", user.uid);
+        }
+        // As the user: the kernel itself keeps every limit within the hard ones the daemon had.
+        if let Err(e) = inherited::apply_limits(&self.rlimits) {
+            return format!("cannot set the submitter's resource limits: {e}");
         }
         // The batch script dies with its supervisor (after the change of user, which clears the
         // setting); the daemon ends the rest of its group (`watch::end_orphans`). A supervisor
@@ -160,7 +175,7 @@ impl Prepared {
         if stdin < 0 {
             return format!(
                 "cannot open input {} as the job's user: {}",
-                input.to_string_lossy(),
+                escaped(&input.to_string_lossy()),
                 io::Error::last_os_error()
             );
         }
@@ -172,7 +187,9 @@ impl Prepared {
                     io::Error::last_os_error()
                 );
             }
-            // The interpreter of a `#!` script reads it through /dev/fd, so it must survive exec.
+            // Nothing the daemon inherited or opened reaches the job; the interpreter of a `#!`
+            // script reads it through /dev/fd, so the script alone survives exec.
+            inherited::close_on_exec_above_stderr();
             let fd = self.script.as_raw_fd();
             libc::fcntl(fd, libc::F_SETFD, 0);
             let mut argv: Vec<*const libc::c_char> = self.argv.iter().map(|a| a.as_ptr()).collect();
@@ -192,7 +209,9 @@ impl Prepared {
 /// appending to it. A FIFO with no reader fails at once (`O_NONBLOCK`) instead of waiting; the
 /// file is then made blocking again.
 fn open_output(path: &CString, append: bool) -> Result<RawFd, String> {
-    let shown = path.to_string_lossy();
+    // Reasons reach the daemon's log and `show job`: a path's newline must not start a line.
+    let path_text = path.to_string_lossy();
+    let shown = escaped(&path_text);
     let flags = libc::O_WRONLY
         | libc::O_CREAT
         | if append {

@@ -3,12 +3,15 @@
 //! privileges completely before touching anything of the user's, runs the job in its own
 //! process group, ends it at its time limit, and records how it ended durably in the job's spool
 //! directory, holding the directory's lock until then so the daemon (this one or a restarted
-//! one) can tell a live supervisor from a gone one.
+//! one) can tell a live supervisor from a gone one. Every process the job starts stays its
+//! descendant ([`descendants`]) and is ended with the job, whatever group or session it made.
 //!
 //! It is single-threaded: signals arrive through a `signalfd`, the child's start-up failure
 //! through a pipe, and one `poll` waits for either or for the next deadline.
 
 pub mod child;
+pub mod descendants;
+pub mod inherited;
 pub mod spawner;
 pub mod spool;
 pub mod user;
@@ -76,6 +79,12 @@ fn supervise(dir: &Path) -> Result<Status, String> {
     } else {
         None
     };
+    if user.is_some() {
+        // As slurmstepd: the OOM killer takes a job's processes, never the one that records
+        // their end and ends what is left of them.
+        let _ = inherited::set_oom_score_adj(-1000);
+    }
+    descendants::become_subreaper().map_err(|e| format!("cannot become a subreaper: {e}"))?;
     let prepared = child::Prepared::new(&job, dir, user)?;
     let (pid, failure) = prepared
         .spawn()
@@ -195,7 +204,7 @@ impl Watch {
             unsafe { libc::kill(self.pid, w.signal) };
             return;
         }
-        for pid in group_members(self.pid) {
+        for pid in descendants::group_members(self.pid) {
             if pid != self.pid {
                 // SAFETY: as above; a process that just exited makes this fail harmlessly.
                 unsafe { libc::kill(pid, w.signal) };
@@ -232,6 +241,8 @@ impl Watch {
                     self.terminate();
                 } else if s == libc::SIGHUP {
                     self.reload_limit();
+                } else if s == libc::SIGCHLD {
+                    descendants::reap_orphans(self.pid);
                 }
             }
             let now = Instant::now();
@@ -247,7 +258,7 @@ impl Watch {
                 self.terminate();
             }
             if self.kill_at.is_some_and(|t| now >= t) {
-                self.group_signal(libc::SIGKILL);
+                self.signal_all(libc::SIGKILL);
                 self.kill_at = Some(now + Duration::from_secs(1));
             }
         }
@@ -281,14 +292,20 @@ impl Watch {
         }
     }
 
-    /// SIGCONT and SIGTERM to the job's group now, SIGKILL after KillWait.
+    /// SIGCONT and SIGTERM to every process of the job now, SIGKILL after KillWait.
     fn terminate(&mut self) {
         if self.kill_at.is_some() {
             return;
         }
-        self.group_signal(libc::SIGCONT);
-        self.group_signal(libc::SIGTERM);
+        self.signal_all(libc::SIGCONT);
+        self.signal_all(libc::SIGTERM);
         self.kill_at = Some(Instant::now() + self.kill_wait);
+    }
+
+    /// `signal` to the job's group and to every process of the job that left it.
+    fn signal_all(&self, signal: i32) {
+        self.group_signal(signal);
+        descendants::signal_escaped(self.pid, signal);
     }
 
     fn group_signal(&self, signal: i32) {
@@ -301,8 +318,9 @@ impl Watch {
         }
     }
 
-    /// The job's status once its script has ended: what is left of its group is killed while
-    /// the leader, unreaped, still keeps the group id from being reused; then it is reaped.
+    /// The job's status once its script has ended: what is left of its group, and of its
+    /// processes anywhere else, is killed while the leader, unreaped, still keeps the group id
+    /// from being reused; then it is reaped.
     fn reap(&mut self) -> Option<Status> {
         // SAFETY: waitid fills `info`.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -319,6 +337,13 @@ impl Watch {
             return None;
         }
         self.group_signal(libc::SIGKILL);
+        let left = descendants::kill_all(self.pid);
+        if left > 0 {
+            eprintln!(
+                "sluice supervise: {}: {left} processes of the job could not be killed",
+                self.dir.display()
+            );
+        }
         let mut raw = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(self.pid, &mut raw, 0) };
@@ -359,41 +384,9 @@ fn warn_at(started: Instant, job: &JobFile) -> Option<(Instant, sluice_api::Warn
         })
 }
 
-/// The processes whose process group is `pgid`, read from /proc (a process gone meanwhile is
-/// skipped).
-fn group_members(pgid: libc::pid_t) -> Vec<libc::pid_t> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| process_group(&stat))
-                == Some(pgid)
-        })
-        .collect()
-}
-
-/// The process group field of a /proc/PID/stat line: the fifth field, counted after the
-/// command name's closing parenthesis (the name may hold spaces and parentheses).
-fn process_group(stat: &str) -> Option<libc::pid_t> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(2)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_process_group_is_read_after_the_command_name() {
-        assert_eq!(
-            process_group("1234 (a (weird) name) S 1 4321 4321 0 -1"),
-            Some(4321)
-        );
-        assert_eq!(process_group("garbage"), None);
-    }
 
     #[test]
     fn sighup_reads_the_new_time_limit_from_the_job_file() {
@@ -415,6 +408,7 @@ mod tests {
             append: false,
             input: None,
             args: Vec::new(),
+            rlimits: Default::default(),
         };
         let null = File::open("/dev/null").unwrap();
         let mut w = Watch::new(&job, 1, null, dir.path());
@@ -435,6 +429,6 @@ mod tests {
     fn this_process_is_in_its_own_group() {
         // SAFETY: plain system calls.
         let (pid, pgid) = unsafe { (libc::getpid(), libc::getpgrp()) };
-        assert!(group_members(pgid).contains(&pid));
+        assert!(descendants::group_members(pgid).contains(&pid));
     }
 }

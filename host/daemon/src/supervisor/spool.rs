@@ -55,6 +55,10 @@ pub struct JobFile {
     /// The script's arguments.
     #[serde(default)]
     pub args: Vec<String>,
+    /// The submitter's soft resource limits by Slurm's names (`None`: unlimited); empty: the
+    /// supervisor's own.
+    #[serde(default)]
+    pub rlimits: BTreeMap<String, Option<u64>>,
 }
 
 /// How a job's run ended, as the supervisor saw it.

@@ -115,6 +115,8 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         command: inputs.command,
         script_args: Vec::new(),
         array: o.array.clone(),
+        // PropagateResourceLimits=ALL: the job runs with this shell's `ulimit`s.
+        rlimits: sluice_daemon::supervisor::inherited::submitting_limits(),
     };
     Ok((req, warnings))
 }
