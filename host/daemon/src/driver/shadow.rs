@@ -15,7 +15,7 @@ use sluice_runtime::backend::{PriorityBackend, SelectionBackend};
 use sluice_runtime::{LoadError, Loaded};
 use tokio::sync::oneshot;
 
-use super::Driver;
+use super::{Driver, Replies};
 use super::recording::{Recorder, SelectionCall};
 use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 use crate::image::{PluginChoice, Record};
@@ -139,8 +139,9 @@ impl Driver {
         });
     }
 
-    /// Between passes: starts a candidate whose load finished, answering whoever asked.
-    pub(super) fn shadow_loaded(&mut self) {
+    /// Between passes: starts a candidate whose load finished, and adds the answer to
+    /// `replies`, sent once the batch's journal sync has made the start durable.
+    pub(super) fn shadow_loaded(&mut self, replies: &mut Replies) {
         let shadows = &mut self.plugins.shadows;
         if !shadows
             .loading
@@ -199,7 +200,7 @@ impl Driver {
                 },
             }),
         }
-        let _ = l.reply.send(answer);
+        replies.push((l.reply, answer));
     }
 
     /// `plugin shadow report`: both kinds side by side, `null` for one not running.
