@@ -244,8 +244,9 @@ pub struct DaemonConfig {
     pub watch_interval: u64,
     /// Shortest gap between two event-triggered passes, ms (Slurm's sched_min_interval, in ms).
     pub sched_min_interval_ms: u64,
-    /// Seconds an ended job stays in the engine before it is purged (Slurm's MinJobAge, 300);
-    /// the daemon's own record of it is kept.
+    /// Seconds an ended job is kept before it is purged (Slurm's MinJobAge, 300): it leaves
+    /// the engine then, and its record (script and environment files too) once the
+    /// accounting store has it.
     pub min_job_age: u64,
     /// The program `--mail-type` mail is sent with, as `PROG -s SUBJECT USER` (Slurm's
     /// MailProg, `/bin/mail`); empty sends none.

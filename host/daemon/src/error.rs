@@ -43,7 +43,7 @@ pub enum StoreError {
     },
     /// The file system holding the state has no room for the next records.
     #[error(
-        "{}: no space left on the file system for {need} more bytes of journal; the change was not made (reads still work; free space and retry)",
+        "{}: no space left on the file system for {need} more bytes of state; the change was not made (reads still work; free space and retry)",
         path.display()
     )]
     Full {
@@ -51,6 +51,19 @@ pub enum StoreError {
         path: PathBuf,
         /// Bytes that were asked for.
         need: u64,
+    },
+    /// The snapshot and the journal do not follow each other (a missing or older snapshot, or
+    /// journal records missing between them): nothing is changed.
+    #[error(
+        "{}: snapshot.json and journal.log do not agree: {message}; both are left untouched; \
+         start with `sluice serve --recover-damaged-journal` to start from what is readable (what is lost is logged)",
+        dir.display()
+    )]
+    Mismatch {
+        /// The state directory.
+        dir: PathBuf,
+        /// What does not follow.
+        message: String,
     },
     /// The state directory or one of its files is not the daemon's own.
     #[error(transparent)]

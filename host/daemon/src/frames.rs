@@ -33,11 +33,7 @@ pub struct Entry {
 /// One record as a frame.
 pub fn encode(record: &Entry) -> Vec<u8> {
     let payload = serde_json::to_vec(record).expect("journal records always serialize");
-    let mut frame = Vec::with_capacity(HEADER + payload.len());
-    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    frame.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
-    frame.extend_from_slice(&payload);
-    frame
+    reframe(&payload)
 }
 
 /// Every frame found in a journal's bytes, and the byte ranges no frame covers.
@@ -107,9 +103,27 @@ pub fn scan(bytes: &[u8]) -> Scan {
         }
     }
     if let Some(from) = bad_from {
-        out.bad.push(from as u64..bytes.len() as u64);
+        // A last record whose length field alone is damaged is kept (its header is the bad
+        // range), so recovery loses nothing of it; the verdict is damage all the same.
+        match relengthed(bytes, from) {
+            Some(entry) => {
+                out.bad.push(from as u64..(from + 4) as u64);
+                out.frames.push((from as u64..bytes.len() as u64, entry));
+            }
+            None => out.bad.push(from as u64..bytes.len() as u64),
+        }
     }
     out
+}
+
+/// The frame of `payload` with its header computed afresh: what recovery writes for every
+/// record it keeps, so a record whose length field was damaged is whole again.
+pub fn reframe(payload: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(HEADER + payload.len());
+    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    frame.extend_from_slice(payload);
+    frame
 }
 
 impl Scan {
@@ -135,11 +149,51 @@ impl Scan {
 }
 
 /// Whether `tail` is the start of a frame that the file ends before: a header cut short, or a
-/// plausible length that runs past the end. A complete frame failing its checksum is not.
+/// plausible length that runs past the end over a prefix of a record. A complete frame failing
+/// its checksum is not, and neither is a whole record under a length that points past it (a
+/// damaged length byte) nor bytes that are no JSON: a write cut short leaves a prefix of its
+/// payload, which never passes the header's checksum nor parses whole.
 fn incomplete(tail: &[u8]) -> bool {
     if tail.len() < HEADER {
         return true;
     }
     let len = u32::from_le_bytes(tail[..4].try_into().expect("4 bytes")) as usize;
-    len <= MAX_RECORD && tail.len() - HEADER < len
+    len <= MAX_RECORD
+        && tail.len() - HEADER < len
+        && !whole_payload(tail)
+        && json_prefix(&tail[HEADER..])
+}
+
+/// Whether `payload` is what a write cut short leaves of a record: JSON that ends early
+/// (zeros a file system may show past the written bytes aside), not JSON that is whole or
+/// wrong.
+fn json_prefix(payload: &[u8]) -> bool {
+    let end = payload.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+    match serde_json::from_slice::<serde::de::IgnoredAny>(&payload[..end]) {
+        Ok(_) => false,
+        Err(e) => e.classify() == serde_json::error::Category::Eof,
+    }
+}
+
+/// Whether `tail`'s bytes after its header hold a whole record, whatever its length field
+/// says: they pass the header's checksum, or parse as one record.
+fn whole_payload(tail: &[u8]) -> bool {
+    let Some(payload) = tail.get(HEADER..) else {
+        return false;
+    };
+    let crc = u32::from_le_bytes(tail[4..8].try_into().expect("4 bytes"));
+    payload.starts_with(PAYLOAD_PREFIX)
+        && (crc32fast::hash(payload) == crc || serde_json::from_slice::<Entry>(payload).is_ok())
+}
+
+/// The last frame of `bytes`, from `at` to the end, when only its length field is wrong: its
+/// payload passes its checksum and parses. Recovery keeps such a record.
+fn relengthed(bytes: &[u8], at: usize) -> Option<Entry> {
+    let tail = &bytes[at..];
+    let payload = tail.get(HEADER..)?;
+    let crc = u32::from_le_bytes(tail[4..8].try_into().expect("4 bytes"));
+    if !payload.starts_with(PAYLOAD_PREFIX) || crc32fast::hash(payload) != crc {
+        return None;
+    }
+    serde_json::from_slice(payload).ok()
 }

@@ -181,6 +181,10 @@ pub struct JobRecord {
     /// shows them); cleared by `Accounted`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<EarlierRun>,
+    /// Its script and environment are kept in files of their own under the state directory
+    /// (`job_files`), not in `request`, so the image holds no script in memory.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stored: bool,
 }
 
 /// A run of a job that went back to the queue, as it was when it did.
@@ -228,6 +232,39 @@ pub enum Record {
         /// The array it is a task of, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         array: Option<ArrayMember>,
+    },
+    /// A job array accepted: one job per task, public ids in a row from `id` (the
+    /// `ArrayJobId`), in one record so a crash keeps all of its tasks or none.
+    SubmitArray {
+        /// Public id of the first task, the array's id.
+        id: u64,
+        /// Public id of the last task (what the ids of a damaged record can be told by).
+        last_id: u64,
+        /// Submit time.
+        time: i64,
+        /// Owner uid.
+        uid: u32,
+        /// Owner name.
+        user: String,
+        /// The request every task runs, as accepted.
+        request: Box<SubmitRequest>,
+        /// Submitted held (`-H`).
+        hold: bool,
+        /// Each task's index, in id order.
+        tasks: Vec<u32>,
+        /// `%N`: most tasks running at once (0: no limit).
+        throttle: u32,
+    },
+    /// Ended jobs, accounted and older than MinJobAge, leave the image.
+    Purged {
+        /// Jobs purged.
+        ids: Vec<u64>,
+    },
+    /// The first record of a journal a snapshot emptied: its sequence number is the
+    /// snapshot's, so start-up can tell a missing or older snapshot from a fresh state.
+    Checkpoint {
+        /// The next public job id when the snapshot was taken.
+        next_id: u64,
     },
     /// A cancel was acknowledged (a pending job ends now; a running one by its `Ended`).
     Cancel {
@@ -426,6 +463,7 @@ impl Record {
     pub fn job_id(&self) -> Option<u64> {
         match self {
             Record::Submit { id, .. }
+            | Record::SubmitArray { id, .. }
             | Record::Cancel { id, .. }
             | Record::Hold { id, .. }
             | Record::Release { id }
@@ -449,7 +487,30 @@ impl Record {
             | Record::Partition { .. }
             | Record::ReservationCreate { .. }
             | Record::ReservationDelete { .. }
+            | Record::Purged { .. }
+            | Record::Checkpoint { .. }
             | Record::Accounted { .. } => None,
+        }
+    }
+
+    /// The highest public job id the record names (an array's last task), so recovery never
+    /// hands out an id a readable record used.
+    pub fn highest_job_id(&self) -> Option<u64> {
+        match self {
+            Record::SubmitArray { last_id, .. } => Some(*last_id),
+            Record::Purged { ids } | Record::Accounted { ids } => ids.iter().max().copied(),
+            Record::Checkpoint { next_id } => Some(next_id.saturating_sub(1)),
+            other => other.job_id(),
+        }
+    }
+
+    /// The public ids of the jobs the record creates.
+    pub fn submitted_ids(&self) -> std::ops::RangeInclusive<u64> {
+        match self {
+            Record::Submit { id, .. } => *id..=*id,
+            Record::SubmitArray { id, last_id, .. } => *id..=*last_id,
+            #[allow(clippy::reversed_empty_ranges)]
+            _ => 1..=0,
         }
     }
 }
@@ -552,6 +613,35 @@ impl Image {
                 job.array = *array;
                 self.jobs.insert(*id, Arc::new(job));
             }
+            Record::SubmitArray {
+                id,
+                last_id,
+                time,
+                uid,
+                user,
+                request,
+                hold,
+                tasks,
+                throttle,
+            } => {
+                self.next_id = self.next_id.max(last_id + 1);
+                for (i, &task_id) in tasks.iter().enumerate() {
+                    let task = id + i as u64;
+                    let mut job = JobRecord::submitted(task, *time, *uid, user, request, *hold);
+                    job.array = Some(ArrayMember {
+                        job_id: *id,
+                        task_id,
+                        throttle: *throttle,
+                    });
+                    self.jobs.insert(task, Arc::new(job));
+                }
+            }
+            Record::Purged { ids } => {
+                for id in ids {
+                    self.jobs.remove(id);
+                }
+            }
+            Record::Checkpoint { next_id } => self.next_id = self.next_id.max(*next_id),
             Record::Node {
                 node,
                 action,
@@ -697,6 +787,7 @@ impl JobRecord {
             array: None,
             unlimited_while_running: false,
             runs: Vec::new(),
+            stored: false,
         }
     }
 
@@ -775,6 +866,9 @@ impl JobRecord {
                 }
             }
             Record::Submit { .. }
+            | Record::SubmitArray { .. }
+            | Record::Purged { .. }
+            | Record::Checkpoint { .. }
             | Record::Node { .. }
             | Record::Power { .. }
             | Record::PowerCall { .. }

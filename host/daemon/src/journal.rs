@@ -54,6 +54,9 @@ pub struct Replay {
     pub truncated: u64,
     /// What recovery from damage did, if the journal was damaged and recovery was asked for.
     pub damaged: Option<DamagedJournal>,
+    /// The highest job id the damaged bytes seem to name (0 if none): recovery hands out no id
+    /// a lost record may have acknowledged.
+    pub damaged_ids: u64,
 }
 
 /// Opens `path` for reading and writing without following a symlink; a new file is 0600.
@@ -117,6 +120,12 @@ impl Journal {
                 }
                 OnDamage::Recover => {
                     let damaged = set_aside(path, &bytes, &found)?;
+                    replay.damaged_ids = found
+                        .bad
+                        .iter()
+                        .map(|r| ids_named(&bytes[r.start as usize..r.end as usize]))
+                        .max()
+                        .unwrap_or(0);
                     file = open_private(path, false).map_err(io)?;
                     replay.damaged = Some(damaged);
                     file.metadata().map_err(io)?.len()
@@ -227,32 +236,13 @@ impl Journal {
         Ok(())
     }
 
-    /// Empties the journal after a snapshot has captured everything in it.
-    pub fn reset(&mut self) -> Result<(), StoreError> {
-        let io = |source| StoreError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        self.out.flush().map_err(io)?;
-        let file = self.out.get_mut();
-        file.set_len(0).map_err(io)?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        self.len = 0;
-        self.unsynced = 0;
-        // Truncating gave the reserved blocks back.
-        self.reserved = 0;
-        let _ = self.ensure_room(RESERVE_CHUNK);
-        Ok(())
-    }
-
-    /// Drops the records before byte `at` (a snapshot holds them) and keeps those after, which
-    /// are copied to a new file, synced, and renamed over the journal: a crash leaves either
-    /// the whole old journal (whose held records recovery skips by sequence) or the new one.
-    pub fn drop_before(&mut self, at: u64) -> Result<(), StoreError> {
-        if at >= self.len {
-            return self.reset();
-        }
+    /// Drops the records before byte `at` (a snapshot holds them) and keeps those after, behind
+    /// `head` (the snapshot's checkpoint, so a start-up can tell whether the snapshot is
+    /// there); written to a new file, synced, and renamed over the journal: a crash leaves
+    /// either the whole old journal (whose held records recovery skips by sequence) or the new
+    /// one.
+    pub fn drop_before(&mut self, at: u64, head: &Entry) -> Result<(), StoreError> {
+        let at = at.min(self.len);
         let tmp = self.path.with_extension("log.tmp");
         let io = |path: &Path| {
             let path = path.to_path_buf();
@@ -263,6 +253,8 @@ impl Journal {
         from.seek(SeekFrom::Start(at)).map_err(io(&self.path))?;
         let _ = fs::remove_file(&tmp);
         let mut to = create_private(&tmp).map_err(io(&tmp))?;
+        let head = encode(head);
+        to.write_all(&head).map_err(io(&tmp))?;
         let kept = std::io::copy(&mut from.take(self.len - at), &mut to).map_err(io(&tmp))?;
         to.sync_all().map_err(io(&tmp))?;
         fs::rename(&tmp, &self.path).map_err(io(&self.path))?;
@@ -272,9 +264,9 @@ impl Journal {
                 .map_err(io(dir))?;
         }
         self.out = BufWriter::new(to);
-        self.len = kept;
+        self.len = head.len() as u64 + kept;
         self.unsynced = 0;
-        self.reserved = kept;
+        self.reserved = self.len;
         let _ = self.ensure_room(RESERVE_CHUNK);
         Ok(())
     }
@@ -303,7 +295,7 @@ fn fallocate(fd: std::os::fd::RawFd, offset: u64, len: u64) -> libc::c_int {
 }
 
 /// Bytes free to the daemon's user on the file system holding `path`.
-fn free_bytes(path: &Path) -> Option<u64> {
+pub fn free_bytes(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -336,7 +328,8 @@ fn set_aside(path: &Path, bytes: &[u8], found: &Scan) -> Result<DamagedJournal, 
     {
         let mut f = create_private(&tmp).map_err(io(&tmp))?;
         for (range, _) in &found.frames {
-            f.write_all(&bytes[range.start as usize..range.end as usize])
+            let payload = &bytes[range.start as usize + crate::frames::HEADER..range.end as usize];
+            f.write_all(&crate::frames::reframe(payload))
                 .map_err(io(&tmp))?;
         }
         f.sync_all().map_err(io(&tmp))?;
@@ -364,4 +357,24 @@ fn set_aside(path: &Path, bytes: &[u8], found: &Scan) -> Result<DamagedJournal, 
         kept_records: found.frames.len(),
         lost_jobs: Vec::new(),
     })
+}
+
+/// The highest number that follows `"id":`, `"last_id":` or `"job_id":` in `bytes`: what job
+/// ids a damaged record may have held, read without trusting its framing.
+fn ids_named(bytes: &[u8]) -> u64 {
+    const KEYS: [&[u8]; 3] = [b"\"id\":", b"\"last_id\":", b"\"job_id\":"];
+    let mut highest = 0;
+    for key in KEYS {
+        let mut at = 0;
+        while let Some(i) = bytes[at..].windows(key.len()).position(|w| w == key) {
+            at += i + key.len();
+            let digits = bytes[at..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .take(19);
+            let value = digits.fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
+            highest = highest.max(value);
+        }
+    }
+    highest
 }

@@ -23,6 +23,7 @@ pub mod frames;
 pub mod identity;
 pub mod image;
 pub mod job_env;
+pub mod job_files;
 pub mod journal;
 pub mod metrics;
 pub mod node_counts;

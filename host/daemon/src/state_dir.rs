@@ -25,9 +25,10 @@ pub const STATE_FILES: [&str; 8] = [
     "accounting.db-shm",
 ];
 
-/// The directories inside the state directory: the job spool and the compiled-component cache
-/// used when the usual one is not safe.
-pub const OWN_DIRS: [&str; 2] = ["jobs", "components"];
+/// The directories inside the state directory: the job spool, each job's script and
+/// environment (`job_files`) and the compiled-component cache used when the usual one is not
+/// safe.
+pub const OWN_DIRS: [&str; 3] = ["jobs", crate::job_files::DIR, "components"];
 
 /// Why a path of the state was refused: the path, what was found and what was expected.
 #[derive(Debug, thiserror::Error)]

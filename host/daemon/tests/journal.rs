@@ -185,8 +185,13 @@ fn a_snapshot_written_in_the_background_keeps_the_records_committed_meanwhile() 
     assert!(s.finish_snapshot(true).unwrap());
     assert_eq!(s.since_snapshot(), 2);
     let (_, replay) = Journal::open(&dir.join("journal.log"), OnDamage::Refuse).unwrap();
+    // The snapshot's checkpoint (its last record's number) leads them.
     let seqs: Vec<u64> = replay.records.iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, [4, 5]);
+    assert_eq!(seqs, [3, 4, 5]);
+    assert!(matches!(
+        replay.records[0].rec,
+        Record::Checkpoint { next_id: 4 }
+    ));
     // Appends go on in the new journal file.
     s.commit(submit(6)).unwrap();
     s.sync().unwrap();
@@ -194,6 +199,98 @@ fn a_snapshot_written_in_the_background_keeps_the_records_committed_meanwhile() 
     let s = Store::open(dir, OnDamage::Refuse).unwrap();
     assert!(s.recovery.snapshot);
     assert_eq!(s.recovery.replayed, 3);
-    assert_eq!(s.recovery.skipped, 0);
+    assert_eq!(s.recovery.skipped, 1);
     assert_eq!(s.image().jobs.len(), 6);
+}
+
+/// An array of `tasks` tasks from id `first`, each running a 64 KiB script.
+fn array(first: u64, tasks: u32) -> Record {
+    Record::SubmitArray {
+        id: first,
+        last_id: first + u64::from(tasks) - 1,
+        time: 1000,
+        uid: 1000,
+        user: "alice".into(),
+        request: Box::new(sluice_daemon::request::SubmitRequest {
+            script: format!("#!/bin/sh\n#{}\n", "x".repeat(64 << 10)),
+            env: [("HOME".to_string(), "/home/alice".to_string())].into(),
+            ..Default::default()
+        }),
+        hold: true,
+        tasks: (0..tasks).collect(),
+        throttle: 0,
+    }
+}
+
+#[test]
+fn an_array_is_one_record_a_torn_write_keeps_none_of() {
+    let scratch = tmp("array");
+    let dir = scratch.path();
+    let mut s = store_with(dir, 2);
+    s.commit(array(3, 1000)).unwrap();
+    s.sync().unwrap();
+    assert_eq!(s.image().jobs.len(), 1002);
+    assert_eq!(s.image().next_id, 1003);
+    let at = {
+        let (_, replay) = Journal::open(&dir.join("journal.log"), OnDamage::Refuse).unwrap();
+        assert_eq!(replay.records.len(), 3, "one record for the whole array");
+        std::fs::metadata(dir.join("journal.log")).unwrap().len()
+    };
+    drop(s);
+    // The array's frame cut anywhere: no task of it comes back.
+    let path = dir.join("journal.log");
+    let whole = std::fs::read(&path).unwrap();
+    let frame_start = whole.len()
+        - encode(&Entry {
+            seq: 3,
+            rec: array(3, 1000),
+        })
+        .len();
+    assert!(frame_start as u64 <= at);
+    std::fs::write(
+        &path,
+        &whole[..frame_start + (whole.len() - frame_start) / 2],
+    )
+    .unwrap();
+    let s = Store::open(dir, OnDamage::Refuse).unwrap();
+    assert_eq!(s.image().jobs.len(), 2);
+    assert!(s.recovery.truncated_bytes > 0);
+}
+
+#[test]
+fn scripts_live_in_files_the_image_only_points_to_and_purged_jobs_take_theirs_along() {
+    let scratch = tmp("files");
+    let dir = scratch.path();
+    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
+    s.commit(array(1, 3)).unwrap();
+    s.sync().unwrap();
+    for id in 1..=3 {
+        let job = &s.image().jobs[&id];
+        assert!(job.stored && job.request.script.is_empty() && job.request.env.is_empty());
+        let (script, env) = s.job_files(id).unwrap().load().unwrap();
+        assert!(script.len() > 64 << 10);
+        assert_eq!(env["HOME"], "/home/alice");
+    }
+    // A snapshot relies on the files; the journal that carried them is dropped.
+    s.snapshot(SnapshotBasis::default()).unwrap();
+    let snapshot = std::fs::metadata(dir.join("snapshot.json")).unwrap().len();
+    assert!(
+        snapshot < 16 << 10,
+        "the snapshot holds no script ({snapshot} bytes)"
+    );
+    // Lost files of a job still in the journal come back from its record.
+    s.commit(array(4, 1)).unwrap();
+    s.sync().unwrap();
+    drop(s);
+    std::fs::remove_file(dir.join("scripts/4.sh")).unwrap();
+    let mut s = Store::open(dir, OnDamage::Refuse).unwrap();
+    assert!(s.job_files(4).unwrap().load().unwrap().0.len() > 64 << 10);
+    assert!(s.job_files(1).unwrap().load().is_ok());
+    // Ended, accounted and purged: record and files are gone.
+    s.commit(Record::Cancel { id: 1, time: 2000 }).unwrap();
+    s.commit(Record::Accounted { ids: vec![1] }).unwrap();
+    assert_eq!(s.purgeable(1999), Vec::<u64>::new());
+    s.commit(Record::Purged { ids: vec![1] }).unwrap();
+    assert!(!s.image().jobs.contains_key(&1));
+    assert!(!dir.join("scripts/1.sh").exists() && !dir.join("scripts/1.env").exists());
 }

@@ -199,3 +199,131 @@ fn damage_after_a_snapshot_keeps_the_snapshot_and_the_readable_records() {
     assert!(!s.image().jobs.contains_key(&21));
     assert_eq!(s.image().next_id, 31);
 }
+
+/// Sets the journal's 4 length bytes at `at` to `len`; returns the damaged bytes.
+fn set_length(dir: &Path, at: u64, len: u32) -> Vec<u8> {
+    let path = dir.join("journal.log");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[at as usize..at as usize + 4].copy_from_slice(&len.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    bytes
+}
+
+#[test]
+fn a_damaged_length_in_the_last_record_is_damage_and_its_job_is_kept_not_reused() {
+    // Issue 46, item 9: an acknowledged job, one length byte of its (last) frame flipped
+    // so the length points past the end: that is no torn write.
+    let scratch = tmp("length");
+    let dir = scratch.path();
+    let offsets = journal_of(dir, &jobs(10));
+    let path = dir.join("journal.log");
+    let len = std::fs::metadata(&path).unwrap().len() - offsets[9] - 8;
+    for wrong in [len as u32 + 0x20, len as u32 + 0x0100, len as u32 + 1] {
+        let bytes = set_length(dir, offsets[9], wrong);
+        assert_refused(dir, offsets[9], &bytes);
+    }
+    // Recovery keeps the record whole: its payload passed its checksum.
+    let s = Store::open(dir, OnDamage::Recover).unwrap();
+    assert_eq!(s.image().jobs.len(), 10);
+    assert!(s.image().jobs.contains_key(&10));
+    assert_eq!(s.image().next_id, 11);
+    drop(s);
+    let s = Store::open(dir, OnDamage::Refuse).unwrap();
+    assert_eq!(s.image().jobs.len(), 10);
+}
+
+#[test]
+fn a_lost_last_submission_leaves_its_id_unused_after_recovery() {
+    // Job 10's frame is damaged beyond reading (payload and length): recovery cannot keep it,
+    // yet the id its damaged bytes name is not handed out again.
+    let scratch = tmp("lostid");
+    let dir = scratch.path();
+    let offsets = journal_of(dir, &jobs(10));
+    flip(dir, offsets[9] + 60);
+    let bytes = set_length(dir, offsets[9], 1 << 16);
+    assert_refused(dir, offsets[9], &bytes);
+    let s = Store::open(dir, OnDamage::Recover).unwrap();
+    assert_eq!(s.image().jobs.len(), 9);
+    assert_eq!(s.image().next_id, 11);
+}
+
+#[test]
+fn a_deleted_snapshot_is_noticed_and_named() {
+    // Issue 46, item 9: snapshot.json deleted; the journal holds the 3 jobs after it.
+    let scratch = tmp("nosnap");
+    let dir = scratch.path();
+    {
+        let mut s = store_with(dir, 20);
+        s.snapshot(SnapshotBasis::default()).unwrap();
+        for i in 21..=23 {
+            s.commit(submit(i)).unwrap();
+        }
+        s.sync().unwrap();
+    }
+    std::fs::remove_file(dir.join("snapshot.json")).unwrap();
+    let journal = std::fs::read(dir.join("journal.log")).unwrap();
+    match Store::open(dir, OnDamage::Refuse) {
+        Err(e @ StoreError::Mismatch { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("snapshot.json is missing"), "{text}");
+            assert!(text.contains("journal.log"), "{text}");
+            assert!(text.contains(&dir.display().to_string()), "{text}");
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(s) => panic!(
+            "started without its snapshot, with {} jobs",
+            s.image().jobs.len()
+        ),
+    }
+    assert_eq!(std::fs::read(dir.join("journal.log")).unwrap(), journal);
+    // Asked to, it starts from what is readable, and hands out no id the snapshot held.
+    let s = Store::open(dir, OnDamage::Recover).unwrap();
+    assert!(s.recovery.damaged.is_some());
+    assert_eq!(s.image().jobs.len(), 3);
+    assert_eq!(s.image().next_id, 24);
+}
+
+#[test]
+fn an_older_snapshot_or_a_gap_in_the_journal_is_refused() {
+    let scratch = tmp("oldsnap");
+    let dir = scratch.path();
+    let old;
+    {
+        let mut s = store_with(dir, 5);
+        s.snapshot(SnapshotBasis::default()).unwrap();
+        old = std::fs::read(dir.join("snapshot.json")).unwrap();
+        for i in 6..=10 {
+            s.commit(submit(i)).unwrap();
+        }
+        s.snapshot(SnapshotBasis::default()).unwrap();
+        s.commit(submit(11)).unwrap();
+        s.sync().unwrap();
+    }
+    let new = std::fs::read(dir.join("snapshot.json")).unwrap();
+    std::fs::write(dir.join("snapshot.json"), &old).unwrap();
+    let err = Store::open(dir, OnDamage::Refuse).err().expect("refused");
+    assert!(
+        err.to_string().contains("records 6 to 10 are lost"),
+        "{err}"
+    );
+    std::fs::write(dir.join("snapshot.json"), &new).unwrap();
+    assert_eq!(
+        Store::open(dir, OnDamage::Refuse)
+            .unwrap()
+            .image()
+            .jobs
+            .len(),
+        11
+    );
+
+    // A whole frame cut out of the middle of a journal, cleanly.
+    let scratch = tmp("gap");
+    let dir = scratch.path();
+    let offsets = journal_of(dir, &jobs(5));
+    let path = dir.join("journal.log");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.drain(offsets[2] as usize..offsets[3] as usize);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = Store::open(dir, OnDamage::Refuse).err().expect("refused");
+    assert!(err.to_string().contains("lacks records 3 to 3"), "{err}");
+}

@@ -63,6 +63,12 @@ fn load(clients: usize, total: usize) {
         .tempdir()
         .unwrap();
     let dir = scratch.path().to_path_buf();
+    // Every job's record is kept until the restart counts them: room for all of them.
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("max_job_count = {}\n", total.max(10_000)),
+    )
+    .unwrap();
     let mut daemon = up(&dir);
     let t0 = Instant::now();
     let handles: Vec<_> = (0..clients)

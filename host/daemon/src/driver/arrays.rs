@@ -1,5 +1,5 @@
-//! Job arrays in the driver: a submission made into one public job per task (journaled before
-//! it is acknowledged), dependencies on an array or one of its tasks mapped to the engine's,
+//! Job arrays in the driver: a submission made into one public job per task (journaled as one
+//! record, with room for all of it reserved first, before it is acknowledged), dependencies on an array or one of its tasks mapped to the engine's,
 //! `ArrayTaskThrottle=` updates, and the outcomes of tasks a restart leaves out of the engine.
 
 use sluice_api::{ArrayMember, JobSubmitted, JobUpdated, UpdateRequest};
@@ -37,6 +37,11 @@ impl Driver {
                 crate::extract::MAX_BODY
             )));
         }
+        // Room for every task before any is queued: the one record of the array (its task
+        // indexes besides the request `admit` counted) and each further task's files.
+        let more = (spec.tasks.len() as u64).saturating_sub(1);
+        let files = super::room::job_file_bytes(&request);
+        self.admit_jobs(spec.tasks.len() as u64 * 12, more, more * files)?;
         let first = self.store.image().next_id;
         let mut queued: Vec<(u64, JobId, ArrayMember)> = Vec::with_capacity(spec.tasks.len());
         for (i, &task_id) in spec.tasks.iter().enumerate() {
@@ -61,22 +66,27 @@ impl Driver {
             }
         }
         let time = self.engine.now();
-        for (id, eid, member) in queued {
-            self.commit(Record::Submit {
-                id,
-                time,
-                uid: who.uid,
-                user: who.user.clone(),
-                request: Box::new(request.clone()),
-                hold: request.hold,
-                array: Some(member),
-            });
-            if request.hold {
+        let last_id = (first + queued.len() as u64).saturating_sub(1).max(first);
+        let hold = request.hold;
+        for &(id, eid, _) in &queued {
+            if hold {
                 let _ = self.engine.hold(eid, Hold::User);
             }
             self.metrics.submitted += 1;
             self.accepted_at.insert(id, std::time::Instant::now());
         }
+        // One record for the whole array: a crash keeps every task of it or none.
+        self.commit(Record::SubmitArray {
+            id: first,
+            last_id,
+            time,
+            uid: who.uid,
+            user: who.user.clone(),
+            request: Box::new(request),
+            hold,
+            tasks: queued.iter().map(|(_, _, m)| m.task_id).collect(),
+            throttle: spec.throttle,
+        });
         Ok(JobSubmitted { job_id: first })
     }
 

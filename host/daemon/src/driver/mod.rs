@@ -10,7 +10,9 @@
 //! `mail` sends `--mail-type` mail off the driver thread; `deadlines` cancels
 //! pending jobs that can no longer meet their `--deadline`; `power` journals power state and
 //! program calls, registers nodes and takes scontrol's node updates, and `power_programs` runs
-//! the power programs off the driver thread; `arrays` makes job arrays into jobs;
+//! the power programs off the driver thread; `arrays` makes job arrays into jobs; `records`
+//! purges ended jobs' records from the image after MinJobAge; `room` admits changes the disk
+//! and MaxJobCount have room for;
 //! `accounting` sends ended jobs to the accounting store and forwards `acct` queries;
 //! `plugins` owns swaps and the plugin files watched; `shadow` the candidates run beside the
 //! active policies, fed by `recording`. `gauges` refreshes the Prometheus series only the driver can read;
@@ -33,6 +35,7 @@ mod power;
 mod power_programs;
 mod reattach;
 mod recording;
+mod records;
 mod recover;
 mod room;
 mod runs;
@@ -211,6 +214,7 @@ impl Driver {
             }
             self.refresh_gauges(&mut last_gauges);
             self.purge_old();
+            self.purge_records();
             self.maybe_snapshot();
         }
         if let Err(e) = self.store.sync() {

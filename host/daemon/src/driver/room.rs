@@ -91,19 +91,52 @@ fn journal_bound(req: &ApiRequest) -> Option<u64> {
     }
 }
 
+/// Bytes of a submission's job files: its script and its environment as stored.
+pub(super) fn job_file_bytes(r: &crate::request::SubmitRequest) -> u64 {
+    r.script.len() as u64 + json_len(&r.env)
+}
+
 impl Driver {
-    /// Reserves journal room for `req`'s records; a full disk is a 507 naming the file system.
+    /// Reserves journal room for `req`'s records (and file room for a submission's script and
+    /// environment); a full disk is a 507 naming the file system, too many jobs a 503.
     pub(super) fn admit(&mut self, req: &ApiRequest) -> Result<(), ApiError> {
         let Some(bytes) = journal_bound(req) else {
             return Ok(());
         };
-        self.store.admit(bytes).map_err(|e| match e {
-            StoreError::Full { .. } => {
-                self.metrics.refused += 1;
-                self.opts.metrics.job_refused();
-                ApiError::insufficient_storage(e.to_string())
-            }
-            other => ApiError::internal(other.to_string()),
-        })
+        match req {
+            // An array's other tasks are admitted once its size is known (`submit_array`).
+            ApiRequest::Submit(r) => self.admit_jobs(bytes, 1, job_file_bytes(r)),
+            _ => self.admit_jobs(bytes, 0, 0),
+        }
+    }
+
+    /// Admits a change of `bytes` of journal that adds `jobs` jobs with `files` bytes of job
+    /// files: refused while MaxJobCount records exist (503, as slurmctld's EAGAIN) or when the
+    /// disk has no room for all of it (507).
+    pub(super) fn admit_jobs(&mut self, bytes: u64, jobs: u64, files: u64) -> Result<(), ApiError> {
+        let held = self.store.image().jobs.len() as u64;
+        let max = self.cfg.max_job_count as u64;
+        if jobs > 0 && held + jobs > max {
+            self.metrics.refused += 1;
+            self.opts.metrics.job_refused();
+            return Err(ApiError::unavailable(format!(
+                "batch job submission failed: Resource temporarily unavailable: MaxJobCount ({max}) reached ({held} job records, {jobs} more asked for); ended jobs leave min_job_age seconds after they end, retry then"
+            )));
+        }
+        let what = if jobs > 0 {
+            "batch job submission failed: "
+        } else {
+            ""
+        };
+        self.store
+            .admit_jobs(bytes, jobs, files)
+            .map_err(|e| match e {
+                StoreError::Full { .. } => {
+                    self.metrics.refused += 1;
+                    self.opts.metrics.job_refused();
+                    ApiError::insufficient_storage(format!("{what}{e}"))
+                }
+                other => ApiError::internal(other.to_string()),
+            })
     }
 }

@@ -95,10 +95,9 @@ impl Driver {
             },
         );
         let req = &rec.request;
-        let mut env = req.env.clone();
-        if !env.contains_key("PATH") {
-            env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
-        }
+        // Slurm's variables; the submitter's are put under them where the script is read
+        // (`job_files::launch_env`), on the launch thread when they are in files.
+        let mut env = std::collections::BTreeMap::new();
         let list = sluice_hostlist::compress(&nodes);
         let mut set = |k: &str, v: String| {
             env.insert(k.to_string(), v);
@@ -119,13 +118,7 @@ impl Driver {
         set("SLURM_JOB_USER", rec.user.clone());
         set("SLURM_JOB_UID", rec.uid.to_string());
         set("SLURM_SUBMIT_DIR", req.workdir.clone());
-        set(
-            "SLURM_SUBMIT_HOST",
-            req.env
-                .get("SLURM_SUBMIT_HOST")
-                .cloned()
-                .unwrap_or_else(crate::job_env::host_name),
-        );
+        set("SLURM_SUBMIT_HOST", crate::job_env::host_name());
         set(
             "SLURM_JOB_CPUS_PER_NODE",
             crate::node_counts::run_lengths(&alloc.placement.cpus),
@@ -192,11 +185,16 @@ impl Driver {
         let output = pattern(req.output.as_deref().unwrap_or(default_output));
         let error = req.error.as_deref().map(pattern);
         let input = req.input.as_deref().map(pattern);
+        let saved = self.store.job_files(id);
+        if saved.is_none() {
+            env = crate::job_files::launch_env(req.env.clone(), env);
+        }
         Some(Launch {
             job: id,
             run: rec.restarts,
             uid: rec.uid,
             script: req.script.clone(),
+            files: saved,
             output,
             error,
             workdir,

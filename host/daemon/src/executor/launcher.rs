@@ -36,10 +36,22 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
         .mode(0o700)
         .create(dir)
         .map_err(shown)?;
-    let text = if l.script.starts_with("#!") {
-        l.script.clone()
+    let (script, env) = match &l.files {
+        Some(files) => {
+            let (script, submitted) = files
+                .load()
+                .map_err(|e| format!("{}: {e}", files.script.display()))?;
+            (
+                script,
+                crate::job_files::launch_env(submitted, l.env.clone()),
+            )
+        }
+        None => (l.script.clone(), l.env.clone()),
+    };
+    let text = if script.starts_with("#!") {
+        script
     } else {
-        format!("#!/bin/sh\n{}", l.script)
+        format!("#!/bin/sh\n{script}")
     };
     write_script(&dir.join(SCRIPT), &text).map_err(shown)?;
     let job = JobFile {
@@ -48,7 +60,7 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
         workdir: l.workdir.clone(),
         output: l.output.clone(),
         error: l.error.clone(),
-        env: l.env.clone(),
+        env,
         time_limit: l.time_limit.map(|d| d.as_secs()),
         kill_wait: l.kill_wait.as_secs(),
         warn_signal: l.warn_signal.clone(),

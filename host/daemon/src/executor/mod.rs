@@ -24,6 +24,10 @@ pub struct Launch {
     pub uid: u32,
     /// The script's text; without a `#!` line it runs under `/bin/sh`.
     pub script: String,
+    /// Where the script and the submitter's environment are when the daemon keeps them in
+    /// files (then `script` is empty and `env` holds only the computed variables): read on
+    /// the launch thread, never on the driver's.
+    pub files: Option<crate::job_files::JobFiles>,
     /// Working directory.
     pub workdir: PathBuf,
     /// File for stdout (and stderr unless `error` is set), truncated at launch, opened as the user.
