@@ -115,6 +115,7 @@ pub mod reservation;
 mod resize;
 mod resume;
 pub mod show;
+pub mod state_log;
 mod start;
 mod stats;
 pub mod steps;

@@ -12,7 +12,7 @@ use sluice_api::{NodeRegistered, NodeStateDone, RegisterRequest};
 use sluice_cluster::NodeId;
 use sluice_engine::power::PowerState;
 use sluice_engine::{NodeUpdate, PowerCall};
-use sluice_sim::scenario::JobSeen;
+use sluice_engine::state_log::JobSeen;
 
 use super::power_programs::{self, ProgramRun};
 use super::{Driver, Msg};
@@ -29,7 +29,7 @@ const MAX_ADDRESS: usize = 255;
 const MAX_REASON: usize = 1024;
 
 /// The power log: the scenario replay's, each line written out as it is made.
-pub(super) type PowerLog = sluice_sim::scenario::ScenarioLog<LineWriter<File>>;
+pub(super) type PowerLog = sluice_engine::state_log::StateLog<LineWriter<File>>;
 
 impl Driver {
     /// Journals every node whose power record or health differs from what the journal last

@@ -9,11 +9,10 @@
 
 mod accounting;
 mod input;
-mod log;
 
 pub use accounting::PowerMetrics;
 pub use input::{Action, ActionKind, Scenario};
-pub use log::{JobSeen, ScenarioLog};
+pub use sluice_engine::state_log::{JobSeen, StateLog};
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -144,7 +143,7 @@ pub fn run_scenario<W: Write>(
         engine,
         clock,
         boot,
-        log: ScenarioLog::new(out, START),
+        log: StateLog::new(out, START),
         queue: BTreeMap::new(),
         seq: 0,
         flights: HashMap::new(),
@@ -185,7 +184,7 @@ struct Run<W: Write> {
     engine: Engine,
     clock: ManualClock,
     boot: Boot,
-    log: ScenarioLog<W>,
+    log: StateLog<W>,
     queue: BTreeMap<(i64, u8, u64), Item>,
     seq: u64,
     flights: HashMap<JobId, Flight>,

@@ -1,11 +1,12 @@
-//! Owns the scenario log: one JSON object per line, in time order, with times in seconds since
-//! the replay's start — node and job state changes, program calls, refused actions.
+//! Owns the state log: one JSON object per line, in time order, with times in seconds since a
+//! start — node and job state changes, program calls, refused actions. A scenario replay
+//! (`sluice sim --log`) and the live daemon (`power_log`) write the same lines.
 
 use std::collections::HashMap;
 use std::io::Write;
 
 use serde_json::{Map, Value, json};
-use sluice_engine::{Engine, PowerCall};
+use crate::{Engine, PowerCall};
 
 /// A node as last logged.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub struct JobSeen {
 
 impl JobSeen {
     /// What the log says of engine job `job`.
-    pub fn of(job: &sluice_engine::Job) -> Self {
+    pub fn of(job: &crate::Job) -> Self {
         JobSeen {
             state: job.state.as_str(),
             reason: job.reason.as_str(),
@@ -42,7 +43,7 @@ impl JobSeen {
 }
 
 /// Writes the log, remembering what it last wrote per node and job so only changes appear.
-pub struct ScenarioLog<W: Write> {
+pub struct StateLog<W: Write> {
     out: W,
     /// The engine time the replay started at: log times are relative to it.
     start: i64,
@@ -52,7 +53,7 @@ pub struct ScenarioLog<W: Write> {
     pub lines: u64,
 }
 
-impl<W: Write> ScenarioLog<W> {
+impl<W: Write> StateLog<W> {
     /// A log into `out` for a replay whose clock starts at `start`.
     pub fn new(out: W, start: i64) -> Self {
         Self {
