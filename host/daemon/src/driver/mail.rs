@@ -355,13 +355,22 @@ mod tests {
     /// Lets a program blocked reading a FIFO go, when dropped (the test failing included).
     struct Release(std::path::PathBuf);
 
-    impl Drop for Release {
-        fn drop(&mut self) {
+    impl Release {
+        /// Opens the FIFO for writing and closes it, which ends its reader's wait; fails while
+        /// no reader has it open.
+        fn release(&self) -> bool {
             use std::os::unix::fs::OpenOptionsExt;
-            let _ = std::fs::OpenOptions::new()
+            std::fs::OpenOptions::new()
                 .write(true)
                 .custom_flags(libc::O_NONBLOCK)
-                .open(&self.0);
+                .open(&self.0)
+                .is_ok()
+        }
+    }
+
+    impl Drop for Release {
+        fn drop(&mut self) {
+            self.release();
         }
     }
 
@@ -395,7 +404,14 @@ mod tests {
         );
         let mallory = std::fs::read_to_string(&log).unwrap();
         assert!(!mallory.contains("mallory-later"), "{mallory}");
-        drop(release);
+        let t = Instant::now();
+        while !release.release() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the stuck program never read"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         delivered(&log, "mallory-later");
     }
 
