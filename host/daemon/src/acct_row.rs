@@ -223,6 +223,7 @@ mod tests {
             array: None,
             unlimited_while_running: false,
             runs: Vec::new(),
+            stored: false,
         }
     }
 
