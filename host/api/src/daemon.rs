@@ -275,6 +275,30 @@ pub struct DaemonConfig {
     /// forms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub purge_step_after: Option<String>,
+    /// Largest batch script a submission may carry, bytes (Slurm's `max_script_size`, 4 MiB).
+    pub max_script_size: usize,
+    /// Largest job environment a submission may carry, bytes summed over its `NAME=value`
+    /// entries with their NULs, as `execve` counts them, so it bounds their number too (Slurm's
+    /// `max_env_size` idea; 1 MiB here). The script's arguments are held to it alike.
+    pub max_env_size: usize,
+    /// Longest path a job may name, bytes (Linux's PATH_MAX, 4096): `--chdir`, the script's path,
+    /// and what an `-o`/`-e`/`-i` pattern may expand to beneath `--chdir`. Checked at submission
+    /// with the longest values the patterns could take, and the launch expands within it too.
+    pub max_path_size: usize,
+    /// Longest free-text field of a job (name, comment, account, `--mail-user`, `--array`,
+    /// `--nodelist`, …), bytes (4096), at submission and at update.
+    pub max_text_size: usize,
+    /// Most jobs named by one `--dependency` list (1,000), counted before it is parsed; the
+    /// list may take 48 bytes per allowed job.
+    pub max_dependencies: usize,
+    /// Connections one user (not an admin) may hold open at once through one door (32 of the
+    /// door's 256; admins have the rest whatever users hold).
+    pub max_connections_per_user: usize,
+    /// Requests of one user (not an admin) being answered at once; more wait their turn (8).
+    pub max_requests_per_user: usize,
+    /// Most jobs the daemon keeps records of, pending, running and ended but not yet purged
+    /// (Slurm's MaxJobCount, 10,000); a submission beyond it is refused until some are purged.
+    pub max_job_count: usize,
 }
 
 impl Default for DaemonConfig {
@@ -294,6 +318,14 @@ impl Default for DaemonConfig {
             private_data: vec!["jobs".into()],
             purge_job_after: None,
             purge_step_after: None,
+            max_script_size: 4 << 20,
+            max_env_size: 1 << 20,
+            max_path_size: 4096,
+            max_text_size: 4096,
+            max_dependencies: 1000,
+            max_connections_per_user: 32,
+            max_requests_per_user: 8,
+            max_job_count: 10_000,
         }
     }
 }

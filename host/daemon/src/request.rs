@@ -76,13 +76,24 @@ impl SubmitRequestExt for SubmitRequest {
     }
 }
 
-/// A `--nodelist`/`--exclude` hostlist as sorted names, bounded as every hostlist a user sends.
+/// A `--nodelist`/`--exclude` hostlist as sorted names, bounded as every hostlist a user sends:
+/// in hosts, and in the bytes its names take (admission holds a new request to the cluster's
+/// nodes; this bound is for a request journaled before it did).
 fn node_names(option: &str, list: Option<&str>) -> Result<Vec<String>, String> {
     let Some(list) = list.filter(|l| !l.trim().is_empty()) else {
         return Ok(Vec::new());
     };
-    let mut names = sluice_hostlist::expand_at_most(list, sluice_hostlist::MAX_HOSTS)
+    let hosts = sluice_hostlist::Hostlist::parse_at_most(list, sluice_hostlist::MAX_HOSTS)
         .map_err(|e| format!("--{option}={list}: {e}"))?;
+    let bytes = hosts.len().saturating_mul(hosts.longest_name() as u64);
+    if bytes > crate::extract::MAX_BODY as u64 {
+        return Err(format!(
+            "--{option}: {} names of up to {} bytes are more than a request may carry",
+            hosts.len(),
+            hosts.longest_name()
+        ));
+    }
+    let mut names: Vec<String> = hosts.iter().collect();
     names.sort();
     names.dedup();
     Ok(names)

@@ -48,6 +48,22 @@ impl Hostlist {
         self.count == 0
     }
 
+    /// The length of its longest host name, bytes, from its ranges alone (no name is made), so
+    /// a list from a request can be bounded before it is expanded.
+    pub fn longest_name(&self) -> usize {
+        self.ranges
+            .iter()
+            .map(|r| {
+                let digits = r.numbers.map_or(0, |n| {
+                    let hi = n.hi.checked_ilog10().map_or(1, |log| log as usize + 1);
+                    hi.max(n.width)
+                });
+                r.prefix.len() + digits
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The host names in order.
     pub fn iter(&self) -> impl Iterator<Item = String> + '_ {
         self.ranges.iter().flat_map(HostRange::names)
@@ -204,6 +220,22 @@ mod tests {
             Hostlist::from_names(&["node1", "node02"]).to_string(),
             "node[1,02]"
         );
+    }
+
+    #[test]
+    fn the_longest_name_is_read_from_the_ranges() {
+        for expr in [
+            "n[1-2],login,gw",
+            "node[08-10]",
+            "a[7-123]x",
+            "p[1-65536]",
+            "",
+            "z[0]",
+        ] {
+            let list = Hostlist::parse(expr).unwrap();
+            let made = list.iter().map(|n| n.len()).max().unwrap_or(0);
+            assert_eq!(list.longest_name(), made, "{expr}");
+        }
     }
 
     #[test]

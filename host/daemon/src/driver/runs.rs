@@ -175,16 +175,32 @@ impl Driver {
             user: &rec.user,
             node: nodes.first().map_or("", String::as_str),
         };
-        let pattern = |p: &str| crate::filename::expand(p, &fields, &workdir);
+        // Bounded, so a pattern journaled before submissions were bounded fails its job
+        // rather than the daemon.
+        let max = self.cfg.max_path_size;
+        let pattern = |p: &str| crate::filename::expand_within(p, &fields, &workdir, max);
         // Slurm's default names an array task by its array and index.
         let default_output = if rec.array.is_some() {
             "slurm-%A_%a.out"
         } else {
             "slurm-%j.out"
         };
-        let output = pattern(req.output.as_deref().unwrap_or(default_output));
-        let error = req.error.as_deref().map(pattern);
-        let input = req.input.as_deref().map(pattern);
+        let files = (|| {
+            let output = pattern(req.output.as_deref().unwrap_or(default_output))?;
+            let error = req.error.as_deref().map(pattern).transpose()?;
+            let input = req.input.as_deref().map(pattern).transpose()?;
+            Ok::<_, crate::filename::PatternTooLong>((output, error, input))
+        })();
+        let (output, error, input) = match files {
+            Ok(files) => files,
+            Err(e) => {
+                let reason = format!("launch failed: {e}");
+                tracing::error!("job {id}: {reason}");
+                self.exit_reasons.insert(id, reason);
+                let _ = self.engine.job_finished(eid, 1);
+                return None;
+            }
+        };
         let saved = self.store.job_files(id);
         if saved.is_none() {
             env = crate::job_files::launch_env(req.env.clone(), env);
