@@ -10,6 +10,7 @@ pub mod hold;
 pub mod hostlist;
 pub mod info;
 pub mod job_arrays;
+pub mod options;
 pub mod plugin;
 pub mod prio;
 pub mod queue;

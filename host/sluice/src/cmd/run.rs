@@ -1,4 +1,5 @@
-//! `sluice run` / `sluice srun`: srun's options (read as srun reads them, `srun/options.rs`)
+//! `sluice run` / `sluice srun`: srun's options (the one table's, `cmd/options`, with the
+//! variables srun reads, `srun/options.rs`)
 //! and what each task runs (`--multi-prog`), then inside an allocation (`--jobid`,
 //! `SLURM_JOB_ID`) a step whose tasks run across the allocation's nodes; outside one, an
 //! interactive allocation of the same shape made first and ended with the tasks' exit code.
@@ -10,14 +11,14 @@ use anyhow::{anyhow, bail};
 
 use super::clock::Zone;
 use super::daemon_client::Conn;
-use super::sbatch::options::Context;
+use super::options::{Command, Context, scan};
 use super::srun::allocation;
 use super::srun::local::Local;
 use super::srun::options::{self, Srun};
 use super::srun::program::{self, Program};
 use super::srun::step::{self, StepSpec};
 
-/// Arguments of `sluice run`: srun's own words, read by `srun::options`, not by clap.
+/// Arguments of `sluice run`: srun's own words, read by `cmd/options`, not by clap.
 #[derive(clap::Args)]
 pub struct Args {
     /// srun options, then the command and its arguments (see `sluice srun --help`).
@@ -45,27 +46,27 @@ pub fn conn(state_dir: Option<PathBuf>) -> Conn {
 
 /// Runs `sluice run`; exits with the highest exit code of the tasks.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let scanned = options::scan(&args.words, "sluice srun").map_err(|e| anyhow!(e))?;
+    let scanned = scan::command_line(Command::Srun, &args.words).map_err(|e| anyhow!(e))?;
     let cx = context()?;
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let mut s = options::read(&env, &scanned.options, cx).map_err(|e| anyhow!(e))?;
-    if s.help {
-        print!("{}", options::usage("sluice srun", "executable [args...]"));
+    if s.options.help {
+        print!("{}", Command::Srun.usage());
         return Ok(());
     }
     let argv = scanned.rest;
     if argv.is_empty() {
         bail!("No command given to execute.");
     }
-    if !s.ignored.is_empty() {
+    if !s.options.ignored.is_empty() {
         eprintln!(
             "srun: note: accepted with no effect on this machine: --{} (docs/srun.md)",
-            s.ignored.join(", --")
+            s.options.ignored.join(", --")
         );
     }
-    let conn = conn(s.alloc.state_dir.clone());
+    let conn = conn(s.options.state_dir.clone());
     let mut client = conn.client();
-    let code = match s.jobid {
+    let code = match s.options.jobid {
         Some(job) => {
             if s.env_nodes.is_none() {
                 attach(&mut client, job, &mut s)?;
@@ -76,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => {
             let program = program_of(&mut s, &argv);
             let (shape, _) = s.shape();
-            let mut opts = s.alloc.clone();
+            let mut opts = s.options.clone();
             opts.nodes = Some((shape.nodes, None));
             opts.ntasks = Some(shape.tasks);
             let name = PathBuf::from(&argv[0])

@@ -1,16 +1,17 @@
-//! `sluice salloc`: an interactive allocation (srun's option table, the options salloc shares
-//! with it) and a command run in it, `$SHELL` by default, with the job's `SLURM_*` variables;
+//! `sluice salloc`: an interactive allocation (salloc's options from the one table, read as
+//! srun reads them) and a command run in it, `$SHELL` by default, with the job's `SLURM_*` variables;
 //! the allocation ends when the command does, with its exit code.
 
 use std::collections::BTreeMap;
-use std::process::Command;
+use std::process;
 
 use anyhow::{Context as _, anyhow};
 
+use super::options::{Command, scan};
 use super::run::{conn, context};
 use super::srun::{allocation, options};
 
-/// Arguments of `sluice salloc`: salloc's own words, read by `srun::options`, not by clap.
+/// Arguments of `sluice salloc`: salloc's own words, read by `cmd/options`, not by clap.
 #[derive(clap::Args)]
 pub struct Args {
     /// salloc options, then the command and its arguments (default: $SHELL).
@@ -20,16 +21,16 @@ pub struct Args {
 
 /// Runs `sluice salloc`; exits with the command's exit code.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let scanned = options::scan(&args.words, "sluice salloc").map_err(|e| anyhow!(e))?;
+    let scanned = scan::command_line(Command::Salloc, &args.words).map_err(|e| anyhow!(e))?;
     // salloc is not inside an allocation: the variables of one around it are not its options.
     let s =
         options::read(&BTreeMap::new(), &scanned.options, context()?).map_err(|e| anyhow!(e))?;
-    if s.help {
-        print!("{}", options::usage("sluice salloc", "[command [args...]]"));
+    if s.options.help {
+        print!("{}", Command::Salloc.usage());
         return Ok(());
     }
     // Options that shape a step's tasks have nothing to act on: salloc runs no step.
-    let mut ignored = s.ignored.clone();
+    let mut ignored = s.options.ignored.clone();
     ignored.extend(s.step_only());
     if !ignored.is_empty() {
         eprintln!(
@@ -42,9 +43,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         scanned.rest
     };
-    let mut client = conn(s.alloc.state_dir.clone()).client();
-    let alloc = allocation::grant(&mut client, &s.alloc, "interactive", "salloc")?;
-    let status = Command::new(&argv[0])
+    let mut client = conn(s.options.state_dir.clone()).client();
+    let alloc = allocation::grant(&mut client, &s.options, "interactive", "salloc")?;
+    let status = process::Command::new(&argv[0])
         .args(&argv[1..])
         .envs(&alloc.env)
         .status()

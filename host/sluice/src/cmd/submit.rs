@@ -11,12 +11,12 @@ use sluice_daemon::client::segment;
 
 use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
+use super::options::{Command, Context, scan};
 use super::sbatch::environment;
-use super::sbatch::getopt::{self, TABLE};
-use super::sbatch::options::{self, Context};
+use super::sbatch::options;
 use super::sbatch::request::{self, Inputs};
 
-/// Arguments of `sluice submit`: sbatch's own words, read by `sbatch::getopt`, not by clap.
+/// Arguments of `sluice submit`: sbatch's own words, read by `cmd/options`, not by clap.
 #[derive(clap::Args)]
 pub struct Args {
     /// sbatch options, then the script and its arguments (see `sluice submit --help`).
@@ -47,23 +47,9 @@ fn check_script(name: &str, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// sbatch's usage, from the option table.
-fn usage() -> String {
-    let mut out = String::from(
-        "Usage: sluice submit [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]\n\nOptions (as sbatch's; see docs/sbatch.md for what each does here):\n",
-    );
-    out.push_str(&getopt::describe(TABLE));
-    out
-}
-
 /// Runs `sluice submit`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let scanned = getopt::scan(&args.words).map_err(|e| {
-        anyhow!(
-            "{}\nTry \"sluice submit --help\" for more information",
-            e.message
-        )
-    })?;
+    let scanned = scan::command_line(Command::Sbatch, &args.words).map_err(|e| anyhow!(e))?;
     let cx = Context {
         now: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)?
@@ -75,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let variables = environment::options(&env);
     let cli = options::read("", None, &[], &scanned.options, cx).map_err(|e| anyhow!(e))?;
     if cli.help {
-        print!("{}", usage());
+        print!("{}", Command::Sbatch.usage());
         return Ok(());
     }
     let cwd = std::env::current_dir()?;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::getopt::{Found, TABLE, Takes};
+use crate::cmd::options::{Command, Found, Takes, table};
 
 /// Each variable and the long option it stands for.
 const VARIABLES: &[(&str, &str)] = &[
@@ -70,7 +70,7 @@ pub fn options(env: &BTreeMap<String, String>) -> Vec<(&'static str, Found)> {
         let Some(value) = env.get(*var) else {
             continue;
         };
-        let Some(spec) = TABLE.iter().find(|s| s.long == *long) else {
+        let Some(spec) = table::find(Command::Sbatch, long) else {
             continue;
         };
         let value = match spec.takes {
@@ -78,13 +78,7 @@ pub fn options(env: &BTreeMap<String, String>) -> Vec<(&'static str, Found)> {
             Takes::Optional => Some(value.clone()).filter(|v| !v.is_empty()),
             Takes::Value => Some(value.clone()),
         };
-        out.push((
-            *var,
-            Found {
-                long: spec.long,
-                value,
-            },
-        ));
+        out.push((*var, Found { spec, value }));
     }
     out
 }
@@ -105,7 +99,7 @@ mod tests {
         let all = options(&env);
         let found: Vec<(&str, Option<&str>)> = all
             .iter()
-            .map(|(_, f)| (f.long, f.value.as_deref()))
+            .map(|(_, f)| (f.spec.long, f.value.as_deref()))
             .collect();
         assert_eq!(
             found,
@@ -121,7 +115,10 @@ mod tests {
     #[test]
     fn every_variable_names_an_option_of_the_table() {
         for (var, long) in VARIABLES {
-            assert!(TABLE.iter().any(|s| s.long == *long), "{var} → --{long}");
+            assert!(
+                table::find(Command::Sbatch, long).is_some(),
+                "{var} → --{long}"
+            );
         }
     }
 }

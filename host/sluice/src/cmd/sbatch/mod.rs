@@ -1,11 +1,8 @@
-//! sbatch as Slurm users type it: the option table and getopt-style scanning, `#SBATCH`
-//! lines, `SBATCH_*` variables, option values with Slurm's messages, dates, and the submission
-//! they make.
+//! sbatch as Slurm users type it: `#SBATCH` lines, `SBATCH_*` variables, option values with
+//! Slurm's messages, and the submission they make (the option table and its scanner are
+//! `cmd/options`, shared with srun and salloc).
 
-// Slurm's date forms are shared with the other commands (`acct`, `update`, reservations).
-pub use super::clock;
 pub mod environment;
-pub mod getopt;
 pub mod options;
 pub mod request;
 pub mod script;

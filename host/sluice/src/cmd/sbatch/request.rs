@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sluice_api::SubmitRequest;
 
-use super::options::Options;
+use crate::cmd::options::Options;
 
 /// What a submission needs besides the options.
 #[derive(Clone, Debug, Default)]
@@ -202,14 +202,14 @@ pub fn read_export_file(path: &Path, cwd: &Path) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::clock::Zone;
-    use super::super::getopt;
-    use super::super::options::{Context, read};
+    use super::super::options::read;
     use super::*;
+    use crate::cmd::clock::Zone;
+    use crate::cmd::options::{Command, Context, scan};
 
     fn request(script: &str, cli: &str) -> Result<(SubmitRequest, Vec<String>), String> {
         let words: Vec<String> = cli.split_whitespace().map(String::from).collect();
-        let scanned = getopt::scan(&words).map_err(|e| e.message)?;
+        let scanned = scan::scan(Command::Sbatch, &words).map_err(|e| e.message)?;
         let cx = Context {
             now: 1_795_678_215,
             zone: Zone::Utc,

@@ -15,7 +15,7 @@ use anyhow::{Context as _, anyhow, bail};
 use sluice_api::{CancelRequest, Job, JobCancelled, JobSubmitted};
 use sluice_daemon::client::{Client, segment};
 
-use crate::cmd::sbatch::options::Options;
+use crate::cmd::options::Options;
 use crate::cmd::sbatch::request::{self, Inputs};
 
 /// A granted allocation: the job and the variables its batch environment has.

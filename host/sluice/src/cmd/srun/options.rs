@@ -1,95 +1,15 @@
-//! srun's (and salloc's) options: their table for sbatch's getopt-style scanner, the
-//! `SLURM_*` variables srun reads as options, and the step shape they make together.
+//! srun's (and salloc's) options: the `SLURM_*` variables srun reads as options under its
+//! command line (both read from the one table, `cmd/options`), and the step shape they make.
 
 use std::collections::BTreeMap;
 
 use sluice_daemon::task_layout::Distribution;
 
-use crate::cmd::sbatch::getopt::{self, Found, Spec, Takes, spec};
-use crate::cmd::sbatch::options::{Context, Options};
+use crate::cmd::options::{Command, Context, Found, Options, Takes, table};
 use crate::cmd::sbatch::values;
 
 use super::launch::Writing;
 use super::task_io::Stdio;
-
-use Takes::{Nothing as N, Optional as O, Value as V};
-
-/// srun's options as its man page lists them (those sluice reads and those it accepts with no
-/// effect here), plus sluice's own `--state-dir`. salloc reads the same table.
-pub const TABLE: &[Spec] = &[
-    spec("account", Some('A'), V),
-    spec("acctg-freq", None, V),
-    spec("begin", Some('b'), V),
-    spec("chdir", Some('D'), V),
-    spec("comment", None, V),
-    spec("constraint", Some('C'), V),
-    spec("container", None, V),
-    spec("contiguous", None, N),
-    spec("cpu-bind", None, V),
-    spec("cpu-freq", None, V),
-    spec("cpus-per-gpu", None, V),
-    spec("cpus-per-task", Some('c'), V),
-    spec("deadline", None, V),
-    spec("dependency", Some('d'), V),
-    spec("distribution", Some('m'), V),
-    spec("error", Some('e'), V),
-    spec("exact", None, N),
-    spec("exclude", Some('x'), V),
-    spec("exclusive", None, O),
-    spec("export", None, V),
-    spec("gpu-bind", None, V),
-    spec("gpus", Some('G'), V),
-    spec("gpus-per-node", None, V),
-    spec("gpus-per-task", None, V),
-    spec("gres", None, V),
-    spec("help", Some('h'), N),
-    spec("hint", None, V),
-    spec("hold", Some('H'), N),
-    spec("immediate", Some('I'), O),
-    spec("input", Some('i'), V),
-    spec("job-name", Some('J'), V),
-    spec("jobid", None, V),
-    spec("kill-on-bad-exit", Some('K'), O),
-    spec("label", Some('l'), N),
-    spec("licenses", Some('L'), V),
-    spec("mem", None, V),
-    spec("mem-bind", None, V),
-    spec("mem-per-cpu", None, V),
-    spec("mem-per-gpu", None, V),
-    spec("mpi", None, V),
-    spec("multi-prog", None, N),
-    spec("network", None, V),
-    spec("nice", None, O),
-    spec("no-kill", Some('k'), O),
-    spec("nodelist", Some('w'), V),
-    spec("nodes", Some('N'), V),
-    spec("ntasks", Some('n'), V),
-    spec("ntasks-per-core", None, V),
-    spec("ntasks-per-gpu", None, V),
-    spec("ntasks-per-node", None, V),
-    spec("ntasks-per-socket", None, V),
-    spec("open-mode", None, V),
-    spec("output", Some('o'), V),
-    spec("overcommit", Some('O'), N),
-    spec("overlap", None, N),
-    spec("oversubscribe", Some('s'), N),
-    spec("partition", Some('p'), V),
-    spec("propagate", None, O),
-    spec("pty", None, N),
-    spec("qos", Some('q'), V),
-    spec("quiet", Some('Q'), N),
-    spec("reservation", None, V),
-    spec("signal", None, V),
-    spec("state-dir", None, V),
-    spec("threads-per-core", None, V),
-    spec("time", Some('t'), V),
-    spec("time-min", None, V),
-    spec("unbuffered", Some('u'), N),
-    spec("usage", None, N),
-    spec("verbose", Some('v'), N),
-    spec("wait", Some('W'), V),
-    spec("wckey", None, V),
-];
 
 /// The variables srun reads as options, weakest first, with the option each stands for.
 const VARIABLES: &[(&str, &str)] = &[
@@ -111,18 +31,12 @@ const VARIABLES: &[(&str, &str)] = &[
     ("SLURM_JOB_ID", "jobid"),
 ];
 
-/// Everything srun was told.
+/// Everything srun was told: its options, and which of the step's sizes came from where.
 #[derive(Clone, Debug, Default)]
 pub struct Srun {
-    /// The options srun shares with sbatch (shape, partition, time…), the allocation's when
-    /// srun creates one.
-    pub alloc: Options,
-    /// `-l/--label`.
-    pub label: bool,
-    /// `--multi-prog`: the command is a configuration file of each task's program.
-    pub multi_prog: bool,
-    /// `--jobid` (or `SLURM_JOB_ID`).
-    pub jobid: Option<u64>,
+    /// The options (shape, partition, time, `--label`…), the allocation's when srun creates
+    /// one.
+    pub options: Options,
     /// `-N` given on the command line (not from the allocation's variables).
     pub nodes_given: bool,
     /// `-n` given on the command line.
@@ -131,10 +45,6 @@ pub struct Srun {
     pub env_nodes: Option<u32>,
     /// `-n` from the allocation's variables.
     pub env_ntasks: Option<u32>,
-    /// `-h/--help`, `--usage`.
-    pub help: bool,
-    /// Options accepted with no effect here, by long name, for a note.
-    pub ignored: Vec<&'static str>,
 }
 
 /// The step's shape: how many tasks on how many nodes, each node's room for tasks, the
@@ -162,24 +72,21 @@ pub fn read(env: &BTreeMap<String, String>, found: &[Found], cx: Context) -> Res
     let mut s = Srun::default();
     for (var, long) in VARIABLES {
         let Some(value) = env.get(*var) else { continue };
-        let spec = TABLE
-            .iter()
-            .find(|t| t.long == *long)
-            .expect("variables name options of the table");
+        let spec = table::find(Command::Srun, long).expect("variables name srun's options");
         let f = Found {
-            long: spec.long,
+            spec,
             value: (spec.takes != Takes::Nothing).then(|| value.clone()),
         };
         match *long {
             "nodes" => s.env_nodes = values::nodes(value).ok().map(|(min, _)| min),
             "ntasks" => s.env_ntasks = values::count("ntasks", value).ok(),
             "label" if value == "0" => {}
-            _ => s.apply(&f, cx).map_err(|e| format!("{var}: {e}"))?,
+            _ => s.options.apply(&f, cx).map_err(|e| format!("{var}: {e}"))?,
         }
     }
     for f in found {
-        s.apply(f, cx)?;
-        match f.long {
+        s.options.apply(f, cx)?;
+        match f.spec.long {
             "nodes" => s.nodes_given = true,
             "ntasks" => s.ntasks_given = true,
             _ => {}
@@ -189,47 +96,12 @@ pub fn read(env: &BTreeMap<String, String>, found: &[Found], cx: Context) -> Res
 }
 
 impl Srun {
-    /// Applies one option: srun's own here, the rest as sbatch reads them.
-    fn apply(&mut self, f: &Found, cx: Context) -> Result<(), String> {
-        let v = f.value.clone().unwrap_or_default();
-        match f.long {
-            "label" => self.label = true,
-            "jobid" => {
-                self.jobid = Some(
-                    v.trim()
-                        .parse()
-                        .map_err(|_| format!("Invalid --jobid specification: {v}"))?,
-                )
-            }
-            "help" | "usage" => self.help = true,
-            "multi-prog" => self.multi_prog = true,
-            // Values srun reads differently from sbatch have no effect here; they are
-            // listed, not applied. (`-o/-e/-i/--open-mode` are read as sbatch reads them,
-            // and acted on per task: `task_io.rs`.)
-            "wait" | "cpu-bind" | "unbuffered" | "exact" | "overlap" | "kill-on-bad-exit"
-            | "mpi" | "pty" | "immediate" => {
-                if !self.ignored.contains(&f.long) {
-                    self.ignored.push(f.long);
-                }
-            }
-            _ => {
-                self.alloc.apply(f, cx)?;
-                for name in std::mem::take(&mut self.alloc.ignored) {
-                    if !self.ignored.contains(&name) {
-                        self.ignored.push(name);
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// `-o`, `-e` and `-i` as given (`none` read as `/dev/null`, as sbatch reads it).
     pub fn stdio(&self) -> Stdio {
         Stdio {
-            output: self.alloc.output.clone(),
-            error: self.alloc.error.clone(),
-            input: self.alloc.input.clone(),
+            output: self.options.output.clone(),
+            error: self.options.error.clone(),
+            input: self.options.input.clone(),
         }
     }
 
@@ -238,12 +110,12 @@ impl Srun {
     pub fn step_only(&self) -> Vec<&'static str> {
         let stdio = self.stdio();
         [
-            ("label", self.label),
-            ("multi-prog", self.multi_prog),
+            ("label", self.options.label),
+            ("multi-prog", self.options.multi_prog),
             ("output", stdio.output.is_some()),
             ("error", stdio.error.is_some()),
             ("input", stdio.input.is_some()),
-            ("open-mode", self.alloc.open_mode.is_some()),
+            ("open-mode", self.options.open_mode.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
@@ -253,8 +125,8 @@ impl Srun {
     /// `--label` and `--open-mode` (truncate unless `append`, as Slurm's `JobFileAppend=0`).
     pub fn writing(&self) -> Writing {
         Writing {
-            label: self.label,
-            append: self.alloc.open_mode.as_deref() == Some("append"),
+            label: self.options.label,
+            append: self.options.open_mode.as_deref() == Some("append"),
         }
     }
 
@@ -265,9 +137,9 @@ impl Srun {
     /// dropped with srun's warning.
     pub fn shape(&self) -> (Shape, Vec<String>) {
         let mut warnings = Vec::new();
-        let cli_tasks = self.ntasks_given.then_some(self.alloc.ntasks).flatten();
-        let per_node_asked = self.alloc.ntasks_per_node;
-        let nodes = match (self.nodes_given, self.alloc.nodes, self.env_nodes) {
+        let cli_tasks = self.ntasks_given.then_some(self.options.ntasks).flatten();
+        let per_node_asked = self.options.ntasks_per_node;
+        let nodes = match (self.nodes_given, self.options.nodes, self.env_nodes) {
             (true, Some((min, _)), _) => min,
             (_, _, Some(env)) => cli_tasks.map_or(env, |t| t.min(env)),
             _ => match (cli_tasks, per_node_asked) {
@@ -297,7 +169,7 @@ impl Srun {
             None => even,
         };
         let distribution = self
-            .alloc
+            .options
             .distribution
             .as_deref()
             .map(Distribution::from_option)
@@ -306,38 +178,20 @@ impl Srun {
             tasks,
             nodes,
             per_node,
-            cpus_per_task: self.alloc.cpus_per_task.unwrap_or(1),
-            cpus_per_task_set: self.alloc.cpus_per_task.is_some(),
+            cpus_per_task: self.options.cpus_per_task.unwrap_or(1),
+            cpus_per_task_set: self.options.cpus_per_task.is_some(),
             distribution,
-            workdir: self.alloc.chdir.clone(),
+            workdir: self.options.chdir.clone(),
         };
         (shape, warnings)
     }
-}
-
-/// Scans srun's words with its table; the error is getopt's message and srun's hint.
-pub fn scan(words: &[String], command: &str) -> Result<getopt::Scanned, String> {
-    getopt::scan_with(TABLE, words).map_err(|e| {
-        format!(
-            "{}\nTry \"{command} --help\" for more information",
-            e.message
-        )
-    })
-}
-
-/// srun's (or salloc's) usage, from the option table; `operands` is what follows the options.
-pub fn usage(command: &str, operands: &str) -> String {
-    let mut out = format!(
-        "Usage: {command} [OPTIONS...] {operands}\n\nOptions (as srun's; see docs/srun.md for what each does here):\n"
-    );
-    out.push_str(&getopt::describe(TABLE));
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cmd::clock::Zone;
+    use crate::cmd::options::scan;
 
     const CX: Context = Context {
         now: 1_795_678_215,
@@ -350,7 +204,7 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let words: Vec<String> = cli.split_whitespace().map(String::from).collect();
-        let scanned = scan(&words, "srun")?;
+        let scanned = scan::command_line(Command::Srun, &words)?;
         read(&env, &scanned.options, CX)
     }
 
@@ -365,7 +219,7 @@ mod tests {
     #[test]
     fn inside_an_allocation_the_step_takes_the_allocations_shape() {
         let s = srun(BATCH, "hostname").unwrap();
-        assert_eq!(s.jobid, Some(7));
+        assert_eq!(s.options.jobid, Some(7));
         let (shape, warnings) = s.shape();
         assert_eq!((shape.tasks, shape.nodes, shape.per_node), (8, 2, 4));
         assert_eq!(shape.distribution, Distribution::Block);
@@ -387,15 +241,15 @@ mod tests {
     #[test]
     fn options_srun_reads_itself() {
         let s = srun(BATCH, "-l -m cyclic --cpu-bind=cores --jobid=9 -c2 -J x").unwrap();
-        assert!(s.label);
-        assert_eq!(s.jobid, Some(9));
-        assert_eq!(s.ignored, vec!["cpu-bind"]);
+        assert!(s.options.label);
+        assert_eq!(s.options.jobid, Some(9));
+        assert_eq!(s.options.ignored, vec!["cpu-bind"]);
         let (shape, _) = s.shape();
         assert_eq!(shape.distribution, Distribution::Cyclic);
         assert_eq!(shape.cpus_per_task, 2);
-        assert_eq!(s.alloc.job_name.as_deref(), Some("x"));
+        assert_eq!(s.options.job_name.as_deref(), Some("x"));
         let again = srun(&[], "-v -v --cpu-bind=none --cpu-bind=cores").unwrap();
-        assert_eq!(again.ignored, vec!["verbose", "cpu-bind"]);
+        assert_eq!(again.options.ignored, vec!["verbose", "cpu-bind"]);
     }
 
     #[test]
@@ -424,7 +278,7 @@ mod tests {
     fn errors_are_sruns() {
         assert_eq!(
             srun(&[], "--frobnicate x").unwrap_err(),
-            "unrecognized option '--frobnicate'\nTry \"srun --help\" for more information"
+            "unrecognized option '--frobnicate'\nTry \"sluice srun --help\" for more information"
         );
         assert_eq!(
             srun(&[], "-n zero").unwrap_err(),
@@ -439,7 +293,7 @@ mod tests {
             "--multi-prog -o out-%t.txt -e none -l conf",
         )
         .unwrap();
-        assert!(s.multi_prog && s.ignored.is_empty());
+        assert!(s.options.multi_prog && s.options.ignored.is_empty());
         assert_eq!(
             s.stdio(),
             Stdio {

@@ -23,7 +23,7 @@ pub enum Program {
 /// the step's task count, which ranks past an unset count raise in `s` (as `-n` would).
 /// The error is srun's messages, one a line.
 pub fn read(s: &mut Srun, argv: &[String]) -> Result<Program, String> {
-    if !s.multi_prog {
+    if !s.options.multi_prog {
         return Ok(Program::Same(argv.to_vec()));
     }
     let name = &argv[0];
@@ -34,7 +34,7 @@ pub fn read(s: &mut Srun, argv: &[String]) -> Result<Program, String> {
     let set = s.ntasks_given || s.env_ntasks.is_some();
     let (conf, tasks) = MultiProg::parse(name, &text, shape.tasks, set)?;
     if tasks != shape.tasks {
-        s.alloc.ntasks = Some(tasks);
+        s.options.ntasks = Some(tasks);
         s.ntasks_given = true;
     }
     Ok(Program::Multi {
@@ -58,12 +58,12 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::sbatch::options::Context;
+    use crate::cmd::options::{Command, Context, scan};
     use std::collections::BTreeMap;
 
     fn srun(cli: &str) -> Srun {
         let words: Vec<String> = cli.split_whitespace().map(String::from).collect();
-        let scanned = super::super::options::scan(&words, "srun").unwrap();
+        let scanned = scan::command_line(Command::Srun, &words).unwrap();
         let cx = Context {
             now: 0,
             zone: crate::cmd::clock::Zone::Utc,
