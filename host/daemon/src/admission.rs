@@ -104,7 +104,6 @@ impl Admission {
             )));
         }
         self.check_nice(what, after, before)?;
-        self.check_time_limit(what, after, before)?;
         self.check_cpus(what, after)
     }
 
@@ -134,23 +133,24 @@ impl Admission {
         Ok(())
     }
 
-    /// Slurm: only an admin may raise a job's time limit.
-    fn check_time_limit(
-        &self,
-        what: &str,
-        after: &SubmitRequest,
-        before: Option<&SubmitRequest>,
-    ) -> Result<(), ApiError> {
-        if let (Some(new), Some(old)) = (after.time_limit, before.and_then(|b| b.time_limit))
-            && new > old
-            && !self.admin
-        {
-            return Err(ApiError::forbidden(format!(
-                "{what}: only an admin may raise TimeLimit"
+    /// `ntasks × cpus_per_task` in full (no narrowing), within what the whole cluster has;
+    /// both as the job's shape counts them (`--ntasks-per-node`, `--cpus-per-gpu`).
+    fn check_cpus(&self, what: &str, after: &SubmitRequest) -> Result<(), ApiError> {
+        let shape =
+            crate::request::Shape::of(after).map_err(|e| ApiError::bad(format!("{what}: {e}")))?;
+        let tasks = u64::from(shape.tasks);
+        let per_task = u64::from(shape.cpus_per_task);
+        // Two u32 always multiply within u64.
+        let cpus = tasks * per_task;
+        if cpus > self.cluster_cpus {
+            return Err(ApiError::bad(format!(
+                "{what}: requested node configuration is not available: ntasks × cpus_per_task = {tasks} × {per_task} = {cpus} CPUs, the cluster has {}",
+                self.cluster_cpus
             )));
         }
         Ok(())
     }
+}
 
 impl Bounds {
     /// Checks every size of `r` a user controls, each before anything reads further into it;
@@ -305,25 +305,6 @@ fn too_long(option: &str, text: Option<&str>, max: usize, key: &str) -> Result<(
     }
 }
 
-    /// `ntasks × cpus_per_task` in full (no narrowing), within what the whole cluster has;
-    /// both as the job's shape counts them (`--ntasks-per-node`, `--cpus-per-gpu`).
-    fn check_cpus(&self, what: &str, after: &SubmitRequest) -> Result<(), ApiError> {
-        let shape =
-            crate::request::Shape::of(after).map_err(|e| ApiError::bad(format!("{what}: {e}")))?;
-        let tasks = u64::from(shape.tasks);
-        let per_task = u64::from(shape.cpus_per_task);
-        // Two u32 always multiply within u64.
-        let cpus = tasks * per_task;
-        if cpus > self.cluster_cpus {
-            return Err(ApiError::bad(format!(
-                "{what}: requested node configuration is not available: ntasks × cpus_per_task = {tasks} × {per_task} = {cpus} CPUs, the cluster has {}",
-                self.cluster_cpus
-            )));
-        }
-        Ok(())
-    }
-}
-
 /// Whether a mail recipient may be handed to the mail program as an argument: not an
 /// option, no blanks or control characters, at most 256 bytes.
 pub fn valid_recipient(to: &str) -> bool {
@@ -343,27 +324,15 @@ mod tests {
         assert!(valid_recipient("alice"));
         assert!(!valid_recipient("-oProxyCommand=x"));
         assert!(!valid_recipient("a b"));
-    /// daemon.toml's defaults on a cluster of 16 nodes `n01`…`n16`.
-    const BOUNDS: Bounds = Bounds {
-        script: 4 << 20,
-        env: 1 << 20,
-        path: 4096,
-        text: 4096,
-        dependencies: 1000,
-        nodes: 16,
-        node_name: 3,
-    };
         assert!(!valid_recipient(""));
         let bad = SubmitRequest {
             mail_user: Some("-x".into()),
             ..SubmitRequest::default()
-        bounds: BOUNDS,
         };
         assert!(USER.check("submit", &bad, None).is_err());
     }
 
     #[test]
-        bounds: BOUNDS,
     fn only_an_admin_submits_with_a_priority() {
         let with_priority = SubmitRequest {
             priority: Some(5),
@@ -374,15 +343,27 @@ mod tests {
         assert!(ADMIN.check("submit", &with_priority, None).is_ok());
     }
 
+    /// daemon.toml's defaults on a cluster of 16 nodes `n01`…`n16`.
+    const BOUNDS: Bounds = Bounds {
+        script: 4 << 20,
+        env: 1 << 20,
+        path: 4096,
+        text: 4096,
+        dependencies: 1000,
+        nodes: 16,
+        node_name: 3,
+    };
     const USER: Admission = Admission {
         admin: false,
         cluster_cpus: 64,
         unknown_uid: None,
+        bounds: BOUNDS,
     };
     const ADMIN: Admission = Admission {
         admin: true,
         cluster_cpus: 64,
         unknown_uid: None,
+        bounds: BOUNDS,
     };
 
     fn with_nice(nice: i32) -> SubmitRequest {
@@ -397,6 +378,25 @@ mod tests {
         let err = USER
             .check("submit", &with_nice(i32::MIN), None)
             .unwrap_err();
+        assert_eq!(err.status, 400, "{}", err.message);
+        let err = USER.check("submit", &with_nice(-1), None).unwrap_err();
+        assert_eq!(err.status, 403, "{}", err.message);
+        assert!(ADMIN.check("submit", &with_nice(-1), None).is_ok());
+        assert!(USER.check("submit", &with_nice(10), None).is_ok());
+        // The same rule for an update: raising is anyone's, lowering an admin's.
+        let old = with_nice(10);
+        assert!(USER.check("update", &with_nice(20), Some(&old)).is_ok());
+        assert_eq!(
+            USER.check("update", &with_nice(5), Some(&old))
+                .unwrap_err()
+                .status,
+            403
+        );
+        // A job an admin gave a negative nice keeps it through its owner's other updates.
+        let set = with_nice(-5);
+        assert!(USER.check("update", &with_nice(-5), Some(&set)).is_ok());
+    }
+
     /// The message `r` is refused with, by an admin (bounds hold for everyone).
     fn refusal(r: &SubmitRequest) -> String {
         let e = ADMIN.check("submit", r, None).unwrap_err();
@@ -511,25 +511,6 @@ mod tests {
         );
     }
 
-        assert_eq!(err.status, 400, "{}", err.message);
-        let err = USER.check("submit", &with_nice(-1), None).unwrap_err();
-        assert_eq!(err.status, 403, "{}", err.message);
-        assert!(ADMIN.check("submit", &with_nice(-1), None).is_ok());
-        assert!(USER.check("submit", &with_nice(10), None).is_ok());
-        // The same rule for an update: raising is anyone's, lowering an admin's.
-        let old = with_nice(10);
-        assert!(USER.check("update", &with_nice(20), Some(&old)).is_ok());
-        assert_eq!(
-            USER.check("update", &with_nice(5), Some(&old))
-                .unwrap_err()
-                .status,
-            403
-        );
-        // A job an admin gave a negative nice keeps it through its owner's other updates.
-        let set = with_nice(-5);
-        assert!(USER.check("update", &with_nice(-5), Some(&set)).is_ok());
-    }
-
     #[test]
     fn cpus_are_multiplied_in_full_and_held_to_the_cluster() {
         let huge = SubmitRequest {
@@ -552,25 +533,5 @@ mod tests {
             ..SubmitRequest::default()
         };
         assert!(USER.check("submit", &fits, None).is_ok());
-    }
-
-    #[test]
-    fn only_an_admin_raises_a_time_limit() {
-        let old = SubmitRequest {
-            time_limit: Some(60),
-            ..SubmitRequest::default()
-        };
-        let longer = SubmitRequest {
-            time_limit: Some(120),
-            ..SubmitRequest::default()
-        };
-        assert_eq!(
-            USER.check("update", &longer, Some(&old))
-                .unwrap_err()
-                .status,
-            403
-        );
-        assert!(ADMIN.check("update", &longer, Some(&old)).is_ok());
-        assert!(USER.check("update", &old, Some(&longer)).is_ok());
     }
 }

@@ -211,6 +211,13 @@ impl Driver {
         } else {
             HoldBy::User
         };
+        // An owner's hold would replace an admin's with one the owner may release: the admin's
+        // stays, as slurmctld keeps a job held by an admin out of its user's reach.
+        if job.hold == Some(HoldBy::Admin) && by == HoldBy::User {
+            return Err(ApiError::forbidden(format!(
+                "hold job {id}: it is held by an admin, and only an admin may change that hold"
+            )));
+        }
         let h = match by {
             HoldBy::Admin => Hold::Admin,
             HoldBy::User => Hold::User,
@@ -278,6 +285,12 @@ impl Driver {
             return self.update_running(who, &job, changes);
         }
         let eid = self.pending_eid(&job, "update")?;
+        if changes.time_limit == Some(0) {
+            // `TimeLimit=0` is Slurm's "no limit", as `-t 0` is: one rule for both spellings.
+            changes.time_limit = None;
+            changes.unlimited_time = true;
+        }
+        self.check_pending_time_limit(who, id, eid, &changes)?;
         if let Some(p) = changes.priority {
             self.check_priority_change(who, id, eid, p)?;
             if p == 0 {
@@ -389,6 +402,49 @@ impl Driver {
         Ok(())
     }
 
+    /// `TimeLimit=` of a pending job, as slurmctld's `_update_job` allows it: an admin sets any
+    /// limit; the owner may lower it, or raise it up to the MaxTime of the partition the job is
+    /// queued in, so `UNLIMITED` is theirs only where that MaxTime is UNLIMITED too.
+    fn check_pending_time_limit(
+        &self,
+        who: &Identity,
+        id: u64,
+        eid: JobId,
+        changes: &UpdateRequest,
+    ) -> Result<(), ApiError> {
+        // `None` inside is no limit.
+        let asked = match (changes.time_limit, changes.unlimited_time) {
+            (_, true) => Some(None),
+            (Some(t), false) => Some(Some(t)),
+            (None, false) => None,
+        };
+        let (Some(asked), false) = (asked, self.is_admin(who)) else {
+            return Ok(());
+        };
+        let Some(job) = self.engine.job(eid) else {
+            return Ok(());
+        };
+        let within = |limit: Option<u64>| match (limit, asked) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(l), Some(a)) => a <= l,
+        };
+        let max_time = job
+            .partitions
+            .first()
+            .and_then(|p| self.cluster.partitions.get(p.index()))
+            .and_then(|p| p.max_time.seconds());
+        if within(job.time_limit) || within(max_time) {
+            return Ok(());
+        }
+        let asked = asked.map_or("UNLIMITED".to_string(), |s| {
+            format!("{} min", s.div_ceil(60))
+        });
+        Err(ApiError::forbidden(format!(
+            "update job {id}: TimeLimit={asked}: access denied: only an admin may raise a job's time limit past its partition's MaxTime"
+        )))
+    }
+
     /// `TimeLimit=` of a running job: anyone may shorten their job's limit, only an admin may
     /// extend it (Slurm's rule, which makes UNLIMITED an admin's); the engine and the job's
     /// supervisor both hold it to the new one.
@@ -421,7 +477,7 @@ impl Driver {
         // Compared with the limit in force, which may be the partition's default.
         let current = self.engine.job(eid).and_then(|j| j.time_limit);
         let extends = match (current, new) {
-            (None, _) => true,
+            (None, _) => false,
             (Some(_), None) => true,
             (Some(c), Some(n)) => n > c,
         };
@@ -464,6 +520,14 @@ impl Driver {
                     job.state.as_str()
                 ))
             })?;
+        // Journaled with the step: held to the bound every other name is.
+        if s.name.len() > self.cfg.max_text_size {
+            return Err(ApiError::bad(format!(
+                "step in job {id}: step name of {} bytes exceeds max_text_size ({})",
+                s.name.len(),
+                self.cfg.max_text_size
+            )));
+        }
         let name = if s.name.is_empty() {
             "step".into()
         } else {

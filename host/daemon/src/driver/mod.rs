@@ -33,6 +33,7 @@ mod plugin_restore;
 mod plugins;
 mod power;
 mod power_programs;
+mod privacy;
 mod reattach;
 mod recording;
 mod records;
@@ -198,8 +199,8 @@ impl Driver {
             // Between passes: publish finished loads, then run what is due. What the tick
             // decided is journaled with the batch's records and synced with them, in one
             // fsync, before anything is answered or any process started or signalled.
-            self.apply_staged();
-            self.shadow_loaded();
+            self.apply_staged(&mut replies);
+            self.shadow_loaded(&mut replies);
             let decided = if self.tick_due() {
                 self.tick()
             } else {

@@ -14,7 +14,7 @@ use sluice_runtime::policy_set::SwapOutcome;
 use sluice_runtime::{Loader, PluginSpec, specs};
 use tokio::sync::oneshot;
 
-use super::Driver;
+use super::{Driver, Replies};
 use super::recording::Recorder;
 use super::shadow::Shadows;
 use crate::api::{ApiError, ApiResult, answer, plugin_kind};
@@ -212,8 +212,9 @@ impl Driver {
         });
     }
 
-    /// Between passes: publishes a finished load, answers whoever asked, starts the next.
-    pub(super) fn apply_staged(&mut self) {
+    /// Between passes: publishes a finished load, starts the next, and adds the answer to
+    /// `replies`, sent once the batch's journal sync has made the publication durable.
+    pub(super) fn apply_staged(&mut self, replies: &mut Replies) {
         if !self
             .plugins
             .staging
@@ -268,7 +269,7 @@ impl Driver {
             };
         }
         if let Some(to) = staging.reply {
-            let _ = to.send(reply);
+            replies.push((to, reply));
         }
         self.start_next_stage();
     }

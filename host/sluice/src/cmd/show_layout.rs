@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sluice_api::{Job, NodeReport, PartitionRow};
 use sluice_cluster::time::format_duration;
-use sluice_daemon::filename::{PatternFields, expand};
+use sluice_daemon::filename::{PatternFields, expand_within};
 
 use super::clock::Zone;
 
@@ -48,7 +48,12 @@ pub fn job(j: &Job, zone: Zone) -> String {
         node: batch_host,
     };
     let dir = Path::new(&j.workdir);
-    let path = |p: &str| expand(p, &fields, dir).to_string_lossy().into_owned();
+    // Bounded as the daemon bounds a launch: a pattern journaled before that bound existed is
+    // shown as written rather than expanded into gigabytes here.
+    let path = |p: &str| {
+        expand_within(p, &fields, dir, libc::PATH_MAX as usize)
+            .map_or_else(|_| p.to_string(), |x| x.to_string_lossy().into_owned())
+    };
     let default_output = if j.array.is_some() {
         "slurm-%A_%a.out"
     } else {
