@@ -242,17 +242,17 @@ impl Command {
     /// The command's usage: its operands, then one line per option it accepts
     /// (`  -N, --nodes=VALUE`).
     pub fn usage(self) -> String {
-        let (operands, as_of, doc) = match self {
+        // salloc's options are srun's, documented on srun's page.
+        let (operands, slurm) = match self {
             Sbatch => (
                 "[OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]",
                 "sbatch",
-                "sbatch",
             ),
-            Srun => ("[OPTIONS...] executable [args...]", "srun", "srun"),
-            Salloc => ("[OPTIONS...] [command [args...]]", "srun", "srun"),
+            Srun => ("[OPTIONS...] executable [args...]", "srun"),
+            Salloc => ("[OPTIONS...] [command [args...]]", "srun"),
         };
         let mut out = format!(
-            "Usage: {} {operands}\n\nOptions (as {as_of}'s; see docs/{doc}.md for what each does here):\n",
+            "Usage: {} {operands}\n\nOptions (as {slurm}'s; see docs/{slurm}.md for what each does here):\n",
             self.invocation()
         );
         out.push_str(&describe(self));
