@@ -299,6 +299,69 @@ pub struct DaemonConfig {
     /// Most jobs the daemon keeps records of, pending, running and ended but not yet purged
     /// (Slurm's MaxJobCount, 10,000); a submission beyond it is refused until some are purged.
     pub max_job_count: usize,
+    /// How jobs are contained in cgroups: Slurm's cgroup.conf as a `[cgroup]` table.
+    pub cgroup: CgroupConfig,
+}
+
+/// Slurm's cgroup.conf keys, snake_case, in daemon.toml's `[cgroup]` table, with Slurm's
+/// defaults: every job gets a cgroup of its own when one is usable (proctrack/cgroup), and is
+/// held to what it was given only where a `constrain_*` key says so.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CgroupConfig {
+    /// Which cgroup version (Slurm's CgroupPlugin). Read at start-up only.
+    pub plugin: CgroupPlugin,
+    /// Holds a job to the CPUs it was given (cpuset; ConstrainCores, `false`).
+    pub constrain_cores: bool,
+    /// Holds a job to its memory; exceeding it ends the job OUT_OF_MEMORY (ConstrainRAMSpace,
+    /// `false`).
+    pub constrain_ram_space: bool,
+    /// The hard memory limit as a percentage of the memory given (AllowedRAMSpace, 100).
+    pub allowed_ram_space: f64,
+    /// The lowest memory limit, MB (MinRAMSpace, 30).
+    pub min_ram_space: u64,
+    /// Holds RAM plus swap to the memory given × (allowed_ram_space + allowed_swap_space) %
+    /// (ConstrainSwapSpace, `false`).
+    pub constrain_swap_space: bool,
+    /// Swap allowed on top, as a percentage of the memory given (AllowedSwapSpace, 0).
+    pub allowed_swap_space: f64,
+    /// Denies a job the GRES device files of its node it was not given (ConstrainDevices,
+    /// `false`).
+    pub constrain_devices: bool,
+}
+
+/// Slurm's CgroupPlugin values, spelled as in cgroup.conf.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CgroupPlugin {
+    /// v2 when its controllers are there, else v1 (`autodetect`, the default).
+    #[default]
+    #[serde(rename = "autodetect")]
+    Autodetect,
+    /// The v1 hierarchies, one per controller (`cgroup/v1`).
+    #[serde(rename = "cgroup/v1")]
+    V1,
+    /// The unified hierarchy (`cgroup/v2`).
+    #[serde(rename = "cgroup/v2")]
+    V2,
+    /// No cgroups: a job's processes are tracked as its supervisor's descendants alone
+    /// (`disabled`).
+    #[serde(rename = "disabled")]
+    Disabled,
+}
+
+impl Default for CgroupConfig {
+    fn default() -> Self {
+        Self {
+            plugin: CgroupPlugin::Autodetect,
+            constrain_cores: false,
+            constrain_ram_space: false,
+            allowed_ram_space: 100.0,
+            min_ram_space: 30,
+            constrain_swap_space: false,
+            allowed_swap_space: 0.0,
+            constrain_devices: false,
+        }
+    }
 }
 
 impl Default for DaemonConfig {
@@ -326,6 +389,7 @@ impl Default for DaemonConfig {
             max_connections_per_user: 32,
             max_requests_per_user: 8,
             max_job_count: 10_000,
+            cgroup: CgroupConfig::default(),
         }
     }
 }

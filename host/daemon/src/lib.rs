@@ -9,6 +9,7 @@ pub mod acct_row;
 pub mod admission;
 pub mod api;
 pub mod caller;
+pub mod cgroup;
 pub mod check;
 pub mod client;
 pub mod clock;
