@@ -1,8 +1,13 @@
-//! The wasmtime engine sluice runs every component on, and the on-disk cache of compiled
-//! components keyed by content hash, so a component is compiled once per machine.
+//! The wasmtime engine sluice runs every component on, and the caches of compiled components,
+//! both keyed by content hash: in memory, one compiled component shared by every generation
+//! loaded from the same bytes; on disk, a bounded directory of artifacts, so a component is
+//! compiled once per machine.
 
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 use sluice_policy::PluginKind;
@@ -16,22 +21,84 @@ use crate::error::LoadError;
 /// `wasm/`, and the released one stays; until then `wit/` is edited in place.
 pub const SUPPORTED_VERSIONS: &[&str] = &[sluice_policy::WIT_VERSION];
 
-/// The engine and the compiled-artifact cache.
+/// What the on-disk cache keeps at most; past either bound the least recently used artifacts
+/// are deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheBound {
+    /// Total size of the artifacts, in bytes.
+    pub bytes: u64,
+    /// Number of artifacts.
+    pub entries: usize,
+}
+
+impl Default for CacheBound {
+    /// 1 GiB and 64 artifacts: some 25 Python policies (~37 MB compiled each), or every Rust
+    /// one a site is likely to try.
+    fn default() -> Self {
+        Self {
+            bytes: 1 << 30,
+            entries: 64,
+        }
+    }
+}
+
+/// A compiled component, shared by every instance made from the same bytes while any lives.
+pub type Compiled = Arc<Component>;
+
+/// The engine and the compiled-artifact caches. Clones share both.
 #[derive(Clone)]
 pub struct WasmEngine {
     engine: Engine,
     cache_dir: Option<PathBuf>,
+    bound: CacheBound,
+    memory: Arc<InMemory>,
+}
+
+/// The compiled components some generation still holds, by cache key. Held weakly, so a
+/// component is freed with the last generation made from it: what stays in memory is bounded
+/// by what the slots keep (active, previous, shadows), not by how many swaps there were.
+#[derive(Default)]
+struct InMemory {
+    live: Mutex<HashMap<String, Weak<Component>>>,
+    /// Held while a component is compiled or read from disk: a second load of the same bytes
+    /// waits and shares it, and two compilations (~300 MB of compiler heap each for an 18 MB
+    /// Python component) never run at once.
+    loading: Mutex<()>,
+}
+
+impl InMemory {
+    fn get(&self, key: &str) -> Option<Compiled> {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.get(key).and_then(Weak::upgrade)
+    }
+
+    fn insert(&self, key: String, component: &Compiled) {
+        let mut live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.retain(|_, c| c.strong_count() > 0);
+        live.insert(key, Arc::downgrade(component));
+    }
 }
 
 impl WasmEngine {
     /// An engine with fuel metering on (the per-call budget); compiled components are cached in
-    /// `cache_dir` when given.
+    /// `cache_dir` when given, within [`CacheBound::default`].
     pub fn new(cache_dir: Option<PathBuf>) -> Self {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.consume_fuel(true);
         let engine = Engine::new(&config).expect("the engine configuration is fixed and valid");
-        Self { engine, cache_dir }
+        Self {
+            engine,
+            cache_dir,
+            bound: CacheBound::default(),
+            memory: Arc::default(),
+        }
+    }
+
+    /// The same engine with the on-disk cache held to `bound`.
+    pub fn with_cache_bound(mut self, bound: CacheBound) -> Self {
+        self.bound = bound;
+        self
     }
 
     /// The underlying wasmtime engine.
@@ -39,35 +106,125 @@ impl WasmEngine {
         &self.engine
     }
 
-    /// Compiles `bytes`, or loads the compiled artifact from the cache when it is there.
-    pub fn compile(&self, origin: &str, bytes: &[u8]) -> Result<Component, LoadError> {
-        let cached = self
-            .cache_dir
-            .as_ref()
-            .map(|dir| dir.join(self.cache_key(bytes)));
+    /// How many distinct compiled components are in memory, each shared by whatever was made
+    /// from its bytes.
+    pub fn compiled_in_memory(&self) -> usize {
+        let live = self.memory.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.values().filter(|c| c.strong_count() > 0).count()
+    }
+
+    /// Compiles `bytes`, or shares the compiled component a live generation made from the same
+    /// bytes, or loads it from the on-disk cache.
+    pub fn compile(&self, origin: &str, bytes: &[u8]) -> Result<Compiled, LoadError> {
+        let key = self.cache_key(bytes);
+        if let Some(shared) = self.memory.get(&key) {
+            return Ok(shared);
+        }
+        let _one = self
+            .memory
+            .loading
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(shared) = self.memory.get(&key) {
+            return Ok(shared);
+        }
+        let component = Arc::new(self.load_or_compile(origin, &key, bytes)?);
+        self.memory.insert(key, &component);
+        Ok(component)
+    }
+
+    fn load_or_compile(
+        &self,
+        origin: &str,
+        key: &str,
+        bytes: &[u8],
+    ) -> Result<Component, LoadError> {
+        let cached = self.cache_dir.as_ref().map(|dir| dir.join(key));
         if let Some(path) = &cached
-            && path.exists()
+            && let Some(component) = self.deserialize(path)
         {
-            // SAFETY: the file is one this host wrote with `serialize` for an engine of the same
-            // configuration (the key includes the engine's compatibility hash); wasmtime also
-            // checks the version and configuration stamp and errors on a mismatch.
-            match unsafe { Component::deserialize_file(&self.engine, path) } {
-                Ok(component) => return Ok(component),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), "ignoring unusable cached component: {e:#}")
-                }
-            }
+            // Recently used: the last to be evicted.
+            let _ = std::fs::File::open(path).and_then(|f| f.set_modified(SystemTime::now()));
+            return Ok(component);
         }
         let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile {
             origin: origin.to_string(),
             reason: format!("{e:#}"),
-        })?;
-        if let Some(path) = &cached
-            && let Err(e) = write_atomically(path, &component)
-        {
-            tracing::warn!(path = %path.display(), "cannot cache compiled component: {e}");
+        });
+        let from_disk = match (&component, &cached) {
+            (Ok(compiled), Some(path)) => match write_atomically(path, compiled) {
+                Ok(()) => {
+                    self.evict(path);
+                    // Code mapped from the artifact is clean page cache, which the kernel can
+                    // share and drop; the compiled copy is anonymous memory.
+                    self.deserialize(path)
+                }
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "cannot cache compiled component: {e}");
+                    None
+                }
+            },
+            _ => None,
+        };
+        let component = match from_disk {
+            Some(mapped) => Ok(mapped),
+            None => component,
+        };
+        release_freed_heap();
+        component
+    }
+
+    /// The artifact at `path`, when it is there and usable.
+    fn deserialize(&self, path: &Path) -> Option<Component> {
+        if !path.exists() {
+            return None;
         }
-        Ok(component)
+        // SAFETY: the file is one this host wrote with `serialize` for an engine of the same
+        // configuration (the key includes the engine's compatibility hash); wasmtime also checks
+        // the version and configuration stamp and errors on a mismatch.
+        match unsafe { Component::deserialize_file(&self.engine, path) } {
+            Ok(component) => Some(component),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "ignoring unusable cached component: {e:#}");
+                None
+            }
+        }
+    }
+
+    /// Deletes the least recently used artifacts beyond the bound, never `kept` (just written),
+    /// and temporary files an interrupted write left more than an hour ago.
+    fn evict(&self, kept: &Path) {
+        let Some(dir) = kept.parent() else { return };
+        let Ok(listing) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let stale = SystemTime::now() - Duration::from_secs(3600);
+        let mut artifacts = Vec::new();
+        for entry in listing.flatten() {
+            let (path, name) = (entry.path(), entry.file_name());
+            let name = name.to_string_lossy();
+            let Ok(meta) = entry.metadata() else { continue };
+            let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            if !meta.is_file() || !is_cache_file(&name) || path == kept {
+                continue;
+            }
+            if name.ends_with(".cwasm") {
+                artifacts.push((used, meta.len(), path));
+            } else if used < stale {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        artifacts.sort_by_key(|(used, ..)| std::cmp::Reverse(*used));
+        let mut bytes = std::fs::metadata(kept).map_or(0, |m| m.len());
+        let mut entries = 1;
+        for (_, len, path) in artifacts {
+            bytes += len;
+            entries += 1;
+            if bytes > self.bound.bytes || entries > self.bound.entries {
+                tracing::info!(path = %path.display(), "compiled-component cache full: evicting");
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 
     fn cache_key(&self, bytes: &[u8]) -> String {
@@ -171,6 +328,25 @@ fn unsupported(exports: &[String]) -> String {
             exports.join(", "),
             SUPPORTED_VERSIONS.join(",")
         ),
+    }
+}
+
+/// Whether `name` is one of the cache's files: `<sha256 hex>-<compatibility hash>.cwasm`, or
+/// the temporary file of one being written.
+fn is_cache_file(name: &str) -> bool {
+    name.len() > 64
+        && name.as_bytes()[..64].iter().all(u8::is_ascii_hexdigit)
+        && (name.ends_with(".cwasm") || name.contains(".tmp"))
+}
+
+/// Hands the heap the compiler freed back to the system. glibc keeps it in the compiling
+/// thread's arena, and each staging thread may be given an arena of its own: without this, each
+/// compilation of an 18 MB Python component left ~250 MB resident for good.
+fn release_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages to the system, under every arena's lock.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

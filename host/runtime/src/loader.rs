@@ -188,7 +188,7 @@ impl Loader {
 /// What every component instance of one load is made from.
 struct Instantiate<'a> {
     engine: &'a wasmtime::Engine,
-    component: &'a wasmtime::component::Component,
+    component: &'a crate::compile::Compiled,
     origin: &'a str,
     spec: &'a PluginSpec,
 }

@@ -9,6 +9,7 @@ use sluice_policy::Settings;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 
+use crate::compile::Compiled;
 use crate::error::{Fault, LoadError};
 use crate::limits::Limits;
 use crate::wasm::bindings::priority::sluice::policy::host;
@@ -150,6 +151,9 @@ pub(crate) use impl_world;
 /// A live instance of a component of world `W`, re-created after any fault.
 pub struct WasmInstance<W: World> {
     engine: Engine,
+    /// Keeps the compiled component in the engine's in-memory cache while this instance lives,
+    /// so a swap to the same bytes shares it (`pre` holds it too, but not as the cache sees).
+    _compiled: Compiled,
     pre: W::Pre,
     plugin: String,
     settings: Settings,
@@ -163,7 +167,7 @@ impl<W: World> WasmInstance<W> {
     /// nothing, and a trap for any other import, so no capability leaks.
     pub fn new(
         engine: &Engine,
-        component: &Component,
+        component: &Compiled,
         plugin: &str,
         settings: Settings,
         limits: Limits,
@@ -175,6 +179,7 @@ impl<W: World> WasmInstance<W> {
         })?;
         let mut instance = Self {
             engine: engine.clone(),
+            _compiled: component.clone(),
             pre,
             plugin: plugin.to_string(),
             settings,
