@@ -38,6 +38,8 @@ pub enum State {
     Timeout,
     /// Node failure (or its processes vanished with the daemon and it is not requeueable).
     NodeFail,
+    /// Processes killed for exceeding the job's memory.
+    OutOfMemory,
 }
 
 impl State {
@@ -69,7 +71,7 @@ impl State {
     }
 }
 
-const ALL: [State; 9] = [
+const ALL: [State; 10] = [
     State::Pending,
     State::Configuring,
     State::Running,
@@ -79,6 +81,7 @@ const ALL: [State; 9] = [
     State::Cancelled,
     State::Timeout,
     State::NodeFail,
+    State::OutOfMemory,
 ];
 
 impl From<JobState> for State {
@@ -93,6 +96,7 @@ impl From<JobState> for State {
             JobState::Cancelled => Self::Cancelled,
             JobState::Timeout => Self::Timeout,
             JobState::NodeFail => Self::NodeFail,
+            JobState::OutOfMemory => Self::OutOfMemory,
         }
     }
 }
@@ -109,6 +113,7 @@ impl From<State> for JobState {
             State::Cancelled => Self::Cancelled,
             State::Timeout => Self::Timeout,
             State::NodeFail => Self::NodeFail,
+            State::OutOfMemory => Self::OutOfMemory,
         }
     }
 }

@@ -126,10 +126,10 @@ pub fn serve(
         .spawn(move || {
             let started = Driver::start(
                 dopts,
-                |tx| {
+                |tx, cfg| {
                     let on_exit: executor::local::OnExit =
                         Arc::new(move |r| drop(tx.send(Msg::Exited(r))));
-                    Box::new(LocalExecutor::new(spool, program, on_exit))
+                    Box::new(LocalExecutor::new(spool, program, on_exit, &cfg.cgroup))
                 },
                 driver_tx,
             );

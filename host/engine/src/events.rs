@@ -108,6 +108,21 @@ impl Engine {
         Ok(())
     }
 
+    /// The executor reports that the kernel killed processes of a job for exceeding its
+    /// memory, and that its batch script then ended with `exit_code`: it ends OUT_OF_MEMORY,
+    /// as Slurm's job does when its step reports an OOM kill.
+    pub fn job_out_of_memory(&mut self, id: JobId, exit_code: i32) -> Result<(), JobError> {
+        let job = self.jobs.get(&id).ok_or(JobError::UnknownJob(id))?;
+        if !matches!(job.state, JobState::Running | JobState::Configuring) {
+            return Err(JobError::WrongState {
+                job: id,
+                state: job.state,
+            });
+        }
+        self.end_job(id, JobState::OutOfMemory, Some(exit_code), Reason::OutOfMemory);
+        Ok(())
+    }
+
     /// The epilog finished on every node of a COMPLETING job: its resources are free.
     pub fn epilog_complete(&mut self, id: JobId) -> Result<(), JobError> {
         let job = self.jobs.get_mut(&id).ok_or(JobError::UnknownJob(id))?;

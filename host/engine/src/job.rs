@@ -177,6 +177,8 @@ pub enum JobState {
     Timeout,
     /// One of its nodes failed.
     NodeFail,
+    /// The kernel killed some of its processes for exceeding its memory (its cgroup's limit).
+    OutOfMemory,
 }
 
 impl JobState {
@@ -192,6 +194,7 @@ impl JobState {
             Self::Cancelled => "CANCELLED",
             Self::Timeout => "TIMEOUT",
             Self::NodeFail => "NODE_FAIL",
+            Self::OutOfMemory => "OUT_OF_MEMORY",
         }
     }
 
@@ -207,6 +210,7 @@ impl JobState {
             Self::Cancelled => "CA",
             Self::Timeout => "TO",
             Self::NodeFail => "NF",
+            Self::OutOfMemory => "OOM",
         }
     }
 
@@ -214,7 +218,12 @@ impl JobState {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            Self::Completed | Self::Failed | Self::Cancelled | Self::Timeout | Self::NodeFail
+            Self::Completed
+                | Self::Failed
+                | Self::Cancelled
+                | Self::Timeout
+                | Self::NodeFail
+                | Self::OutOfMemory
         )
     }
 
@@ -257,6 +266,8 @@ pub enum Reason {
     NonZeroExitCode,
     /// Ended because a node failed.
     NodeDown,
+    /// Ended because it exceeded its memory.
+    OutOfMemory,
     /// Starting would power up more nodes than `max_powered_nodes` allows.
     MaxPoweredUpNodes,
     /// Its partition is DOWN.
@@ -308,6 +319,7 @@ impl Reason {
             Self::TimeLimit => "TimeLimit",
             Self::NonZeroExitCode => "NonZeroExitCode",
             Self::NodeDown => "NodeDown",
+            Self::OutOfMemory => "OutOfMemory",
             Self::MaxPoweredUpNodes => "MaxPoweredUpNodes",
             Self::PartitionDown => "PartitionDown",
             Self::PartitionInactive => "PartitionInactive",

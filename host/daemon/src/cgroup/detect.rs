@@ -133,12 +133,12 @@ pub fn choose(cfg: &CgroupConfig, mounts: &[Mount], own: &str, name: &str) -> Fo
         Version::V1 => {
             let bases = v1_bases(cfg, mounts, own, name, &mut notes);
             if bases.is_empty() {
-                Err("no cgroup v1 hierarchy of freezer, memory, cpuset or devices is mounted".into())
+                Err(
+                    "no cgroup v1 hierarchy of freezer, memory, cpuset or devices is mounted"
+                        .into(),
+                )
             } else {
-                Ok(Hierarchy {
-                    version,
-                    bases,
-                })
+                Ok(Hierarchy { version, bases })
             }
         }
         Version::V2 => match v2_mount.and_then(|m| own_dir(own, m)) {
@@ -185,7 +185,10 @@ fn v1_bases(
             continue;
         };
         let Some(dir) = own_dir(own, m) else {
-            notes.push(format!("this process has no cgroup in {}", m.point.display()));
+            notes.push(format!(
+                "this process has no cgroup in {}",
+                m.point.display()
+            ));
             continue;
         };
         let dir = dir.join(name);
@@ -198,7 +201,11 @@ fn v1_bases(
             }),
         }
     }
-    if cfg.constrain_ram_space && !bases.iter().any(|b| b.controllers.contains(&Controller::Memory)) {
+    if cfg.constrain_ram_space
+        && !bases
+            .iter()
+            .any(|b| b.controllers.contains(&Controller::Memory))
+    {
         notes.push("constrain_ram_space: no memory controller; memory is not limited".into());
     }
     bases
@@ -242,7 +249,9 @@ fn v2_base(
         }
     }
     if cfg.constrain_devices {
-        notes.push("constrain_devices: device rules need cgroup v1 here (v2's eBPF is not done)".into());
+        notes.push(
+            "constrain_devices: device rules need cgroup v1 here (v2's eBPF is not done)".into(),
+        );
     }
     let base = Base {
         dir: own.join(name),
@@ -268,7 +277,10 @@ fn v2_base(
                 )
             })
         }
-        Err(e) => Err(format!("cannot enable {enable} in {}: {e}", control.display())),
+        Err(e) => Err(format!(
+            "cannot enable {enable} in {}: {e}",
+            control.display()
+        )),
     }
 }
 

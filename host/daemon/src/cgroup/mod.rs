@@ -132,10 +132,71 @@ impl Limits {
 pub struct JobCgroup {
     /// Where this daemon's jobs go.
     pub hierarchy: Hierarchy,
-    /// The job's own directory's name under each base (`job_<id>`).
+    /// The job's own directory's name under each base (`job_<id>`, see [`JobCgroup::new`]).
     pub name: String,
     /// What it is held to.
     pub limits: Limits,
+}
+
+/// How this node contains jobs: the hierarchy found at start-up and the `[cgroup]` settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Containment {
+    /// Where jobs' cgroups go.
+    pub hierarchy: Hierarchy,
+    /// What they are held to.
+    pub config: CgroupConfig,
+}
+
+impl Containment {
+    /// Finds the hierarchy for `config`, for a daemon whose job spool is `spool`, and logs what
+    /// is used, or why nothing is (jobs are then tracked as their supervisors' descendants).
+    pub fn start(config: &CgroupConfig, spool: &Path) -> Option<Self> {
+        let found = detect::detect(config, &detect::base_name(spool));
+        for note in &found.notes {
+            tracing::warn!("cgroup: {note}");
+        }
+        match found.hierarchy {
+            Ok(hierarchy) => {
+                for b in &hierarchy.bases {
+                    sweep(&b.dir);
+                    let names: Vec<&str> = b.controllers.iter().map(|c| c.name()).collect();
+                    tracing::info!(
+                        "cgroup {:?}: jobs under {} ({})",
+                        hierarchy.version,
+                        b.dir.display(),
+                        names.join(", ")
+                    );
+                }
+                Some(Self {
+                    hierarchy,
+                    config: config.clone(),
+                })
+            }
+            Err(why) => {
+                tracing::warn!(
+                    "cgroup: none usable, so jobs are neither limited nor tracked by cgroup \
+                     (their processes are tracked as their supervisors' descendants): {why}"
+                );
+                None
+            }
+        }
+    }
+
+    /// The cgroup of run `run` of job `job`, given `cpu_ids` and `memory_mb` MB on this node
+    /// and not the device files `others`.
+    pub fn job(
+        &self,
+        (job, run): (u64, u32),
+        cpu_ids: &[u32],
+        memory_mb: u64,
+        others: &[PathBuf],
+    ) -> JobCgroup {
+        JobCgroup::new(
+            self.hierarchy.clone(),
+            (job, run),
+            Limits::of(&self.config, cpu_ids, memory_mb, others),
+        )
+    }
 }
 
 /// The name of the batch step's cgroup, as Slurm's `step_batch`.
@@ -159,7 +220,7 @@ trait Flavor {
     /// that none forks meanwhile.
     fn kill(&self, cg: &JobCgroup);
 
-    /// OOM kills counted in the job's memory cgroup `dir`.
+    /// OOM kills counted in the job's memory cgroup `dir` and every cgroup below it.
     fn oom_kills(&self, dir: &Path) -> Option<u64>;
 }
 
@@ -171,11 +232,17 @@ fn flavor(v: Version) -> &'static dyn Flavor {
 }
 
 impl JobCgroup {
-    /// The cgroup of job `job` under `hierarchy`, held to `limits`.
-    pub fn new(hierarchy: Hierarchy, job: u64, limits: Limits) -> Self {
+    /// The cgroup of run `run` of job `job` under `hierarchy`, held to `limits`: `job_<id>` as
+    /// Slurm's, `job_<id>_<run>` for a requeued job's later runs, so what is left of an earlier
+    /// run is never taken for the new one's.
+    pub fn new(hierarchy: Hierarchy, (job, run): (u64, u32), limits: Limits) -> Self {
         Self {
             hierarchy,
-            name: format!("job_{job}"),
+            name: if run == 0 {
+                format!("job_{job}")
+            } else {
+                format!("job_{job}_{run}")
+            },
             limits,
         }
     }
@@ -305,6 +372,34 @@ impl JobCgroup {
     }
 }
 
+/// How old an empty job cgroup must be before start-up takes it for a leftover: a supervisor
+/// fills its new cgroup within moments.
+const LEFTOVER_AFTER: Duration = Duration::from_secs(60);
+
+/// Removes the empty job cgroups under `base` that a supervisor killed with its daemon left
+/// behind (nothing else removes them), and `base` itself when nothing is left in it.
+fn sweep(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let dir = e.path();
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age >= LEFTOVER_AFTER));
+        let mut members = BTreeSet::new();
+        procs_below(&dir, &mut members);
+        if old && members.is_empty() && e.file_type().is_ok_and(|t| t.is_dir()) {
+            match remove_tree(&dir) {
+                Ok(()) => tracing::info!("cgroup: removed {}, left empty", dir.display()),
+                Err(e) => tracing::warn!("cgroup: {}: {e}", dir.display()),
+            }
+        }
+    }
+    let _ = fs::remove_dir(base);
+}
+
 /// Writes `pid` into each of `files` (`cgroup.procs`): the process joins those cgroups. Called
 /// in the job's forked process, before it becomes the user.
 pub fn enter(files: &[std::ffi::CString], pid: libc::pid_t) -> io::Result<()> {
@@ -361,10 +456,27 @@ fn remove_tree(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// The sum over `dir` and every cgroup below it of the `key` line of their file `name`;
+/// `None` when `dir` has no such file.
+fn sum_below(dir: &Path, name: &str, key: &str) -> Option<u64> {
+    let own = v1::keyed(&fs::read_to_string(dir.join(name)).ok()?, key).unwrap_or(0);
+    let below: u64 = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| sum_below(&e.path(), name, key))
+        .sum();
+    Some(own + below)
+}
+
 /// Adds the pids in `dir`'s `cgroup.procs` and in every cgroup below it to `out`.
 fn procs_below(dir: &Path, out: &mut BTreeSet<libc::pid_t>) {
     if let Ok(text) = fs::read_to_string(dir.join("cgroup.procs")) {
-        out.extend(text.lines().filter_map(|l| l.trim().parse::<libc::pid_t>().ok()));
+        out.extend(
+            text.lines()
+                .filter_map(|l| l.trim().parse::<libc::pid_t>().ok()),
+        );
     }
     let Ok(entries) = fs::read_dir(dir) else {
         return;

@@ -60,7 +60,10 @@ fn a_daemon_names_its_directory_after_its_spool_alone() {
     let a = detect::base_name(Path::new("/var/lib/sluice/jobs"));
     assert_eq!(a, detect::base_name(Path::new("/var/lib/sluice/jobs")));
     assert_ne!(a, detect::base_name(Path::new("/tmp/other/jobs")));
-    assert!(a.starts_with("sluice_") && a.len() == "sluice_".len() + 8, "{a}");
+    assert!(
+        a.starts_with("sluice_") && a.len() == "sluice_".len() + 8,
+        "{a}"
+    );
 }
 
 /// A v1 layout under `root`: freezer and memory hierarchies, the process at their roots.
@@ -111,7 +114,9 @@ fn with_nothing_mounted_the_reason_says_so() {
         plugin: CgroupPlugin::V2,
         ..CgroupConfig::default()
     };
-    let why = detect::choose(&v2, &[], "", "sluice_x").hierarchy.unwrap_err();
+    let why = detect::choose(&v2, &[], "", "sluice_x")
+        .hierarchy
+        .unwrap_err();
     assert!(why.contains("no cgroup v2"), "{why}");
 }
 
@@ -186,34 +191,58 @@ fn a_v1_job_cgroup_gets_its_cpus_memory_and_a_batch_step() {
         memory_soft: Some(40 << 20),
         ..Limits::default()
     };
-    let cg = JobCgroup::new(h, 7, limits);
+    let cg = JobCgroup::new(h, (7, 0), limits);
     cg.create(BATCH_STEP).unwrap();
     let read = |p: &str| fs::read_to_string(tmp.path().join(p)).unwrap();
     // The base copies its parent's CPUs and memory nodes; the job gets CPU 5 % 4 = 1.
     assert_eq!(read("cpuset/sluice_x/cpuset.cpus").trim(), "0-3");
     assert_eq!(read("cpuset/sluice_x/job_7/cpuset.cpus"), "1");
     assert_eq!(read("cpuset/sluice_x/job_7/step_batch/cpuset.cpus"), "1");
-    assert_eq!(read("cpuset/sluice_x/job_7/step_batch/cpuset.mems").trim(), "0");
+    assert_eq!(
+        read("cpuset/sluice_x/job_7/step_batch/cpuset.mems").trim(),
+        "0"
+    );
     assert_eq!(
         read("memory/sluice_x/job_7/memory.limit_in_bytes"),
         (50u64 << 20).to_string()
     );
-    assert!(tmp.path().join("freezer/sluice_x/job_7/step_batch").is_dir());
+    assert!(
+        tmp.path()
+            .join("freezer/sluice_x/job_7/step_batch")
+            .is_dir()
+    );
     assert_eq!(
         cg.procs_files(BATCH_STEP)[1],
         tmp.path()
             .join("memory/sluice_x/job_7/step_batch/cgroup.procs")
     );
     // Members are read from every cgroup of the job, steps included, once each.
-    fs::write(tmp.path().join("freezer/sluice_x/job_7/step_batch/cgroup.procs"), "10\n11\n").unwrap();
-    fs::write(tmp.path().join("memory/sluice_x/job_7/step_batch/cgroup.procs"), "11\n12\n").unwrap();
+    fs::write(
+        tmp.path()
+            .join("freezer/sluice_x/job_7/step_batch/cgroup.procs"),
+        "10\n11\n",
+    )
+    .unwrap();
+    fs::write(
+        tmp.path()
+            .join("memory/sluice_x/job_7/step_batch/cgroup.procs"),
+        "11\n12\n",
+    )
+    .unwrap();
     assert_eq!(cg.pids(), [10, 11, 12]);
     fs::write(
         tmp.path().join("memory/sluice_x/job_7/memory.oom_control"),
         "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
     )
     .unwrap();
-    assert_eq!(cg.oom_kills(), 2);
+    // Each v1 cgroup counts its own processes' kills: the job's are the sum.
+    fs::write(
+        tmp.path()
+            .join("memory/sluice_x/job_7/step_batch/memory.oom_control"),
+        "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n",
+    )
+    .unwrap();
+    assert_eq!(cg.oom_kills(), 3);
 }
 
 #[test]
@@ -234,18 +263,27 @@ fn a_v2_job_cgroup_enables_its_controllers_down_to_the_step_and_limits_memory() 
         memory_swap: Some(60 << 20),
         ..Limits::default()
     };
-    let cg = JobCgroup::new(h, 3, limits);
+    let cg = JobCgroup::new(h, (3, 0), limits);
     fs::write(own.join("memory.swap.max"), "").unwrap();
     fs::create_dir_all(own.join("sluice_x/job_3")).unwrap();
     fs::write(own.join("sluice_x/job_3/memory.swap.max"), "max").unwrap();
     cg.create(BATCH_STEP).unwrap();
     let read = |p: &str| fs::read_to_string(own.join(p)).unwrap();
     for dir in ["", "sluice_x/", "sluice_x/job_3/"] {
-        assert_eq!(read(&format!("{dir}cgroup.subtree_control")), "+memory +cpuset");
+        assert_eq!(
+            read(&format!("{dir}cgroup.subtree_control")),
+            "+memory +cpuset"
+        );
     }
-    assert!(!own.join("sluice_x/job_3/step_batch/cgroup.subtree_control").exists());
+    assert!(
+        !own.join("sluice_x/job_3/step_batch/cgroup.subtree_control")
+            .exists()
+    );
     assert_eq!(read("sluice_x/job_3/memory.max"), (50u64 << 20).to_string());
-    assert_eq!(read("sluice_x/job_3/memory.swap.max"), (10u64 << 20).to_string());
+    assert_eq!(
+        read("sluice_x/job_3/memory.swap.max"),
+        (10u64 << 20).to_string()
+    );
     assert_eq!(read("sluice_x/job_3/cpuset.cpus"), "0,1");
     fs::write(
         own.join("sluice_x/job_3/memory.events"),
@@ -257,7 +295,10 @@ fn a_v2_job_cgroup_enables_its_controllers_down_to_the_step_and_limits_memory() 
 
 #[test]
 fn a_device_file_is_named_by_its_type_and_numbers() {
-    assert_eq!(device_rule(Path::new("/dev/null")).as_deref(), Some("c 1:3"));
+    assert_eq!(
+        device_rule(Path::new("/dev/null")).as_deref(),
+        Some("c 1:3")
+    );
     assert_eq!(device_rule(Path::new("/etc/hostname")), None);
     assert_eq!(device_rule(Path::new("/no/such/device")), None);
 }

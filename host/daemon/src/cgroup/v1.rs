@@ -123,7 +123,8 @@ impl Flavor for V1 {
     }
 
     fn oom_kills(&self, dir: &Path) -> Option<u64> {
-        keyed(&read(dir, "memory.oom_control"), "oom_kill")
+        // Each v1 cgroup counts the kills of its own processes alone.
+        super::sum_below(dir, "memory.oom_control", "oom_kill")
     }
 }
 

@@ -56,7 +56,11 @@ impl Flavor for V2 {
                         if let Some(both) = limits.memory_swap
                             && dir.join("memory.swap.max").exists()
                         {
-                            write(dir, "memory.swap.max", &both.saturating_sub(hard).to_string())?;
+                            write(
+                                dir,
+                                "memory.swap.max",
+                                &both.saturating_sub(hard).to_string(),
+                            )?;
                         }
                     }
                 }
@@ -91,6 +95,13 @@ impl Flavor for V2 {
     }
 
     fn oom_kills(&self, dir: &Path) -> Option<u64> {
-        keyed(&fs::read_to_string(dir.join("memory.events")).ok()?, "oom_kill")
+        // `memory.events` counts the subtree's, unless the hierarchy is mounted with
+        // `memory_localevents`; the `.local` files (Linux 5.2) count each cgroup's own.
+        super::sum_below(dir, "memory.events.local", "oom_kill").or_else(|| {
+            keyed(
+                &fs::read_to_string(dir.join("memory.events")).ok()?,
+                "oom_kill",
+            )
+        })
     }
 }

@@ -162,7 +162,7 @@ impl Driver {
     /// Recovers state from `opts.state_dir` and builds the engine; `exec` runs the jobs.
     pub fn start(
         opts: DriverOptions,
-        make_exec: impl FnOnce(Sender<Msg>) -> Box<dyn Executor>,
+        make_exec: impl FnOnce(Sender<Msg>, &crate::config::DaemonConfig) -> Box<dyn Executor>,
         tx: Sender<Msg>,
     ) -> Result<Self, crate::error::DaemonError> {
         recover::start(opts, make_exec, tx)

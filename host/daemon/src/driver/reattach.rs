@@ -75,6 +75,8 @@ impl Driver {
             (State::Timeout, Reason::TimeLimit)
         } else if job.cancel_requested {
             (State::Cancelled, Reason::None)
+        } else if r.out_of_memory {
+            (State::OutOfMemory, Reason::OutOfMemory)
         } else if code == 0 {
             (State::Completed, Reason::None)
         } else {

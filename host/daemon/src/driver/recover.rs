@@ -25,7 +25,7 @@ use crate::store::Store;
 
 pub(super) fn start(
     opts: DriverOptions,
-    make_exec: impl FnOnce(Sender<Msg>) -> Box<dyn Executor>,
+    make_exec: impl FnOnce(Sender<Msg>, &crate::config::DaemonConfig) -> Box<dyn Executor>,
     tx: Sender<Msg>,
 ) -> Result<Driver, DaemonError> {
     let cfg = crate::config::load(&opts.daemon_file).map_err(DaemonError::Config)?;
@@ -46,7 +46,7 @@ pub(super) fn start(
         &recorder,
     )?;
     super::engine::restore_limit_use(&mut engine, &store.image().limit_use);
-    let exec = make_exec(tx.clone());
+    let exec = make_exec(tx.clone(), &cfg);
     let power_journaled = (0..cluster.nodes.len())
         .map(|n| crate::power_image::NodePowerImage::of(&engine, sluice_cluster::NodeId(n as u32)))
         .collect();

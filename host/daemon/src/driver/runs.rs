@@ -205,6 +205,12 @@ impl Driver {
         if saved.is_none() {
             env = crate::job_files::launch_env(req.env.clone(), env);
         }
+        // What the job holds on its first node, where its cgroup holds it to that.
+        let first = alloc.placement.nodes.first().map(|&n| n as usize);
+        let other_devices = first
+            .and_then(|n| self.engine.cluster().nodes.get(n))
+            .map(|node| other_devices(node, &job.gres.devices_at(0)))
+            .unwrap_or_default();
         Some(Launch {
             job: id,
             run: rec.restarts,
@@ -223,6 +229,9 @@ impl Driver {
             input,
             args: req.script_args.clone(),
             rlimits: req.rlimits.clone(),
+            cpu_ids: job.cpu_ids.node(0).map(<[u32]>::to_vec).unwrap_or_default(),
+            memory_mb: alloc.placement.memory_mb.first().copied().unwrap_or(0),
+            other_devices,
         })
     }
 
@@ -321,7 +330,10 @@ impl Driver {
         );
         self.accepted_at.remove(&id);
         self.ids.purge_after(time, eid);
-        let own_end = matches!(state, JobState::Completed | JobState::Failed);
+        let own_end = matches!(
+            state,
+            JobState::Completed | JobState::Failed | JobState::OutOfMemory
+        );
         (was_running && !own_end).then_some(id)
     }
 
@@ -355,9 +367,29 @@ impl Driver {
             if let Some(reason) = r.reason.clone() {
                 self.exit_reasons.insert(r.job, reason);
             }
-            let _ = self.engine.job_finished(eid, exit_code(&r));
+            // As Slurm: an OOM kill in the job's cgroup ends it OUT_OF_MEMORY, whatever its
+            // script then exited with.
+            if r.out_of_memory {
+                let _ = self.engine.job_out_of_memory(eid, exit_code(&r));
+            } else {
+                let _ = self.engine.job_finished(eid, exit_code(&r));
+            }
         }
     }
+}
+
+/// The device files of `node`'s GRES that `held` ((name, index) pairs) does not include.
+fn other_devices(node: &sluice_cluster::Node, held: &[(&str, u32)]) -> Vec<PathBuf> {
+    node.gres
+        .iter()
+        .filter(|g| !g.count_only())
+        .flat_map(|g| {
+            g.devices
+                .iter()
+                .filter(move |d| !held.contains(&(g.name.as_str(), d.index)))
+                .map(|d| PathBuf::from(&d.file))
+        })
+        .collect()
 }
 
 /// The exit code a job's end is recorded with: its own, else 128 + the signal that killed it,

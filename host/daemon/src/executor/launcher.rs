@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::Launch;
 use super::spawner::Spawner;
+use crate::cgroup::Containment;
 use crate::supervisor::spool::{self, JOB, JobFile, SCRIPT};
 
 /// The spool directory of one run of a job: `SPOOL/<job>/<run>`.
@@ -18,8 +19,14 @@ pub fn run_dir(spool: &Path, job: u64, run: u32) -> PathBuf {
     spool.join(job.to_string()).join(run.to_string())
 }
 
-/// Prepares `dir` for `l` and has `spawner` start its supervisor.
-pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String> {
+/// Prepares `dir` for `l` and has `spawner` start its supervisor, which runs it in a cgroup of
+/// its own where `containment` is.
+pub fn start(
+    spawner: &mut Spawner,
+    containment: Option<&Containment>,
+    dir: &Path,
+    l: &Launch,
+) -> Result<(), String> {
     let shown = |e: io::Error| format!("{}: {e}", dir.display());
     if super::watch::alive(dir) {
         return Err(format!(
@@ -68,6 +75,8 @@ pub fn start(spawner: &mut Spawner, dir: &Path, l: &Launch) -> Result<(), String
         input: l.input.clone(),
         args: l.args.clone(),
         rlimits: l.rlimits.clone(),
+        cgroup: containment
+            .map(|c| c.job((l.job, l.run), &l.cpu_ids, l.memory_mb, &l.other_devices)),
     };
     spool::write_json(dir, JOB, &job, spool::Persist::Atomic).map_err(shown)?;
     let lock = lock(dir).map_err(shown)?;

@@ -16,6 +16,7 @@ use super::launcher::{self, run_dir};
 use super::spawner::Spawner;
 use super::watch;
 use super::{Attached, Executor, ExitReport, Launch};
+use crate::cgroup::Containment;
 
 /// A callback told when a job's processes have ended.
 pub type OnExit = Arc<dyn Fn(ExitReport) + Send + Sync>;
@@ -48,9 +49,15 @@ pub struct LocalExecutor {
 
 impl LocalExecutor {
     /// An executor keeping job spools under `spool`, starting supervisors as
-    /// children of `program spawn-supervisors …` (see [`supervisor_program`]), and reporting
-    /// ends to `on_exit`.
-    pub fn new(spool: PathBuf, program: PathBuf, on_exit: OnExit) -> Self {
+    /// children of `program spawn-supervisors …` (see [`supervisor_program`]), containing jobs
+    /// in cgroups as `cgroup` says where a hierarchy is usable, and reporting ends to `on_exit`.
+    pub fn new(
+        spool: PathBuf,
+        program: PathBuf,
+        on_exit: OnExit,
+        cgroup: &sluice_api::CgroupConfig,
+    ) -> Self {
+        let containment = Containment::start(cgroup, &spool);
         let jobs: Jobs = Arc::default();
         let (work, rx) = mpsc::channel::<Work>();
         let (s, j, cb) = (spool.clone(), jobs.clone(), on_exit.clone());
@@ -61,7 +68,9 @@ impl LocalExecutor {
                 let mut spawner = Spawner::new(program, nice);
                 for w in rx {
                     match w {
-                        Work::Launch(l) => launch_one(&s, &mut spawner, &j, &cb, *l),
+                        Work::Launch(l) => {
+                            launch_one(&s, &mut spawner, containment.as_ref(), &j, &cb, *l)
+                        }
                         Work::Forget(job) => remove_spool(&s.join(job.to_string())),
                     }
                 }
@@ -114,7 +123,14 @@ pub fn supervisor_program() -> std::io::Result<PathBuf> {
 }
 
 /// Starts one launch's supervisor and its watcher, or reports why it could not.
-fn launch_one(spool: &Path, spawner: &mut Spawner, jobs: &Jobs, on_exit: &OnExit, l: Launch) {
+fn launch_one(
+    spool: &Path,
+    spawner: &mut Spawner,
+    containment: Option<&Containment>,
+    jobs: &Jobs,
+    on_exit: &OnExit,
+    l: Launch,
+) {
     let (job, run) = (l.job, l.run);
     let cancelled = jobs
         .lock()
@@ -131,7 +147,7 @@ fn launch_one(spool: &Path, spawner: &mut Spawner, jobs: &Jobs, on_exit: &OnExit
         return;
     }
     let dir = run_dir(spool, job, run);
-    match launcher::start(spawner, &dir, &l) {
+    match launcher::start(spawner, containment, &dir, &l) {
         Ok(()) => watch_run(dir, job, run, jobs.clone(), on_exit.clone()),
         Err(e) => {
             tracing::error!("job {job}: launch failed: {e}");

@@ -53,6 +53,12 @@ pub struct Launch {
     /// The submitter's soft resource limits by Slurm's names (`None`: unlimited); empty: the
     /// daemon's own.
     pub rlimits: BTreeMap<String, Option<u64>>,
+    /// The CPU ids the job was given on its first node, where the batch script runs.
+    pub cpu_ids: Vec<u32>,
+    /// The memory it was given there, MB (0: none).
+    pub memory_mb: u64,
+    /// That node's GRES device files it was not given.
+    pub other_devices: Vec<PathBuf>,
 }
 
 /// How a job's processes ended.
@@ -72,6 +78,8 @@ pub struct ExitReport {
     pub reason: Option<String>,
     /// When it ended (Unix seconds), when known.
     pub end_time: Option<i64>,
+    /// The kernel killed some of its processes for exceeding its cgroup's memory.
+    pub out_of_memory: bool,
 }
 
 impl ExitReport {
@@ -85,6 +93,7 @@ impl ExitReport {
             timed_out: false,
             reason: Some(reason),
             end_time: None,
+            out_of_memory: false,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::ExitReport;
 use crate::supervisor::descendants;
-use crate::supervisor::spool::{self, LEGACY_LOCK, PIDS, Pids, STATUS, Status};
+use crate::supervisor::spool::{self, JOB, JobFile, LEGACY_LOCK, PIDS, Pids, STATUS, Status};
 
 /// The run's lock: its directory, or the lock file of a supervisor of an earlier version.
 fn open_lock(dir: &Path) -> io::Result<File> {
@@ -60,6 +60,7 @@ pub fn outcome(dir: &Path, job: u64, run: u32) -> Option<ExitReport> {
             timed_out: s.timed_out,
             reason: s.reason,
             end_time: Some(s.end_time),
+            out_of_memory: s.oom_kills > 0,
         }),
         Ok(None) => None,
         Err(e) => Some(ExitReport::failed(
@@ -84,12 +85,26 @@ pub fn until_end(dir: &Path, job: u64, run: u32) -> ExitReport {
     })
 }
 
-/// Kills what is left of the job's process group after its supervisor died without recording
-/// the job's end (killed by an admin or the OOM killer): nothing may run on that the daemon
-/// counts as ended. The batch script died with its supervisor (its parent-death signal); its
-/// descendants are found by their group. Only while some process is still in the group: Linux
-/// reuses no pid that is still some process's group id, so the group is still the job's.
+/// Kills what is left of the job after its supervisor died without recording the job's end
+/// (killed by an admin or the OOM killer): nothing may run on that the daemon counts as
+/// ended. Every process in the job's cgroup, wherever it moved, is killed and the cgroup
+/// removed; without one, its descendants are found by their group (the batch script died with
+/// its supervisor, its parent-death signal), only while some process is still in the group:
+/// Linux reuses no pid that is still some process's group id, so the group is still the job's.
 pub fn end_orphans(dir: &Path) {
+    if let Ok(Some(job)) = spool::read_json::<JobFile>(dir, JOB)
+        && let Some(cg) = job.cgroup
+    {
+        let left = cg.kill_all(descendants::UNKILLABLE_AFTER);
+        if left > 0 {
+            tracing::error!(
+                "{}: {left} processes of the job could not be killed",
+                dir.display()
+            );
+        } else if let Err(e) = cg.remove() {
+            tracing::warn!("{}: {e}", dir.display());
+        }
+    }
     let Some(p) = pids(dir) else {
         return;
     };

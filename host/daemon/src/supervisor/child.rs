@@ -17,6 +17,7 @@ use std::path::Path;
 use super::inherited;
 use super::spool::{JobFile, SCRIPT};
 use super::user::{User, become_user};
+use crate::cgroup::BATCH_STEP;
 use crate::escaped::escaped;
 
 /// What the child executes, prepared in the supervisor.
@@ -37,6 +38,8 @@ pub struct Prepared {
     rlimits: BTreeMap<String, Option<u64>>,
     /// This process (the supervisor), which the job's process must still have as its parent.
     supervisor: libc::pid_t,
+    /// The `cgroup.procs` files of the job's batch step, which the job's process joins.
+    cgroup_procs: Vec<CString>,
 }
 
 fn c_path(p: &Path) -> Result<CString, String> {
@@ -72,6 +75,12 @@ impl Prepared {
             rlimits: job.rlimits.clone(),
             // SAFETY: plain system call.
             supervisor: unsafe { libc::getpid() },
+            cgroup_procs: job
+                .cgroup
+                .iter()
+                .flat_map(|cg| cg.procs_files(BATCH_STEP))
+                .map(|p| c_path(&p))
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -114,6 +123,12 @@ impl Prepared {
             // Rust runtime ignores here (`yes | head` would never end), nor the spawner's SIGCHLD.
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        }
+        // Into the job's cgroup while still root (its files are root's), before anything of
+        // the job runs: every process it starts is born there.
+        // SAFETY: plain system call.
+        if let Err(e) = crate::cgroup::enter(&self.cgroup_procs, unsafe { libc::getpid() }) {
+            return format!("cannot join the job's cgroup: {e}");
         }
         // A session of its own, and so a process group the supervisor signals as a whole, and
         // no controlling terminal: nothing of the user's reaches a terminal the daemon has.

@@ -3,8 +3,11 @@
 //! privileges completely before touching anything of the user's, runs the job in its own
 //! process group, ends it at its time limit, and records how it ended durably in the job's spool
 //! directory, holding the directory's lock until then so the daemon (this one or a restarted
-//! one) can tell a live supervisor from a gone one. Every process the job starts stays its
-//! descendant ([`descendants`]) and is ended with the job, whatever group or session it made.
+//! one) can tell a live supervisor from a gone one. The job runs in a cgroup of its own where
+//! one is usable ([`crate::cgroup`]), created here as root and removed once every process in it
+//! is killed at the job's end, wherever it moved; its OOM kills are recorded. Without one, every
+//! process the job starts stays its descendant ([`descendants`]) and is ended with the job,
+//! whatever group or session it made.
 //!
 //! It is single-threaded: signals arrive through a `signalfd`, the child's start-up failure
 //! through a pipe, and one `poll` waits for either or for the next deadline.
@@ -22,6 +25,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::cgroup::{BATCH_STEP, JobCgroup};
 use spool::{JOB, JobFile, PIDS, Pids, STATUS, Status};
 
 /// Seconds past its time limit before the supervisor itself ends a job: the daemon ends it at
@@ -85,10 +89,21 @@ fn supervise(dir: &Path) -> Result<Status, String> {
         let _ = inherited::set_oom_score_adj(-1000);
     }
     descendants::become_subreaper().map_err(|e| format!("cannot become a subreaper: {e}"))?;
+    if let Some(cg) = &job.cgroup {
+        cg.create(BATCH_STEP)
+            .map_err(|e| format!("cannot create the job's cgroup: {e}"))?;
+    }
     let prepared = child::Prepared::new(&job, dir, user)?;
-    let (pid, failure) = prepared
-        .spawn()
-        .map_err(|e| format!("cannot fork the job: {e}"))?;
+    let spawned = prepared.spawn();
+    let (pid, failure) = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            if let Some(cg) = &job.cgroup {
+                let _ = cg.remove();
+            }
+            return Err(format!("cannot fork the job: {e}"));
+        }
+    };
     let pids = Pids {
         supervisor: std::process::id(),
         job: pid as u32,
@@ -145,6 +160,11 @@ impl Signals {
 
 /// One running job and its deadlines.
 struct Watch {
+    /// Public job id.
+    job: u64,
+    /// The job's cgroup, which tracks its processes; `None`: they are this process's
+    /// descendants.
+    cgroup: Option<JobCgroup>,
     /// The spool directory, whose job file holds the time limit in force.
     dir: std::path::PathBuf,
     /// When the job started: limits count from here.
@@ -165,6 +185,8 @@ impl Watch {
     fn new(job: &JobFile, pid: libc::pid_t, failure: File, dir: &Path) -> Self {
         let now = Instant::now();
         Self {
+            job: job.job,
+            cgroup: job.cgroup.clone(),
             dir: dir.to_path_buf(),
             started: now,
             pid,
@@ -302,10 +324,22 @@ impl Watch {
         self.kill_at = Some(Instant::now() + self.kill_wait);
     }
 
-    /// `signal` to the job's group and to every process of the job that left it.
+    /// `signal` to every process of the job: those in its cgroup (and its leader, should it
+    /// not have joined yet); without one, its group and every descendant that left the group.
     fn signal_all(&self, signal: i32) {
-        self.group_signal(signal);
-        descendants::signal_escaped(self.pid, signal);
+        match &self.cgroup {
+            Some(cg) => {
+                if !cg.pids().contains(&self.pid) {
+                    // SAFETY: plain system call; the leader is unreaped, so the pid is the job's.
+                    unsafe { libc::kill(self.pid, signal) };
+                }
+                cg.signal(signal);
+            }
+            None => {
+                self.group_signal(signal);
+                descendants::signal_escaped(self.pid, signal);
+            }
+        }
     }
 
     fn group_signal(&self, signal: i32) {
@@ -337,7 +371,10 @@ impl Watch {
             return None;
         }
         self.group_signal(libc::SIGKILL);
-        let left = descendants::kill_all(self.pid);
+        let left = match &self.cgroup {
+            Some(cg) => cg.kill_all(descendants::UNKILLABLE_AFTER),
+            None => descendants::kill_all(self.pid),
+        };
         if left > 0 {
             eprintln!(
                 "sluice supervise: {}: {left} processes of the job could not be killed",
@@ -347,6 +384,11 @@ impl Watch {
         let mut raw = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(self.pid, &mut raw, 0) };
+        descendants::reap_orphans(self.pid);
+        let oom_kills = self
+            .cgroup
+            .as_ref()
+            .map_or(0, |cg| self.close_cgroup(cg, left));
         while self.failure.is_some() {
             self.read_failure();
         }
@@ -364,7 +406,28 @@ impl Watch {
             timed_out: self.timed_out,
             reason: (!reason.is_empty()).then(|| reason.to_string()),
             end_time: spool::now(),
+            oom_kills,
         })
+    }
+
+    /// Reads the OOM kills of the job's emptied cgroup (`left` processes could not be killed)
+    /// and removes it; returns the count, logged in slurmstepd's words.
+    fn close_cgroup(&self, cg: &JobCgroup, left: usize) -> u64 {
+        let oom_kills = cg.oom_kills();
+        if oom_kills > 0 {
+            eprintln!(
+                "sluice supervise: Detected {oom_kills} oom_kill event{} in StepId={}.batch. \
+                 Some of the step tasks have been OOM Killed.",
+                if oom_kills == 1 { "" } else { "s" },
+                self.job
+            );
+        }
+        if left == 0
+            && let Err(e) = cg.remove()
+        {
+            eprintln!("sluice supervise: {}: {e}", self.dir.display());
+        }
+        oom_kills
     }
 }
 
@@ -409,6 +472,7 @@ mod tests {
             input: None,
             args: Vec::new(),
             rlimits: Default::default(),
+            cgroup: None,
         };
         let null = File::open("/dev/null").unwrap();
         let mut w = Watch::new(&job, 1, null, dir.path());

@@ -59,6 +59,10 @@ pub struct JobFile {
     /// supervisor's own.
     #[serde(default)]
     pub rlimits: BTreeMap<String, Option<u64>>,
+    /// The job's cgroup, which the supervisor creates and the job runs in; absent when no
+    /// cgroup is usable (its processes are then tracked as the supervisor's descendants).
+    #[serde(default)]
+    pub cgroup: Option<crate::cgroup::JobCgroup>,
 }
 
 /// How a job's run ended, as the supervisor saw it.
@@ -74,6 +78,9 @@ pub struct Status {
     pub reason: Option<String>,
     /// When it ended, Unix seconds.
     pub end_time: i64,
+    /// Processes of the job the kernel killed for exceeding its cgroup's memory.
+    #[serde(default)]
+    pub oom_kills: u64,
 }
 
 /// The processes of a running job.

@@ -129,6 +129,8 @@ pub fn end_jobs(dir: &Path) {
         let Ok(lock) = std::fs::File::open(run.path()) else {
             continue;
         };
+        // Whatever happens to the supervisor, its job's cgroup must not outlive the test.
+        let _cgroup = JobCgroupGuard(run.path());
         // SAFETY: a try-lock on our descriptor; signals to processes this test's daemon started,
         // only while their supervisor still holds its lock (so the pids are still theirs).
         unsafe {
@@ -142,6 +144,27 @@ pub fn end_jobs(dir: &Path) {
             if let Some(supervisor) = pids["supervisor"].as_i64() {
                 libc::kill(supervisor as i32, libc::SIGKILL);
             }
+        }
+    }
+}
+
+/// On drop, kills what is in the cgroup of the run in its directory and removes it: a
+/// supervisor killed with its daemon leaves its job's cgroup behind, and no daemon restarts here
+/// to sweep it.
+struct JobCgroupGuard(PathBuf);
+
+impl Drop for JobCgroupGuard {
+    fn drop(&mut self) {
+        let Ok(bytes) = std::fs::read(self.0.join("job.json")) else {
+            return;
+        };
+        let Ok(job) = serde_json::from_slice::<sluice_daemon::supervisor::spool::JobFile>(&bytes)
+        else {
+            return;
+        };
+        if let Some(cg) = job.cgroup {
+            cg.kill_all(Duration::from_secs(10));
+            let _ = cg.remove();
         }
     }
 }
