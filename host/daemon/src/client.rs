@@ -38,6 +38,79 @@ pub fn socket_path(dir: &Path) -> PathBuf {
     dir.join("sluice.sock")
 }
 
+/// The socket of the daemon whose state directory is `dir`, once it is known to be a daemon's
+/// the caller may trust: the socket and every directory above it are root's or the caller's, and
+/// no other user may write to the socket's directory (nor to those above it, unless sticky, as
+/// `/tmp`). A socket another user planted, say in `/tmp/sluice-$UID` for a client without
+/// HOME, would otherwise be sent the caller's job scripts and environment. Returns the socket's
+/// canonical path, which is what is then connected to.
+pub fn trusted_socket(dir: &Path) -> Result<PathBuf, ClientError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let canonical = std::fs::canonicalize(dir).map_err(|source| ClientError::Connect {
+        socket: socket_path(dir),
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    // SAFETY: plain system call.
+    let me = unsafe { libc::geteuid() };
+    let untrusted = |path: &Path, found: String, expected: String| {
+        ClientError::Untrusted(crate::state_dir::Untrusted {
+            path: path.to_path_buf(),
+            found,
+            expected,
+        })
+    };
+    let owner = |uid: u32| match crate::identity::user_name(uid) {
+        Some(name) => format!("owned by {name} (uid {uid})"),
+        None => format!("owned by uid {uid}"),
+    };
+    let trusted = format!("root or you (uid {me})");
+    let socket = canonical.join("sluice.sock");
+    match std::fs::symlink_metadata(&socket) {
+        Ok(m) if !m.file_type().is_socket() => {
+            return Err(untrusted(
+                &socket,
+                "not a socket".into(),
+                format!("the daemon's socket, owned by {trusted}"),
+            ));
+        }
+        Ok(m) if m.uid() != 0 && m.uid() != me => {
+            return Err(untrusted(
+                &socket,
+                owner(m.uid()),
+                format!(
+                    "a socket owned by {trusted}; another user may have put it there to capture your requests"
+                ),
+            ));
+        }
+        _ => {}
+    }
+    for (depth, above) in canonical.ancestors().enumerate() {
+        let Ok(m) = std::fs::symlink_metadata(above) else {
+            continue;
+        };
+        let expected = || {
+            format!(
+                "a directory owned by {trusted} that no other user may write to{}",
+                if depth == 0 { "" } else { " unless sticky" }
+            )
+        };
+        if m.uid() != 0 && m.uid() != me {
+            return Err(untrusted(above, owner(m.uid()), expected()));
+        }
+        let mode = m.mode() & 0o7777;
+        let sticky = depth > 0 && mode & 0o1000 != 0;
+        if mode & 0o022 != 0 && !sticky {
+            return Err(untrusted(
+                above,
+                format!("mode {mode:o}: writable by group or others"),
+                expected(),
+            ));
+        }
+    }
+    Ok(socket)
+}
+
 /// The path of `GET /v1/jobs` with squeue's filters as its query.
 pub fn jobs_path(query: &JobQuery) -> String {
     match serde_urlencoded::to_string(query) {
@@ -237,7 +310,7 @@ impl Client {
         let handshake = |e: hyper::Error| ClientError::Protocol(format!("handshake: {e}"));
         match &self.target {
             Target::Dir(dir) => {
-                let socket = socket_path(dir);
+                let socket = trusted_socket(dir)?;
                 let stream = tokio::net::UnixStream::connect(&socket)
                     .await
                     .map_err(|source| ClientError::Connect {

@@ -106,6 +106,10 @@ pub enum ClientError {
         /// The error.
         source: std::io::Error,
     },
+    /// The socket, or a directory above it, could have been put there by another user: it is
+    /// not root's or the caller's, or others may write to it.
+    #[error("refusing to talk to the daemon: {0}")]
+    Untrusted(#[from] crate::state_dir::Untrusted),
     /// The connection broke or the answer was not HTTP.
     #[error("talking to the daemon: {0}")]
     Protocol(String),

@@ -62,6 +62,25 @@ pub fn group_names(user: &str) -> Vec<String> {
     let Ok(name) = CString::new(user) else {
         return Vec::new();
     };
+    let Some((_, gid)) = passwd_by_name(&name) else {
+        return Vec::new();
+    };
+    // Bounded: a user in more groups than this is checked against the first 4096.
+    let mut gids: Vec<libc::gid_t> = vec![0; 4096];
+    let mut count = gids.len() as libc::c_int;
+    // SAFETY: `gids` holds `count` entries; getgrouplist writes at most that many.
+    unsafe { libc::getgrouplist(name.as_ptr(), gid, gids.as_mut_ptr(), &mut count) };
+    gids.truncate(count.clamp(0, 4096) as usize);
+    gids.into_iter().filter_map(group_name).collect()
+}
+
+/// The uid the password database gives `user`.
+pub fn uid_of(user: &str) -> Option<u32> {
+    passwd_by_name(&CString::new(user).ok()?).map(|(uid, _)| uid)
+}
+
+/// The password database's uid and primary gid of the user named `name`.
+fn passwd_by_name(name: &CStr) -> Option<(u32, u32)> {
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut out: *mut libc::passwd = std::ptr::null_mut();
@@ -75,16 +94,7 @@ pub fn group_names(user: &str) -> Vec<String> {
             &mut out,
         )
     };
-    if rc != 0 || out.is_null() {
-        return Vec::new();
-    }
-    // Bounded: a user in more groups than this is checked against the first 4096.
-    let mut gids: Vec<libc::gid_t> = vec![0; 4096];
-    let mut count = gids.len() as libc::c_int;
-    // SAFETY: `gids` holds `count` entries; getgrouplist writes at most that many.
-    unsafe { libc::getgrouplist(name.as_ptr(), pwd.pw_gid, gids.as_mut_ptr(), &mut count) };
-    gids.truncate(count.clamp(0, 4096) as usize);
-    gids.into_iter().filter_map(group_name).collect()
+    (rc == 0 && !out.is_null()).then_some((pwd.pw_uid, pwd.pw_gid))
 }
 
 /// The group database's name for `gid`.

@@ -100,8 +100,10 @@ pub fn serve(
     let _lock = lock_dir(&dir)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let site_metrics = metrics::SiteMetrics::new();
+    let quotas = server::Quotas::default();
     let dopts = DriverOptions {
         metrics: site_metrics.clone(),
+        quotas: quotas.clone(),
         daemon_file: opts
             .daemon_file
             .clone()
@@ -160,7 +162,7 @@ pub fn serve(
             .map_err(|e| DaemonError::Listen(format!("{}: {e}", socket.display())))?;
         // Anyone may connect; what they may do is decided from their uid.
         let _ = std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666));
-        let server = server::Server::new(routes::router(tx.clone(), site_metrics));
+        let server = server::Server::new(routes::router(tx.clone(), site_metrics), quotas);
         tokio::spawn(server.clone().serve_unix(unix));
         if let Some((addr, token)) = opts.listen {
             let tcp = tokio::net::TcpListener::bind(&addr)

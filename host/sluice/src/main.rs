@@ -82,12 +82,25 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    // Like every Unix tool, end quietly when the reader of our output goes away (`| head`).
+    // Like every Unix tool, a client command ends quietly when the reader of its output goes
+    // away (`sluice queue | head`).
     // SAFETY: restoring the default disposition of SIGPIPE before any thread exists.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    // The daemon and the processes it starts live on: a client that closes its socket mid-answer,
+    // or a log reader that goes away, must cost them an EPIPE, never their life (a job started
+    // from them gets the default back before its exec).
+    if matches!(
+        cli.command,
+        Command::Serve(_) | Command::Supervise(_) | Command::SpawnSupervisors(_)
+    ) {
+        // SAFETY: setting a disposition before any thread exists.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
+    }
     // The daemon sets up its own log (slurmctld's), from its options.
     if !matches!(cli.command, Command::Serve(_)) {
         logging::init_default();
@@ -124,7 +137,9 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("sluice: {err:#}");
+            // Written, not `eprintln!`ed: a closed stderr must not turn the error into a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "sluice: {err:#}");
             std::process::ExitCode::FAILURE
         }
     }

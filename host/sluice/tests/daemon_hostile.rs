@@ -130,6 +130,9 @@ fn hostile_requests_are_refused_and_the_daemon_stays_responsive_and_small() {
     let addr = format!("127.0.0.1:{port}");
     let token_file = dir.join("token");
     std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    // Private, or the daemon refuses it as ssh refuses such a key.
+    let private = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o600);
+    std::fs::set_permissions(&token_file, private).unwrap();
     let mut daemon = Daemon::start_with(
         dir,
         &[

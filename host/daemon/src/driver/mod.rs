@@ -103,6 +103,8 @@ pub struct DriverOptions {
     pub on_damage: crate::journal::OnDamage,
     /// The Prometheus metrics the driver updates.
     pub metrics: crate::metrics::SiteMetrics,
+    /// The listeners' per-user quotas, set from daemon.toml whenever it is loaded.
+    pub quotas: crate::server::Quotas,
 }
 
 /// The state the driver thread owns.

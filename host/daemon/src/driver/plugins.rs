@@ -333,6 +333,7 @@ impl Driver {
         let cluster = super::engine::load_cluster(&self.opts)
             .map_err(|e| ApiError::bad(format!("reconfigure: kept the old configuration: {e}")))?;
         self.cfg = cfg;
+        self.opts.quotas.apply(&self.cfg);
         let new_specs = specs::from_cluster(&cluster);
         let mut staged = Vec::new();
         for spec in new_specs {

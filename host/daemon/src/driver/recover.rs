@@ -29,6 +29,7 @@ pub(super) fn start(
     tx: Sender<Msg>,
 ) -> Result<Driver, DaemonError> {
     let cfg = crate::config::load(&opts.daemon_file).map_err(DaemonError::Config)?;
+    opts.quotas.apply(&cfg);
     let store = Store::open(&opts.state_dir, opts.on_damage)?;
     let cluster = load_cluster(&opts)?;
     let specs = specs::from_cluster(&cluster);

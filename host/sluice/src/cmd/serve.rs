@@ -47,7 +47,7 @@ pub struct Args {
 fn token(file: Option<&PathBuf>) -> anyhow::Result<Token> {
     let (text, source) = match file {
         Some(f) => (
-            std::fs::read_to_string(f).with_context(|| format!("--token-file {}", f.display()))?,
+            read_private(f).with_context(|| format!("--token-file {}", f.display()))?,
             format!("--token-file {}", f.display()),
         ),
         None => (
@@ -62,6 +62,37 @@ fn token(file: Option<&PathBuf>) -> anyhow::Result<Token> {
         }
         None => bail!("{source}: the token is empty"),
     }
+}
+
+/// The text of a secret file, refused (as ssh refuses a key) when anyone but its owner may read
+/// or write it, or when its owner is neither root nor the daemon's user, who could change it.
+/// The mode is checked on the descriptor that is read, so a file swapped meanwhile is not read.
+fn read_private(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let mut file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o066 != 0 {
+        bail!(
+            "mode {mode:04o} lets group or others read or write the token; make it 0600 (chmod 600 {})",
+            path.display()
+        );
+    }
+    // SAFETY: plain system call.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != 0 && meta.uid() != me {
+        bail!(
+            "owned by uid {}, neither root nor the daemon's user (uid {me}), who could change the token",
+            meta.uid()
+        );
+    }
+    if !meta.is_file() {
+        bail!("not a regular file");
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// The daemon's plugin loader. It runs code it finds compiled in its cache, so the cache must be
