@@ -89,11 +89,11 @@ fn supervise(dir: &Path) -> Result<Status, String> {
         let _ = inherited::set_oom_score_adj(-1000);
     }
     descendants::become_subreaper().map_err(|e| format!("cannot become a subreaper: {e}"))?;
+    let prepared = child::Prepared::new(&job, dir, user)?;
     if let Some(cg) = &job.cgroup {
         cg.create(BATCH_STEP)
             .map_err(|e| format!("cannot create the job's cgroup: {e}"))?;
     }
-    let prepared = child::Prepared::new(&job, dir, user)?;
     let spawned = prepared.spawn();
     let (pid, failure) = match spawned {
         Ok(child) => child,
