@@ -139,7 +139,12 @@ impl NodeTable {
 
     /// CPUs of node `n` a job may take: in its best row when it may share CPUs with
     /// `share_rows` rows ([`NodeTable::most_row_free`]), else those no job holds.
+    #[inline]
     pub fn free_cpus_for(&self, n: usize, share_rows: u32) -> u32 {
+        // The common table has no rows: one read, as before rows existed.
+        if share_rows == 0 || self.share_rows == 0 {
+            return self.free_cpus[n];
+        }
         match self.most_row_free(n, share_rows) {
             Some(free) => free,
             None => self.free_cpus[n],
@@ -147,6 +152,7 @@ impl NodeTable {
     }
 
     /// Whether node `n` has a CPU free to some job: one no job holds, or one free in a row.
+    #[inline]
     pub fn has_free_cpu(&self, n: usize) -> bool {
         self.free_cpus[n] > 0 || self.rows_free(n).iter().any(|&f| f > 0)
     }

@@ -96,10 +96,53 @@ pub(crate) struct Limits {
     run_mins: bool,
     /// Decayed TRES-minutes and wall time, for `GrpTRESMins` and `GrpWall`.
     used: Used,
-    qos: Vec<Count>,
-    qos_user: HashMap<(QosId, String), Count>,
-    assoc: Vec<Count>,
+    counts: Counts,
     jobs: HashMap<JobId, Charged>,
+}
+
+/// The counts themselves, apart from the jobs charged to them, so that a job's record is read
+/// in place while its counts change (no copy of its user and associations per start or end).
+#[derive(Clone, Debug, Default)]
+struct Counts {
+    qos: Vec<Count>,
+    /// Per QOS (by index), per user: looked up by `&str`, so a count that exists costs no
+    /// allocation.
+    qos_user: Vec<HashMap<String, Count>>,
+    assoc: Vec<Count>,
+}
+
+impl Counts {
+    /// Applies `f` to every count a job of `user` under `qos` and `assocs` adds to, created as
+    /// needed (associations made after the engine started included).
+    fn each(
+        &mut self,
+        user: &str,
+        qos: &[QosId],
+        assocs: &[AssocId],
+        mut f: impl FnMut(&mut Count),
+    ) {
+        for q in qos {
+            let i = q.index();
+            if self.qos.len() <= i {
+                self.qos.resize(i + 1, Count::default());
+            }
+            if self.qos_user.len() <= i {
+                self.qos_user.resize(i + 1, HashMap::new());
+            }
+            f(&mut self.qos[i]);
+            let users = &mut self.qos_user[i];
+            match users.get_mut(user) {
+                Some(count) => f(count),
+                None => f(users.entry(user.to_owned()).or_default()),
+            }
+        }
+        for a in assocs {
+            if self.assoc.len() <= a.index() {
+                self.assoc.resize(a.index() + 1, Count::default());
+            }
+            f(&mut self.assoc[a.index()]);
+        }
+    }
 }
 
 impl Limits {
@@ -127,9 +170,11 @@ impl Limits {
                 || assoc_sets(|l| !l.grp_tres_run_mins.is_empty()),
             layout: TresLayout::of(cluster),
             used: Used::of_cluster(cluster),
-            qos: vec![Count::default(); cluster.qos.len()],
-            qos_user: HashMap::new(),
-            assoc: vec![Count::default(); cluster.associations.len()],
+            counts: Counts {
+                qos: vec![Count::default(); cluster.qos.len()],
+                qos_user: vec![HashMap::new(); cluster.qos.len()],
+                assoc: vec![Count::default(); cluster.associations.len()],
+            },
             jobs: HashMap::new(),
         }
     }
@@ -149,17 +194,17 @@ impl Limits {
 
     /// What QOS `q` counts.
     pub fn qos(&self, q: QosId) -> Option<&Count> {
-        self.qos.get(q.index())
+        self.counts.qos.get(q.index())
     }
 
     /// What QOS `q` counts for `user`.
     pub fn qos_user(&self, q: QosId, user: &str) -> Option<&Count> {
-        self.qos_user.get(&(q, user.to_owned()))
+        self.counts.qos_user.get(q.index())?.get(user)
     }
 
     /// What association `a` (and the subtree below it) counts.
     pub fn assoc(&self, a: AssocId) -> Option<&Count> {
-        self.assoc.get(a.index())
+        self.counts.assoc.get(a.index())
     }
 
     /// A job entered the queue (submitted, or taken back after a restart).
@@ -167,7 +212,7 @@ impl Limits {
         if self.jobs.contains_key(&job) {
             return;
         }
-        self.each_count(user, &qos, &assocs, |c| c.submitted += 1);
+        self.counts.each(user, &qos, &assocs, |c| c.submitted += 1);
         self.jobs.insert(
             job,
             Charged {
@@ -182,14 +227,14 @@ impl Limits {
     /// A queued job started holding `tres` until `end` (its time limit's end), counted against
     /// the QOS in `qos`.
     pub fn start(&mut self, job: JobId, qos: Vec<QosId>, tres: Vec<u64>, end: u64) {
-        let Some(charged) = self.jobs.get(&job).cloned() else {
+        let Some(charged) = self.jobs.get_mut(&job) else {
             return;
         };
         if charged.running.is_some() {
             return;
         }
         let width = self.layout.len();
-        self.each_count(&charged.user, &qos, &charged.assocs, |c| {
+        self.counts.each(&charged.user, &qos, &charged.assocs, |c| {
             c.jobs += 1;
             c.tres.resize(width, 0);
             c.tres_end.resize(width, 0);
@@ -198,24 +243,24 @@ impl Limits {
                 c.tres_end[i] += u128::from(*add) * u128::from(end);
             }
         });
-        self.jobs.get_mut(&job).expect("charged above").running = Some(Running { qos, tres, end });
+        charged.running = Some(Running { qos, tres, end });
     }
 
     /// A running job's time limit now ends at `end`: what it holds counts until then.
     pub fn move_end(&mut self, job: JobId, end: u64) {
-        let Some(charged) = self.jobs.get(&job) else {
+        let Some(charged) = self.jobs.get_mut(&job) else {
             return;
         };
         let Some(Running {
             qos,
             tres,
             end: old,
-        }) = charged.running.clone()
+        }) = charged.running.as_mut()
         else {
             return;
         };
-        let (user, assocs) = (charged.user.clone(), charged.assocs.clone());
-        self.each_count(&user, &qos, &assocs, |c| {
+        let old = std::mem::replace(old, end);
+        self.counts.each(&charged.user, qos, &charged.assocs, |c| {
             if c.tres_end.len() < tres.len() {
                 c.tres_end.resize(tres.len(), 0);
             }
@@ -225,9 +270,6 @@ impl Limits {
                     c.tres_end[i].saturating_sub(held * u128::from(old)) + held * u128::from(end);
             }
         });
-        if let Some(r) = self.jobs.get_mut(&job).and_then(|c| c.running.as_mut()) {
-            r.end = end;
-        }
     }
 
     /// A running job stopped holding what it held (it ended or was requeued).
@@ -238,9 +280,8 @@ impl Limits {
         let Some(Running { qos, tres, end }) = charged.running.take() else {
             return;
         };
-        let (user, assocs) = (charged.user.clone(), charged.assocs.clone());
         let width = tres.len();
-        self.each_count(&user, &qos, &assocs, |c| {
+        self.counts.each(&charged.user, &qos, &charged.assocs, |c| {
             c.jobs = c.jobs.saturating_sub(1);
             // A count made after the job started (a grown tree) holds nothing of it yet.
             if c.tres.len() < width {
@@ -279,32 +320,9 @@ impl Limits {
         let Some(charged) = self.jobs.remove(&job) else {
             return;
         };
-        self.each_count(&charged.user, &charged.qos, &charged.assocs, |c| {
-            c.submitted = c.submitted.saturating_sub(1)
-        });
-    }
-
-    /// Applies `f` to every count a job of `user` under `qos` and `assocs` adds to, created as
-    /// needed (associations made after the engine started included).
-    fn each_count(
-        &mut self,
-        user: &str,
-        qos: &[QosId],
-        assocs: &[AssocId],
-        mut f: impl FnMut(&mut Count),
-    ) {
-        for q in qos {
-            if self.qos.len() <= q.index() {
-                self.qos.resize(q.index() + 1, Count::default());
-            }
-            f(&mut self.qos[q.index()]);
-            f(self.qos_user.entry((*q, user.to_owned())).or_default());
-        }
-        for a in assocs {
-            if self.assoc.len() <= a.index() {
-                self.assoc.resize(a.index() + 1, Count::default());
-            }
-            f(&mut self.assoc[a.index()]);
-        }
+        self.counts
+            .each(&charged.user, &charged.qos, &charged.assocs, |c| {
+                c.submitted = c.submitted.saturating_sub(1)
+            });
     }
 }

@@ -87,14 +87,13 @@ impl Engine {
         {
             return Some(i64::MIN);
         }
-        let due = state.due.iter().copied().filter(|&t| t != i64::MAX);
-        if state.exclusions.is_empty() {
-            return due.min();
+        if state.exclusions.is_empty() || !state.due.any() {
+            return state.due.earliest();
         }
         // A node an exclusion keeps up is not pending: look closer at the nodes with a time.
         let kept = self.power_kept();
         (0..state.nodes.len())
-            .filter(|&n| state.due[n] != i64::MAX)
+            .filter(|&n| state.due.get(n) != i64::MAX)
             .filter_map(|n| self.node_due(n, &kept))
             .min()
     }
@@ -129,6 +128,6 @@ impl Engine {
     /// aside), so that a pass with nothing due skips every node by one comparison.
     pub(crate) fn refresh_due(&mut self, n: usize) {
         let due = self.node_due(n, &NodeBitmap::default()).unwrap_or(i64::MAX);
-        self.power.due[n] = due;
+        self.power.due.set(n, due);
     }
 }

@@ -41,10 +41,14 @@ impl Engine {
         if self.power.automatic {
             self.resume_for_jobs(&mut marked, &mut out);
         }
-        for n in 0..self.nodes.len() {
-            // Exclusions only hold nodes back, so a node not due without them is not due.
-            if self.power.due[n] <= now || marked.contains(n as u32) {
-                self.power_node(n, now, &marked, &kept, &mut out);
+        // With no node due and none marked for a job, no node has anything to do: the walk
+        // is skipped (most passes of a cluster without power saving).
+        if self.power.due.any() || !marked.is_empty() {
+            for n in 0..self.nodes.len() {
+                // Exclusions only hold nodes back, so a node not due without them is not due.
+                if self.power.due.get(n) <= now || marked.contains(n as u32) {
+                    self.power_node(n, now, &marked, &kept, &mut out);
+                }
             }
         }
         self.power_calls(now, out);
@@ -281,13 +285,14 @@ impl Engine {
         // A node woken for two jobs of one pass is one node to boot.
         wake.dedup_by_key(|(n, _)| *n);
         let p = &self.cluster.power;
+        // Cloned only for a call made: most passes make none.
         let (suspend, resume, fail) = (
-            p.suspend_program.clone(),
-            p.resume_program.clone(),
-            p.resume_fail_program.clone(),
+            || p.suspend_program.clone(),
+            || p.resume_program.clone(),
+            || p.resume_fail_program.clone(),
         );
         if !sleep.is_empty() {
-            let call = self.power_call(Program::Suspend, suspend, sleep, None, now);
+            let call = self.power_call(Program::Suspend, suspend(), sleep, None, now);
             self.outbox.push(Event::Power(PowerEvent::Call(call)));
         }
         if !wake.is_empty() {
@@ -296,7 +301,7 @@ impl Engine {
                 jobs,
                 all_nodes_resume: self.hostlist(&nodes),
             };
-            let call = self.power_call(Program::Resume, resume, wake, Some(file), now);
+            let call = self.power_call(Program::Resume, resume(), wake, Some(file), now);
             self.outbox.push(Event::Power(PowerEvent::Call(call)));
         }
         if !failed.is_empty() {
@@ -304,7 +309,7 @@ impl Engine {
                 .into_iter()
                 .map(|n| (n, "ResumeTimeout reached".to_string()))
                 .collect();
-            let call = self.power_call(Program::ResumeFail, fail, why, None, now);
+            let call = self.power_call(Program::ResumeFail, fail(), why, None, now);
             self.outbox.push(Event::Power(PowerEvent::Call(call)));
         }
     }

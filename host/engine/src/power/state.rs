@@ -52,7 +52,56 @@ pub struct PowerState {
     pub(crate) exclusions: Exclusions,
     /// Per node, the next time a pass has something to do for it, exclusions and rates aside
     /// (`i64::MAX`: never as things stand); kept by every change to the node.
-    pub(crate) due: Vec<i64>,
+    pub(crate) due: DueTimes,
+}
+
+/// Per node, the next time the power pass has something to do for it (`i64::MAX`: never as
+/// things stand), with how many nodes have such a time: on a cluster where none has (no power
+/// saving, no request) asking for the earliest costs one comparison, not a walk over the nodes
+/// at every event of a replay.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DueTimes {
+    times: Vec<i64>,
+    /// Nodes whose time is not `i64::MAX`.
+    set: usize,
+}
+
+impl DueTimes {
+    fn new(times: Vec<i64>) -> Self {
+        let set = times.iter().filter(|&&t| t != i64::MAX).count();
+        Self { times, set }
+    }
+
+    /// Node `n`'s time.
+    #[inline]
+    pub(crate) fn get(&self, n: usize) -> i64 {
+        self.times[n]
+    }
+
+    /// Sets node `n`'s time.
+    #[inline]
+    pub(crate) fn set(&mut self, n: usize, due: i64) {
+        let old = std::mem::replace(&mut self.times[n], due);
+        match (old == i64::MAX, due == i64::MAX) {
+            (true, false) => self.set += 1,
+            (false, true) => self.set -= 1,
+            _ => {}
+        }
+    }
+
+    /// Whether some node has a time.
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.set > 0
+    }
+
+    /// The earliest time of any node, if one has a time.
+    pub(crate) fn earliest(&self) -> Option<i64> {
+        if !self.any() {
+            return None;
+        }
+        self.times.iter().copied().filter(|&t| t != i64::MAX).min()
+    }
 }
 
 impl PowerState {
@@ -108,6 +157,7 @@ impl PowerState {
                 _ => i64::MAX,
             })
             .collect();
+        let due = DueTimes::new(due);
         Self {
             due,
             nodes,
