@@ -70,6 +70,19 @@ fn a_swap_answered_is_on_disk_when_the_daemon_is_killed_at_once() {
     }
 }
 
+/// Waits for the priority shadow a restart loads again off the driver thread.
+fn shadow_back(dir: &Path, round: usize) {
+    poll(
+        30,
+        &format!("round {round}: the shadow back after a restart"),
+        || {
+            let out = sluice(dir, &["plugin", "shadow", "report", "--json"]);
+            let report: Option<ShadowReports> = serde_json::from_slice(&out.stdout).ok();
+            report.filter(|r| r.priority.is_some())
+        },
+    );
+}
+
 #[test]
 fn a_shadow_answered_is_on_disk_when_the_daemon_is_killed_at_once() {
     let scratch = state_dir("shadow-durable");
@@ -79,6 +92,8 @@ fn a_shadow_answered_is_on_disk_when_the_daemon_is_killed_at_once() {
     for round in 0..ROUNDS {
         let daemon = Daemon::start(dir);
         if round > 0 {
+            // The journaled shadow is loaded again off the driver thread: stop it once back.
+            shadow_back(dir, round);
             let stopped = sluice(dir, &["plugin", "shadow", "stop"]);
             assert!(
                 stopped.status.success(),
@@ -94,15 +109,6 @@ fn a_shadow_answered_is_on_disk_when_the_daemon_is_killed_at_once() {
             String::from_utf8_lossy(&started.stderr)
         );
         let _again = Daemon::start(dir);
-        // A restart loads the journaled shadow again off the driver thread.
-        poll(
-            30,
-            &format!("round {round}: the shadow back after a restart"),
-            || {
-                let out = sluice(dir, &["plugin", "shadow", "report", "--json"]);
-                let report: Option<ShadowReports> = serde_json::from_slice(&out.stdout).ok();
-                report.filter(|r| r.priority.is_some())
-            },
-        );
+        shadow_back(dir, round);
     }
 }
