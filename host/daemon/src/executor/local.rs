@@ -297,7 +297,15 @@ impl Executor for LocalExecutor {
             // Its supervisor records the job's process before anything of the job runs.
             None if watch::pids(&dir).is_none() => Attached::NotStarted,
             None => {
-                watch::end_orphans(&dir);
+                // Killing what is left may wait on processes that will not die (up to
+                // UnkillableStepTimeout): never on the thread that asked, the driver.
+                let left = dir.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("end-orphans".into())
+                    .spawn(move || watch::end_orphans(&left));
+                if let Err(e) = spawned {
+                    tracing::error!("{}: cannot end the job's orphans: {e}", dir.display());
+                }
                 Attached::Gone
             }
         }
