@@ -278,6 +278,11 @@ impl NodeState {
     /// Holds a node back from new work for power saving (powering down, or idle with a power-down
     /// request), or lets it go again (power-save.md §1.1).
     pub fn set_power_blocked(&mut self, n: NodeId, blocked: bool) {
+        // Usable follows health and this hold, each kept where it changes: an unchanged hold
+        // (every start and end on a cluster without power saving) changes nothing.
+        if self.power_blocked.contains(n.0) == blocked {
+            return;
+        }
         if blocked {
             self.power_blocked.insert(n.0);
         } else {

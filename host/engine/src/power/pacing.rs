@@ -127,7 +127,13 @@ impl Engine {
     /// Records when the pass next has to look at node `n` ([`Engine::node_due`], exclusions
     /// aside), so that a pass with nothing due skips every node by one comparison.
     pub(crate) fn refresh_due(&mut self, n: usize) {
-        let due = self.node_due(n, &NodeBitmap::default()).unwrap_or(i64::MAX);
+        // Without power flags and automatic power saving nothing is ever due: `node_due`'s
+        // answer, without asking it at every start and end.
+        let due = if self.power.nodes[n].flags == F::NONE && !self.power.automatic {
+            i64::MAX
+        } else {
+            self.node_due(n, &NodeBitmap::default()).unwrap_or(i64::MAX)
+        };
         self.power.due.set(n, due);
     }
 }
