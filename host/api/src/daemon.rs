@@ -291,8 +291,8 @@ pub struct DaemonConfig {
     /// Most jobs named by one `--dependency` list (1,000), counted before it is parsed; the
     /// list may take 48 bytes per allowed job.
     pub max_dependencies: usize,
-    /// Connections one user (not an admin) may hold open at once through one door (32 of the
-    /// door's 256; admins have the rest whatever users hold).
+    /// Connections one user (not an admin) may hold open at once through the socket (32 of the
+    /// 256 users share; admins have 256 of their own, whatever users hold).
     pub max_connections_per_user: usize,
     /// Requests of one user (not an admin) being answered at once; more wait their turn (8).
     pub max_requests_per_user: usize,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, RETRY_AFTER};
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -19,6 +19,23 @@ use crate::error::ClientError;
 
 /// Largest answer read (every job of a large queue).
 const MAX_ANSWER: usize = 256 << 20;
+
+/// How long a request is tried again while the daemon's door turns its connection away.
+const DOOR_RETRY: Duration = Duration::from_secs(30);
+
+/// Why an exchange got no answer.
+enum Failure {
+    /// The request failed or was refused.
+    Error(ClientError),
+    /// The door refused the connection before reading the request, which may be sent again.
+    TurnedAway(ClientError),
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        Self::Error(e)
+    }
+}
 
 /// Where a client finds the daemon when neither `--state-dir` nor `SLUICE_STATE_DIR` says: the
 /// caller's own daemon ([`crate::state_dir::default_dir`]) if its socket is there, else the
@@ -239,7 +256,7 @@ impl Client {
         }
         let rt = self.runtime.take().expect("made above");
         let timeout = self.timeout;
-        let exchange = self.exchange(method, path, body);
+        let exchange = self.exchange_in_turn(method, path, Bytes::from(body));
         let result = match timeout {
             Some(t) => rt
                 .block_on(async { tokio::time::timeout(t, exchange).await })
@@ -258,12 +275,39 @@ impl Client {
         result
     }
 
+    /// One exchange, tried again while the daemon's door turns the connection away before
+    /// reading the request (its user's connections are all busy), for up to [`DOOR_RETRY`].
+    async fn exchange_in_turn(
+        &mut self,
+        method: Method,
+        path: &str,
+        body: Bytes,
+    ) -> Result<Bytes, ClientError> {
+        let deadline = Instant::now() + DOOR_RETRY;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            match self.exchange(method.clone(), path, body.clone()).await {
+                Ok(bytes) => return Ok(bytes),
+                Err(Failure::Error(e)) => return Err(e),
+                Err(Failure::TurnedAway(e)) => {
+                    // The door closed that connection.
+                    self.sender = None;
+                    if Instant::now() + pause > deadline {
+                        return Err(e);
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+
     async fn exchange(
         &mut self,
         method: Method,
         path: &str,
-        body: Vec<u8>,
-    ) -> Result<Bytes, ClientError> {
+        body: Bytes,
+    ) -> Result<Bytes, Failure> {
         let proto = |e: hyper::Error| ClientError::Protocol(e.to_string());
         // The daemon closes connections idle for its header read timeout; one idle for half of
         // it is replaced rather than risk a request crossing the close.
@@ -287,11 +331,13 @@ impl Client {
             req = req.header(AUTHORIZATION, format!("Bearer {token}"));
         }
         let req = req
-            .body(Full::new(Bytes::from(body)))
+            .body(Full::new(body))
             .map_err(|e| ClientError::Protocol(format!("{path}: {e}")))?;
         let answer = sender.send_request(req).await.map_err(proto)?;
         self.last_answer = Some(Instant::now());
         let status = answer.status().as_u16();
+        // Only the door answers `503` with `Retry-After`, before reading the request.
+        let turned_away = status == 503 && answer.headers().contains_key(RETRY_AFTER);
         let bytes = http_body_util::Limited::new(answer.into_body(), MAX_ANSWER)
             .collect()
             .await
@@ -303,7 +349,12 @@ impl Client {
         let message = serde_json::from_slice::<ErrorBody>(&bytes)
             .map(|b| b.error)
             .unwrap_or_else(|_| format!("HTTP {status}"));
-        Err(ClientError::Refused { status, message })
+        let refused = ClientError::Refused { status, message };
+        Err(if turned_away {
+            Failure::TurnedAway(refused)
+        } else {
+            Failure::Error(refused)
+        })
     }
 
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, ClientError> {

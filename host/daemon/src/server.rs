@@ -17,7 +17,7 @@ use axum::Router;
 use axum::body::Body;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
@@ -53,6 +53,9 @@ const MAX_WAITING: usize = MAX_CONNECTIONS / 2;
 /// How long a connection has been idle before it may be closed to make room: a keep-alive
 /// client between two quick requests keeps its connection.
 const MIN_IDLE: Duration = Duration::from_millis(250);
+
+/// Longest a refused connection is given to take its answer and close.
+const REFUSAL_GRACE: Duration = Duration::from_millis(200);
 
 /// Longest pause after an `accept()` error (out of descriptors, out of memory).
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
@@ -603,17 +606,23 @@ where
     drop(ticket);
 }
 
-/// Tells a connection the door cannot take why (`503`, best effort, never waiting long on a
-/// client that does not read), then closes it.
-async fn refuse<S: AsyncWrite + Unpin>(mut stream: S, why: &str) {
+/// Tells a connection the door cannot take why (`503` with `Retry-After`, which clients take
+/// to mean the request was not read and may be sent again), then closes it. What the client sent
+/// meanwhile is read first, briefly, since closing a socket with unread data resets it and the
+/// client would see that instead of the answer.
+async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, why: &str) {
     let body = serde_json::json!({ "error": why }).to_string();
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{body}",
         body.len()
     );
-    let _ = tokio::time::timeout(Duration::from_millis(100), async {
-        let _ = stream.write_all(answer.as_bytes()).await;
-        let _ = stream.shutdown().await;
+    // Never long on a client that neither reads nor closes.
+    let _ = tokio::time::timeout(REFUSAL_GRACE, async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        std::io::Result::Ok(())
     })
     .await;
 }

@@ -99,8 +99,10 @@ fn attacker() {
 /// job), a fresh connection each time as a shell loop of `sluice` commands makes them.
 fn flood(dir: &Path, clients: usize) {
     let (ok, refused) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let first_error = Arc::new(Mutex::new(None::<String>));
     for k in 0..clients {
         let (dir, ok, refused) = (dir.to_path_buf(), ok.clone(), refused.clone());
+        let first_error = first_error.clone();
         std::thread::spawn(move || {
             for i in 0u64.. {
                 let mut c = Client::new(&dir);
@@ -112,8 +114,13 @@ fn flood(dir: &Path, clients: usize) {
                 } else {
                     c.get::<Vec<Job>>("/v1/jobs").map(drop)
                 };
-                let counter = if answered.is_ok() { &ok } else { &refused };
-                counter.fetch_add(1, Ordering::Relaxed);
+                match answered {
+                    Ok(()) => ok.fetch_add(1, Ordering::Relaxed),
+                    Err(e) => {
+                        first_error.lock().unwrap().get_or_insert(e.to_string());
+                        refused.fetch_add(1, Ordering::Relaxed)
+                    }
+                };
             }
         });
     }
@@ -121,9 +128,10 @@ fn flood(dir: &Path, clients: usize) {
     std::io::stdout().flush().unwrap();
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     println!(
-        "done answered={} failed={}",
+        "done answered={} failed={} (first failure: {})",
         ok.load(Ordering::Relaxed),
-        refused.load(Ordering::Relaxed)
+        refused.load(Ordering::Relaxed),
+        first_error.lock().unwrap().as_deref().unwrap_or("none")
     );
     std::io::stdout().flush().unwrap();
     std::process::exit(0);
