@@ -1,9 +1,9 @@
 //! Fixed pieces of work whose instruction counts `.ci/instructions` holds to a budget: the
 //! engine replaying a prefix of KTH-SP2 with the default policies linked in, one multifactor
 //! priority pass and one cons_tres selection pass over fixture tables.
-//! `fixed_work replay|priority|selection`; only the `measured_*` functions are meant to be
-//! counted (callgrind's `--toggle-collect`), so reading the trace and building the fixtures
-//! are left out.
+//! `fixed_work replay|priority|selection`; only the piece's `measured_<piece>` function is
+//! meant to be counted (callgrind's `--toggle-collect`), so reading the trace and building the
+//! fixtures are left out.
 
 use std::hint::black_box;
 use std::path::Path;
