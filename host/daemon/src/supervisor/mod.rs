@@ -12,6 +12,15 @@
 //! It is single-threaded: signals arrive through a `signalfd`, the child's start-up failure
 //! through a pipe, and one `poll` waits for either or for the next deadline.
 
+/// Writes a line to standard error, ignoring failure: the supervisor and the spawner ignore
+/// SIGPIPE, so `eprintln!` would panic on a closed stderr, where a lost line costs nothing.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod child;
 pub mod descendants;
 pub mod inherited;
@@ -51,7 +60,7 @@ pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
             && libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0
     };
     if !held {
-        eprintln!(
+        say!(
             "sluice supervise: {}: the job lock is not held",
             dir.display()
         );
@@ -64,7 +73,7 @@ pub fn run(dir: &Path, lock_fd: RawFd) -> i32 {
         ..Status::default()
     });
     if let Err(e) = spool::write_json(dir, STATUS, &status, spool::Persist::Durable) {
-        eprintln!("sluice supervise: {}: {e}", dir.display());
+        say!("sluice supervise: {}: {e}", dir.display());
         return 1;
     }
     drop(lock);
@@ -109,7 +118,7 @@ fn supervise(dir: &Path) -> Result<Status, String> {
         job: pid as u32,
     };
     if let Err(e) = spool::write_json(dir, PIDS, &pids, spool::Persist::Atomic) {
-        eprintln!("sluice supervise: {}: {e}", dir.join(PIDS).display());
+        say!("sluice supervise: {}: {e}", dir.join(PIDS).display());
     }
     Ok(Watch::new(&job, pid, failure, dir).run(signals))
 }
@@ -213,8 +222,8 @@ impl Watch {
                     self.warn = warn_at(self.started, &job);
                 }
             }
-            Ok(None) => eprintln!("sluice supervise: SIGHUP: the job file is gone"),
-            Err(e) => eprintln!("sluice supervise: SIGHUP: {e}"),
+            Ok(None) => say!("sluice supervise: SIGHUP: the job file is gone"),
+            Err(e) => say!("sluice supervise: SIGHUP: {e}"),
         }
     }
 
@@ -376,7 +385,7 @@ impl Watch {
             None => descendants::kill_all(self.pid),
         };
         if left > 0 {
-            eprintln!(
+            say!(
                 "sluice supervise: {}: {left} processes of the job could not be killed",
                 self.dir.display()
             );
@@ -415,7 +424,7 @@ impl Watch {
     fn close_cgroup(&self, cg: &JobCgroup, left: usize) -> u64 {
         let oom_kills = cg.oom_kills();
         if oom_kills > 0 {
-            eprintln!(
+            say!(
                 "sluice supervise: Detected {oom_kills} oom_kill event{} in StepId={}.batch. \
                  Some of the step tasks have been OOM Killed.",
                 if oom_kills == 1 { "" } else { "s" },
@@ -425,7 +434,7 @@ impl Watch {
         if left == 0
             && let Err(e) = cg.remove()
         {
-            eprintln!("sluice supervise: {}: {e}", self.dir.display());
+            say!("sluice supervise: {}: {e}", self.dir.display());
         }
         oom_kills
     }

@@ -61,7 +61,7 @@ pub fn serve(socket: OwnedFd, job_nice: i32) -> i32 {
             Ok(got) => got,
             Err(Errno::INTR) => continue,
             Err(e) => {
-                eprintln!("sluice spawn-supervisors: receiving a request: {e}");
+                say!("sluice spawn-supervisors: receiving a request: {e}");
                 return 1;
             }
         };
@@ -94,7 +94,7 @@ pub fn serve(socket: OwnedFd, job_nice: i32) -> i32 {
             &mut SendAncillaryBuffer::default(),
             SendFlags::NOSIGNAL,
         ) {
-            eprintln!("sluice spawn-supervisors: answering: {e}");
+            say!("sluice spawn-supervisors: answering: {e}");
             return 1;
         }
     }
