@@ -72,7 +72,8 @@ impl JobFiles {
 
 /// The environment a batch script runs with: the submitter's variables, `PATH` when they
 /// have none, then the `computed` ones (Slurm's) over them, but for `SLURM_SUBMIT_HOST`,
-/// which the submitter's side says when it does.
+/// which the submitter's side says when it does; and the daemon's Slurm command names (beside
+/// its state directory, `SLUICE_STATE_DIR`) first on `PATH`.
 pub fn launch_env(
     mut submitted: BTreeMap<String, String>,
     computed: BTreeMap<String, String>,
@@ -84,6 +85,12 @@ pub fn launch_env(
     submitted.extend(computed);
     if let Some(host) = host {
         submitted.insert("SLURM_SUBMIT_HOST".into(), host);
+    }
+    if let Some(state_dir) = submitted.get("SLUICE_STATE_DIR").map(PathBuf::from) {
+        crate::slurm_commands::first_on_path(
+            &mut submitted,
+            &crate::slurm_commands::dir(&state_dir),
+        );
     }
     submitted
 }
@@ -151,5 +158,16 @@ mod tests {
         assert_eq!(env["SLURM_JOB_ID"], "9");
         assert_eq!(env["SLURM_SUBMIT_HOST"], "login1");
         assert_eq!(env["PATH"], "/usr/local/bin:/usr/bin:/bin");
+    }
+
+    #[test]
+    fn the_daemons_slurm_commands_come_first_on_the_submitters_path() {
+        let submitted = BTreeMap::from([
+            ("PATH".to_string(), "/opt/slurm/bin:/usr/bin".to_string()),
+            ("SLUICE_STATE_DIR".to_string(), "/elsewhere".to_string()),
+        ]);
+        let computed = BTreeMap::from([("SLUICE_STATE_DIR".to_string(), "/var/lib/sluice".into())]);
+        let env = launch_env(submitted, computed);
+        assert_eq!(env["PATH"], "/var/lib/sluice/bin:/opt/slurm/bin:/usr/bin");
     }
 }

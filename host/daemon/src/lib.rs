@@ -32,6 +32,7 @@ pub mod power_image;
 pub mod request;
 pub mod routes;
 pub mod server;
+pub mod slurm_commands;
 pub mod snapshot;
 pub mod state_dir;
 pub mod store;
@@ -98,6 +99,16 @@ pub fn serve(
         state_dir::check_settings(f).map_err(store_error)?;
     }
     let _lock = lock_dir(&dir)?;
+    // Jobs find Slurm's command names first on their PATH (`job_files::launch_env`); without
+    // the links they still run, with whatever their PATH finds.
+    match std::env::current_exe() {
+        Ok(me) => {
+            if let Err(e) = slurm_commands::prepare(&dir, &me) {
+                tracing::warn!("jobs get no Slurm command names: {e}");
+            }
+        }
+        Err(e) => tracing::warn!("jobs get no Slurm command names: this program's path: {e}"),
+    }
     let (tx, rx) = mpsc::channel::<Msg>();
     let site_metrics = metrics::SiteMetrics::new();
     let quotas = server::Quotas::default();

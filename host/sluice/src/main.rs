@@ -71,6 +71,11 @@ enum Command {
     Salloc(cmd::salloc::Args),
     /// Reload the daemon's configuration (scontrol reconfigure).
     Reconfigure(cmd::reconfigure::Args),
+    /// scontrol's words: show, update, hold, release, reconfigure, create, delete, show hostnames.
+    Scontrol(cmd::scontrol::Args),
+    /// Link Slurm's command names (sbatch, srun, squeue, scontrol, …) in DIR to this binary,
+    /// which acts as each command when called by its name (`sluice squeue` works too).
+    InstallLinks(cmd::install_links::Args),
     /// Match jobspecs against a Flux resource graph, as flux-sched's resource-query does.
     ResourceQuery(cmd::resource_query::Args),
     /// The per-job supervisor the daemon starts (slurmstepd); not for people to run.
@@ -88,7 +93,8 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    // Called as `squeue` (a link), or as `sluice squeue`, it is `sluice queue`.
+    let cli = Cli::parse_from(cmd::slurm_names::argv(std::env::args_os()));
     // The daemon and the processes it starts live on: a client that closes its socket mid-answer,
     // or a log reader that goes away, must cost them an EPIPE, never their life (a job started
     // from them gets the default back before its exec).
@@ -130,6 +136,8 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Salloc(args) => cmd::salloc::run(args),
         Command::Reconfigure(args) => cmd::reconfigure::run(args),
+        Command::Scontrol(args) => cmd::scontrol::run(args),
+        Command::InstallLinks(args) => cmd::install_links::run(args),
         Command::ResourceQuery(args) => cmd::resource_query::run(args),
         Command::Supervise(args) => cmd::supervise::run(args),
         Command::SpawnSupervisors(args) => cmd::supervise::spawn(args),
