@@ -18,7 +18,18 @@ impl Engine {
     /// id order, and the others.
     fn collect_eligible(&mut self, now: i64) -> (Vec<JobId>, Vec<JobId>) {
         let ids: Vec<JobId> = self.pending.iter().copied().collect();
-        ids.into_iter().partition(|&id| self.refresh_job(id, now))
+        // Sized up front: most pending jobs are eligible, and `partition` grew both lists a
+        // job at a time at every pass.
+        let mut eligible = Vec::with_capacity(ids.len());
+        let mut waiting = Vec::new();
+        for id in ids {
+            if self.refresh_job(id, now) {
+                eligible.push(id);
+            } else {
+                waiting.push(id);
+            }
+        }
+        (eligible, waiting)
     }
 
     /// Whether passes keep the queue between them: when asked to, and only when new jobs'
