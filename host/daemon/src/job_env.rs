@@ -1,7 +1,8 @@
-//! The parts of a batch job's `SLURM_*` environment that come from its request and its
-//! allocation's shape, as sbatch's output environment names them.
+//! What the daemon computes for a job's `SLURM_*` environment, which `sluice_api::job_env`
+//! builds: the batch layout's tasks per node, an array's indexes, this host's name.
 
-use sluice_api::{ArrayMember, SubmitRequest};
+use sluice_api::ArrayMember;
+pub use sluice_api::job_env::request_vars;
 use sluice_engine::array_spec::{MAX_ARRAY_SIZE_LIMIT, parse_array};
 
 /// A batch job's `SLURM_TASKS_PER_NODE`: its `tasks` laid out in blocks on nodes with `cpus`
@@ -23,61 +24,19 @@ pub fn tasks_per_node(
         .per_node_text()
 }
 
-/// The variables that echo what was asked: `SLURM_NTASKS_PER_NODE`, `SLURM_MEM_PER_CPU`,
-/// `SLURM_GPUS`, `SLURM_GPUS_PER_NODE`, `SLURM_GPUS_PER_TASK`, `SLURM_CPUS_PER_GPU`,
-/// `SLURM_MEM_PER_GPU`, each only when given.
-pub fn request_vars(req: &SubmitRequest) -> Vec<(&'static str, String)> {
-    let mut out = Vec::new();
-    let mut put = |k: &'static str, v: Option<String>| {
-        if let Some(v) = v {
-            out.push((k, v));
-        }
-    };
-    put(
-        "SLURM_NTASKS_PER_NODE",
-        req.ntasks_per_node.map(|n| n.to_string()),
-    );
-    put(
-        "SLURM_MEM_PER_CPU",
-        req.mem_per_cpu_mb.map(|m| m.to_string()),
-    );
-    put("SLURM_GPUS", req.gpus.clone());
-    put("SLURM_GPUS_PER_NODE", req.gpus_per_node.clone());
-    put("SLURM_GPUS_PER_TASK", req.gpus_per_task.clone());
-    put(
-        "SLURM_CPUS_PER_GPU",
-        req.cpus_per_gpu.map(|c| c.to_string()),
-    );
-    put(
-        "SLURM_MEM_PER_GPU",
-        req.mem_per_gpu_mb.map(|m| m.to_string()),
-    );
-    out
+/// The indexes of the array submitted with `--array` `spec`, in order; none when there is
+/// no spec (the task's own index then stands for its array).
+pub fn array_indexes(spec: Option<&str>) -> Vec<u32> {
+    // Accepted at submission below MaxArraySize, so it parses within Slurm's largest bound.
+    spec.and_then(|s| parse_array(s, MAX_ARRAY_SIZE_LIMIT).ok())
+        .map(|s| s.tasks)
+        .unwrap_or_default()
 }
 
-/// An array task's `SLURM_ARRAY_*` variables: its array's job id and its own index, and the
-/// array's task count, lowest and highest index and step (the common difference when the
-/// indexes form one progression, else 1), from the `--array` it was submitted with.
+/// An array task's `SLURM_ARRAY_*` variables (`sluice_api::job_env::array_vars`), from the
+/// `--array` it was submitted with.
 pub fn array_vars(member: ArrayMember, spec: Option<&str>) -> Vec<(&'static str, String)> {
-    let mut out = vec![
-        ("SLURM_ARRAY_JOB_ID", member.job_id.to_string()),
-        ("SLURM_ARRAY_TASK_ID", member.task_id.to_string()),
-    ];
-    // Accepted at submission below MaxArraySize, so it parses within Slurm's largest bound.
-    let tasks = spec
-        .and_then(|s| parse_array(s, MAX_ARRAY_SIZE_LIMIT).ok())
-        .map(|s| s.tasks)
-        .unwrap_or_else(|| vec![member.task_id]);
-    let (min, max) = (tasks[0], tasks[tasks.len() - 1]);
-    let step = match tasks.as_slice() {
-        [a, b, ..] if tasks.windows(2).all(|w| w[1] - w[0] == b - a) => b - a,
-        _ => 1,
-    };
-    out.push(("SLURM_ARRAY_TASK_COUNT", tasks.len().to_string()));
-    out.push(("SLURM_ARRAY_TASK_MAX", max.to_string()));
-    out.push(("SLURM_ARRAY_TASK_MIN", min.to_string()));
-    out.push(("SLURM_ARRAY_TASK_STEP", step.to_string()));
-    out
+    sluice_api::job_env::array_vars(member, &array_indexes(spec))
 }
 
 /// This machine's host name (`SLURM_SUBMIT_HOST` when the client sent none).
@@ -96,6 +55,7 @@ pub fn host_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sluice_api::SubmitRequest;
 
     #[test]
     fn batch_tasks_per_node_follow_the_allocation() {

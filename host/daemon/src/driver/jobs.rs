@@ -1,9 +1,9 @@
 //! Requests on jobs (submit, cancel, hold, release, update, steps): checked against the caller,
 //! applied to the engine and journaled before they are answered.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
+use sluice_api::job_env::SlurmEnv;
 use sluice_api::{
     ArrayMember, JobCancelled, JobHeld, JobReleased, JobSubmitted, JobUpdated, StepEnded,
     StepRequest, StepStarted,
@@ -544,7 +544,7 @@ impl Driver {
             name,
             time,
         });
-        let mut env: BTreeMap<String, String> = BTreeMap::new();
+        let mut env = SlurmEnv::new();
         if let Some(j) = self.engine.job(eid) {
             let st = &j.steps[step as usize];
             let names: Vec<String> = st
@@ -552,22 +552,15 @@ impl Driver {
                 .iter()
                 .map(|p| job.nodes.get(*p as usize).cloned().unwrap_or_default())
                 .collect();
-            env.insert("SLURM_STEP_ID".into(), step.to_string());
-            env.insert("SLURM_STEPID".into(), step.to_string());
-            env.insert("SLURM_JOB_ID".into(), id.to_string());
-            env.insert("SLURM_STEP_NUM_NODES".into(), names.len().to_string());
-            env.insert(
-                "SLURM_STEP_NODELIST".into(),
-                sluice_hostlist::compress(&names),
-            );
+            env = SlurmEnv::step(id, step, &names);
         }
         if let Ok(gres) = self.engine.step_env(eid, step, 0) {
-            env.extend(gres);
+            env.gres(gres);
         }
         Ok(StepStarted {
             job_id: id,
             step_id: step,
-            env,
+            env: env.into_vars(),
         })
     }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use sluice_api::job_env::{BatchJob, SlurmEnv};
 use sluice_engine::{JobId, JobState};
 
 use super::Driver;
@@ -97,74 +98,39 @@ impl Driver {
         let req = &rec.request;
         // Slurm's variables; the submitter's are put under them where the script is read
         // (`job_files::launch_env`), on the launch thread when they are in files.
-        let mut env = std::collections::BTreeMap::new();
-        let list = sluice_hostlist::compress(&nodes);
-        let mut set = |k: &str, v: String| {
-            env.insert(k.to_string(), v);
-        };
-        set("SLURM_JOB_ID", id.to_string());
-        set("SLURM_JOBID", id.to_string());
-        set("SLURM_JOB_NAME", req.job_name());
-        set("SLURM_JOB_NODELIST", list.clone());
-        set("SLURM_NODELIST", list);
-        set("SLURM_NNODES", nodes.len().to_string());
-        set("SLURM_JOB_NUM_NODES", nodes.len().to_string());
-        set("SLURM_NTASKS", job.spec.tasks.to_string());
-        set("SLURM_NPROCS", job.spec.tasks.to_string());
-        set("SLURM_CPUS_PER_TASK", job.spec.cpus_per_task.to_string());
-        set("SLURM_CPUS_ON_NODE", cpus_first.to_string());
-        set("SLURM_JOB_PARTITION", partition);
-        set("SLURM_JOB_ACCOUNT", account);
-        set("SLURM_JOB_USER", rec.user.clone());
-        set("SLURM_JOB_UID", rec.uid.to_string());
-        set("SLURM_SUBMIT_DIR", req.workdir.clone());
-        set("SLURM_SUBMIT_HOST", crate::job_env::host_name());
-        set(
-            "SLURM_JOB_CPUS_PER_NODE",
-            crate::node_counts::run_lengths(&alloc.placement.cpus),
-        );
-        set(
-            "SLURM_TASKS_PER_NODE",
-            crate::job_env::tasks_per_node(
+        let indexes = crate::job_env::array_indexes(req.array.as_deref());
+        let state_dir = self.opts.state_dir.to_string_lossy();
+        let mut env = SlurmEnv::batch(&BatchJob {
+            id,
+            request: req,
+            array: rec.array.map(|member| (member, indexes.as_slice())),
+            user: &rec.user,
+            uid: rec.uid,
+            nodes: &nodes,
+            partition: &partition,
+            account: &account,
+            cluster: &self.cluster.name,
+            tasks: job.spec.tasks,
+            cpus_per_task: job.spec.cpus_per_task,
+            cpus_on_node: cpus_first,
+            cpus_per_node: &crate::node_counts::run_lengths(&alloc.placement.cpus),
+            tasks_per_node: &crate::job_env::tasks_per_node(
                 job.spec.tasks,
                 &alloc.placement.cpus,
                 job.spec.cpus_per_task,
                 // The count the job was placed by: none when Slurm would have ignored it.
                 Some(job.spec.tasks_per_node).filter(|&n| n > 0),
             ),
-        );
-        set("SLURM_JOB_START_TIME", time.to_string());
-        for (k, v) in crate::job_env::request_vars(req) {
-            set(k, v);
-        }
-        if let Some(member) = rec.array {
-            for (k, v) in crate::job_env::array_vars(member, req.array.as_deref()) {
-                set(k, v);
-            }
-        }
-        set("SLURM_CLUSTER_NAME", self.cluster.name.clone());
-        set(
-            "SLURMD_NODENAME",
-            nodes.first().cloned().unwrap_or_default(),
-        );
-        set("SLURM_RESTART_COUNT", rec.restarts.to_string());
-        set(
-            "SLURM_JOB_QOS",
-            req.qos.clone().unwrap_or_else(|| "normal".into()),
-        );
-        if let Some(mem) = req.mem_mb {
-            set("SLURM_MEM_PER_NODE", mem.to_string());
-        }
-        if let Some(limit) = job.time_limit {
-            set("SLURM_JOB_END_TIME", (time + limit as i64).to_string());
-        }
-        set(
-            "SLUICE_STATE_DIR",
-            self.opts.state_dir.to_string_lossy().into_owned(),
-        );
+            start_time: time,
+            end_time: job.time_limit.map(|limit| time + limit as i64),
+            restarts: rec.restarts,
+            submit_host: &crate::job_env::host_name(),
+            state_dir: &state_dir,
+        });
         if let Ok(gres) = self.engine.job_env(eid, 0) {
-            env.extend(gres);
+            env.gres(gres);
         }
+        let mut env = env.into_vars();
         let workdir = PathBuf::from(&req.workdir);
         let name = req.job_name();
         let fields = crate::filename::PatternFields {

@@ -1,6 +1,5 @@
-//! Owns no state: a job's and a step's environment on one node, from each GRES name's policy.
-//!
-//! Job and step environment on one node, from each GRES name's policy (`GresPolicy::env`).
+//! Owns no state: the GRES part of a job's and a step's environment on one node, from each GRES
+//! name's policy (`GresPolicy::env`); `sluice_api::job_env::SlurmEnv::gres` puts it with the rest.
 
 use sluice_policy::NodeDevices;
 

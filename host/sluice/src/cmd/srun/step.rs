@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use sluice_api::job_env::{SlurmEnv, TaskIds};
 use sluice_api::{Config, Job, StepEndRequest, StepEnded, StepRequest, StepStarted};
 use sluice_daemon::client::{Client, segment};
 use sluice_daemon::task_layout::Layout;
@@ -58,12 +59,12 @@ pub fn run(
         .unwrap_or_default();
     let room = vec![shape.per_node; nodes.len()];
     let layout = Layout::new(shape.tasks, &room, shape.distribution);
-    let mut env = base.clone();
+    let mut env = SlurmEnv::from(base.clone());
     env.extend(step.env.clone());
     env.extend(step_vars(shape, &layout));
-    let plan = plan(spec, &env, job, step.step_id)?;
+    let plan = plan(spec, env.vars(), job, step.step_id)?;
     let workdir = shape.workdir.clone().unwrap_or_else(|| plan.cwd.clone());
-    let mut tasks = tasks(spec.argvs, &env, &nodes, &layout, |place| {
+    let mut tasks = tasks(spec.argvs, env.vars(), &nodes, &layout, |place| {
         plan.streams(&TaskPlace {
             workdir: &workdir,
             ..place
@@ -159,19 +160,14 @@ fn claim(shape: &Shape, base: &BTreeMap<String, String>) -> u32 {
 
 /// The variables every task of the step shares, as srun sets them.
 pub fn step_vars(shape: &Shape, layout: &Layout) -> Vec<(String, String)> {
-    let per_node = layout.per_node_text();
-    let mut vars = vec![
-        ("SLURM_STEP_NUM_TASKS", shape.tasks.to_string()),
-        ("SLURM_STEP_TASKS_PER_NODE", per_node.clone()),
-        ("SLURM_NTASKS", shape.tasks.to_string()),
-        ("SLURM_NPROCS", shape.tasks.to_string()),
-        ("SLURM_TASKS_PER_NODE", per_node),
-        ("SLURM_DISTRIBUTION", shape.distribution.name().to_string()),
-    ];
-    if shape.cpus_per_task_set {
-        vars.push(("SLURM_CPUS_PER_TASK", shape.cpus_per_task.to_string()));
-    }
-    vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let mut vars = SlurmEnv::new();
+    vars.step_tasks(
+        shape.tasks,
+        &layout.per_node_text(),
+        shape.distribution.name(),
+        shape.cpus_per_task_set.then_some(shape.cpus_per_task),
+    );
+    vars.into_vars().into_iter().collect()
 }
 
 /// One task per rank, with its command line from `argvs`, its own `SLURM_PROCID`,
@@ -184,20 +180,17 @@ pub fn tasks(
     layout: &Layout,
     streams: impl Fn(TaskPlace<'_>) -> TaskStreams,
 ) -> Vec<Task> {
+    let env = SlurmEnv::from(env.clone());
     let mut out = Vec::new();
     for (node_id, (name, ranks)) in nodes.iter().zip(&layout.tasks).enumerate() {
-        let gtids = ranks
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
         for (local, rank) in ranks.iter().enumerate() {
-            let mut e = env.clone();
-            e.insert("SLURM_PROCID".into(), rank.to_string());
-            e.insert("SLURM_LOCALID".into(), local.to_string());
-            e.insert("SLURM_NODEID".into(), node_id.to_string());
-            e.insert("SLURMD_NODENAME".into(), name.clone());
-            e.insert("SLURM_GTIDS".into(), gtids.clone());
+            let e = env.task(&TaskIds {
+                rank: *rank,
+                local: local as u32,
+                node_index: node_id as u32,
+                node: name,
+                node_ranks: ranks,
+            });
             let place = TaskPlace {
                 rank: *rank,
                 node_index: node_id as u32,
