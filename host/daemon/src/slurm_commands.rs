@@ -176,6 +176,15 @@ pub fn prepare(state_dir: &Path, program: &Path) -> Result<Vec<Linked>, LinkErro
     if m.mode() & 0o755 != 0o755 {
         fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).map_err(io_at(&bin))?;
     }
+    // Every link here is the daemon's own, whatever the binary it pointed at was called.
+    for name in NAMES {
+        let path = bin.join(name);
+        if let Ok(target) = fs::read_link(&path)
+            && target != program
+        {
+            replace_link(&path, program)?;
+        }
+    }
     install(&bin, program)
 }
 
@@ -228,6 +237,18 @@ mod tests {
             "#!/bin/sh\n"
         );
         assert!(!tmp.path().join("sbatch").exists(), "nothing is linked");
+    }
+
+    #[test]
+    fn the_daemon_repoints_its_own_links_whatever_they_pointed_at() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = dir(tmp.path());
+        fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink("/old/sluiced", bin.join("srun")).unwrap();
+        let program = Path::new("/new/sluice");
+        prepare(tmp.path(), program).unwrap();
+        assert_eq!(fs::read_link(bin.join("srun")).unwrap(), program);
+        assert_eq!(fs::metadata(&bin).unwrap().mode() & 0o777, 0o755);
     }
 
     #[test]
