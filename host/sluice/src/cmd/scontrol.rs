@@ -112,6 +112,23 @@ fn hostlist_operation(entity: &str) -> Option<&'static str> {
     }
 }
 
+/// What `show` shows, by the name `sluice show` knows it, abbreviated as scontrol allows
+/// (`show res`, `show part`, `show j`); anything else is passed on for `show` to refuse.
+fn shown_entity(entity: &str) -> String {
+    const ENTITIES: [(&str, usize, &str); 6] = [
+        ("jobs", 1, "job"),
+        ("nodes", 1, "node"),
+        ("partitions", 2, "partition"),
+        ("reservations", 3, "reservation"),
+        ("licenses", 2, "license"),
+        ("config", 1, "config"),
+    ];
+    ENTITIES
+        .iter()
+        .find(|(name, min, _)| is(entity, name, *min))
+        .map_or_else(|| entity.to_string(), |(_, _, known)| known.to_string())
+}
+
 /// `show hostnames|hostlist|hostlistsorted [LIST]`: the list given, else the job's nodes.
 fn show_hostlist(operation: &str, list: &[String]) -> anyhow::Result<()> {
     let list = match list {
@@ -163,7 +180,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let Some(operation) = hostlist_operation(entity) {
             return show_hostlist(operation, list);
         }
-        show::run(parsed("scontrol show", with_conn(rest.to_vec())))
+        let words = std::iter::once(shown_entity(entity)).chain(list.iter().cloned());
+        show::run(parsed("scontrol show", with_conn(words.collect())))
     } else if is(k, "update", 1) {
         if rest.is_empty() {
             bail!("too few arguments for {keyword} keyword");
@@ -225,6 +243,11 @@ mod tests {
         assert_eq!(hostlist_operation("hostlist"), Some("compress"));
         assert_eq!(hostlist_operation("hostlistsorted"), Some("sort"));
         assert_eq!(hostlist_operation("host"), None);
+        assert_eq!(shown_entity("res"), "reservation");
+        assert_eq!(shown_entity("PART"), "partition");
+        assert_eq!(shown_entity("jobs"), "job");
+        assert_eq!(shown_entity("jobid"), "jobid");
+        assert_eq!(shown_entity("steps"), "steps");
     }
 
     #[test]
