@@ -488,30 +488,13 @@ fn procs_below(dir: &Path, out: &mut BTreeSet<libc::pid_t>) {
     }
 }
 
-/// Sends `signal` to `pid` through a pidfd, once its `/proc/PID/cgroup` shows `marker` (the
-/// job's directory): the pidfd pins the process checked, so no pid reused meanwhile is hit.
+/// Sends `signal` to `pid` once its `/proc/PID/cgroup` shows `marker` (the job's directory),
+/// the process pinned by a pidfd meanwhile.
 fn signal_member(pid: libc::pid_t, signal: i32, marker: &str) {
-    // SAFETY: plain system call; a descriptor it returns is owned here.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return;
-    }
-    // SAFETY: a descriptor just returned.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    let member = fs::read_to_string(format!("/proc/{pid}/cgroup"))
-        .is_ok_and(|t| t.lines().any(|l| format!("{l}/").contains(marker)));
-    if member {
-        // SAFETY: plain system call on a pidfd held here.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                fd.as_raw_fd(),
-                signal,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            )
-        };
-    }
+    crate::supervisor::descendants::signal_pinned(pid, signal, || {
+        fs::read_to_string(format!("/proc/{pid}/cgroup"))
+            .is_ok_and(|t| t.lines().any(|l| format!("{l}/").contains(marker)))
+    });
 }
 
 fn with_path(e: io::Error, p: &Path) -> io::Error {

@@ -95,21 +95,30 @@ fn me() -> libc::pid_t {
     unsafe { libc::getpid() }
 }
 
-/// Sends `signal` to `p` unless its pid has meanwhile gone to another process: a pidfd pins
-/// the process, which is still the one seen if its parent is the same or is now this process.
+/// Sends `signal` to `p` unless its pid has meanwhile gone to another process: it is still the
+/// one seen if its parent is the same or is now this process.
 fn signal_process(p: &Process, signal: i32) {
+    signal_pinned(p.pid, signal, || {
+        process(p.pid).is_some_and(|now| now.parent == p.parent || now.parent == me())
+    });
+}
+
+/// Sends `signal` to `pid` if `still_ours` holds once a pidfd pins the process, so a pid reused
+/// between the check and the signal is never hit. Kernels before 5.3 have no pidfds: there the
+/// check is made and a plain kill sent, with the pid's usual race.
+pub(crate) fn signal_pinned(pid: libc::pid_t, signal: i32, still_ours: impl FnOnce() -> bool) {
     // SAFETY: plain system call; a descriptor it returns is owned here.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, p.pid, 0) };
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
-        if io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-            // SAFETY: plain system call (kernels before 5.3, with the pid's usual race).
-            unsafe { libc::kill(p.pid, signal) };
+        if io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) && still_ours() {
+            // SAFETY: plain system call.
+            unsafe { libc::kill(pid, signal) };
         }
         return;
     }
     // SAFETY: a descriptor just returned.
     let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    if process(p.pid).is_some_and(|now| now.parent == p.parent || now.parent == me()) {
+    if still_ours() {
         use std::os::fd::AsRawFd;
         // SAFETY: plain system call on a pidfd this process holds.
         unsafe {
