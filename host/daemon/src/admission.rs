@@ -4,12 +4,12 @@
 //! Every size a user controls is bounded here ([`Bounds`]), before any of it is expanded
 //! (patterns, arrays, dependencies, hostlists) and before anything is journaled.
 
+use sluice_api::filename::FieldBounds;
 use sluice_api::{DaemonConfig, SubmitRequest};
 use sluice_cluster::Node;
 use sluice_hostlist::Hostlist;
 
 use crate::api::ApiError;
-use crate::filename::FieldBounds;
 
 /// Largest magnitude of `Nice` Slurm accepts (`NICE_OFFSET - 3`); beyond it the priority
 /// arithmetic would wrap.
@@ -241,7 +241,7 @@ impl Bounds {
         ] {
             too_long(option, pattern, self.path, "max_path_size")?;
             let Some(p) = pattern else { continue };
-            let longest = crate::filename::longest(p, &fields, r.workdir.len());
+            let longest = sluice_api::filename::longest(p, &fields, r.workdir.len());
             if longest > self.path {
                 return Err(format!(
                     "Pathname of a file, directory or other parameter too long: {option} can expand to {longest} bytes (with --chdir), max_path_size is {}",

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use sluice_client::identity::Identity;
 use subtle::ConstantTimeEq;
 
 use crate::api::ApiError;
-use crate::identity::Identity;
 
 /// The door a connection came in by, put on each of its requests by the listener.
 #[derive(Clone)]

@@ -1,4 +1,4 @@
-//! Errors of the daemon library: the store, configuration and the API.
+//! Errors of the daemon library: the store and start-up (a client's are `sluice-client`'s).
 
 use std::path::PathBuf;
 
@@ -67,7 +67,7 @@ pub enum StoreError {
     },
     /// The state directory or one of its files is not the daemon's own.
     #[error(transparent)]
-    Untrusted(#[from] crate::state_dir::Untrusted),
+    Untrusted(#[from] sluice_client::Untrusted),
 }
 
 /// Why the daemon could not start or reload.
@@ -88,37 +88,4 @@ pub enum DaemonError {
     /// Anything else at start-up, with what was being done.
     #[error("{0}")]
     Other(String),
-}
-
-/// Why the client could not get an answer.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    /// No daemon answers on the socket.
-    #[error(
-        "cannot reach the daemon at {}: {source}; is the daemon running? start it with `sluice serve --state-dir {}`",
-        socket.display(), dir.display()
-    )]
-    Connect {
-        /// The socket tried.
-        socket: PathBuf,
-        /// Its state directory.
-        dir: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// The socket, or a directory above it, could have been put there by another user: it is
-    /// not root's or the caller's, or others may write to it.
-    #[error("refusing to talk to the daemon: {0}")]
-    Untrusted(#[from] crate::state_dir::Untrusted),
-    /// The connection broke or the answer was not HTTP.
-    #[error("talking to the daemon: {0}")]
-    Protocol(String),
-    /// The daemon refused the request; the message says why.
-    #[error("{message}")]
-    Refused {
-        /// HTTP status.
-        status: u16,
-        /// The daemon's explanation.
-        message: String,
-    },
 }

@@ -1,8 +1,9 @@
 //! What the daemon computes for a job's `SLURM_*` environment, which `sluice_api::job_env`
-//! builds: the batch layout's tasks per node, an array's indexes, this host's name.
+//! builds: the batch layout's tasks per node, an array's indexes.
 
 use sluice_api::ArrayMember;
 pub use sluice_api::job_env::request_vars;
+use sluice_api::layout::{Distribution, Layout};
 use sluice_engine::array_spec::{MAX_ARRAY_SIZE_LIMIT, parse_array};
 
 /// A batch job's `SLURM_TASKS_PER_NODE`: its `tasks` laid out in blocks on nodes with `cpus`
@@ -20,8 +21,7 @@ pub fn tasks_per_node(
         Some(n) => vec![n; cpus.len()],
         None => cpus.iter().map(|c| c / cpus_per_task.max(1)).collect(),
     };
-    crate::task_layout::Layout::new(tasks, &room, crate::task_layout::Distribution::Block)
-        .per_node_text()
+    Layout::new(tasks, &room, Distribution::Block).per_node_text()
 }
 
 /// The indexes of the array submitted with `--array` `spec`, in order; none when there is
@@ -37,19 +37,6 @@ pub fn array_indexes(spec: Option<&str>) -> Vec<u32> {
 /// `--array` it was submitted with.
 pub fn array_vars(member: ArrayMember, spec: Option<&str>) -> Vec<(&'static str, String)> {
     sluice_api::job_env::array_vars(member, &array_indexes(spec))
-}
-
-/// This machine's host name (`SLURM_SUBMIT_HOST` when the client sent none).
-pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    if rc == 0 && end > 0 {
-        String::from_utf8_lossy(&buf[..end]).into_owned()
-    } else {
-        "localhost".into()
-    }
 }
 
 #[cfg(test)]
@@ -101,6 +88,5 @@ mod tests {
                 ("SLURM_GPUS_PER_NODE", "a100:2".to_string())
             ]
         );
-        assert!(!host_name().is_empty());
     }
 }

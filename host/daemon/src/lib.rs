@@ -1,8 +1,10 @@
 //! The live sluice host: a daemon with a JSON-over-HTTP API on a Unix socket, a durable journal
 //! and snapshots, local job execution behind an executor trait, and hot plugin swaps.
 //!
-//! [`serve`] runs it; [`client::Client`] talks to it. `API.md` documents the endpoints; the
-//! request and answer types are `sluice-api`'s.
+//! [`serve`] runs it; `sluice_client::Client` talks to it. `API.md` documents the endpoints; the
+//! request and answer types are `sluice-api`'s. The names re-exported below are the entry
+//! points the `sluice` binary hosts (`serve`, `supervise`, `install-links`, `config check`);
+//! the CLI uses this crate through them only.
 
 pub mod accounting;
 pub mod acct_row;
@@ -11,7 +13,6 @@ pub mod api;
 pub mod caller;
 pub mod cgroup;
 pub mod check;
-pub mod client;
 pub mod clock;
 pub mod config;
 pub mod driver;
@@ -19,15 +20,12 @@ pub mod error;
 pub mod escaped;
 pub mod executor;
 pub mod extract;
-pub mod filename;
 pub mod frames;
-pub mod identity;
 pub mod image;
 pub mod job_env;
 pub mod job_files;
 pub mod journal;
 pub mod metrics;
-pub mod node_counts;
 pub mod power_image;
 pub mod request;
 pub mod routes;
@@ -37,7 +35,19 @@ pub mod snapshot;
 pub mod state_dir;
 pub mod store;
 pub mod supervisor;
-pub mod task_layout;
+
+pub use caller::Token;
+pub use check::check_cluster;
+pub use slurm_commands::{
+    Change as LinkChange, NAMES as SLURM_COMMAND_NAMES, install as install_slurm_commands,
+};
+pub use state_dir::prepare_code_dir;
+pub use supervisor::run as run_supervisor;
+pub use supervisor::spawner::serve as serve_spawner;
+
+/// The caller lookups live in `sluice_client::identity`; `server/` still names them by this
+/// crate-private path.
+use sluice_client::identity;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -68,7 +78,7 @@ pub struct ServeOptions {
 }
 
 /// A refused state path as a start-up error.
-fn store_error(e: state_dir::Untrusted) -> DaemonError {
+fn store_error(e: sluice_client::Untrusted) -> DaemonError {
     DaemonError::Store(e.into())
 }
 
@@ -166,7 +176,7 @@ pub fn serve(
         .enable_all()
         .build()
         .map_err(|e| DaemonError::Other(format!("tokio runtime: {e}")))?;
-    let socket = client::socket_path(&dir);
+    let socket = sluice_client::socket_path(&dir);
     let result = rt.block_on(async {
         let _ = std::fs::remove_file(&socket);
         let unix = tokio::net::UnixListener::bind(&socket)

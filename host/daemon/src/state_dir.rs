@@ -2,16 +2,17 @@
 //! it, could write to it or to a directory above it, or put a symlink in its place.
 //!
 //! As Slurm's StateSaveLocation, root's default is `/var/lib/sluice`; another user's daemon keeps
-//! its state under `$XDG_STATE_HOME/sluice` (else `~/.local/state/sluice`). The directory is
-//! 0700, except that root's is 0711: root's daemon serves every user on `sluice.sock`, so others
-//! may pass through the directory to reach the socket, but not list it; every file in it is 0600.
+//! its state under `$XDG_STATE_HOME/sluice` (else `~/.local/state/sluice`), both as
+//! `sluice_client::default_dir` names them, since clients look for the daemon there. The
+//! directory is 0700, except that root's is 0711: root's daemon serves every user on
+//! `sluice.sock`, so others may pass through the directory to reach the socket, but not list
+//! it; every file in it is 0600.
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// Root's state directory when none is given.
-pub const SYSTEM_DIR: &str = "/var/lib/sluice";
+use sluice_client::Untrusted;
 
 /// The files of a state directory the daemon reads or writes, checked at start-up.
 pub const STATE_FILES: [&str; 8] = [
@@ -29,18 +30,6 @@ pub const STATE_FILES: [&str; 8] = [
 /// environment (`job_files`) and the compiled-component cache used when the usual one is not
 /// safe.
 pub const OWN_DIRS: [&str; 3] = ["jobs", crate::job_files::DIR, "components"];
-
-/// Why a path of the state was refused: the path, what was found and what was expected.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {found}; expected {expected}", path.display())]
-pub struct Untrusted {
-    /// The path refused.
-    pub path: PathBuf,
-    /// What it is.
-    pub found: String,
-    /// What the daemon needs it to be.
-    pub expected: String,
-}
 
 fn untrusted(path: &Path, found: impl Into<String>, expected: impl Into<String>) -> Untrusted {
     Untrusted {
@@ -88,28 +77,6 @@ fn check_not_shared(path: &Path, m: &fs::Metadata, want: &str) -> Result<(), Unt
 /// The daemon's effective uid.
 fn euid() -> u32 {
     unsafe { libc::geteuid() }
-}
-
-/// The state directory when neither `--state-dir` nor `SLUICE_STATE_DIR` names one: root's is
-/// [`SYSTEM_DIR`]; a user's `$XDG_STATE_HOME/sluice`, else `$HOME/.local/state/sluice`, else
-/// `/tmp/sluice-$UID` (refused at start-up if someone else created it first).
-pub fn default_dir() -> PathBuf {
-    let uid = euid();
-    if uid == 0 {
-        return PathBuf::from(SYSTEM_DIR);
-    }
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(d) = env("XDG_STATE_HOME").filter(|d| d.is_absolute()) {
-        return d.join("sluice");
-    }
-    if let Some(h) = env("HOME").filter(|d| d.is_absolute()) {
-        return h.join(".local/state/sluice");
-    }
-    PathBuf::from(format!("/tmp/sluice-{uid}"))
 }
 
 /// The mode the directory is created with and tightened to.

@@ -9,8 +9,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::Path;
 
 use common::{second_user, submit, submit_as, tmp};
+use sluice_client::Untrusted;
 use sluice_daemon::journal::{Entry, OnDamage, encode};
-use sluice_daemon::state_dir::{self, Untrusted};
+use sluice_daemon::state_dir;
 use sluice_daemon::store::{SnapshotBasis, Store};
 
 fn mode(path: &Path) -> u32 {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Output;
 
 use sluice_api::{AcctAnswer, AcctJob, Health, Job};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 

@@ -16,7 +16,7 @@ use sluice_api::{
     ErrorBody, Health, Job, JobSubmitted, NodeActionDone, NodeActionRequest, Reservation,
     ReservationCreated,
 };
-use sluice_daemon::client::{Client, Target, segment, socket_path};
+use sluice_client::{Client, Target, segment, socket_path};
 use sluice_daemon::server::MAX_CONNECTIONS;
 
 const TOKEN: &str = "hostile-test-token";

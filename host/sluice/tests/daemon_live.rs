@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use sluice_api::{
     Job, JobCancelled, JobSubmitted, Metrics, PluginFile, Plugins, Reconfigured, Role, Swapped,
 };
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 

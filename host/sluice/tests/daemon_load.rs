@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sluice_api::{Health, JobSubmitted, Metrics, SubmitRequest};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 const BIN: &str = env!("CARGO_BIN_EXE_sluice");
 

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use common::{Daemon, end_jobs, poll, sluice, state_dir, wrap};
 use sluice_api::{JobSubmitted, NodeRow};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 /// A Python with the official Prometheus client library (its OpenMetrics parser), installed
 /// once into the target directory from PyPI.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use sluice_api::Job;
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 /// A program that appends its name, argument count, arguments and resume file to `log`.
 fn recorder(name: &str, log: &Path) -> String {

@@ -5,7 +5,7 @@ mod common;
 
 use common::{Daemon, json_of, sluice, state_dir, wait_for, wrap};
 use sluice_api::{Job, JobSubmitted, Reservation, SubmitRequest};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 #[test]
 fn a_reservation_made_from_the_command_line_holds_its_nodes_for_its_users() {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use sluice_api::{AcctAnswer, Job, JobSubmitted};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 

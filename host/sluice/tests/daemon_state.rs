@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 use sluice_api::{Job, JobSubmitted};
-use sluice_daemon::client::Client;
-use sluice_daemon::error::ClientError;
+use sluice_client::Client;
+use sluice_client::ClientError;
 use sluice_daemon::journal::{Entry, encode};
 
 mod common;

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use sluice_api::Health;
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 

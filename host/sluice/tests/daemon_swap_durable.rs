@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::{Daemon, json_of, poll, sluice, state_dir};
 use sluice_api::{JobSubmitted, Plugins, Role, ShadowReports, SubmitRequest};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 /// Queues `n` jobs that wait an hour, so every pass (and the recalculation a priority swap
 /// asks for) ranks them all.

@@ -11,7 +11,7 @@ use sluice_api::{
     GenerationRow, Health, Job, JobCancelled, JobSubmitted, Plugins, Reconfigured, Role,
     ShadowReports, ShadowStarted, SubmitRequest,
 };
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 const DEMO_CLUSTER: &str = include_str!("../../cluster/src/demo/cluster.toml");
 const DEMO_RESOURCES: &str = include_str!("../../cluster/src/demo/resources.yaml");

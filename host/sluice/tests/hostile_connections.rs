@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use common::unprivileged::TestUser;
 use common::{BIN, Daemon, log_of, state_dir, wrap};
 use sluice_api::{Health, Job, JobSubmitted};
-use sluice_daemon::client::{Client, socket_path};
+use sluice_client::{Client, socket_path};
 
 /// The bound a victim's command must answer within, beside an attack. Not a timing claim: it
 /// is far above an unloaded answer and far below the 30 s an attack held connections for.

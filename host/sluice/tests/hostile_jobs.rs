@@ -18,7 +18,7 @@ use std::time::Instant;
 use common::unprivileged::TestUser;
 use common::{BIN, Daemon, end_jobs, log_of, poll, state_dir, wait_for, wrap};
 use sluice_api::JobSubmitted;
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 /// `sluice serve --state-dir DIR` with its log in `DIR/daemon.err`, with `before_exec` run in
 /// the daemon's process just before it starts (what a service manager gives it).

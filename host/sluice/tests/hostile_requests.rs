@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::unprivileged::TestUser;
 use common::{Daemon, all_jobs, log_of, sluice, state_dir, wait_for};
-use sluice_daemon::client::socket_path;
+use sluice_client::socket_path;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

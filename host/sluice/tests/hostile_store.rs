@@ -12,8 +12,8 @@ use std::process::Command;
 use common::unprivileged::TestUser;
 use common::{Daemon, all_jobs, log_of, state_dir};
 use sluice_api::{Health, JobSubmitted, SubmitRequest};
-use sluice_daemon::client::Client;
-use sluice_daemon::error::ClientError;
+use sluice_client::Client;
+use sluice_client::ClientError;
 
 /// A tmpfs of `mb` MB mounted on `at` (0711, so another user reaches the socket below it),
 /// unmounted when dropped.

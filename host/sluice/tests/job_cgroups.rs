@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_api::Health;
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use common::{Daemon, state_dir};
 use sluice_api::{PluginFile, Plugins, Role, Swapped};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 /// The checkout's root.
 fn root() -> PathBuf {

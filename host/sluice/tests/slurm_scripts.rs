@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use sluice_api::{Job, NodeRow};
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 
@@ -87,7 +87,7 @@ fn a_site_style_script_runs_with_its_options_in_effect() {
     // %x-%5j: the name and the id padded to five digits; --export=NONE kept FOO out.
     let out = dir.join(format!("hello-{id:05}.out"));
     let text = std::fs::read_to_string(&out).unwrap();
-    let host = sluice_daemon::job_env::host_name();
+    let host = sluice_client::identity::host_name();
     assert_eq!(
         text.trim(),
         format!("tasks=2 foo=unset name=hello\nntpn=2 mpc=10 host={host}")
@@ -539,7 +539,7 @@ fn reserved_idle_nodes_show_as_resv() {
     let _d = Daemon::start(dir);
     let nodes: Vec<NodeRow> = Client::new(dir).get("/v1/nodes").unwrap();
     let last = nodes.last().unwrap().name.clone();
-    let user = sluice_daemon::identity::Identity::current().user;
+    let user = sluice_client::identity::Identity::current().user;
     ok(&run_in(
         dir,
         dir,

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use sluice_api::Job;
-use sluice_daemon::client::Client;
+use sluice_client::Client;
 
 mod common;
 

@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use sluice_accounting::Filter;
 use sluice_api::AcctQuery;
+use sluice_client::identity::Identity;
 use tokio::sync::oneshot;
 
 use super::Driver;
 use crate::accounting::AcctLink;
 use crate::api::{ApiError, ApiResult};
-use crate::identity::Identity;
 use crate::image::{Image, Record};
 
 /// Jobs per batch written in one transaction.

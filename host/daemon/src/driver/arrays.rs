@@ -3,12 +3,12 @@
 //! `ArrayTaskThrottle=` updates, and the outcomes of tasks a restart leaves out of the engine.
 
 use sluice_api::{ArrayMember, JobSubmitted, JobUpdated, UpdateRequest};
+use sluice_client::identity::Identity;
 use sluice_engine::array_spec::parse_array;
 use sluice_engine::{ArrayTask, Dependency, DependencyKind, Hold, JobId};
 
 use super::Driver;
 use crate::api::ApiError;
-use crate::identity::Identity;
 use crate::image::{JobRecord, Record, State};
 use crate::request::SubmitRequest;
 

@@ -2,9 +2,10 @@
 //! job, view, plugin and shadow handlers, admin-only ones are checked here, and answers are
 //! serialized as `sluice-api`'s types.
 
+use sluice_client::identity::Identity;
+
 use super::{Driver, Msg, Replies};
 use crate::api::{ApiError, ApiRequest, ApiResult, answer};
-use crate::identity::Identity;
 
 impl Driver {
     pub(super) fn handle(&mut self, msg: Msg, replies: &mut Replies) {

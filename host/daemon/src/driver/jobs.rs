@@ -8,12 +8,12 @@ use sluice_api::{
     ArrayMember, JobCancelled, JobHeld, JobReleased, JobSubmitted, JobUpdated, StepEnded,
     StepRequest, StepStarted,
 };
+use sluice_client::identity::Identity;
 use sluice_engine::{Hold, JobId, JobSpec};
 
 use super::Driver;
 use crate::admission::Admission;
 use crate::api::ApiError;
-use crate::identity::Identity;
 use crate::image::{HoldBy, JobRecord, Record, State};
 use crate::request::{SubmitRequest, SubmitRequestExt, UpdateRequest};
 
@@ -58,7 +58,7 @@ impl Driver {
             .iter()
             .any(|p| p.access.allow_groups.is_some())
         {
-            spec.groups = crate::identity::group_names(user);
+            spec.groups = sluice_client::identity::group_names(user);
         }
         Ok(spec)
     }

@@ -272,7 +272,7 @@ impl Driver {
         // SAFETY: plain system call.
         let root = unsafe { libc::geteuid() } == 0;
         let as_user = if root {
-            match crate::identity::passwd_entry(rec.uid) {
+            match sluice_client::identity::passwd_entry(rec.uid) {
                 Some((_, gid)) => Some((rec.uid, gid)),
                 None => return,
             }

@@ -50,6 +50,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+use sluice_client::identity::Identity;
 use sluice_cluster::Cluster;
 use sluice_engine::{Engine, Event};
 use sluice_runtime::Loader;
@@ -60,7 +61,6 @@ use crate::api::{ApiError, ApiRequest, ApiResult};
 use crate::clock::DaemonClock;
 use crate::config::DaemonConfig;
 use crate::executor::{Executor, ExitReport};
-use crate::identity::Identity;
 use crate::store::Store;
 
 /// A message to the driver.

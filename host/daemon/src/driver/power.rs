@@ -9,16 +9,16 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::time::Duration;
 
 use sluice_api::{NodeRegistered, NodeStateDone, RegisterRequest};
+use sluice_client::identity::Identity;
 use sluice_cluster::NodeId;
 use sluice_engine::power::PowerState;
-use sluice_engine::{NodeUpdate, PowerCall};
 use sluice_engine::state_log::JobSeen;
+use sluice_engine::{NodeUpdate, PowerCall};
 
 use super::power_programs::{self, ProgramRun};
 use super::{Driver, Msg};
 use crate::api::ApiError;
 use crate::error::DaemonError;
-use crate::identity::Identity;
 use crate::image::{NodeAction, Record};
 use crate::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
 

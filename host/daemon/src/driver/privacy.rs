@@ -3,10 +3,10 @@
 //! and partitions, each word matched in any case as slurm.conf's are.
 
 use sluice_api::{Job, NodeRow, PartitionRow, PriorityRow, Reservation, ShareRow};
+use sluice_client::identity::Identity;
 
 use super::Driver;
 use crate::api::ApiError;
-use crate::identity::Identity;
 
 impl Driver {
     /// Whether `private_data` holds `word` (any case, as Slurm reads `PrivateData=Jobs`).

@@ -113,7 +113,7 @@ impl Driver {
             tasks: job.spec.tasks,
             cpus_per_task: job.spec.cpus_per_task,
             cpus_on_node: cpus_first,
-            cpus_per_node: &crate::node_counts::run_lengths(&alloc.placement.cpus),
+            cpus_per_node: &sluice_api::node_counts::run_lengths(&alloc.placement.cpus),
             tasks_per_node: &crate::job_env::tasks_per_node(
                 job.spec.tasks,
                 &alloc.placement.cpus,
@@ -124,7 +124,7 @@ impl Driver {
             start_time: time,
             end_time: job.time_limit.map(|limit| time + limit as i64),
             restarts: rec.restarts,
-            submit_host: &crate::job_env::host_name(),
+            submit_host: &sluice_client::identity::host_name(),
             state_dir: &state_dir,
         });
         if let Ok(gres) = self.engine.job_env(eid, 0) {
@@ -133,7 +133,7 @@ impl Driver {
         let mut env = env.into_vars();
         let workdir = PathBuf::from(&req.workdir);
         let name = req.job_name();
-        let fields = crate::filename::PatternFields {
+        let fields = sluice_api::filename::PatternFields {
             job_id: id,
             array_task: rec.array.map(|a| a.task_id),
             array_job: rec.array.map(|a| a.job_id),
@@ -144,7 +144,7 @@ impl Driver {
         // Bounded, so a pattern journaled before submissions were bounded fails its job
         // rather than the daemon.
         let max = self.cfg.max_path_size;
-        let pattern = |p: &str| crate::filename::expand_within(p, &fields, &workdir, max);
+        let pattern = |p: &str| sluice_api::filename::expand_within(p, &fields, &workdir, max);
         // Slurm's default names an array task by its array and index.
         let default_output = if rec.array.is_some() {
             "slurm-%A_%a.out"
@@ -155,7 +155,7 @@ impl Driver {
             let output = pattern(req.output.as_deref().unwrap_or(default_output))?;
             let error = req.error.as_deref().map(pattern).transpose()?;
             let input = req.input.as_deref().map(pattern).transpose()?;
-            Ok::<_, crate::filename::PatternTooLong>((output, error, input))
+            Ok::<_, sluice_api::filename::PatternTooLong>((output, error, input))
         })();
         let (output, error, input) = match files {
             Ok(files) => files,

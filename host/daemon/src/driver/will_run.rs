@@ -2,10 +2,10 @@
 //! asked of the engine's backfill plan; nothing is queued or journaled.
 
 use sluice_api::{JobWillRun, SubmitRequest};
+use sluice_client::identity::Identity;
 
 use super::Driver;
 use crate::api::ApiError;
-use crate::identity::Identity;
 
 impl Driver {
     /// Checks `request` as a submission is checked and answers where and when it would start.

@@ -6,21 +6,8 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::RawFd;
 
-use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-
-/// The limits sbatch propagates, by Slurm's names (`PropagateResourceLimits=ALL`).
-pub const PROPAGATED: [(&str, Resource); 10] = [
-    ("AS", Resource::As),
-    ("CORE", Resource::Core),
-    ("CPU", Resource::Cpu),
-    ("DATA", Resource::Data),
-    ("FSIZE", Resource::Fsize),
-    ("MEMLOCK", Resource::Memlock),
-    ("NOFILE", Resource::Nofile),
-    ("NPROC", Resource::Nproc),
-    ("RSS", Resource::Rss),
-    ("STACK", Resource::Stack),
-];
+use rustix::process::{Rlimit, getrlimit, setrlimit};
+use sluice_client::limits::PROPAGATED;
 
 /// Marks every descriptor above standard error close-on-exec, so no program started from here
 /// on inherits one it was not given on purpose (the daemon's start inherits whatever its parent
@@ -51,14 +38,6 @@ pub fn close_on_exec_above_stderr() {
             libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
         }
     }
-}
-
-/// This process's soft limits, as sbatch sends them (`None`: unlimited).
-pub fn submitting_limits() -> BTreeMap<String, Option<u64>> {
-    PROPAGATED
-        .iter()
-        .map(|(name, r)| (name.to_string(), getrlimit(*r).current))
-        .collect()
 }
 
 /// The soft limit a job asking for `asked` gets under `now`: never above the hard limit, which
@@ -110,12 +89,5 @@ mod tests {
         let unlimited = limit(None, None);
         assert_eq!(granted(Some(9), unlimited), limit(Some(9), None));
         assert_eq!(granted(None, unlimited), limit(None, None));
-    }
-
-    #[test]
-    fn the_submitting_limits_name_every_propagated_resource() {
-        let limits = submitting_limits();
-        assert_eq!(limits.len(), PROPAGATED.len());
-        assert!(limits.contains_key("NOFILE") && limits.contains_key("STACK"));
     }
 }

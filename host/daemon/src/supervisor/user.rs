@@ -18,7 +18,7 @@ pub struct User {
 /// Looks `uid` up; a uid with no password entry is refused, so a job never runs with groups
 /// or a gid it was not given.
 pub fn lookup(uid: u32) -> Result<User, String> {
-    let Some((name, gid)) = crate::identity::passwd_entry(uid) else {
+    let Some((name, gid)) = sluice_client::identity::passwd_entry(uid) else {
         return Err(format!(
             "uid {uid} has no entry in the password database; jobs run only as known users"
         ));

@@ -17,16 +17,15 @@ fn main() -> ExitCode {
         {
             match (fd.parse::<i32>(), nice.parse::<i32>()) {
                 // SAFETY: the daemon handed this descriptor over for this process to own.
-                (Ok(fd), Ok(nice)) if fd > 2 => sluice_daemon::supervisor::spawner::serve(
-                    unsafe { OwnedFd::from_raw_fd(fd) },
-                    nice,
-                ),
+                (Ok(fd), Ok(nice)) if fd > 2 => {
+                    sluice_daemon::serve_spawner(unsafe { OwnedFd::from_raw_fd(fd) }, nice)
+                }
                 _ => usage(),
             }
         }
         [cmd, dir, flag, fd] if cmd == "supervise" && flag == "--lock-fd" => {
             match fd.parse::<i32>() {
-                Ok(fd) => sluice_daemon::supervisor::run(&PathBuf::from(dir), fd),
+                Ok(fd) => sluice_daemon::run_supervisor(&PathBuf::from(dir), fd),
                 Err(_) => usage(),
             }
         }

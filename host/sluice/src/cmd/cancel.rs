@@ -3,8 +3,8 @@
 
 use anyhow::{Context as _, bail};
 use sluice_api::{CancelRequest, Job, JobCancelled, JobQuery};
-use sluice_daemon::client::jobs_path;
-use sluice_daemon::identity::Identity;
+use sluice_client::identity::Identity;
+use sluice_client::jobs_path;
 
 use super::daemon_client::{Conn, print_json};
 use super::job_arrays::JobRef;

@@ -143,10 +143,9 @@ fn hres_summary(cluster: &Cluster) -> Vec<String> {
 
 fn check(file: &Path, json: bool) -> anyhow::Result<String> {
     // The loader `serve` uses, so that a component is checked as the daemon will run it.
-    let cache = sluice_daemon::state_dir::prepare_code_dir(&super::plugin::cache_dir()).ok();
+    let cache = sluice_daemon::prepare_code_dir(&super::plugin::cache_dir()).ok();
     let loader = sluice_runtime::Loader::new(sluice_runtime::compile::WasmEngine::new(cache));
-    let cluster =
-        sluice_daemon::check::check_cluster(Some(file), &loader).map_err(anyhow::Error::msg)?;
+    let cluster = sluice_daemon::check_cluster(Some(file), &loader).map_err(anyhow::Error::msg)?;
     let users = cluster.associations.iter().filter(|a| a.is_user()).count();
     let accounts = cluster.associations.len() - users;
     let layers: usize = cluster.hres.iter().map(|r| r.layers.len()).sum();

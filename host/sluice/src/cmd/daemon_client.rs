@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use sluice_daemon::client::{Client, default_state_dir};
+use sluice_client::{Client, default_state_dir};
 
 /// Options of every client command.
 #[derive(clap::Args, Clone, Debug)]

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use sluice_daemon::slurm_commands::{self, Change};
+use sluice_daemon::{LinkChange, install_slurm_commands};
 
 /// Arguments of `sluice install-links`.
 #[derive(clap::Args)]
@@ -17,18 +17,18 @@ pub struct Args {
 /// Runs `sluice install-links`, printing what it did with each name.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let me = std::env::current_exe().context("this program's path")?;
-    for linked in slurm_commands::install(&args.dir, &me)? {
+    for linked in install_slurm_commands(&args.dir, &me)? {
         let path = linked.path.display();
         match linked.change {
-            Change::Created => println!("created {path} -> {}", me.display()),
-            Change::Replaced(old) => {
+            LinkChange::Created => println!("created {path} -> {}", me.display()),
+            LinkChange::Replaced(old) => {
                 println!(
                     "replaced {path} -> {} (was {})",
                     me.display(),
                     old.display()
                 )
             }
-            Change::Kept => println!("kept {path} -> {}", me.display()),
+            LinkChange::Kept => println!("kept {path} -> {}", me.display()),
         }
     }
     Ok(())

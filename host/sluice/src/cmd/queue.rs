@@ -3,8 +3,8 @@
 //! `-t`, `-j`, `-h/--noheader` (help is `--help`).
 
 use sluice_api::{Job, JobQuery};
-use sluice_daemon::client::jobs_path;
-use sluice_daemon::identity::Identity;
+use sluice_client::identity::Identity;
+use sluice_client::jobs_path;
 
 use super::clock::Zone;
 use super::daemon_client::{Conn, duration, print_json};

@@ -3,7 +3,7 @@
 use anyhow::{Context, bail};
 use sluice_api::{Reservation, ReservationCreated, ReservationDeleted};
 
-use sluice_daemon::client::segment;
+use sluice_client::segment;
 
 use super::daemon_client::{Conn, print_json};
 

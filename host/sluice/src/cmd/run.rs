@@ -102,11 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// `--jobid` from outside the job's own environment: the allocation's shape comes from the
 /// daemon's view of the job, as srun takes it from the controller.
-fn attach(
-    client: &mut sluice_daemon::client::Client,
-    job: u64,
-    s: &mut Srun,
-) -> anyhow::Result<()> {
+fn attach(client: &mut sluice_client::Client, job: u64, s: &mut Srun) -> anyhow::Result<()> {
     let j: sluice_api::Job = client.get(&format!("/v1/jobs/{job}"))?;
     s.env_nodes = u32::try_from(j.nodes).ok().filter(|n| *n > 0);
     s.env_ntasks = j.request.ntasks;
@@ -126,7 +122,7 @@ fn program_of(s: &mut Srun, argv: &[String]) -> Program {
 
 /// Runs the step in job `job`; returns its exit code.
 fn in_allocation(
-    client: &mut sluice_daemon::client::Client,
+    client: &mut sluice_client::Client,
     job: u64,
     s: &Srun,
     program: &Program,

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use sluice_daemon::caller::Token;
-use sluice_daemon::{ServeOptions, state_dir};
+use sluice_daemon::Token;
+use sluice_daemon::{ServeOptions, prepare_code_dir};
 use sluice_runtime::Loader;
 use sluice_runtime::compile::WasmEngine;
 
@@ -100,7 +100,7 @@ fn read_private(path: &Path) -> anyhow::Result<String> {
 /// made first by another user, for a daemon without HOME), the cache moves into the state
 /// directory.
 fn loader(state_dir: &Path) -> Loader {
-    let cache = match state_dir::prepare_code_dir(&super::plugin::cache_dir()) {
+    let cache = match prepare_code_dir(&super::plugin::cache_dir()) {
         Ok(dir) => dir,
         Err(e) => {
             let own = state_dir.join("components");
@@ -117,7 +117,7 @@ fn loader(state_dir: &Path) -> Loader {
 /// Runs the daemon until SIGTERM or SIGINT.
 pub fn run(args: Args) -> anyhow::Result<()> {
     crate::logging::init_daemon(args.log_file.as_deref(), &args.log_level)?;
-    let state_dir = args.state_dir.unwrap_or_else(state_dir::default_dir);
+    let state_dir = args.state_dir.unwrap_or_else(sluice_client::default_dir);
     let listen = match args.listen {
         Some(addr) => Some((addr, token(args.token_file.as_ref())?)),
         None => None,

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sluice_api::{
     Config, Job, JobQuery, LicenseRow, NodeReport, NodeRow, PartitionRow, Reservation,
 };
-use sluice_daemon::client::{jobs_path, segment};
+use sluice_client::{jobs_path, segment};
 
 use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
@@ -104,7 +104,7 @@ enum Shown {
 }
 
 /// Whether job `id` is the first task of an array, so that `show job ID` means the array.
-fn array_named(c: &mut sluice_daemon::client::Client, id: &str) -> anyhow::Result<bool> {
+fn array_named(c: &mut sluice_client::Client, id: &str) -> anyhow::Result<bool> {
     let Ok(n) = id.parse::<u64>() else {
         return Ok(false);
     };
@@ -114,7 +114,7 @@ fn array_named(c: &mut sluice_daemon::client::Client, id: &str) -> anyhow::Resul
 
 /// Reads what `show WHAT [NAME]` names from the daemon.
 fn fetch(
-    c: &mut sluice_daemon::client::Client,
+    c: &mut sluice_client::Client,
     what: &str,
     name: Option<&String>,
 ) -> anyhow::Result<Shown> {

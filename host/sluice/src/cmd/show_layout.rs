@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use sluice_api::filename::{PatternFields, expand_within};
 use sluice_api::{Job, NodeReport, PartitionRow};
 use sluice_cluster::time::format_duration;
-use sluice_daemon::filename::{PatternFields, expand_within};
 
 use super::clock::Zone;
 

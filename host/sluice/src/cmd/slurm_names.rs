@@ -58,13 +58,10 @@ mod tests {
 
     #[test]
     fn every_linked_name_is_a_subcommand() {
-        for name in sluice_daemon::slurm_commands::NAMES {
+        for name in sluice_daemon::SLURM_COMMAND_NAMES {
             assert!(subcommand(name).is_some(), "{name}");
         }
-        assert_eq!(
-            SUBCOMMANDS.len(),
-            sluice_daemon::slurm_commands::NAMES.len()
-        );
+        assert_eq!(SUBCOMMANDS.len(), sluice_daemon::SLURM_COMMAND_NAMES.len());
     }
 
     #[test]

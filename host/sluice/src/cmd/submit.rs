@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, anyhow, bail};
 use sluice_api::{Job, JobSubmitted, JobWillRun};
-use sluice_daemon::client::segment;
+use sluice_client::segment;
 
 use super::clock::Zone;
 use super::daemon_client::{Conn, print_json};
@@ -129,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // As sbatch, whatever --export says: where the job came from.
     req.env.insert(
         "SLURM_SUBMIT_HOST".into(),
-        sluice_daemon::job_env::host_name(),
+        sluice_client::identity::host_name(),
     );
     for w in warnings {
         eprintln!("sluice submit: warning: {w}");

@@ -17,7 +17,7 @@ pub struct Args {
 
 /// Supervises the job to its end; exits with the supervisor's code.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let code = sluice_daemon::supervisor::run(&args.dir, args.lock_fd);
+    let code = sluice_daemon::run_supervisor(&args.dir, args.lock_fd);
     if code != 0 {
         anyhow::bail!("supervising {} failed (code {code})", args.dir.display());
     }
@@ -39,7 +39,7 @@ pub struct SpawnArgs {
 pub fn spawn(args: SpawnArgs) -> anyhow::Result<()> {
     // SAFETY: the daemon handed this descriptor over for this process to own.
     let socket = unsafe { OwnedFd::from_raw_fd(args.socket_fd) };
-    match sluice_daemon::supervisor::spawner::serve(socket, args.job_nice) {
+    match sluice_daemon::serve_spawner(socket, args.job_nice) {
         0 => Ok(()),
         code => anyhow::bail!("the supervisors' spawner failed (code {code})"),
     }

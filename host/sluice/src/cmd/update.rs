@@ -8,7 +8,7 @@ use sluice_api::{
     UpdateRequest,
 };
 
-use sluice_daemon::client::segment;
+use sluice_client::segment;
 
 use super::clock::{Zone, parse_user_time};
 use super::daemon_client::{Conn, print_json};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use sluice_api::{Health, Job, JobQuery, SubmitRequest};
-use sluice_daemon::client::{Client, jobs_path};
+use sluice_client::{Client, jobs_path};
 use tempfile::TempDir;
 
 pub mod unprivileged;

@@ -12,7 +12,7 @@ mod render;
 
 use anyhow::{Context, bail};
 use sluice_api::{AcctAnswer, AcctQuery};
-use sluice_daemon::identity::Identity;
+use sluice_client::identity::Identity;
 
 use super::clock::{Zone, parse_past_time};
 use super::daemon_client::{Conn, print_json};

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Context;
 use sluice_api::{PluginFile, Plugins, RolledBack, ShadowReports, ShadowStarted, Swapped};
-use sluice_daemon::client::segment;
+use sluice_client::segment;
 
 use crate::cmd::daemon_client::{Conn, print_json};
 

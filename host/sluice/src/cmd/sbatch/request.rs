@@ -116,7 +116,7 @@ pub fn build(o: &Options, inputs: Inputs) -> Result<(SubmitRequest, Vec<String>)
         script_args: Vec::new(),
         array: o.array.clone(),
         // PropagateResourceLimits=ALL: the job runs with this shell's `ulimit`s.
-        rlimits: sluice_daemon::supervisor::inherited::submitting_limits(),
+        rlimits: sluice_client::limits::submitting_limits(),
     };
     Ok((req, warnings))
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow, bail};
 use sluice_api::{CancelRequest, Job, JobCancelled, JobSubmitted};
-use sluice_daemon::client::{Client, segment};
+use sluice_client::{Client, segment};
 
 use crate::cmd::options::Options;
 use crate::cmd::sbatch::request::{self, Inputs};

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use sluice_daemon::task_layout::Distribution;
+use sluice_api::layout::Distribution;
 
 use crate::cmd::options::{Command, Context, Found, Options, Takes, table};
 use crate::cmd::sbatch::values;

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use sluice_api::job_env::{SlurmEnv, TaskIds};
+use sluice_api::layout::Layout;
 use sluice_api::{Config, Job, StepEndRequest, StepEnded, StepRequest, StepStarted};
-use sluice_daemon::client::{Client, segment};
-use sluice_daemon::task_layout::Layout;
+use sluice_client::{Client, segment};
 
 use super::job_end::{self, JobNow, StepName};
 use super::launch::{Launcher, Task, Writing, step_code};
@@ -118,7 +118,7 @@ fn plan(
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     plan.job_name = env.get("SLURM_JOB_NAME").cloned().unwrap_or_default();
-    plan.user = sluice_daemon::identity::user_name(uid).unwrap_or_else(|| uid.to_string());
+    plan.user = sluice_client::identity::user_name(uid).unwrap_or_else(|| uid.to_string());
     plan.cwd = std::env::current_dir()?;
     Ok(plan)
 }
@@ -153,7 +153,7 @@ fn claim(shape: &Shape, base: &BTreeMap<String, String>) -> u32 {
     let want = shape.per_node * shape.cpus_per_task;
     let fewest = base
         .get("SLURM_JOB_CPUS_PER_NODE")
-        .and_then(|t| sluice_daemon::node_counts::expand_run_lengths(t))
+        .and_then(|t| sluice_api::node_counts::expand_run_lengths(t))
         .and_then(|cpus| cpus.into_iter().min());
     fewest.map_or(want, |f| want.min(f)).max(1)
 }
@@ -215,7 +215,7 @@ pub fn tasks(
 mod tests {
     use super::*;
     use crate::cmd::srun::task_io::Sink;
-    use sluice_daemon::task_layout::Distribution;
+    use sluice_api::layout::Distribution;
 
     fn shape(distribution: Distribution) -> Shape {
         Shape {

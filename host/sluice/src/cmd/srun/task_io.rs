@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_daemon::filename::{PatternFields, TaskFields, expand_for_task};
+use sluice_api::filename::{PatternFields, TaskFields, expand_for_task};
 
 /// Where a task's standard output or error goes.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,5 +1,13 @@
-//! A blocking client of the daemon's API, for the CLI and the tests: one keep-alive hyper
-//! connection over the Unix socket (or TCP with a bearer token), typed requests and answers.
+//! What a client of the daemon needs and nothing of the daemon itself: a blocking client of
+//! its API for the CLI and the tests (one keep-alive hyper connection over the Unix socket, or
+//! TCP with a bearer token; typed requests and answers), where the daemon is, who the caller is
+//! ([`identity`]) and the limits a submitter's jobs inherit ([`limits`]).
+
+pub mod error;
+pub mod identity;
+pub mod limits;
+
+pub use error::{ClientError, Untrusted};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,7 +23,30 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_api::{ErrorBody, JobQuery};
 
-use crate::error::ClientError;
+/// Root's state directory when none is given.
+pub const SYSTEM_DIR: &str = "/var/lib/sluice";
+
+/// The state directory when neither `--state-dir` nor `SLUICE_STATE_DIR` names one: root's is
+/// [`SYSTEM_DIR`]; a user's `$XDG_STATE_HOME/sluice`, else `$HOME/.local/state/sluice`, else
+/// `/tmp/sluice-$UID` (refused at start-up if someone else created it first).
+pub fn default_dir() -> PathBuf {
+    let uid = rustix::process::geteuid().as_raw();
+    if uid == 0 {
+        return PathBuf::from(SYSTEM_DIR);
+    }
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("XDG_STATE_HOME").filter(|d| d.is_absolute()) {
+        return d.join("sluice");
+    }
+    if let Some(h) = env("HOME").filter(|d| d.is_absolute()) {
+        return h.join(".local/state/sluice");
+    }
+    PathBuf::from(format!("/tmp/sluice-{uid}"))
+}
 
 /// Largest answer read (every job of a large queue).
 const MAX_ANSWER: usize = 256 << 20;
@@ -38,12 +69,12 @@ impl From<ClientError> for Failure {
 }
 
 /// Where a client finds the daemon when neither `--state-dir` nor `SLUICE_STATE_DIR` says: the
-/// caller's own daemon ([`crate::state_dir::default_dir`]) if its socket is there, else the
-/// site's daemon run by root ([`crate::state_dir::SYSTEM_DIR`]) if its socket is there, else the
+/// caller's own daemon ([`default_dir`]) if its socket is there, else the
+/// site's daemon run by root ([`SYSTEM_DIR`]) if its socket is there, else the
 /// caller's own (so the error names where a daemon of theirs would be).
 pub fn default_state_dir() -> PathBuf {
-    let own = crate::state_dir::default_dir();
-    let system = PathBuf::from(crate::state_dir::SYSTEM_DIR);
+    let own = default_dir();
+    let system = PathBuf::from(SYSTEM_DIR);
     if !socket_path(&own).exists() && socket_path(&system).exists() {
         return system;
     }
@@ -68,16 +99,15 @@ pub fn trusted_socket(dir: &Path) -> Result<PathBuf, ClientError> {
         dir: dir.to_path_buf(),
         source,
     })?;
-    // SAFETY: plain system call.
-    let me = unsafe { libc::geteuid() };
+    let me = rustix::process::geteuid().as_raw();
     let untrusted = |path: &Path, found: String, expected: String| {
-        ClientError::Untrusted(crate::state_dir::Untrusted {
+        ClientError::Untrusted(Untrusted {
             path: path.to_path_buf(),
             found,
             expected,
         })
     };
-    let owner = |uid: u32| match crate::identity::user_name(uid) {
+    let owner = |uid: u32| match identity::user_name(uid) {
         Some(name) => format!("owned by {name} (uid {uid})"),
         None => format!("owned by uid {uid}"),
     };
@@ -313,7 +343,7 @@ impl Client {
         // it is replaced rather than risk a request crossing the close.
         let stale = self
             .last_answer
-            .is_none_or(|t| t.elapsed() > crate::server::HEADER_READ_TIMEOUT / 2);
+            .is_none_or(|t| t.elapsed() > sluice_api::HEADER_READ_TIMEOUT / 2);
         let usable = match &mut self.sender {
             Some(s) if !stale => s.ready().await.is_ok(),
             _ => false,

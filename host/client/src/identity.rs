@@ -1,5 +1,6 @@
-//! Who is calling: a uid from the Unix socket's peer credentials, its user name from the
-//! password database, and whether it may act on other users' jobs.
+//! Who is calling and from where: a uid (this process's, or the daemon's socket peer's), its
+//! user name, groups and primary gid from the password and group databases, and the host's
+//! name. The daemon decides what a caller may do from these; the CLI names its user and host.
 
 use std::ffi::{CStr, CString};
 
@@ -31,7 +32,7 @@ impl Identity {
 
     /// The user running this process.
     pub fn current() -> Self {
-        Self::of_uid(unsafe { libc::geteuid() })
+        Self::of_uid(rustix::process::geteuid().as_raw())
     }
 }
 
@@ -41,7 +42,7 @@ pub fn user_name(uid: u32) -> Option<String> {
 }
 
 /// The password database's entry for `uid`: its user name and primary gid.
-pub(crate) fn passwd_entry(uid: u32) -> Option<(CString, u32)> {
+pub fn passwd_entry(uid: u32) -> Option<(CString, u32)> {
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut out: *mut libc::passwd = std::ptr::null_mut();
@@ -113,4 +114,28 @@ fn group_name(gid: libc::gid_t) -> Option<String> {
             .to_string_lossy()
             .into_owned(),
     )
+}
+
+/// This machine's host name (`SLURM_SUBMIT_HOST`; `localhost` when it has none).
+pub fn host_name() -> String {
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    if name.is_empty() {
+        "localhost".into()
+    } else {
+        name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_host_has_a_name_and_this_process_a_user() {
+        assert!(!host_name().is_empty());
+        assert!(!Identity::current().user.is_empty());
+    }
 }
