@@ -45,10 +45,6 @@ pub use state_dir::prepare_code_dir;
 pub use supervisor::run as run_supervisor;
 pub use supervisor::spawner::serve as serve_spawner;
 
-/// The caller lookups live in `sluice_client::identity`; `server/` still names them by this
-/// crate-private path.
-use sluice_client::identity;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -61,11 +61,11 @@ impl QuotaRules {
         // SAFETY: plain system call.
         let mut admins: HashSet<u32> = [0, unsafe { libc::geteuid() }].into();
         admins.extend(cfg.admins.iter().filter_map(|name| {
-            crate::identity::uid_of(name).or_else(|| {
+            sluice_client::identity::uid_of(name).or_else(|| {
                 // The driver knows a uid without a password entry by its digits.
                 name.parse()
                     .ok()
-                    .filter(|&uid| crate::identity::user_name(uid).is_none())
+                    .filter(|&uid| sluice_client::identity::user_name(uid).is_none())
             })
         }));
         Self {

@@ -20,7 +20,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tower::ServiceExt;
 
 use crate::caller::{Door, Token};
-use crate::identity::Identity;
+use sluice_client::identity::Identity;
 
 mod doorkeeper;
 
@@ -34,8 +34,8 @@ use doorkeeper::{Answer, Class, Doorkeeper, Ticket, Working};
 pub const MAX_CONNECTIONS: usize = 256;
 
 /// Time a client has to send a request's head, counted from the previous answer, so an idle
-/// keep-alive connection is closed after it too.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// keep-alive connection is closed after it too: the API's, which the client plans by.
+pub const HEADER_READ_TIMEOUT: Duration = sluice_api::HEADER_READ_TIMEOUT;
 
 /// Time a new connection has to send its first request's head: a client sends it at once, so
 /// a connection that is silent or sends it a byte at a time is closed after this.
