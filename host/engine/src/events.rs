@@ -119,7 +119,12 @@ impl Engine {
                 state: job.state,
             });
         }
-        self.end_job(id, JobState::OutOfMemory, Some(exit_code), Reason::OutOfMemory);
+        self.end_job(
+            id,
+            JobState::OutOfMemory,
+            Some(exit_code),
+            Reason::OutOfMemory,
+        );
         Ok(())
     }
 

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use serde_json::{Map, Value, json};
 use crate::{Engine, PowerCall};
+use serde_json::{Map, Value, json};
 
 /// A node as last logged.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use sluice_runtime::policy_set::SwapOutcome;
 use sluice_runtime::{Loader, PluginSpec, specs};
 use tokio::sync::oneshot;
 
-use super::{Driver, Replies};
 use super::recording::Recorder;
 use super::shadow::Shadows;
+use super::{Driver, Replies};
 use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 use crate::image::{PluginChoice, Record};
 

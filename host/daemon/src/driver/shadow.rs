@@ -15,8 +15,8 @@ use sluice_runtime::backend::{PriorityBackend, SelectionBackend};
 use sluice_runtime::{LoadError, Loaded};
 use tokio::sync::oneshot;
 
-use super::{Driver, Replies};
 use super::recording::{Recorder, SelectionCall};
+use super::{Driver, Replies};
 use crate::api::{ApiError, ApiResult, answer, plugin_kind};
 use crate::image::{PluginChoice, Record};
 
