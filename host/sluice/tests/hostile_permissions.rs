@@ -159,6 +159,7 @@ fn private_jobs_stay_private(spelling: Option<&str>, tag: &str) {
     let root = sluice(dir, &["queue", "-t", "all", "-o", "%i %j"]);
     assert!(String::from_utf8_lossy(&root.stdout).contains("secret-name"));
     let _ = sluice(dir, &["cancel", &text]);
+    common::end_jobs(dir);
 }
 
 #[test]

@@ -105,8 +105,40 @@ impl TestUser {
     }
 }
 
+impl TestUser {
+    /// Kills every process running as this user: a job's supervisor outlives its daemon by
+    /// design, and a process left behind would belong to the next account given this uid.
+    fn end_processes(&self) {
+        for _ in 0..50 {
+            let left: Vec<i32> = std::fs::read_dir("/proc")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+                .filter(|pid| {
+                    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+                        s.lines()
+                            .find_map(|l| l.strip_prefix("Uid:"))
+                            .and_then(|ids| ids.split_whitespace().next()?.parse::<u32>().ok())
+                            == Some(self.uid)
+                    })
+                })
+                .collect();
+            if left.is_empty() {
+                return;
+            }
+            for pid in left {
+                // SAFETY: plain system call on a process of this throwaway account.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for TestUser {
     fn drop(&mut self) {
+        self.end_processes();
         let _turn = ACCOUNTS.lock().unwrap_or_else(|e| e.into_inner());
         // Forced: a job of the user may still be ending.
         let _ = Command::new("userdel")
