@@ -66,7 +66,11 @@ fn load(clients: usize, total: usize) {
     // Every job's record is kept until the restart counts them: room for all of them.
     std::fs::write(
         dir.join("daemon.toml"),
-        format!("max_job_count = {}\n", total.max(10_000)),
+        format!(
+            "max_job_count = {}\n{}",
+            total.max(10_000),
+            extra_settings()
+        ),
     )
     .unwrap();
     let mut daemon = up(&dir);
@@ -147,4 +151,13 @@ fn load(clients: usize, total: usize) {
     assert_eq!(h.jobs, total);
     daemon.kill().unwrap();
     daemon.wait().unwrap();
+}
+
+/// More daemon.toml lines for a comparison run, from `SLUICE_LOAD_DAEMON_TOML` with `;` for
+/// newlines (`SLUICE_LOAD_DAEMON_TOML='[cgroup];plugin = "disabled"'` measures jobs without
+/// cgroups).
+fn extra_settings() -> String {
+    std::env::var("SLUICE_LOAD_DAEMON_TOML")
+        .unwrap_or_default()
+        .replace(';', "\n")
 }
