@@ -14,7 +14,7 @@ use sluice_engine::{JobState, ReservationSpec};
 pub use sluice_api::{ArrayMember, HoldBy, NodeAction, StepRecord};
 
 use crate::power_image::{NodeAddress, NodePowerImage, PowerCallImage};
-use crate::request::{SubmitRequest, UpdateRequest};
+use sluice_api::{SubmitRequest, UpdateRequest};
 
 /// Job states with Slurm's names, as the journal stores them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
