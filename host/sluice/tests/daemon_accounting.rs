@@ -23,13 +23,7 @@ fn submit(dir: &Path, args: &[&str]) -> u64 {
     let chdir = format!("--chdir={}", dir.display());
     let mut all = vec!["submit", "--parsable", &chdir];
     all.extend_from_slice(args);
-    let out = sluice(dir, &all);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    common::submitted_id(&sluice(dir, &all))
 }
 
 fn text(out: &Output) -> String {

@@ -170,12 +170,7 @@ fn another_uid_cannot_cancel_your_job() {
         .uid(65534)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let nobody_job: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let nobody_job = common::submitted_id(&out);
     // Root's job, which nobody may not touch.
     let root_job = Client::new(&dir)
         .post::<_, JobSubmitted>("/v1/jobs", &wrap("root-job", "sleep 60", &dir))

@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{Daemon, end_jobs, poll, sluice, state_dir, wrap};
 use sluice_api::{JobSubmitted, NodeRow};
@@ -54,21 +54,10 @@ for family in text_string_to_metric_families(sys.stdin.read()):
         out[s.name + ("{" + labels + "}" if labels else "")] = s.value
 print(json.dumps(out))
 "#;
-    let mut child = Command::new(prometheus_python())
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(scrape.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_with_stdin(
+        Command::new(prometheus_python()).args(["-c", script]),
+        scrape.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "the OpenMetrics parser refused the scrape: {}\n{scrape}",

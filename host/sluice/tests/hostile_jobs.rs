@@ -203,12 +203,7 @@ fn a_job_runs_with_its_submitters_limits_and_an_oom_score_of_zero() {
         .arg(dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let id = common::submitted_id(&out);
     // An API client sends no limits (the job keeps the daemon's), or asks for more than the
     // hard limit (it gets the hard limit).
     let api = |name: &str, nofile: Option<u64>| {
@@ -308,20 +303,14 @@ fn one_users_stopped_mail_program_holds_up_no_other_users_mail() {
     std::fs::set_permissions(&delivered, std::fs::Permissions::from_mode(0o666)).unwrap();
     // The admin's mail program: delivery takes a moment, as a relay's answer does.
     let prog = post.path().join("mailprog");
-    std::fs::write(
+    common::install_mail_prog(
+        dir,
         &prog,
-        format!(
+        &format!(
             "#!/bin/sh\nsleep 1\necho \"$3\" >> {}\n",
             delivered.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::write(
-        dir.join("daemon.toml"),
-        format!("mail_prog = \"{}\"\n", prog.display()),
-    )
-    .unwrap();
+    );
     let _d = Daemon::start(dir);
     // Mallory's mail program runs as Mallory, who stops it as it starts.
     mallory.submit(
@@ -371,7 +360,7 @@ fn a_newline_in_an_output_path_forges_no_line_of_the_daemons_log() {
         &["submit", "--parsable", "-o", &output, "--wrap", "true"],
     );
     if out.status.success() {
-        let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let id = common::submitted_id(&out);
         let j = wait_for(dir, id, &["FAILED", "COMPLETED"], 30);
         assert_eq!(j.state, "FAILED", "{j:?}");
         // The failure was logged, with the newline shown escaped.

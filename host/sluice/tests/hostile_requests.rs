@@ -147,8 +147,7 @@ fn a_pattern_journaled_before_the_bound_fails_its_job_not_the_daemon() {
         ],
     );
     let out = submit_file(&user, dir, &["--parsable"], &big);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let id: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let id = common::submitted_id(&out);
     d.terminate();
     // Today's limits: the journaled job is taken back, and launching it expands within them.
     std::fs::write(dir.join("daemon.toml"), "").unwrap();

@@ -95,13 +95,7 @@ fn as_user(user: &TestUser, dir: &Path, args: &[&str]) -> std::process::Output {
 fn submit_as(user: &TestUser, dir: &Path, args: &[&str]) -> u64 {
     let mut all = vec!["submit", "--parsable"];
     all.extend_from_slice(args);
-    let out = as_user(user, dir, &all);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    common::submitted_id(&as_user(user, dir, &all))
 }
 
 /// A 4 KiB batch script in `user`'s home.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 mod common;
 
@@ -14,24 +14,14 @@ use common::{BIN, Daemon, end_jobs, poll, state_dir};
 
 /// `sluice ARGS…` in `dir`, with the state directory in the environment and no job around it.
 fn run(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    use std::io::Write as _;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env("SLUICE_STATE_DIR", dir)
-        .env_remove("SLURM_JOB_ID")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    common::output_with_stdin(
+        Command::new(BIN)
+            .args(args)
+            .current_dir(dir)
+            .env("SLUICE_STATE_DIR", dir)
+            .env_remove("SLURM_JOB_ID"),
+        stdin.as_bytes(),
+    )
 }
 
 /// `dump.sh FILE` writes the Slurm side of the environment to FILE, one `NAME=value` a line.

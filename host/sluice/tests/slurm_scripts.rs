@@ -289,23 +289,14 @@ fn mail_types_run_the_configured_mail_program() {
     // A mail program that writes down how it was called.
     let log = dir.join("mail.log");
     let prog = dir.join("fake-mail");
-    std::fs::write(
+    common::install_mail_prog(
+        dir,
         &prog,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$1|$2|$3|$SLURM_JOB_MAIL_TYPE\" >> {}\n",
             log.display()
         ),
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    std::fs::write(
-        dir.join("daemon.toml"),
-        format!("mail_prog = \"{}\"\n", prog.display()),
-    )
-    .unwrap();
+    );
     let _d = Daemon::start(dir);
     let id: u64 = ok(&run_in(
         dir,

@@ -170,20 +170,16 @@ fn srun_outside_a_job_makes_an_allocation_and_salloc_runs_a_command_in_one() {
 
     // Standard input reaches every task, as srun's default; `-i 0` only task 0.
     let reads = |input: &[&str]| {
-        let mut child = Command::new(BIN)
-            .args(["srun", "-n", "2"])
-            .args(input)
-            .args(["sh", "-c", "read x; echo \"$SLURM_PROCID got $x\""])
-            .current_dir(dir)
-            .env("SLUICE_STATE_DIR", dir)
-            .env_remove("SLURM_JOB_ID")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"hello\n").unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = common::output_with_stdin(
+            Command::new(BIN)
+                .args(["srun", "-n", "2"])
+                .args(input)
+                .args(["sh", "-c", "read x; echo \"$SLURM_PROCID got $x\""])
+                .current_dir(dir)
+                .env("SLUICE_STATE_DIR", dir)
+                .env_remove("SLURM_JOB_ID"),
+            b"hello\n",
+        );
         let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
         lines.sort();
         lines

@@ -169,6 +169,42 @@ impl Drop for JobCgroupGuard {
     }
 }
 
+/// The job id a successful `--parsable` submission printed; fails with its stderr otherwise.
+pub fn submitted_id(out: &Output) -> u64 {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Runs `cmd` with `stdin` on its standard input, its output captured.
+pub fn output_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
+    use std::io::Write as _;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Writes `script` to `prog`, executable, and makes it daemon.toml's `mail_prog` in state
+/// directory `dir`.
+pub fn install_mail_prog(dir: &Path, prog: &Path, script: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(prog, script).unwrap();
+    std::fs::set_permissions(prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.join("daemon.toml"),
+        format!("mail_prog = \"{}\"\n", prog.display()),
+    )
+    .unwrap();
+}
+
 /// What the daemon wrote to stderr so far (only for daemons started with `start_with`).
 pub fn log_of(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("daemon.err")).unwrap_or_default()
