@@ -95,7 +95,7 @@ impl Driver {
             admin: self.is_admin(who),
             cluster_cpus: self.cluster_cpus,
             unknown_uid: (self.admin_uid == 0 && !who.known).then_some(who.uid),
-            bounds: crate::admission::Bounds::new(&self.cfg, &self.engine.cluster().nodes),
+            bounds: self.bounds,
         }
     }
 

@@ -115,6 +115,9 @@ pub struct Driver {
     /// The cluster's CPUs, which every submission is held to; the cluster is fixed for the
     /// driver's life (a topology change waits for a restart), so it is summed once.
     cluster_cpus: u64,
+    /// The sizes every request is held to: daemon.toml's and the cluster's (its longest node
+    /// name among them), worked out when either is loaded rather than per submission.
+    bounds: crate::admission::Bounds,
     engine: Engine,
     set: SharedSet,
     clock: Arc<DaemonClock>,

@@ -334,6 +334,8 @@ impl Driver {
             .map_err(|e| ApiError::bad(format!("reconfigure: kept the old configuration: {e}")))?;
         self.cfg = cfg;
         self.opts.quotas.apply(&self.cfg);
+        // Nodes change only at a restart: the engine's are the ones in force.
+        self.bounds = crate::admission::Bounds::new(&self.cfg, &self.engine.cluster().nodes);
         let new_specs = specs::from_cluster(&cluster);
         let mut staged = Vec::new();
         for spec in new_specs {

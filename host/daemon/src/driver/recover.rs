@@ -67,6 +67,7 @@ pub(super) fn start(
         plugins: plugins::PluginState::new(&specs, &opts.loader, recorder),
         acct,
         opts,
+        bounds: crate::admission::Bounds::new(&cfg, &cluster.nodes),
         cfg,
         cluster_cpus: cluster.total_cpus(),
         cluster,
