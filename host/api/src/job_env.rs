@@ -390,4 +390,20 @@ mod tests {
         assert_eq!(vars["SLURM_ARRAY_TASK_COUNT"], "1");
         assert_eq!(vars["SLURM_ARRAY_TASK_MIN"], "8");
     }
+
+    #[test]
+    fn only_what_was_asked_is_echoed() {
+        let req = SubmitRequest {
+            ntasks_per_node: Some(4),
+            gpus_per_node: Some("a100:2".into()),
+            ..SubmitRequest::default()
+        };
+        assert_eq!(
+            request_vars(&req),
+            vec![
+                ("SLURM_NTASKS_PER_NODE", "4".to_string()),
+                ("SLURM_GPUS_PER_NODE", "a100:2".to_string())
+            ]
+        );
+    }
 }

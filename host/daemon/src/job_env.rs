@@ -1,8 +1,6 @@
 //! What the daemon computes for a job's `SLURM_*` environment, which `sluice_api::job_env`
 //! builds: the batch layout's tasks per node, an array's indexes.
 
-use sluice_api::ArrayMember;
-pub use sluice_api::job_env::request_vars;
 use sluice_api::layout::{Distribution, Layout};
 use sluice_engine::array_spec::{MAX_ARRAY_SIZE_LIMIT, parse_array};
 
@@ -33,16 +31,15 @@ pub fn array_indexes(spec: Option<&str>) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-/// An array task's `SLURM_ARRAY_*` variables (`sluice_api::job_env::array_vars`), from the
-/// `--array` it was submitted with.
-pub fn array_vars(member: ArrayMember, spec: Option<&str>) -> Vec<(&'static str, String)> {
-    sluice_api::job_env::array_vars(member, &array_indexes(spec))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_api::SubmitRequest;
+    use sluice_api::ArrayMember;
+
+    /// An array task's `SLURM_ARRAY_*` variables, from the `--array` it was submitted with.
+    fn array_vars(member: ArrayMember, spec: Option<&str>) -> Vec<(&'static str, String)> {
+        sluice_api::job_env::array_vars(member, &array_indexes(spec))
+    }
 
     #[test]
     fn batch_tasks_per_node_follow_the_allocation() {
@@ -72,21 +69,5 @@ mod tests {
             array_vars(member, Some("1,3,8")).into_iter().collect();
         assert_eq!(vars["SLURM_ARRAY_TASK_STEP"], "1");
         assert_eq!(vars["SLURM_ARRAY_TASK_COUNT"], "3");
-    }
-
-    #[test]
-    fn only_what_was_asked_is_echoed() {
-        let req = SubmitRequest {
-            ntasks_per_node: Some(4),
-            gpus_per_node: Some("a100:2".into()),
-            ..SubmitRequest::default()
-        };
-        assert_eq!(
-            request_vars(&req),
-            vec![
-                ("SLURM_NTASKS_PER_NODE", "4".to_string()),
-                ("SLURM_GPUS_PER_NODE", "a100:2".to_string())
-            ]
-        );
     }
 }
